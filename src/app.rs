@@ -1,0 +1,211 @@
+//! The application layer: runs a resolved [`Config`], prints warnings and errors to stderr once,
+//! and decides the exit code. The only place (with `main.rs`) that prints.
+//!
+//! Exit codes: 0 when every input was read, 1 when some input failed (the others are still
+//! reported), 2 for usage errors (bad flags, policy specs or output paths).
+
+use std::io::Read;
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+
+use crate::config::{Config, CountConfig, ReplayConfig, SplitConfig, UsageError};
+use crate::input;
+use crate::pipeline::{Job, replay_files};
+use crate::policy::registry;
+use crate::result::ReplayReport;
+use crate::split::ToolOutput;
+use crate::tokens::{Meter, Tokenizer, estimate};
+
+/// Every input was read.
+pub const EXIT_OK: u8 = 0;
+/// Some input failed; the others were reported.
+pub const EXIT_SOME_FAILED: u8 = 1;
+/// The program was called wrongly.
+pub const EXIT_USAGE: u8 = 2;
+
+/// Runs a command.
+pub fn run(config: Config) -> Result<ExitCode> {
+    match config {
+        Config::Replay(c) => replay(c),
+        Config::Split(c) => split(c),
+        Config::Count(c) => count(c),
+        Config::Policies => {
+            stdout(&policies_text())?;
+            Ok(ExitCode::from(EXIT_OK))
+        }
+    }
+}
+
+fn replay(c: ReplayConfig) -> Result<ExitCode> {
+    if let Err(e) = c.output.check(&c.paths) {
+        return Err(UsageError(format!("{e:#}")).into());
+    }
+    let run = || -> Result<ExitCode> {
+        let found = input::discover(&c.paths);
+        let meter = Meter::new(c.tokenizer, c.decide_with);
+        let job = Job {
+            thresholds: vec![c.threshold],
+            policies: c.policies.clone(),
+            resplit: c.resplit,
+            transforms: Vec::new(),
+            input_format: c.input_format,
+        };
+        let outcomes = replay_files(&found, &job, &meter);
+        let mut report = ReplayReport { errors: found.errors.clone(), ..Default::default() };
+        for o in outcomes {
+            report.warnings.extend(o.warnings.iter().map(|w| prefix_path(&o.path, w)));
+            if let Some(e) = o.error {
+                report.errors.push(e);
+            }
+            for run in o.runs {
+                let mut summary = run.summary;
+                if c.per_request {
+                    summary.timeline = Some(run.rows);
+                }
+                report.runs.push(summary);
+            }
+        }
+        let bytes = c.format.exporter().render(&report, c.per_request)?;
+        c.output.write(&bytes)?;
+        for w in &report.warnings {
+            eprintln!("warning: {w}");
+        }
+        for e in &report.errors {
+            eprintln!("error: {e}");
+        }
+        Ok(ExitCode::from(if report.errors.is_empty() { EXIT_OK } else { EXIT_SOME_FAILED }))
+    };
+    match c.jobs {
+        Some(n) => rayon::ThreadPoolBuilder::new().num_threads(n).build()?.install(run),
+        None => run(),
+    }
+}
+
+/// Writes to stdout, reporting a closed pipe as an error (which `main` turns into exit 0).
+fn stdout(text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// Warnings that do not already name their file get its path in front.
+fn prefix_path(path: &str, warning: &str) -> String {
+    if warning.starts_with(path) { warning.to_owned() } else { format!("{path}: {warning}") }
+}
+
+fn read_input(file: Option<&Path>) -> Result<String> {
+    let mut bytes = Vec::new();
+    let name = match file {
+        Some(p) => {
+            bytes = std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))?;
+            p.display().to_string()
+        }
+        None => {
+            std::io::stdin().read_to_end(&mut bytes).context("cannot read stdin")?;
+            "stdin".to_owned()
+        }
+    };
+    String::from_utf8(bytes).map_err(|e| {
+        anyhow::anyhow!("{name}: not UTF-8 text (invalid byte at offset {})", e.utf8_error().valid_up_to())
+    })
+}
+
+fn split(c: SplitConfig) -> Result<ExitCode> {
+    let text = read_input(c.file.as_deref())?;
+    let out = ToolOutput::from_output(&text, c.threshold);
+    let rendered = if c.json {
+        let v = serde_json::json!({
+            "threshold": c.threshold,
+            "bytes": text.len(),
+            "lines": text.lines().count(),
+            "split": out.content.is_some(),
+            "summary": out.summary,
+            "content": out.content,
+        });
+        format!("{}\n", serde_json::to_string_pretty(&v)?)
+    } else {
+        split_text(&text, &out, c.threshold)
+    };
+    stdout(&rendered)?;
+    Ok(ExitCode::from(EXIT_OK))
+}
+
+/// The human-readable explanation of one split.
+pub fn split_text(text: &str, out: &ToolOutput, threshold: usize) -> String {
+    let lines = text.lines().count();
+    match &out.content {
+        None => format!(
+            "{} bytes <= threshold {threshold}: not split; the whole output is the summary and nothing is prunable.\n\
+             summary ({} bytes):\n{}\n",
+            text.len(),
+            out.summary.len(),
+            out.summary
+        ),
+        Some(content) => format!(
+            "{} bytes > threshold {threshold}: split ({lines} lines).\n\
+             summary ({} bytes, kept after prune):\n{}\n\
+             content ({} bytes, removed by prune): the whole output\n\
+             sent before prune: summary + \"\\n\" + content = {} bytes\n",
+            text.len(),
+            out.summary.len(),
+            out.summary,
+            content.len(),
+            out.summary.len() + 1 + content.len()
+        ),
+    }
+}
+
+fn count(c: CountConfig) -> Result<ExitCode> {
+    let text = read_input(c.file.as_deref())?;
+    let mut out = format!(
+        "{:<10}{:>12}\n{:<10}{:>12}\n{:<10}{:>12}\n{:<10}{:>12}  (len/4)\n",
+        "bytes",
+        text.len(),
+        "chars",
+        text.chars().count(),
+        "lines",
+        text.lines().count(),
+        "estimate",
+        estimate(&text)
+    );
+    for t in c.tokenizers.into_iter().filter(|t| *t != Tokenizer::Estimate) {
+        let n = t.counter().count(&text);
+        let ratio = if n > 0 {
+            format!("  ({:.2} bytes/token)", text.len() as f64 / n as f64)
+        } else {
+            String::new()
+        };
+        out.push_str(&format!("{:<10}{:>12}{ratio}\n", t.name(), n));
+    }
+    stdout(&out)?;
+    Ok(ExitCode::from(EXIT_OK))
+}
+
+/// The text of `ctxbudget policies`.
+pub fn policies_text() -> String {
+    let mut out = String::new();
+    for k in registry() {
+        out.push_str(&format!("{}\n    {}\n    source: {}\n", k.name, k.about, k.source));
+        for p in k.params {
+            out.push_str(&format!("    {}={}  {}\n", p.key, p.default, p.about));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Whether an error is a closed stdout (e.g. piped into `head`), which is not a failure.
+pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// The exit code for an error that ended the run.
+pub fn exit_code_for(e: &anyhow::Error) -> u8 {
+    if e.downcast_ref::<UsageError>().is_some() { EXIT_USAGE } else { EXIT_SOME_FAILED }
+}

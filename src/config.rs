@@ -1,0 +1,197 @@
+//! One resolved, plain `Config` per command, built once from the command line.
+//!
+//! Defaults are filled in and every user-given string (policy specs, the input format) is parsed
+//! and checked here, so a mistake is a usage error before any file is read. This is the only
+//! module that sees the clap types; everything after it takes these structs.
+
+use std::path::{Path, PathBuf};
+
+use crate::cli::{self, Cli, FormatArg, TokenizerArg};
+use crate::export::{ExportFormat, Output};
+use crate::format::{self, Format};
+use crate::policy::PolicySpec;
+use crate::tokens::Tokenizer;
+
+/// The policies `replay` runs when none is given.
+pub const DEFAULT_POLICIES: [&str; 4] =
+    ["none", "keep-turns:n=3", "keep-results:n=5", "budget:max=100000,target=50000"];
+
+/// A mistake in how the program was called (exit code 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// What to run.
+pub enum Config {
+    /// `replay`.
+    Replay(ReplayConfig),
+    /// `split`.
+    Split(SplitConfig),
+    /// `count`.
+    Count(CountConfig),
+    /// `policies`.
+    Policies,
+}
+
+/// Resolved `replay` options.
+pub struct ReplayConfig {
+    /// Files and directories to read.
+    pub paths: Vec<PathBuf>,
+    /// SUMMARY_THRESHOLD in bytes.
+    pub threshold: usize,
+    /// Policies to replay.
+    pub policies: Vec<PolicySpec>,
+    /// Tokenizer of the report.
+    pub tokenizer: Tokenizer,
+    /// Tokenizer policies decide with.
+    pub decide_with: Tokenizer,
+    /// Report format.
+    pub format: ExportFormat,
+    /// Where the report goes.
+    pub output: Output,
+    /// Per-request timeline instead of per-conversation summaries.
+    pub per_request: bool,
+    /// Forced input format.
+    pub input_format: Option<&'static dyn Format>,
+    /// Re-split pre-split outputs.
+    pub resplit: bool,
+    /// Worker threads, if set.
+    pub jobs: Option<usize>,
+}
+
+/// Resolved `split` options.
+pub struct SplitConfig {
+    /// Input file, or stdin.
+    pub file: Option<PathBuf>,
+    /// SUMMARY_THRESHOLD in bytes.
+    pub threshold: usize,
+    /// JSON output.
+    pub json: bool,
+}
+
+/// Resolved `count` options.
+pub struct CountConfig {
+    /// Input file, or stdin.
+    pub file: Option<PathBuf>,
+    /// Tokenizers to count with, besides the estimate.
+    pub tokenizers: Vec<Tokenizer>,
+}
+
+impl From<TokenizerArg> for Tokenizer {
+    fn from(t: TokenizerArg) -> Tokenizer {
+        match t {
+            TokenizerArg::Estimate => Tokenizer::Estimate,
+            TokenizerArg::O200k => Tokenizer::O200k,
+            TokenizerArg::Cl100k => Tokenizer::Cl100k,
+        }
+    }
+}
+
+impl From<FormatArg> for ExportFormat {
+    fn from(f: FormatArg) -> ExportFormat {
+        match f {
+            FormatArg::Table => ExportFormat::Table,
+            FormatArg::Csv => ExportFormat::Csv,
+            FormatArg::Json => ExportFormat::Json,
+            FormatArg::Markdown => ExportFormat::Markdown,
+        }
+    }
+}
+
+/// The bundled traces: `./traces` when run from a checkout, else the checkout this binary was
+/// built from.
+pub fn default_traces() -> Option<PathBuf> {
+    let here = Path::new("traces");
+    if here.is_dir() {
+        return Some(here.to_owned());
+    }
+    let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces");
+    built.is_dir().then_some(built)
+}
+
+/// Parses policy specs, or the defaults when none is given.
+pub fn policies(specs: &[String]) -> Result<Vec<PolicySpec>, UsageError> {
+    let defaults: Vec<String> = DEFAULT_POLICIES.iter().map(|s| s.to_string()).collect();
+    let specs = if specs.is_empty() { &defaults } else { specs };
+    specs.iter().map(|s| PolicySpec::parse(s).map_err(|e| UsageError(e.to_string()))).collect()
+}
+
+impl Config {
+    /// Resolves the command line.
+    pub fn from_cli(cli: Cli) -> Result<Config, UsageError> {
+        Ok(match cli.command {
+            cli::Command::Replay(a) => {
+                let paths = if a.paths.is_empty() {
+                    vec![default_traces().ok_or_else(|| {
+                        UsageError(
+                            "no input given and no traces/ directory here; pass trace files or directories"
+                                .into(),
+                        )
+                    })?]
+                } else {
+                    a.paths
+                };
+                let input_format = match a.input_format.as_deref() {
+                    None | Some("auto") => None,
+                    Some(name) => Some(format::by_name(name).ok_or_else(|| {
+                        UsageError(format!("unknown input format `{name}`; valid: auto, {}", format::names()))
+                    })?),
+                };
+                if a.jobs == Some(0) {
+                    return Err(UsageError("--jobs must be at least 1".into()));
+                }
+                Config::Replay(ReplayConfig {
+                    paths,
+                    threshold: a.threshold,
+                    policies: policies(&a.policies)?,
+                    tokenizer: a.tokenizer.into(),
+                    decide_with: a.decide_with.into(),
+                    format: a.format.into(),
+                    output: Output::from_arg(a.output.as_deref()),
+                    per_request: a.per_request,
+                    input_format,
+                    resplit: a.resplit,
+                    jobs: a.jobs,
+                })
+            }
+            cli::Command::Split(a) => {
+                Config::Split(SplitConfig { file: a.file, threshold: a.threshold, json: a.json })
+            }
+            cli::Command::Count(a) => Config::Count(CountConfig {
+                file: a.file,
+                tokenizers: match a.tokenizer {
+                    Some(t) => vec![t.into()],
+                    None => vec![Tokenizer::O200k, Tokenizer::Cl100k],
+                },
+            }),
+            cli::Command::Policies => Config::Policies,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn config(args: &[&str]) -> Result<Config, UsageError> {
+        Config::from_cli(Cli::try_parse_from(args).unwrap())
+    }
+
+    #[test]
+    fn default_policies_parse() {
+        assert_eq!(policies(&[]).unwrap().len(), 4);
+    }
+
+    #[test]
+    fn a_bad_policy_is_a_usage_error() {
+        let e = config(&["ctxbudget", "replay", "x", "--policy", "nope"]).err().unwrap();
+        assert!(e.0.starts_with("unknown policy `nope`"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_input_format_lists_the_valid_ones() {
+        let e = config(&["ctxbudget", "replay", "x", "--input-format", "aider"]).err().unwrap();
+        assert!(e.0.contains("valid: auto, claude-code, native"), "{e}");
+    }
+}

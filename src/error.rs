@@ -1,0 +1,103 @@
+//! Typed errors at the seams: reading a trace, parsing a policy spec, writing an export.
+//!
+//! Each error names what it is about (the file and line or request, the spec and key, the output
+//! path) and says what to do, so the application layer can print it once and move on to the next
+//! file. The app layer adds context with `anyhow`; the library returns these.
+
+use std::path::PathBuf;
+
+/// A trace file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    /// The file could not be opened or read.
+    #[error("{path}: cannot read: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// No known format matches the file.
+    #[error("{path}: not a recognised trace format (tried {tried}); pass --input-format to choose one")]
+    Unrecognised {
+        /// The file.
+        path: PathBuf,
+        /// The formats that were tried.
+        tried: String,
+    },
+    /// The content is not what the format expects, at a given line (1-based).
+    #[error("{path}:{line}: {message}")]
+    Line {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong and what to do.
+        message: String,
+    },
+    /// The content is not what the format expects, somewhere without a line number.
+    #[error("{path}: {message}")]
+    Content {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong and what to do.
+        message: String,
+    },
+}
+
+impl TraceError {
+    /// An error at a 1-based line.
+    pub fn line(path: impl Into<PathBuf>, line: usize, message: impl Into<String>) -> Self {
+        TraceError::Line { path: path.into(), line, message: message.into() }
+    }
+
+    /// An error about the whole file.
+    pub fn content(path: impl Into<PathBuf>, message: impl Into<String>) -> Self {
+        TraceError::Content { path: path.into(), message: message.into() }
+    }
+}
+
+/// A policy or transform spec could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SpecError {
+    /// The name is not a known policy.
+    #[error("unknown policy `{name}` in `{spec}`; valid policies: {valid}")]
+    UnknownName {
+        /// The whole spec.
+        spec: String,
+        /// The unknown name.
+        name: String,
+        /// Valid names, comma-separated.
+        valid: String,
+    },
+    /// A key is not a parameter of the policy.
+    #[error("policy `{policy}` has no parameter `{key}` (in `{spec}`); valid keys: {valid}")]
+    UnknownKey {
+        /// The whole spec.
+        spec: String,
+        /// Policy name.
+        policy: String,
+        /// The unknown key.
+        key: String,
+        /// Valid keys, comma-separated (or "none").
+        valid: String,
+    },
+    /// A value does not parse or is out of range.
+    #[error("bad value for `{key}` in `{spec}`: {message}")]
+    BadValue {
+        /// The whole spec.
+        spec: String,
+        /// The key.
+        key: String,
+        /// Why.
+        message: String,
+    },
+    /// The spec is not `name` or `name:key=value,...`.
+    #[error("cannot parse `{spec}`: {message} (expected `name` or `name:key=value,key=value`)")]
+    Syntax {
+        /// The whole spec.
+        spec: String,
+        /// Why.
+        message: String,
+    },
+}

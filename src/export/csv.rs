@@ -1,0 +1,28 @@
+//! CSV: every field of every run (or, with `--per-request`, one row per request), with the JSON
+//! field names as the header.
+
+use anyhow::Result;
+
+use super::Exporter;
+use super::columns::{self, Tabular};
+use crate::result::ReplayReport;
+
+/// Writes CSV.
+pub struct CsvExporter;
+
+/// Renders any table as CSV.
+pub fn render_tabular(t: &Tabular) -> Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(&t.headers)?;
+    for row in &t.rows {
+        w.write_record(row)?;
+    }
+    Ok(w.into_inner()?)
+}
+
+impl Exporter for CsvExporter {
+    fn render(&self, report: &ReplayReport, per_request: bool) -> Result<Vec<u8>> {
+        let t = if per_request { columns::timeline(&report.runs) } else { columns::runs_full(&report.runs) };
+        render_tabular(&t)
+    }
+}

@@ -1,0 +1,168 @@
+//! The way out: rendering a replay report as a terminal table, CSV, JSON or Markdown, and writing it
+//! safely.
+//!
+//! Each format is one file behind the [`Exporter`] trait, which turns a [`ReplayReport`] into bytes;
+//! the table-like formats share the column definitions in [`columns`]. [`Output`] owns the target:
+//! `-` is stdout, a file is checked before any work starts (so a bad path fails fast) and written
+//! through a temporary file that is renamed into place, so an interrupted run never leaves a
+//! half-written report.
+
+pub mod columns;
+pub mod csv;
+pub mod json;
+pub mod markdown;
+pub mod table;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+
+use crate::result::ReplayReport;
+
+/// Renders a report.
+pub trait Exporter {
+    /// The report as bytes. `per_request` selects the per-request timeline over the run summaries.
+    fn render(&self, report: &ReplayReport, per_request: bool) -> Result<Vec<u8>>;
+}
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportFormat {
+    /// Terminal table.
+    Table,
+    /// Comma-separated values.
+    Csv,
+    /// The JSON contract.
+    Json,
+    /// GitHub-flavoured Markdown tables.
+    Markdown,
+}
+
+impl ExportFormat {
+    /// The exporter for this format.
+    pub fn exporter(self) -> Box<dyn Exporter> {
+        match self {
+            ExportFormat::Table => Box::new(table::TableExporter),
+            ExportFormat::Csv => Box::new(csv::CsvExporter),
+            ExportFormat::Json => Box::new(json::JsonExporter),
+            ExportFormat::Markdown => Box::new(markdown::MarkdownExporter),
+        }
+    }
+}
+
+/// Where a report goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Output {
+    /// Standard output.
+    Stdout,
+    /// A file, replaced atomically.
+    File(PathBuf),
+}
+
+impl Output {
+    /// `-` (or nothing) is stdout; anything else a file path.
+    pub fn from_arg(arg: Option<&Path>) -> Output {
+        match arg {
+            None => Output::Stdout,
+            Some(p) if p.as_os_str() == "-" => Output::Stdout,
+            Some(p) => Output::File(p.to_owned()),
+        }
+    }
+
+    /// Checks, before any work, that the file can be written and is not one of the inputs.
+    pub fn check(&self, inputs: &[PathBuf]) -> Result<()> {
+        let Output::File(path) = self else { return Ok(()) };
+        let parent = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+            _ => PathBuf::from("."),
+        };
+        if !parent.is_dir() {
+            bail!(
+                "cannot write {}: the directory {} does not exist; create it first",
+                path.display(),
+                parent.display()
+            );
+        }
+        if let Ok(out) = path.canonicalize() {
+            for input in inputs {
+                if input.canonicalize().is_ok_and(|i| i == out || out.starts_with(&i)) {
+                    bail!(
+                        "refusing to write {}: it is an input (or inside one); choose another output path",
+                        path.display()
+                    );
+                }
+            }
+        }
+        // Probe that a file can be created there, without touching the target.
+        let probe = tempfile::Builder::new()
+            .prefix(".ctxbudget-")
+            .tempfile_in(&parent)
+            .with_context(|| format!("cannot write in {}", parent.display()))?;
+        drop(probe);
+        Ok(())
+    }
+
+    /// Writes `bytes`: to stdout, or to a temporary file renamed over the target.
+    pub fn write(&self, bytes: &[u8]) -> Result<()> {
+        match self {
+            Output::Stdout => {
+                let mut out = std::io::stdout().lock();
+                out.write_all(bytes)?;
+                out.flush()?;
+                Ok(())
+            }
+            Output::File(path) => write_atomically(path, bytes),
+        }
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory, then renames it.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".ctxbudget-")
+        .tempfile_in(dir)
+        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+    tmp.write_all(bytes).with_context(|| format!("cannot write {}", path.display()))?;
+    tmp.as_file().sync_all().ok();
+    tmp.persist(path).with_context(|| format!("cannot replace {}", path.display()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_directory_fails_before_any_work() {
+        let e = Output::File("/no/such/dir/out.csv".into()).check(&[]).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "cannot write /no/such/dir/out.csv: the directory /no/such/dir does not exist; create it first"
+        );
+    }
+
+    #[test]
+    fn an_output_equal_to_an_input_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("t.jsonl");
+        std::fs::write(&input, "x").unwrap();
+        let e = Output::File(input.clone()).check(std::slice::from_ref(&input)).unwrap_err().to_string();
+        assert!(e.contains("it is an input"), "{e}");
+        assert_eq!(std::fs::read(&input).unwrap(), b"x");
+    }
+
+    #[test]
+    fn atomic_write_replaces_the_file_and_leaves_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.json");
+        std::fs::write(&p, "old").unwrap();
+        write_atomically(&p, b"new").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"new");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+}

@@ -1,0 +1,185 @@
+//! Recorded-session formats: one file per format behind the [`Format`] trait, plus auto-detection.
+//!
+//! Each format answers "is this mine?" from the first bytes of a file ([`Format::detect`], in the
+//! spirit of inferno's `Collapse::is_applicable`) and turns a reader into the normalised
+//! [`Trace`](crate::model::Trace). [`guess`] tries them in a fixed order. Everything downstream sees
+//! only the model. Formats never open files or print: they read from the reader they are given and
+//! report problems as [`TraceError`]s (fatal) or trace warnings (the rest of the file is usable).
+
+pub mod claude_code;
+pub mod native;
+
+use std::io::BufRead;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::error::TraceError;
+use crate::model::Trace;
+
+/// How many bytes of a file detection looks at.
+pub const HEAD_BYTES: usize = 64 * 1024;
+
+/// The start of a file, as detection sees it.
+pub struct Head<'a> {
+    /// The file path (for formats recognised partly by name).
+    pub path: &'a Path,
+    /// Up to [`HEAD_BYTES`] bytes, lossily decoded.
+    pub text: &'a str,
+    /// The first non-blank line parsed as JSON, when it is complete and valid.
+    pub first_json_line: Option<&'a Value>,
+}
+
+impl<'a> Head<'a> {
+    /// The `type` field of the first JSON line, if it is an object with a string `type`.
+    pub fn first_type(&self) -> Option<&'a str> {
+        self.first_json_line?.get("type")?.as_str()
+    }
+}
+
+/// One recorded-session format.
+pub trait Format: Sync {
+    /// Name used by `--input-format` and in reports.
+    fn name(&self) -> &'static str;
+    /// Whether a file that starts like `head` is in this format.
+    fn detect(&self, head: &Head<'_>) -> bool;
+    /// Reads a whole trace. `path` is used only to name the file in errors and warnings.
+    fn read(&self, input: &mut dyn BufRead, path: &Path) -> Result<Trace, TraceError>;
+}
+
+/// Every format, in detection order (most specific first).
+pub fn all() -> Vec<&'static dyn Format> {
+    vec![&claude_code::ClaudeCode, &native::Native]
+}
+
+/// The names of every format, comma-separated.
+pub fn names() -> String {
+    all().iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")
+}
+
+/// The format called `name`.
+pub fn by_name(name: &str) -> Option<&'static dyn Format> {
+    all().into_iter().find(|f| f.name() == name)
+}
+
+/// The first format that recognises `head`.
+pub fn guess(head: &Head<'_>) -> Option<&'static dyn Format> {
+    all().into_iter().find(|f| f.detect(head))
+}
+
+/// Builds a [`Head`] from the first bytes of a file and calls `f` with it. `whole` says whether
+/// `bytes` is the entire file (then a last line without a newline is complete).
+pub fn with_head<R>(path: &Path, bytes: &[u8], whole: bool, f: impl FnOnce(&Head<'_>) -> R) -> R {
+    let whole = whole && bytes.len() <= HEAD_BYTES;
+    let bytes = &bytes[..bytes.len().min(HEAD_BYTES)];
+    let text = String::from_utf8_lossy(bytes);
+    let first_line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    // Only a line that ended inside the head is complete.
+    let complete = whole || text.trim_start().len() > first_line.trim_start().len();
+    let first_json_line: Option<Value> =
+        if complete { serde_json::from_str(first_line.trim()).ok() } else { None };
+    f(&Head { path, text: &text, first_json_line: first_json_line.as_ref() })
+}
+
+/// Reads JSON Lines: calls `each(line_number, value)` for every non-blank line.
+///
+/// A last line without a newline that is not valid JSON is a session still being written: it is
+/// skipped with a warning. Any other invalid line is an error naming the line. Invalid UTF-8 is an
+/// error naming the line.
+pub fn read_json_lines(
+    input: &mut dyn BufRead,
+    path: &Path,
+    warnings: &mut Vec<String>,
+    mut each: impl FnMut(usize, Value) -> Result<(), TraceError>,
+) -> Result<(), TraceError> {
+    let mut buf = Vec::new();
+    let mut line_no = 0;
+    loop {
+        buf.clear();
+        let n = input
+            .read_until(b'\n', &mut buf)
+            .map_err(|source| TraceError::Io { path: path.to_owned(), source })?;
+        if n == 0 {
+            return Ok(());
+        }
+        line_no += 1;
+        let ended = buf.last() == Some(&b'\n');
+        let text = std::str::from_utf8(&buf).map_err(|e| {
+            TraceError::line(path, line_no, format!("invalid UTF-8 at byte {} of the line", e.valid_up_to()))
+        })?;
+        if text.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Value>(text) {
+            Ok(v) => each(line_no, v)?,
+            Err(e) if !ended && e.is_eof() => {
+                warnings.push(format!(
+                    "{}:{line_no}: last line is incomplete (a session still being written?); replayed what is complete",
+                    path.display()
+                ));
+                return Ok(());
+            }
+            Err(e) => {
+                return Err(TraceError::line(path, line_no, format!("invalid JSON: {e}")));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type Lines = Result<Vec<(usize, Value)>, TraceError>;
+
+    fn lines(input: &str) -> (Lines, Vec<String>) {
+        let mut warnings = Vec::new();
+        let mut out = Vec::new();
+        let r = read_json_lines(&mut input.as_bytes(), Path::new("t.jsonl"), &mut warnings, |n, v| {
+            out.push((n, v));
+            Ok(())
+        });
+        (r.map(|_| out), warnings)
+    }
+
+    #[test]
+    fn json_lines_skip_blank_lines_and_number_from_one() {
+        let (r, w) = lines("{\"a\":1}\n\n{\"a\":2}\n");
+        let got = r.unwrap();
+        assert_eq!(got.iter().map(|(n, _)| *n).collect::<Vec<_>>(), vec![1, 3]);
+        assert!(w.is_empty());
+    }
+
+    #[test]
+    fn a_truncated_last_line_is_a_warning() {
+        let (r, w) = lines("{\"a\":1}\n{\"a\":");
+        assert_eq!(r.unwrap().len(), 1);
+        assert_eq!(w.len(), 1);
+        assert!(w[0].starts_with("t.jsonl:2: last line is incomplete"), "{w:?}");
+    }
+
+    #[test]
+    fn malformed_json_mid_file_names_the_line() {
+        let (r, _) = lines("{\"a\":1}\n{oops}\n{\"a\":2}\n");
+        let e = r.unwrap_err().to_string();
+        assert!(e.starts_with("t.jsonl:2: invalid JSON"), "{e}");
+    }
+
+    #[test]
+    fn invalid_utf8_names_the_line() {
+        let mut warnings = Vec::new();
+        let input: &[u8] = b"{\"a\":1}\n{\"a\":\"\xff\"}\n";
+        let r = read_json_lines(&mut &input[..], Path::new("t.jsonl"), &mut warnings, |_, _| Ok(()));
+        let e = r.unwrap_err().to_string();
+        assert!(e.starts_with("t.jsonl:2: invalid UTF-8"), "{e}");
+    }
+
+    #[test]
+    fn head_parses_only_a_complete_first_line() {
+        with_head(Path::new("x"), b"{\"type\":\"user\"}\n{", false, |h| {
+            assert_eq!(h.first_type(), Some("user"))
+        });
+        with_head(Path::new("x"), b"{\"type\":\"us", false, |h| assert!(h.first_json_line.is_none()));
+        with_head(Path::new("x"), b"{\"type\":\"user\"}", true, |h| assert_eq!(h.first_type(), Some("user")));
+    }
+}

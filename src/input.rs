@@ -1,0 +1,183 @@
+//! The way in: finding trace files under the paths a user gives, and reading each one through the
+//! format that recognises it. The only module besides `export` that touches the file system.
+//!
+//! Directories are walked recursively in sorted order (so output never depends on the order the
+//! OS lists files), hidden entries inside a walk are skipped, symlinked directories are followed at
+//! most once (no loops), and files that are obviously not traces (`*.md`, Claude Code's
+//! `*.meta.json`) are passed over. A file is read in one pass: the first bytes go to detection, then
+//! the same bytes and the rest of the file stream into the format's reader.
+
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::io::{BufReader, Cursor, Read};
+use std::path::{Path, PathBuf};
+
+use crate::error::TraceError;
+use crate::format::{self, Format, HEAD_BYTES};
+use crate::model::Trace;
+
+/// Files found under the given paths, and problems met on the way.
+#[derive(Debug, Default)]
+pub struct Discovered {
+    /// Files to read, in a stable order: each given path in turn, sorted within directories.
+    pub files: Vec<PathBuf>,
+    /// Whether each file was named explicitly (rather than found in a directory).
+    pub explicit: Vec<bool>,
+    /// Paths that could not be walked (missing, unreadable), with the reason.
+    pub errors: Vec<String>,
+}
+
+/// Names of files a directory walk passes over: documentation and Claude Code subagent metadata.
+fn is_obviously_not_a_trace(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    name.ends_with(".md") || name.ends_with(".meta.json")
+}
+
+/// Finds the trace files under `paths`.
+pub fn discover(paths: &[PathBuf]) -> Discovered {
+    let mut found = Discovered::default();
+    for path in paths {
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_dir() => {
+                let mut seen = BTreeSet::new();
+                walk(path, &mut seen, &mut found);
+            }
+            Ok(_) => {
+                found.files.push(path.clone());
+                found.explicit.push(true);
+            }
+            Err(e) => found.errors.push(format!("{}: {}", path.display(), describe_io(&e))),
+        }
+    }
+    found
+}
+
+fn walk(dir: &Path, seen: &mut BTreeSet<PathBuf>, found: &mut Discovered) {
+    // Following a symlinked directory twice would loop; canonical paths tell.
+    match dir.canonicalize() {
+        Ok(c) => {
+            if !seen.insert(c) {
+                return;
+            }
+        }
+        Err(e) => {
+            found.errors.push(format!("{}: {}", dir.display(), describe_io(&e)));
+            return;
+        }
+    }
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) => {
+            found.errors.push(format!("{}: {}", dir.display(), describe_io(&e)));
+            return;
+        }
+    };
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    for path in paths {
+        let hidden = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.'));
+        if hidden {
+            continue;
+        }
+        match std::fs::metadata(&path) {
+            Ok(m) if m.is_dir() => walk(&path, seen, found),
+            Ok(_) if is_obviously_not_a_trace(&path) => {}
+            Ok(_) => {
+                found.files.push(path);
+                found.explicit.push(false);
+            }
+            Err(e) => found.errors.push(format!("{}: {}", path.display(), describe_io(&e))),
+        }
+    }
+}
+
+/// A short, actionable description of an I/O error.
+pub fn describe_io(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file or directory".into(),
+        std::io::ErrorKind::PermissionDenied => "permission denied (check the file's permissions)".into(),
+        _ => e.to_string(),
+    }
+}
+
+/// Reads one trace file, detecting its format unless `forced`.
+pub fn load(path: &Path, forced: Option<&'static dyn Format>) -> Result<Trace, TraceError> {
+    let io = |source| TraceError::Io { path: path.to_owned(), source };
+    let file = File::open(path).map_err(io)?;
+    let whole_len = file.metadata().map(|m| m.len()).ok();
+    let mut file = BufReader::with_capacity(1 << 16, file);
+    let mut head = Vec::with_capacity(HEAD_BYTES);
+    (&mut file).take(HEAD_BYTES as u64).read_to_end(&mut head).map_err(io)?;
+    let whole = whole_len == Some(head.len() as u64);
+    let format = match forced {
+        Some(f) => f,
+        None => format::with_head(path, &head, whole, format::guess).ok_or_else(|| {
+            let why = if head.is_empty() { "the file is empty; " } else { "" };
+            TraceError::Unrecognised { path: path.to_owned(), tried: format!("{why}{}", format::names()) }
+        })?,
+    };
+    let mut reader = BufReader::new(Cursor::new(head).chain(file));
+    format.read(&mut reader, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directories_are_walked_in_sorted_order_skipping_hidden_and_docs() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("b/sub")).unwrap();
+        std::fs::create_dir_all(root.join(".hidden")).unwrap();
+        for f in ["b/sub/z.jsonl", "a.jsonl", "b/y.json", ".hidden/x.jsonl", "README.md", "b/agent.meta.json"]
+        {
+            std::fs::write(root.join(f), "{}").unwrap();
+        }
+        let found = discover(&[root.to_owned()]);
+        let rel: Vec<String> = found
+            .files
+            .iter()
+            .map(|p| p.strip_prefix(root).unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(rel, ["a.jsonl", "b/sub/z.jsonl", "b/y.json"]);
+        assert!(found.errors.is_empty());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlink_loop_is_walked_once() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("d")).unwrap();
+        std::fs::write(dir.path().join("d/t.jsonl"), "{}").unwrap();
+        std::os::unix::fs::symlink(dir.path(), dir.path().join("d/loop")).unwrap();
+        let found = discover(&[dir.path().to_owned()]);
+        assert_eq!(found.files.len(), 1, "{:?}", found.files);
+    }
+
+    #[test]
+    fn a_missing_path_is_reported_not_fatal() {
+        let found = discover(&[PathBuf::from("/definitely/not/here")]);
+        assert_eq!(found.errors, ["/definitely/not/here: no such file or directory"]);
+    }
+
+    #[test]
+    fn an_empty_file_matches_no_format() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("empty.jsonl");
+        std::fs::write(&p, "").unwrap();
+        let e = load(&p, None).unwrap_err().to_string();
+        assert!(e.contains("not a recognised trace format (tried the file is empty;"), "{e}");
+    }
+
+    #[test]
+    fn a_file_larger_than_the_head_is_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("big.jsonl");
+        let line = format!("{{\"type\":\"user\",\"text\":\"{}\"}}\n", "x".repeat(1000));
+        std::fs::write(&p, line.repeat(200)).unwrap();
+        let t = load(&p, None).unwrap();
+        assert_eq!(t.format, "native");
+        assert_eq!(t.conversations[0].items.len(), 200);
+    }
+}

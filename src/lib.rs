@@ -1,0 +1,27 @@
+//! ctxbudget: replay recorded LLM-agent conversations to measure and tune their context-token budget.
+//!
+//! The pipeline flows one way:
+//! traces on disk → [`format`] (one module per recorded format, auto-detected) → the normalised
+//! [`model`] → [`measure`] (the seed's [`split`] and real token counts from [`tokens`], each text
+//! once) → [`policy`] + [`replay`] (request by request, pure) → [`result`] → [`export`].
+//! [`input`] is the only place that touches the file system on the way in, [`export`] on the way out;
+//! [`pipeline`] ties them together for the command line in `main.rs`.
+#![deny(missing_docs)]
+
+pub mod app;
+pub mod cli;
+pub mod config;
+pub mod error;
+pub mod export;
+pub mod format;
+pub mod input;
+pub mod measure;
+pub mod model;
+pub mod pipeline;
+pub mod policy;
+pub mod replay;
+pub mod result;
+pub mod split;
+pub mod time;
+pub mod tokens;
+pub mod transform;

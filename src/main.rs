@@ -1,0 +1,22 @@
+//! The `ctxbudget` binary: parse the command line, resolve it into a `Config`, run it, and turn the
+//! outcome into an exit code (0 ok, 1 some input failed, 2 usage error). Errors are printed once.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use ctxbudget::app;
+use ctxbudget::cli::Cli;
+use ctxbudget::config::Config;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = Config::from_cli(cli).map_err(anyhow::Error::from).and_then(app::run);
+    match result {
+        Ok(code) => code,
+        Err(e) if app::is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(app::exit_code_for(&e))
+        }
+    }
+}

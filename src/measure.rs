@@ -1,0 +1,324 @@
+//! A conversation with every text measured once, ready to replay at any threshold.
+//!
+//! The seed's split depends on the threshold only through *whether* an output is split: the content
+//! is always the whole output and the automatic summary (`"{lines} lines | {first line}…"`) does not
+//! depend on the threshold. So each output and its automatic summary are measured once here, and a
+//! replay at threshold `t` picks `(output, None)` or `(summary, Some(output))` without counting again.
+//! That is what keeps a sweep over many thresholds as cheap as one replay.
+//!
+//! Record-time transforms (truncation, spilling to a file) change the output *before* the split;
+//! they are applied here. Pure: no I/O, no printing.
+
+use crate::model::{Conversation, Item, Millis, Output, RecordedTotal, Usage};
+use crate::split::summary_of;
+use crate::tokens::{Measure, Meter};
+use crate::transform::Transform;
+
+/// What a piece of sent text is, for the per-category breakdown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Category {
+    /// System prompt and developer instructions.
+    System,
+    /// User text (typed or injected), compaction summaries.
+    User,
+    /// Assistant text.
+    Assistant,
+    /// Assistant reasoning.
+    Thinking,
+    /// Tool call names and arguments.
+    ToolCalls,
+    /// Tool-result summaries (and unsplit outputs, which are their own summary).
+    ToolSummaries,
+    /// Tool-result contents still present.
+    ToolContents,
+    /// Text a policy put in place of pruned content (placeholders, previews).
+    Placeholders,
+}
+
+impl Category {
+    /// Every category in report order.
+    pub const ALL: [Category; 8] = [
+        Category::System,
+        Category::User,
+        Category::Assistant,
+        Category::Thinking,
+        Category::ToolCalls,
+        Category::ToolSummaries,
+        Category::ToolContents,
+        Category::Placeholders,
+    ];
+
+    /// Name used in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Category::System => "system",
+            Category::User => "user",
+            Category::Assistant => "assistant",
+            Category::Thinking => "thinking",
+            Category::ToolCalls => "tool_calls",
+            Category::ToolSummaries => "tool_summaries",
+            Category::ToolContents => "tool_contents",
+            Category::Placeholders => "placeholders",
+        }
+    }
+}
+
+/// A tool result, measured.
+#[derive(Debug, Clone)]
+pub struct MeasuredResult {
+    /// Call id linking it to its call.
+    pub call_id: String,
+    /// Tool name, when known.
+    pub name: Option<String>,
+    /// The tool reported an error.
+    pub is_error: bool,
+    /// Images in the result.
+    pub images: u32,
+    /// The output after record-time transforms (for a result a tool already split: its content).
+    pub text: String,
+    /// Measure of `text`.
+    pub text_measure: Measure,
+    /// The summary used when split: the automatic one, or the one the tool wrote.
+    pub summary: String,
+    /// Measure of `summary`.
+    pub summary_measure: Measure,
+    /// `Some(has_content)` when the tool already split the output (kept as written).
+    pub presplit: Option<bool>,
+    /// Bytes of the output as recorded, before transforms.
+    pub recorded_bytes: u64,
+}
+
+impl MeasuredResult {
+    /// Summary and content measures at `threshold`, by the seed's rule.
+    pub fn split_at(&self, threshold: usize) -> (Measure, Option<Measure>) {
+        match self.presplit {
+            Some(true) => (self.summary_measure, Some(self.text_measure)),
+            Some(false) => (self.summary_measure, None),
+            None if self.text.len() > threshold => (self.summary_measure, Some(self.text_measure)),
+            None => (self.text_measure, None),
+        }
+    }
+
+    /// The summary text at `threshold`.
+    pub fn summary_at(&self, threshold: usize) -> &str {
+        match self.split_at(threshold).1 {
+            Some(_) => &self.summary,
+            None if self.presplit.is_some() => &self.summary,
+            None => &self.text,
+        }
+    }
+
+    /// Tokens of the whole output as the tool produced it (after transforms).
+    pub fn output_measure(&self) -> Measure {
+        match self.presplit {
+            Some(true) => {
+                let mut m = self.summary_measure;
+                m += self.text_measure;
+                m
+            }
+            Some(false) => self.summary_measure,
+            None => self.text_measure,
+        }
+    }
+}
+
+/// One measured item.
+#[derive(Debug, Clone)]
+pub enum MeasuredItem {
+    /// Plain text of a category.
+    Text {
+        /// Which category.
+        category: Category,
+        /// Its measure.
+        measure: Measure,
+        /// A human turn starts here (a user message that is not harness-injected).
+        turn_start: bool,
+    },
+    /// A tool call.
+    ToolCall {
+        /// Call id.
+        call_id: String,
+        /// Tool name.
+        name: String,
+        /// Measure of name + arguments.
+        measure: Measure,
+        /// Measure of the name alone (what remains when a policy clears the arguments).
+        name_measure: Measure,
+    },
+    /// A tool result.
+    ToolResult(Box<MeasuredResult>),
+    /// A request boundary.
+    Request {
+        /// Provider id, when recorded.
+        id: Option<String>,
+        /// When it was made.
+        timestamp: Option<Millis>,
+        /// Recorded usage.
+        usage: Option<Usage>,
+    },
+    /// The context is replaced; the optional summary starts the new one (as user text).
+    Compaction {
+        /// Measure of the summary.
+        summary: Option<Measure>,
+    },
+}
+
+/// A conversation with every text measured.
+#[derive(Debug, Clone)]
+pub struct MeasuredConversation {
+    /// Conversation id.
+    pub id: String,
+    /// Items in order.
+    pub items: Vec<MeasuredItem>,
+    /// Aggregate recorded usage, for formats that store only that.
+    pub recorded_total: Option<RecordedTotal>,
+    /// Record-time transforms applied, as specs.
+    pub transforms: Vec<String>,
+}
+
+/// How to measure.
+pub struct MeasureOptions<'a> {
+    /// Re-split outputs that a tool already split.
+    pub resplit: bool,
+    /// Record-time transforms, applied in order to each raw output.
+    pub transforms: &'a [Box<dyn Transform>],
+}
+
+impl MeasuredConversation {
+    /// Measures every text of `conversation` with `meter`.
+    pub fn new(
+        conversation: &Conversation,
+        meter: &Meter,
+        opts: &MeasureOptions<'_>,
+    ) -> MeasuredConversation {
+        let mut items = Vec::with_capacity(conversation.items.len());
+        for item in &conversation.items {
+            items.push(match item {
+                Item::System { text } => text_item(Category::System, meter.measure(text), false),
+                Item::User { text, meta, .. } => text_item(Category::User, meter.measure(text), !meta),
+                Item::Assistant { text } => text_item(Category::Assistant, meter.measure(text), false),
+                Item::Thinking { text } => text_item(Category::Thinking, meter.measure(text), false),
+                Item::ToolCall { call_id, name, arguments } => {
+                    let name_measure = meter.measure(name);
+                    let mut measure = name_measure;
+                    measure += meter.measure(arguments);
+                    MeasuredItem::ToolCall {
+                        call_id: call_id.clone(),
+                        name: name.clone(),
+                        measure,
+                        name_measure,
+                    }
+                }
+                Item::ToolResult(r) => {
+                    let recorded_bytes = r.output.full_text().len() as u64;
+                    let (text, summary, presplit) = match &r.output {
+                        Output::Split { summary, content } if !opts.resplit => {
+                            (content.clone().unwrap_or_default(), summary.clone(), Some(content.is_some()))
+                        }
+                        output => {
+                            let mut text = output.full_text().into_owned();
+                            for t in opts.transforms {
+                                if let Some(changed) = t.apply(&text, r.name.as_deref()) {
+                                    text = changed;
+                                }
+                            }
+                            let summary = summary_of(&text);
+                            (text, summary, None)
+                        }
+                    };
+                    let text_measure =
+                        if presplit == Some(false) { Measure::default() } else { meter.measure(&text) };
+                    MeasuredItem::ToolResult(Box::new(MeasuredResult {
+                        call_id: r.call_id.clone(),
+                        name: r.name.clone(),
+                        is_error: r.is_error,
+                        images: r.images,
+                        summary_measure: meter.measure(&summary),
+                        text_measure,
+                        text,
+                        summary,
+                        presplit,
+                        recorded_bytes,
+                    }))
+                }
+                Item::Request(r) => {
+                    MeasuredItem::Request { id: r.id.clone(), timestamp: r.timestamp, usage: r.usage }
+                }
+                Item::Compaction { summary } => {
+                    MeasuredItem::Compaction { summary: summary.as_deref().map(|s| meter.measure(s)) }
+                }
+            });
+        }
+        MeasuredConversation {
+            id: conversation.id.clone(),
+            items,
+            recorded_total: conversation.recorded_total,
+            transforms: opts.transforms.iter().map(|t| t.spec()).collect(),
+        }
+    }
+
+    /// Number of request boundaries.
+    pub fn requests(&self) -> usize {
+        self.items.iter().filter(|i| matches!(i, MeasuredItem::Request { .. })).count()
+    }
+}
+
+fn text_item(category: Category, measure: Measure, turn_start: bool) -> MeasuredItem {
+    MeasuredItem::Text { category, measure, turn_start }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ToolResult;
+    use crate::tokens::Tokenizer;
+
+    fn result(output: Output) -> Item {
+        Item::ToolResult(ToolResult { call_id: "c".into(), name: None, output, is_error: false, images: 0 })
+    }
+
+    fn measured(items: Vec<Item>, resplit: bool) -> MeasuredConversation {
+        let conv = Conversation { id: "main".into(), items, recorded_total: None };
+        let meter = Meter::new(Tokenizer::Estimate, Tokenizer::Estimate);
+        MeasuredConversation::new(&conv, &meter, &MeasureOptions { resplit, transforms: &[] })
+    }
+
+    #[test]
+    fn a_raw_output_splits_only_above_the_threshold() {
+        let m = measured(vec![result(Output::Raw { output: "x".repeat(40) })], false);
+        let MeasuredItem::ToolResult(r) = &m.items[0] else { panic!() };
+        let (summary, content) = r.split_at(40);
+        assert_eq!((summary.bytes, content), (40, None));
+        let (summary, content) = r.split_at(39);
+        assert_eq!(summary.bytes, "1 lines | …".len() as u64 + 40);
+        assert_eq!(content.map(|c| c.bytes), Some(40));
+        assert_eq!(r.summary_at(39), format!("1 lines | {}…", "x".repeat(40)));
+    }
+
+    #[test]
+    fn a_presplit_output_is_kept_at_every_threshold_unless_resplit() {
+        let out = Output::Split { summary: "sum".into(), content: Some("c".repeat(10)) };
+        let m = measured(vec![result(out.clone())], false);
+        let MeasuredItem::ToolResult(r) = &m.items[0] else { panic!() };
+        assert_eq!(r.split_at(1_000_000).1.map(|c| c.bytes), Some(10));
+        assert_eq!(r.summary_at(0), "sum");
+        let m = measured(vec![result(out)], true);
+        let MeasuredItem::ToolResult(r) = &m.items[0] else { panic!() };
+        assert_eq!(r.split_at(1_000).1, None);
+        assert_eq!(r.text, format!("sum\n{}", "c".repeat(10)));
+    }
+
+    #[test]
+    fn user_text_starts_a_turn_unless_injected() {
+        let m = measured(
+            vec![
+                Item::User { text: "hi".into(), meta: false, images: 0 },
+                Item::User { text: "<reminder>".into(), meta: true, images: 0 },
+            ],
+            false,
+        );
+        let starts: Vec<bool> =
+            m.items.iter().map(|i| matches!(i, MeasuredItem::Text { turn_start: true, .. })).collect();
+        assert_eq!(starts, [true, false]);
+    }
+}

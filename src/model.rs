@@ -1,0 +1,287 @@
+//! The normalised trace model every importer produces and every later stage reads.
+//!
+//! It mirrors the seed's `Item` history (system, user and assistant text, tool calls, tool results
+//! with a summary/content split) and adds what a replay needs and the seed keeps implicit:
+//! **request boundaries** (one per LLM call, with the usage the provider recorded and a timestamp)
+//! and **compaction markers** (the context was replaced by a summary). A request boundary sits where
+//! the call was made: everything before it in the conversation (since the last compaction) is the
+//! context that call sent. One file may hold several [`Conversation`]s (a session and its subagents).
+//!
+//! This module is plain data: no I/O, no counting, no policy.
+
+use serde::{Deserialize, Serialize};
+
+/// A number of tokens.
+pub type Tokens = u64;
+/// A number of UTF-8 bytes.
+pub type Bytes = u64;
+/// Milliseconds since the Unix epoch (UTC).
+pub type Millis = i64;
+
+/// One item of a conversation history, in the order it was sent to the model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Item {
+    /// System prompt or developer instructions.
+    System {
+        /// The text sent.
+        text: String,
+    },
+    /// A user message. `meta` marks text the harness injected (reminders, command caveats, context
+    /// files): it is sent to the model but does not start a human turn.
+    User {
+        /// The text sent.
+        text: String,
+        /// Injected by the harness rather than typed by a person.
+        #[serde(default, skip_serializing_if = "is_false")]
+        meta: bool,
+        /// Images attached to the message (counted, not tokenised).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        images: u32,
+    },
+    /// Assistant text.
+    Assistant {
+        /// The text the model produced.
+        text: String,
+    },
+    /// Assistant reasoning that is sent back with the history, kept as its own category.
+    Thinking {
+        /// The reasoning text.
+        text: String,
+    },
+    /// A tool call made by the assistant.
+    ToolCall {
+        /// Identifier that links the call to its result.
+        call_id: String,
+        /// Tool name.
+        name: String,
+        /// Arguments as sent (usually JSON text).
+        arguments: String,
+    },
+    /// The result of a tool call.
+    ToolResult(ToolResult),
+    /// An LLM request was made here, with everything before it as context.
+    Request(Request),
+    /// The context was replaced: nothing before this marker is sent any more. The summary that
+    /// replaces it, when the format records it here, is sent as user text.
+    Compaction {
+        /// Summary text that starts the new context, if recorded with the marker.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        summary: Option<String>,
+    },
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// A tool result as recorded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "ToolResultWire")]
+pub struct ToolResult {
+    /// Identifier of the call this result answers.
+    pub call_id: String,
+    /// Tool name, when the trace records it or the call is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The output: raw text to be split, or a summary/content pair a tool already wrote.
+    #[serde(flatten)]
+    pub output: Output,
+    /// The tool reported an error.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub is_error: bool,
+    /// Images in the result (counted, not tokenised).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub images: u32,
+}
+
+/// The JSON shape of a tool result, checked into a [`ToolResult`] with a clear error.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolResultWire {
+    call_id: String,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    output: Option<String>,
+    #[serde(default)]
+    summary: Option<String>,
+    #[serde(default)]
+    content: Option<String>,
+    #[serde(default)]
+    is_error: bool,
+    #[serde(default)]
+    images: u32,
+}
+
+impl TryFrom<ToolResultWire> for ToolResult {
+    type Error = String;
+    fn try_from(w: ToolResultWire) -> Result<Self, String> {
+        let output = match (w.output, w.summary, w.content) {
+            (Some(output), None, None) => Output::Raw { output },
+            (None, Some(summary), content) => Output::Split { summary, content },
+            (None, None, _) => {
+                return Err("a tool_result needs `output` (raw text) or `summary` (pre-split)".into());
+            }
+            (Some(_), _, _) => {
+                return Err("a tool_result has either `output` or `summary`/`content`, not both".into());
+            }
+        };
+        Ok(ToolResult { call_id: w.call_id, name: w.name, output, is_error: w.is_error, images: w.images })
+    }
+}
+
+/// What a tool returned.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum Output {
+    /// A tool that already wrote its own summary and content (the seed's custom `ToolOutput`).
+    Split {
+        /// 1–2 lines that survive prune.
+        summary: String,
+        /// Detail that prune removes; `None` when the summary alone suffices.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        content: Option<String>,
+    },
+    /// A plain string, split by the seed's `From<String>` at replay time.
+    Raw {
+        /// The text the tool returned.
+        output: String,
+    },
+}
+
+impl Output {
+    /// The full text the tool produced: the raw output, or `summary` + `\n` + `content`.
+    pub fn full_text(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            Output::Raw { output } => output.as_str().into(),
+            Output::Split { summary, content: None } => summary.as_str().into(),
+            Output::Split { summary, content: Some(c) } => format!("{summary}\n{c}").into(),
+        }
+    }
+}
+
+/// An LLM request boundary.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Request {
+    /// Provider id of the response (e.g. `msg_…`), when recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// When the request was made.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::time::opt_rfc3339")]
+    pub timestamp: Option<Millis>,
+    /// Usage the provider reported for this call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
+/// Usage recorded by the provider for one call. `input_tokens` is the whole prompt size,
+/// normalised across providers (Anthropic: input + cache creation + cache read; OpenAI: prompt
+/// tokens, of which cached tokens are a subset).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Usage {
+    /// Prompt size of the call in the provider's tokens.
+    pub input_tokens: Tokens,
+    /// Of those, read from the prompt cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_read_tokens: Option<Tokens>,
+    /// Of those, written to the prompt cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_tokens: Option<Tokens>,
+    /// Tokens generated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<Tokens>,
+}
+
+/// One conversation: a single context window evolving request by request.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Conversation {
+    /// Name of the conversation within its file (`main`, a subagent id, …).
+    pub id: String,
+    /// The history in the order it was sent.
+    pub items: Vec<Item>,
+    /// Totals for formats that record usage only in aggregate.
+    pub recorded_total: Option<RecordedTotal>,
+}
+
+/// Aggregate usage for formats that store no per-call numbers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordedTotal {
+    /// Sum of prompt sizes over all calls.
+    pub input_tokens: Tokens,
+    /// Number of calls the total covers.
+    pub calls: u64,
+}
+
+impl Conversation {
+    /// A conversation with the given id and no items yet.
+    pub fn new(id: impl Into<String>) -> Self {
+        Conversation { id: id.into(), ..Default::default() }
+    }
+
+    /// Number of request boundaries.
+    pub fn requests(&self) -> usize {
+        self.items.iter().filter(|i| matches!(i, Item::Request(_))).count()
+    }
+
+    /// Number of tool results.
+    pub fn tool_results(&self) -> usize {
+        self.items.iter().filter(|i| matches!(i, Item::ToolResult(_))).count()
+    }
+}
+
+/// Everything read from one input file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Trace {
+    /// Format name that read it.
+    pub format: &'static str,
+    /// Conversations in file order.
+    pub conversations: Vec<Conversation>,
+    /// Non-fatal problems found while reading, in file order.
+    pub warnings: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_text_of_a_split_output_joins_summary_and_content_with_a_newline() {
+        let o = Output::Split { summary: "s".into(), content: Some("c".into()) };
+        assert_eq!(o.full_text(), "s\nc");
+        let o = Output::Split { summary: "s".into(), content: None };
+        assert_eq!(o.full_text(), "s");
+    }
+
+    #[test]
+    fn items_round_trip_through_their_json_form() {
+        let items = vec![
+            Item::User { text: "hi".into(), meta: false, images: 0 },
+            Item::ToolResult(ToolResult {
+                call_id: "c1".into(),
+                name: Some("bash".into()),
+                output: Output::Raw { output: "ok".into() },
+                is_error: false,
+                images: 0,
+            }),
+            Item::ToolResult(ToolResult {
+                call_id: "c2".into(),
+                name: None,
+                output: Output::Split { summary: "s".into(), content: Some("c".into()) },
+                is_error: true,
+                images: 0,
+            }),
+            Item::Request(Request { id: None, timestamp: Some(1_700_000_000_123), usage: None }),
+        ];
+        for item in items {
+            let json = serde_json::to_string(&item).unwrap();
+            let back: Item = serde_json::from_str(&json).unwrap();
+            assert_eq!(back, item, "{json}");
+        }
+    }
+}

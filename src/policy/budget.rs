@@ -1,0 +1,53 @@
+//! `budget:max=T,target=U` — before a request whose context exceeds `T` tokens (as the policy
+//! counts them, see `--decide-with`), prune the oldest contents until the context is at most `U`, or
+//! nothing is left to prune. Sticky. The gap between `T` and `U` is the hysteresis that batches
+//! prunes, so the prompt cache breaks rarely.
+
+use super::{Content, Edit, Kind, Param, Policy, View};
+
+/// The `budget` policy.
+pub const KIND: Kind = Kind {
+    name: "budget",
+    about: "when the context exceeds max, prune oldest contents down to target",
+    source: "hysteresis budget (the batching that every shipped prune has, see ANCHORS.md §8)",
+    params: &[
+        Param { key: "max", default: "100000", about: "context size (tokens) that triggers a prune" },
+        Param { key: "target", default: "50000", about: "context size to prune down to" },
+    ],
+    build: |p| {
+        let max: u64 = p.get("max")?;
+        let target: u64 = p.get("target")?;
+        if target > max {
+            return Err(p.bad("target", format!("must not exceed max ({max}), got {target}")));
+        }
+        Ok(Box::new(Budget { max, target, next: 0 }))
+    },
+};
+
+/// Prunes oldest contents when over budget.
+pub struct Budget {
+    max: u64,
+    target: u64,
+    next: usize,
+}
+
+impl Policy for Budget {
+    fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
+        let mut size = view.context.decide;
+        if size <= self.max {
+            return;
+        }
+        let Some(first) = view.results.first() else { return };
+        let start = self.next.saturating_sub(first.index).min(view.results.len());
+        for r in &view.results[start..] {
+            if size <= self.target {
+                break;
+            }
+            if let Content::Present(c) = r.content {
+                edits.push(Edit::Prune(r.index));
+                size = size.saturating_sub(c.decide);
+            }
+            self.next = r.index + 1;
+        }
+    }
+}

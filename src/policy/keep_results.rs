@@ -1,0 +1,36 @@
+//! `keep-results:n=N` — only the `N` most recent tool results keep their content; older contents are
+//! pruned (sticky). Every result counts towards `N`, split or not, as Anthropic's and LangChain's
+//! "keep the last N tool uses" do.
+
+use super::{Content, Edit, Kind, Param, Policy, View};
+
+/// The `keep-results` policy.
+pub const KIND: Kind = Kind {
+    name: "keep-results",
+    about: "only the n most recent tool results keep their content",
+    source: "count window, as in Anthropic `keep` / LangChain `ClearToolUsesEdit(keep=...)`, applied every request",
+    params: &[Param { key: "n", default: "5", about: "most recent results that keep their content" }],
+    build: |p| Ok(Box::new(KeepResults { n: p.get("n")?, next: 0 })),
+};
+
+/// Keeps the contents of the last `n` results.
+pub struct KeepResults {
+    n: usize,
+    next: usize,
+}
+
+impl Policy for KeepResults {
+    fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
+        let Some(first) = view.results.first() else { return };
+        let keep_from = view.results.len().saturating_sub(self.n);
+        let start = self.next.saturating_sub(first.index).min(keep_from);
+        for r in &view.results[start..keep_from] {
+            if matches!(r.content, Content::Present(_)) {
+                edits.push(Edit::Prune(r.index));
+            }
+        }
+        if keep_from > 0 {
+            self.next = view.results[keep_from - 1].index + 1;
+        }
+    }
+}

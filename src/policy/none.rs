@@ -1,0 +1,19 @@
+//! `none`: never prune. The baseline every saving is measured against.
+
+use super::{Edit, Kind, Policy, View};
+
+/// The `none` policy.
+pub const KIND: Kind = Kind {
+    name: "none",
+    about: "never prune: every content stays in the context",
+    source: "baseline",
+    params: &[],
+    build: |_| Ok(Box::new(NoPrune)),
+};
+
+/// Never prunes.
+pub struct NoPrune;
+
+impl Policy for NoPrune {
+    fn before_request(&mut self, _view: &View<'_>, _edits: &mut Vec<Edit>) {}
+}

@@ -1,0 +1,675 @@
+//! The replay: a measured conversation, request by request, under one policy at one threshold.
+//!
+//! Items are appended to the context in order. At each request boundary the policy sees the context
+//! and edits it (sticky edits persist, as the seed's prune does; a non-sticky policy's edits apply to
+//! that request only), then the request's context is measured: real tokens per category, the `len/4`
+//! estimate, what is still prunable, what the policy has removed, and the prefix it shares with the
+//! previous request (what a prompt cache could serve). A compaction marker empties the context.
+//!
+//! Linear in the trace: running sums per category, a Fenwick tree over item positions for prefix
+//! sizes, and policies that keep cursors. Nothing is recounted per request (texts were measured once
+//! in [`crate::measure`]; only text a policy writes, such as a placeholder, is measured here, through
+//! the cache). Pure: no I/O, no printing.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::measure::{Category, MeasuredConversation, MeasuredItem};
+use crate::model::Tokens;
+use crate::policy::{Content, Edit, Policy, ResultState, View};
+use crate::result::{Categories, RequestRow, Run, RunSummary};
+use crate::time::format_rfc3339;
+use crate::tokens::{Measure, Meter};
+
+/// Prefix sums over item positions (a Fenwick tree), for the size of a context prefix in O(log n).
+///
+/// Each item has two slots: `2p` for its head (a result's summary, a call's name, a text) and
+/// `2p + 1` for its tail (a result's content or placeholder, a call's arguments). An edit changes
+/// only the tail, so the head before it still counts as a shared prefix.
+struct Prefix {
+    tree: Vec<i64>,
+}
+
+impl Prefix {
+    fn new(n: usize) -> Self {
+        Prefix { tree: vec![0; n + 1] }
+    }
+
+    fn add(&mut self, position: usize, delta: i64) {
+        let mut i = position + 1;
+        while i < self.tree.len() {
+            self.tree[i] += delta;
+            i += i & i.wrapping_neg();
+        }
+    }
+
+    /// Sum over positions `< position`.
+    fn before(&self, position: usize) -> i64 {
+        let mut i = position.min(self.tree.len() - 1);
+        let mut sum = 0;
+        while i > 0 {
+            sum += self.tree[i];
+            i -= i & i.wrapping_neg();
+        }
+        sum
+    }
+}
+
+/// How a non-sticky policy's edit changes one result for one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Transient {
+    Pruned,
+    Replaced(Measure),
+}
+
+/// A tool call in the context.
+struct CallState {
+    position: usize,
+    /// As sent now (name + arguments, or name + replacement).
+    measure: Measure,
+    name: Measure,
+    cleared: bool,
+}
+
+struct Engine<'a> {
+    meter: &'a Meter,
+    threshold: usize,
+    results: Vec<ResultState<'a>>,
+    result_call: Vec<Option<usize>>,
+    calls: Vec<CallState>,
+    call_by_id: HashMap<&'a str, usize>,
+    /// Index of the first result in the current context.
+    first_result: usize,
+    sums: [Measure; 8],
+    /// Tokens the context would have with no edit at all.
+    unpruned: Tokens,
+    prefix: Prefix,
+    /// Position where the current context starts.
+    context_start: usize,
+    requests: usize,
+    turn: usize,
+    turn_started: bool,
+    /// Smallest position changed by sticky edits since the previous request.
+    changed_at: Option<usize>,
+    /// The previous request in this context: (position, context tokens, pruned tokens, timestamp).
+    previous: Option<(usize, Tokens, Tokens)>,
+    previous_timestamp: Option<i64>,
+    transient: BTreeMap<usize, Transient>,
+    /// Pruned tokens of contexts that a compaction replaced.
+    pruned_carry: Tokens,
+}
+
+fn slot(c: Category) -> usize {
+    c as usize
+}
+
+/// Prefix slot of an item's head.
+fn head(position: usize) -> usize {
+    2 * position
+}
+
+/// Prefix slot of an item's tail.
+fn tail(position: usize) -> usize {
+    2 * position + 1
+}
+
+impl<'a> Engine<'a> {
+    fn add(&mut self, category: Category, position: usize, m: Measure) {
+        self.sums[slot(category)] += m;
+        self.unpruned += m.tokens;
+        self.prefix.add(head(position), m.tokens as i64);
+    }
+
+    fn context(&self) -> Measure {
+        let mut total = Measure::default();
+        for m in &self.sums {
+            total += *m;
+        }
+        total
+    }
+
+    fn compaction(&mut self, position: usize) {
+        if let Some((_, _, pruned)) = self.previous {
+            self.pruned_carry += pruned;
+        }
+        self.sums = [Measure::default(); 8];
+        self.unpruned = 0;
+        self.first_result = self.results.len();
+        self.context_start = position;
+        self.previous = None;
+        self.changed_at = None;
+        self.transient.clear();
+        self.call_by_id.clear();
+    }
+
+    fn mark_changed(&mut self, position: usize) {
+        self.changed_at = Some(self.changed_at.map_or(position, |c| c.min(position)));
+    }
+
+    /// Applies a sticky edit. Returns whether it changed anything.
+    fn apply(&mut self, edit: &Edit) -> bool {
+        let index = match edit {
+            Edit::Prune(i) | Edit::Replace(i, _) | Edit::ClearCall(i, _) => *i,
+        };
+        if index < self.first_result || index >= self.results.len() {
+            return false;
+        }
+        let position = self.results[index].position;
+        match edit {
+            Edit::Prune(_) | Edit::Replace(..) => {
+                let old = self.results[index].content;
+                let (removed, category) = match old {
+                    Content::Present(c) => (c, Category::ToolContents),
+                    Content::Replaced(p) => (p, Category::Placeholders),
+                    Content::None | Content::Pruned => return false,
+                };
+                let new = match edit {
+                    Edit::Replace(_, text) => Content::Replaced(self.meter.measure(text)),
+                    _ => Content::Pruned,
+                };
+                if new == old {
+                    return false;
+                }
+                self.sums[slot(category)] -= removed;
+                let mut delta = -(removed.tokens as i64);
+                if let Content::Replaced(p) = new {
+                    self.sums[slot(Category::Placeholders)] += p;
+                    delta += p.tokens as i64;
+                }
+                self.results[index].content = new;
+                self.prefix.add(tail(position), delta);
+                self.mark_changed(tail(position));
+                true
+            }
+            Edit::ClearCall(_, text) => {
+                let Some(c) = self.result_call[index] else { return false };
+                if self.calls[c].cleared || self.calls[c].position < self.context_start {
+                    return false;
+                }
+                let mut new = self.calls[c].name;
+                new += self.meter.measure(text);
+                let old = self.calls[c].measure;
+                self.sums[slot(Category::ToolCalls)] -= old;
+                self.sums[slot(Category::ToolCalls)] += new;
+                self.calls[c].measure = new;
+                self.calls[c].cleared = true;
+                let position = self.calls[c].position;
+                self.prefix.add(tail(position), new.tokens as i64 - old.tokens as i64);
+                self.mark_changed(tail(position));
+                true
+            }
+        }
+    }
+
+    /// Turns a non-sticky policy's edits into this request's transient state; returns the category
+    /// adjustments (as signed token deltas), the number of results that differ from the previous
+    /// request, and the smallest position that differs.
+    fn transient_edits(&mut self, edits: &[Edit]) -> ([i64; 8], [i64; 2], usize, Option<usize>) {
+        let mut next: BTreeMap<usize, Transient> = BTreeMap::new();
+        for e in edits {
+            match e {
+                Edit::Prune(i) => {
+                    next.insert(*i, Transient::Pruned);
+                }
+                Edit::Replace(i, text) => {
+                    next.insert(*i, Transient::Replaced(self.meter.measure(text)));
+                }
+                // Clearing call inputs is only modelled for sticky policies.
+                Edit::ClearCall(..) => {}
+            }
+        }
+        next.retain(|i, _| {
+            *i >= self.first_result
+                && *i < self.results.len()
+                && matches!(self.results[*i].content, Content::Present(_) | Content::Replaced(_))
+        });
+        let mut adjust = [0i64; 8];
+        let mut prunable = [0i64; 2];
+        for (i, t) in &next {
+            let (removed, category) = match self.results[*i].content {
+                Content::Present(c) => (c, Category::ToolContents),
+                Content::Replaced(p) => (p, Category::Placeholders),
+                _ => continue,
+            };
+            adjust[slot(category)] -= removed.tokens as i64;
+            if category == Category::ToolContents {
+                prunable[0] -= removed.tokens as i64;
+                prunable[1] -= removed.estimate as i64;
+            }
+            if let Transient::Replaced(p) = t {
+                adjust[slot(Category::Placeholders)] += p.tokens as i64;
+            }
+        }
+        let mut changed = 0;
+        let mut first_change: Option<usize> = None;
+        let keys: std::collections::BTreeSet<usize> =
+            next.keys().chain(self.transient.keys()).copied().collect();
+        for i in keys {
+            if next.get(&i) != self.transient.get(&i) {
+                changed += 1;
+                let p = tail(self.results[i].position);
+                first_change = Some(first_change.map_or(p, |c| c.min(p)));
+            }
+        }
+        self.transient = next;
+        (adjust, prunable, changed, first_change)
+    }
+
+    /// Tokens the current transient edits add below `position`.
+    fn transient_below(&self, position: usize) -> i64 {
+        let mut delta = 0;
+        for (i, t) in &self.transient {
+            let r = &self.results[*i];
+            if tail(r.position) >= position {
+                continue;
+            }
+            if let Content::Present(c) | Content::Replaced(c) = r.content {
+                delta -= c.tokens as i64;
+            }
+            if let Transient::Replaced(p) = t {
+                delta += p.tokens as i64;
+            }
+        }
+        delta
+    }
+}
+
+/// Replays `conversation` at `threshold` under `policy`, measuring any text the policy writes with
+/// `meter`. The summary's labels (trace, format, policy, tokenizer) are left for the caller to fill.
+pub fn replay(
+    conversation: &MeasuredConversation,
+    threshold: usize,
+    policy: &mut dyn Policy,
+    meter: &Meter,
+) -> Run {
+    let n = conversation.items.len();
+    let mut e = Engine {
+        meter,
+        threshold,
+        results: Vec::new(),
+        result_call: Vec::new(),
+        calls: Vec::new(),
+        call_by_id: HashMap::new(),
+        first_result: 0,
+        sums: [Measure::default(); 8],
+        unpruned: 0,
+        prefix: Prefix::new(2 * n),
+        context_start: 0,
+        requests: 0,
+        turn: 0,
+        turn_started: false,
+        changed_at: None,
+        previous: None,
+        previous_timestamp: None,
+        transient: BTreeMap::new(),
+        pruned_carry: 0,
+    };
+    let sticky = policy.sticky();
+    let mut summary = RunSummary { threshold, ..Default::default() };
+    let mut rows = Vec::new();
+    let mut edits = Vec::new();
+    let mut recorded_any = false;
+
+    for (position, item) in conversation.items.iter().enumerate() {
+        match item {
+            MeasuredItem::Text { category, measure, turn_start } => {
+                if *turn_start {
+                    e.turn += 1;
+                    e.turn_started = true;
+                }
+                e.add(*category, position, *measure);
+            }
+            MeasuredItem::ToolCall { call_id, measure, name_measure, .. } => {
+                e.add(Category::ToolCalls, position, *measure);
+                e.calls.push(CallState { position, measure: *measure, name: *name_measure, cleared: false });
+                e.call_by_id.insert(call_id.as_str(), e.calls.len() - 1);
+            }
+            MeasuredItem::ToolResult(r) => {
+                let (summary_m, content) = r.split_at(e.threshold);
+                let output = r.output_measure();
+                summary.tool_results += 1;
+                summary.tool_output_bytes += output.bytes;
+                summary.tool_output_tokens += output.tokens;
+                e.add(Category::ToolSummaries, position, summary_m);
+                if let Some(c) = content {
+                    summary.split_results += 1;
+                    summary.content_tokens += c.tokens;
+                    summary.content_estimate += c.estimate;
+                    e.sums[slot(Category::ToolContents)] += c;
+                    e.unpruned += c.tokens;
+                    e.prefix.add(tail(position), c.tokens as i64);
+                }
+                let call = e.call_by_id.get(r.call_id.as_str()).copied();
+                e.result_call.push(call);
+                e.results.push(ResultState {
+                    index: e.results.len(),
+                    result: r,
+                    summary: summary_m,
+                    content: content.map_or(Content::None, Content::Present),
+                    original: content,
+                    first_request: e.requests,
+                    turn: e.turn,
+                    position,
+                    call: call.map(|c| e.calls[c].measure),
+                });
+            }
+            MeasuredItem::Compaction { summary: text } => {
+                e.compaction(position);
+                if let Some(m) = text {
+                    e.add(Category::User, position, *m);
+                }
+            }
+            MeasuredItem::Request { id, timestamp, usage } => {
+                let view = View {
+                    request: e.requests,
+                    timestamp: *timestamp,
+                    previous_timestamp: e.previous_timestamp,
+                    turn: e.turn,
+                    turn_start: e.turn_started,
+                    results: &e.results[e.first_result..],
+                    context: e.context(),
+                };
+                edits.clear();
+                policy.before_request(&view, &mut edits);
+                let (adjust, prunable_adjust, changed, transient_change) = if sticky {
+                    let mut changed = 0;
+                    for edit in &edits {
+                        changed += usize::from(e.apply(edit));
+                    }
+                    ([0; 8], [0; 2], changed, None)
+                } else {
+                    e.transient_edits(&edits)
+                };
+
+                let mut categories = Categories::default();
+                let mut estimate: Tokens = 0;
+                for c in Category::ALL {
+                    let tokens = (e.sums[slot(c)].tokens as i64 + adjust[slot(c)]).max(0) as Tokens;
+                    estimate += e.sums[slot(c)].estimate;
+                    set_category(&mut categories, c, tokens);
+                }
+                let context_tokens = categories.total();
+                let contents = e.sums[slot(Category::ToolContents)];
+                let pruned = e.unpruned.saturating_sub(context_tokens);
+
+                let (shared, previous_tokens) = match e.previous {
+                    None => (0, 0),
+                    Some((previous_position, previous_tokens, _)) => {
+                        let first_change = [e.changed_at, transient_change].into_iter().flatten().min();
+                        let end = head(previous_position);
+                        let cut = first_change.map_or(end, |c| c.min(end));
+                        let base = e.prefix.before(head(e.context_start));
+                        let shared = e.prefix.before(cut) - base + e.transient_below(cut);
+                        (shared.clamp(0, previous_tokens as i64) as Tokens, previous_tokens)
+                    }
+                };
+                let previous_pruned = e.previous.map_or(0, |p| p.2);
+                let gap_ms = match (timestamp, e.previous_timestamp) {
+                    (Some(now), Some(before)) => Some(now - before),
+                    _ => None,
+                };
+                if usage.is_some() {
+                    recorded_any = true;
+                    summary.recorded_requests += 1;
+                }
+                // The seed's estimate of the context as sent: contents removed by a transient edit
+                // are taken out of it too.
+                let estimate = (estimate as i64 + prunable_adjust[1]).max(0) as Tokens;
+                rows.push(RequestRow {
+                    request: e.requests,
+                    id: id.clone(),
+                    timestamp: timestamp.map(format_rfc3339),
+                    turn: e.turn,
+                    categories,
+                    context_tokens,
+                    context_estimate: estimate,
+                    prunable_tokens: (contents.tokens as i64 + prunable_adjust[0]).max(0) as Tokens,
+                    prunable_estimate: (contents.estimate as i64 + prunable_adjust[1]).max(0) as Tokens,
+                    pruned_tokens: pruned,
+                    freed_tokens: pruned.saturating_sub(previous_pruned),
+                    changed_results: changed,
+                    shared_prefix_tokens: shared,
+                    previous_context_tokens: previous_tokens,
+                    gap_ms,
+                    recorded_input_tokens: usage.map(|u| u.input_tokens),
+                    recorded_cache_read_tokens: usage.and_then(|u| u.cache_read_tokens),
+                });
+                if changed > 0 {
+                    summary.prune_events += 1;
+                }
+                e.previous = Some((position, context_tokens, pruned));
+                e.previous_timestamp = timestamp.or(e.previous_timestamp);
+                e.changed_at = None;
+                e.turn_started = false;
+                e.requests += 1;
+            }
+        }
+    }
+
+    summary.requests = e.requests;
+    summary.peak_context_tokens = rows.iter().map(|r| r.context_tokens).max().unwrap_or(0);
+    summary.total_input_tokens = rows.iter().map(|r| r.context_tokens).sum();
+    summary.final_context_tokens = rows.last().map_or(0, |r| r.context_tokens);
+    summary.pruned_tokens = e.pruned_carry + e.previous.map_or(0, |p| p.2);
+    summary.recorded_input_tokens = if recorded_any {
+        Some(rows.iter().filter_map(|r| r.recorded_input_tokens).sum())
+    } else {
+        conversation.recorded_total.map(|t| t.input_tokens)
+    };
+    summary.conversation = conversation.id.clone();
+    summary.transforms = conversation.transforms.clone();
+    Run { summary, rows }
+}
+
+fn set_category(c: &mut Categories, category: Category, tokens: Tokens) {
+    let slot = match category {
+        Category::System => &mut c.system,
+        Category::User => &mut c.user,
+        Category::Assistant => &mut c.assistant,
+        Category::Thinking => &mut c.thinking,
+        Category::ToolCalls => &mut c.tool_calls,
+        Category::ToolSummaries => &mut c.tool_summaries,
+        Category::ToolContents => &mut c.tool_contents,
+        Category::Placeholders => &mut c.placeholders,
+    };
+    *slot = tokens;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::MeasureOptions;
+    use crate::model::{Conversation, Item, Output, Request, ToolResult};
+    use crate::policy::PolicySpec;
+    use crate::tokens::{Counter, Tokenizer};
+
+    /// One token per byte, so expected numbers are easy to check by hand.
+    struct Bytes;
+    impl Counter for Bytes {
+        fn tokenizer(&self) -> Tokenizer {
+            Tokenizer::O200k
+        }
+        fn count(&self, text: &str) -> Tokens {
+            text.len() as Tokens
+        }
+    }
+
+    fn meter() -> Meter {
+        Meter::with_counters(Box::new(Bytes), Box::new(Bytes))
+    }
+
+    fn user(t: &str) -> Item {
+        Item::User { text: t.into(), meta: false, images: 0 }
+    }
+    fn request() -> Item {
+        Item::Request(Request::default())
+    }
+    fn result(id: &str, out: &str) -> Item {
+        Item::ToolResult(ToolResult {
+            call_id: id.into(),
+            name: Some("t".into()),
+            output: Output::Raw { output: out.into() },
+            is_error: false,
+            images: 0,
+        })
+    }
+
+    fn run(items: Vec<Item>, threshold: usize, spec: &str) -> Run {
+        let meter = meter();
+        let conv = Conversation { id: "main".into(), items, recorded_total: None };
+        let m = MeasuredConversation::new(&conv, &meter, &MeasureOptions { resplit: false, transforms: &[] });
+        let mut policy = PolicySpec::parse(spec).unwrap().build();
+        replay(&m, threshold, &mut *policy, &meter)
+    }
+
+    /// user "hi" (2), then three results of 100 bytes, each followed by a request.
+    fn three_results() -> Vec<Item> {
+        let big = "x".repeat(100);
+        vec![
+            user("hi"),
+            request(),
+            result("a", &big),
+            request(),
+            result("b", &big),
+            request(),
+            result("c", &big),
+            request(),
+        ]
+    }
+
+    // The automatic summary of 100 x's is "1 lines | " + 80 x's + "…" = 10 + 80 + 3 = 93 bytes.
+    const SUMMARY: u64 = 93;
+
+    #[test]
+    fn policy_none_keeps_everything_and_sums_per_request() {
+        let r = run(three_results(), 16, "none");
+        let contexts: Vec<Tokens> = r.rows.iter().map(|r| r.context_tokens).collect();
+        let one = SUMMARY + 100;
+        assert_eq!(contexts, [2, 2 + one, 2 + 2 * one, 2 + 3 * one]);
+        assert_eq!(r.summary.peak_context_tokens, 2 + 3 * one);
+        assert_eq!(r.summary.total_input_tokens, contexts.iter().sum::<u64>());
+        assert_eq!(r.summary.split_results, 3);
+        assert_eq!(r.summary.content_tokens, 300);
+        assert_eq!(r.summary.content_estimate, 75);
+        assert_eq!(r.summary.prune_events, 0);
+        assert_eq!(r.rows[3].categories.tool_summaries, 3 * SUMMARY);
+        // Nothing changes between requests: every previous context is a cached prefix.
+        let shared: Vec<Tokens> = r.rows.iter().map(|r| r.shared_prefix_tokens).collect();
+        assert_eq!(shared, [0, 2, 2 + one, 2 + 2 * one]);
+    }
+
+    #[test]
+    fn below_the_threshold_nothing_is_split_or_prunable() {
+        let r = run(three_results(), 100, "keep-turns:n=1");
+        assert_eq!(r.summary.split_results, 0);
+        assert_eq!(r.summary.prune_events, 0);
+        assert_eq!(r.rows[3].context_tokens, 2 + 300);
+    }
+
+    #[test]
+    fn keep_turns_prunes_after_n_requests_and_never_undoes_it() {
+        let r = run(three_results(), 16, "keep-turns:n=1");
+        // "a" is sent with request 1 and pruned before request 2, and so on.
+        let contents: Vec<Tokens> = r.rows.iter().map(|r| r.categories.tool_contents).collect();
+        assert_eq!(contents, [0, 100, 100, 100]);
+        let pruned: Vec<Tokens> = r.rows.iter().map(|r| r.pruned_tokens).collect();
+        assert_eq!(pruned, [0, 0, 100, 200]);
+        assert_eq!(r.summary.prune_events, 2);
+        assert_eq!(r.summary.pruned_tokens, 200);
+        // Pruning "a" at request 2 breaks the prefix right at "a": only "hi" + a's summary stay.
+        assert_eq!(r.rows[2].shared_prefix_tokens, 2 + SUMMARY);
+        assert_eq!(r.rows[2].freed_tokens, 100);
+    }
+
+    #[test]
+    fn keep_results_keeps_the_last_n() {
+        let r = run(three_results(), 16, "keep-results:n=2");
+        let contents: Vec<Tokens> = r.rows.iter().map(|r| r.categories.tool_contents).collect();
+        assert_eq!(contents, [0, 100, 200, 200]);
+        assert_eq!(r.summary.prune_events, 1);
+    }
+
+    #[test]
+    fn budget_prunes_oldest_down_to_target_only_when_over_max() {
+        // Contexts without pruning: 2, 195, 388, 581.
+        let r = run(three_results(), 16, "budget:max=400,target=300");
+        let contexts: Vec<Tokens> = r.rows.iter().map(|r| r.context_tokens).collect();
+        // At request 3 (581 > 400): prune a (→481), prune b (→381), c is not needed… 381 > 300 → prune c (→281).
+        assert_eq!(contexts, [2, 195, 388, 281]);
+        assert_eq!(r.rows[3].changed_results, 3);
+        assert_eq!(r.summary.prune_events, 1);
+    }
+
+    #[test]
+    fn compaction_empties_the_context_and_starts_from_its_summary() {
+        let mut items = three_results();
+        items.push(Item::Compaction { summary: Some("summary!".into()) });
+        items.push(request());
+        let r = run(items, 16, "keep-turns:n=1");
+        let last = r.rows.last().unwrap();
+        assert_eq!(last.context_tokens, 8);
+        assert_eq!(last.shared_prefix_tokens, 0);
+        // Pruned tokens of the replaced context are still counted.
+        assert_eq!(r.summary.pruned_tokens, 200);
+    }
+
+    #[test]
+    fn placeholders_cost_tokens() {
+        struct Placeholder;
+        impl Policy for Placeholder {
+            fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
+                for r in view.results {
+                    if view.request > r.first_request && matches!(r.content, Content::Present(_)) {
+                        edits.push(Edit::Replace(r.index, "[cleared]".into()));
+                    }
+                }
+            }
+        }
+        let meter = meter();
+        let conv = Conversation { id: "main".into(), items: three_results(), recorded_total: None };
+        let m = MeasuredConversation::new(&conv, &meter, &MeasureOptions { resplit: false, transforms: &[] });
+        let r = replay(&m, 16, &mut Placeholder, &meter);
+        assert_eq!(r.rows[3].categories.placeholders, 2 * 9);
+        assert_eq!(r.rows[3].pruned_tokens, 2 * (100 - 9));
+    }
+
+    #[test]
+    fn a_non_sticky_policy_is_recomputed_for_every_request() {
+        /// Clears every content except at odd requests.
+        struct Flicker;
+        impl Policy for Flicker {
+            fn sticky(&self) -> bool {
+                false
+            }
+            fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
+                if view.request % 2 == 0 {
+                    edits.extend(view.results.iter().map(|r| Edit::Prune(r.index)));
+                }
+            }
+        }
+        let meter = meter();
+        let conv = Conversation { id: "main".into(), items: three_results(), recorded_total: None };
+        let m = MeasuredConversation::new(&conv, &meter, &MeasureOptions { resplit: false, transforms: &[] });
+        let r = replay(&m, 16, &mut Flicker, &meter);
+        let contents: Vec<Tokens> = r.rows.iter().map(|r| r.categories.tool_contents).collect();
+        assert_eq!(contents, [0, 100, 0, 300]);
+        // Request 2 clears a and b: the prefix breaks at a.
+        assert_eq!(r.rows[2].shared_prefix_tokens, 2 + SUMMARY);
+        // Request 3 restores them: the prefix breaks at a again.
+        assert_eq!(r.rows[3].shared_prefix_tokens, 2 + SUMMARY);
+        assert_eq!(r.summary.prune_events, 2);
+    }
+
+    #[test]
+    fn recorded_usage_is_summed_once_per_request() {
+        let mut items = three_results();
+        items[1] = Item::Request(Request {
+            usage: Some(crate::model::Usage { input_tokens: 7, ..Default::default() }),
+            ..Default::default()
+        });
+        let r = run(items, 16, "none");
+        assert_eq!(r.summary.recorded_input_tokens, Some(7));
+        assert_eq!(r.summary.recorded_requests, 1);
+        let r = run(three_results(), 16, "none");
+        assert_eq!(r.summary.recorded_input_tokens, None);
+    }
+}

@@ -1,0 +1,287 @@
+//! The result model: what a replay produces, as documented serde structs. The JSON export is this
+//! model verbatim and is the contract that other tools, charts and tests read back.
+//!
+//! A **run** is one conversation replayed under one policy at one threshold. Its [`RunSummary`]
+//! carries the totals; its [`RequestRow`]s the per-request timeline. Totals merge with `+=` so
+//! per-file results combine in any order. Plain data: no I/O.
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Bytes, Tokens};
+
+/// Real tokens per category of sent text.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Categories {
+    /// System prompt and developer instructions.
+    pub system: Tokens,
+    /// User text, including harness-injected text and compaction summaries.
+    pub user: Tokens,
+    /// Assistant text.
+    pub assistant: Tokens,
+    /// Assistant reasoning sent back.
+    pub thinking: Tokens,
+    /// Tool call names and arguments.
+    pub tool_calls: Tokens,
+    /// Tool-result summaries (and outputs too small to split).
+    pub tool_summaries: Tokens,
+    /// Tool-result contents still present.
+    pub tool_contents: Tokens,
+    /// Placeholders and previews policies put in place of content.
+    pub placeholders: Tokens,
+}
+
+impl Categories {
+    /// Sum over all categories.
+    pub fn total(&self) -> Tokens {
+        self.system
+            + self.user
+            + self.assistant
+            + self.thinking
+            + self.tool_calls
+            + self.tool_summaries
+            + self.tool_contents
+            + self.placeholders
+    }
+
+    /// `(name, tokens)` pairs in report order.
+    pub fn named(&self) -> [(&'static str, Tokens); 8] {
+        [
+            ("system", self.system),
+            ("user", self.user),
+            ("assistant", self.assistant),
+            ("thinking", self.thinking),
+            ("tool_calls", self.tool_calls),
+            ("tool_summaries", self.tool_summaries),
+            ("tool_contents", self.tool_contents),
+            ("placeholders", self.placeholders),
+        ]
+    }
+}
+
+/// The context one request sends, under the replayed policy.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequestRow {
+    /// 0-based index of the request in its conversation.
+    pub request: usize,
+    /// Provider id of the response, when recorded.
+    pub id: Option<String>,
+    /// RFC 3339 time of the request, when recorded.
+    pub timestamp: Option<String>,
+    /// Human turns started so far.
+    pub turn: usize,
+    /// Real tokens per category.
+    #[serde(flatten)]
+    pub categories: Categories,
+    /// Real tokens of the whole context (the sum of the categories).
+    pub context_tokens: Tokens,
+    /// The same context as the seed's framework estimates it (`len/4` per text, summed).
+    pub context_estimate: Tokens,
+    /// Real tokens of contents that are still present (what a prune could remove).
+    pub prunable_tokens: Tokens,
+    /// The same as the `len/4` estimate.
+    pub prunable_estimate: Tokens,
+    /// Real tokens the policy has removed from this context so far (net of placeholders).
+    pub pruned_tokens: Tokens,
+    /// Real tokens removed by the policy's changes made before this request.
+    pub freed_tokens: Tokens,
+    /// Tool results whose content the policy changed before this request.
+    pub changed_results: usize,
+    /// Real tokens at the start of this context identical to the previous request's context (the
+    /// prefix a prompt cache could serve; 0 for the first request and after a compaction).
+    pub shared_prefix_tokens: Tokens,
+    /// Tokens of the previous request's context (0 for the first request and after a compaction).
+    pub previous_context_tokens: Tokens,
+    /// Milliseconds since the previous request, when both are timestamped.
+    pub gap_ms: Option<i64>,
+    /// Prompt size the provider recorded for this request, if any.
+    pub recorded_input_tokens: Option<Tokens>,
+    /// Of which read from the provider's cache, if recorded.
+    pub recorded_cache_read_tokens: Option<Tokens>,
+}
+
+/// One conversation replayed under one policy at one threshold.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSummary {
+    /// The input path as given.
+    pub trace: String,
+    /// Conversation id within the file.
+    pub conversation: String,
+    /// Format that read the file.
+    pub format: String,
+    /// The policy spec.
+    pub policy: String,
+    /// Record-time transforms applied before the split, as specs.
+    pub transforms: Vec<String>,
+    /// `SUMMARY_THRESHOLD` in bytes.
+    pub threshold: usize,
+    /// Tokenizer of every token count in this run.
+    pub tokenizer: String,
+    /// Tokenizer the policy decided with.
+    pub decide_with: String,
+    /// LLM requests replayed.
+    pub requests: usize,
+    /// Tool results in the conversation.
+    pub tool_results: usize,
+    /// Results with content after the split (longer than the threshold, or pre-split with content).
+    pub split_results: usize,
+    /// UTF-8 bytes of all tool outputs (after transforms).
+    pub tool_output_bytes: Bytes,
+    /// Real tokens of all tool outputs, each counted alone.
+    pub tool_output_tokens: Tokens,
+    /// Real tokens of the contents of split results.
+    pub content_tokens: Tokens,
+    /// The seed's estimate (`len/4` each, summed) of those contents.
+    pub content_estimate: Tokens,
+    /// Largest context of any request.
+    pub peak_context_tokens: Tokens,
+    /// Sum of the context over all requests (the input tokens the run sends).
+    pub total_input_tokens: Tokens,
+    /// Context of the last request.
+    pub final_context_tokens: Tokens,
+    /// Real tokens the policy removed, net of placeholders: from the final context plus from
+    /// contexts later replaced by a compaction.
+    pub pruned_tokens: Tokens,
+    /// Requests before which the policy changed the context (each one breaks the cached prefix).
+    pub prune_events: usize,
+    /// Sum of the recorded prompt sizes, or null when the trace records none.
+    pub recorded_input_tokens: Option<Tokens>,
+    /// Requests that carry a recorded prompt size.
+    pub recorded_requests: usize,
+    /// Per-request timeline (only with `--per-request`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<Vec<RequestRow>>,
+}
+
+/// A replay run: totals plus the timeline.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Run {
+    /// Totals.
+    pub summary: RunSummary,
+    /// One row per request.
+    pub rows: Vec<RequestRow>,
+}
+
+/// The JSON document `replay --format json` writes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplayReport {
+    /// Every run, in input order (file, conversation, policy, threshold).
+    pub runs: Vec<RunSummary>,
+    /// Files that could not be read, with the reason.
+    pub errors: Vec<String>,
+    /// Non-fatal problems, per file.
+    pub warnings: Vec<String>,
+}
+
+/// Totals of every run of one policy at one threshold, over all conversations.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyTotals {
+    /// The policy spec.
+    pub policy: String,
+    /// Threshold in bytes.
+    pub threshold: usize,
+    /// Conversations replayed.
+    pub conversations: usize,
+    /// Requests replayed.
+    pub requests: usize,
+    /// Sum of every request's context.
+    pub total_input_tokens: Tokens,
+    /// Largest context of any request.
+    pub peak_context_tokens: Tokens,
+    /// Tokens the policy removed.
+    pub pruned_tokens: Tokens,
+    /// Requests before which the policy changed the context.
+    pub prune_events: usize,
+    /// `1 - total / total under none` at the same threshold, when `none` was replayed too.
+    pub savings: Option<f64>,
+}
+
+impl PolicyTotals {
+    /// Totals per (policy, threshold), in the order the pairs first appear in `runs`.
+    pub fn by_policy(runs: &[RunSummary]) -> Vec<PolicyTotals> {
+        let mut out: Vec<PolicyTotals> = Vec::new();
+        for r in runs {
+            let i = match out.iter().position(|t| t.policy == r.policy && t.threshold == r.threshold) {
+                Some(i) => i,
+                None => {
+                    out.push(PolicyTotals {
+                        policy: r.policy.clone(),
+                        threshold: r.threshold,
+                        ..Default::default()
+                    });
+                    out.len() - 1
+                }
+            };
+            let t = &mut out[i];
+            t.conversations += 1;
+            t.requests += r.requests;
+            t.total_input_tokens += r.total_input_tokens;
+            t.peak_context_tokens = t.peak_context_tokens.max(r.peak_context_tokens);
+            t.pruned_tokens += r.pruned_tokens;
+            t.prune_events += r.prune_events;
+        }
+        let baseline: Vec<(usize, Tokens)> =
+            out.iter().filter(|t| t.policy == "none").map(|t| (t.threshold, t.total_input_tokens)).collect();
+        for t in &mut out {
+            if let Some(&(_, none)) = baseline.iter().find(|(th, _)| *th == t.threshold) {
+                if none > 0 {
+                    t.savings = Some(1.0 - t.total_input_tokens as f64 / none as f64);
+                }
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(policy: &str, threshold: usize, total: Tokens, peak: Tokens) -> RunSummary {
+        RunSummary {
+            policy: policy.into(),
+            threshold,
+            requests: 2,
+            total_input_tokens: total,
+            peak_context_tokens: peak,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn totals_add_up_per_policy_and_threshold_with_savings_against_none() {
+        let runs = [
+            run("none", 256, 1000, 600),
+            run("keep-turns:n=3", 256, 750, 400),
+            run("none", 256, 1000, 700),
+            run("keep-turns:n=3", 256, 250, 100),
+            run("keep-turns:n=3", 512, 10, 10),
+        ];
+        let t = PolicyTotals::by_policy(&runs);
+        assert_eq!(t.len(), 3);
+        assert_eq!((t[0].conversations, t[0].total_input_tokens, t[0].peak_context_tokens), (2, 2000, 700));
+        assert_eq!(t[1].total_input_tokens, 1000);
+        assert_eq!(t[1].savings, Some(0.5));
+        assert_eq!(t[2].savings, None, "no `none` run at 512");
+    }
+
+    #[test]
+    fn categories_total_is_the_sum_of_the_parts() {
+        let c = Categories {
+            system: 1,
+            user: 2,
+            assistant: 3,
+            thinking: 4,
+            tool_calls: 5,
+            tool_summaries: 6,
+            tool_contents: 7,
+            placeholders: 8,
+        };
+        assert_eq!(c.total(), 36);
+        assert_eq!(c.named().iter().map(|(_, n)| n).sum::<Tokens>(), 36);
+    }
+}

@@ -1,0 +1,392 @@
+//! Token counters behind one trait, and the cache that counts each distinct text once.
+//!
+//! Three counters: `estimate` (the seed's `len / 4`, UTF-8 bytes, integer division per text),
+//! `o200k` and `cl100k` (OpenAI's encodings, exact, via tiktoken-rs `encode_ordinary`, so recorded text
+//! such as `<|endoftext|>` counts as the plain text it is). tiktoken-rs panics on whitespace runs
+//! of roughly a million characters (fancy-regex's backtracking limit); such texts are counted by
+//! bpe-openai instead, which implements the same encodings without backtracking and gives the same
+//! counts, so the count stays exact and nothing crashes.
+//!
+//! A [`Meter`] pairs the report's counter with the counter policies decide with and caches counts by
+//! a 128-bit hash of the text, so a replay with many policies and thresholds never recounts a text.
+//! Counting is pure; nothing here prints or reads files.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::str::FromStr;
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Bytes, Tokens};
+
+/// Which tokenizer a count uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tokenizer {
+    /// The seed's estimate: UTF-8 bytes / 4, rounded down.
+    Estimate,
+    /// OpenAI `o200k_base` (gpt-4o, gpt-4.1, gpt-5, o-series).
+    O200k,
+    /// OpenAI `cl100k_base` (gpt-4, gpt-3.5-turbo).
+    Cl100k,
+}
+
+impl Tokenizer {
+    /// Every tokenizer, in display order.
+    pub const ALL: [Tokenizer; 3] = [Tokenizer::Estimate, Tokenizer::O200k, Tokenizer::Cl100k];
+
+    /// The name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tokenizer::Estimate => "estimate",
+            Tokenizer::O200k => "o200k",
+            Tokenizer::Cl100k => "cl100k",
+        }
+    }
+
+    /// A counter for this tokenizer.
+    pub fn counter(self) -> Box<dyn Counter> {
+        match self {
+            Tokenizer::Estimate => Box::new(Estimate),
+            Tokenizer::O200k | Tokenizer::Cl100k => Box::new(Bpe::new(self)),
+        }
+    }
+}
+
+impl fmt::Display for Tokenizer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Tokenizer {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Tokenizer::ALL
+            .into_iter()
+            .find(|t| t.name() == s)
+            .ok_or_else(|| format!("unknown tokenizer `{s}` (expected estimate, o200k or cl100k)"))
+    }
+}
+
+/// Counts the tokens of a text.
+pub trait Counter: Send + Sync {
+    /// Which tokenizer this is.
+    fn tokenizer(&self) -> Tokenizer;
+    /// Tokens in `text`.
+    fn count(&self, text: &str) -> Tokens;
+}
+
+/// The seed's estimate: `len / 4` in UTF-8 bytes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Estimate;
+
+/// The seed's per-text estimate, `len / 4` with integer division.
+pub fn estimate(text: &str) -> Tokens {
+    text.len() as Tokens / 4
+}
+
+impl Counter for Estimate {
+    fn tokenizer(&self) -> Tokenizer {
+        Tokenizer::Estimate
+    }
+    fn count(&self, text: &str) -> Tokens {
+        estimate(text)
+    }
+}
+
+/// Whitespace runs at least this long go to bpe-openai: tiktoken-rs panics somewhere between 500k
+/// and 1M spaces; this leaves a wide margin and such runs are rare in real output.
+const LONG_WHITESPACE_RUN: usize = 100_000;
+
+/// An exact OpenAI BPE counter (tiktoken-rs, with bpe-openai for pathological whitespace).
+pub struct Bpe {
+    tokenizer: Tokenizer,
+    tiktoken: &'static tiktoken_rs::CoreBPE,
+}
+
+impl Bpe {
+    /// A counter for `o200k` or `cl100k`.
+    ///
+    /// # Panics
+    /// When given [`Tokenizer::Estimate`], which is not a BPE encoding.
+    pub fn new(tokenizer: Tokenizer) -> Bpe {
+        let tiktoken = match tokenizer {
+            Tokenizer::O200k => tiktoken_rs::o200k_base_singleton(),
+            Tokenizer::Cl100k => tiktoken_rs::cl100k_base_singleton(),
+            Tokenizer::Estimate => panic!("estimate is not a BPE encoding"),
+        };
+        Bpe { tokenizer, tiktoken }
+    }
+
+    fn fallback(&self, text: &str) -> Tokens {
+        let bpe = match self.tokenizer {
+            Tokenizer::O200k => bpe_openai::o200k_base(),
+            _ => bpe_openai::cl100k_base(),
+        };
+        bpe.count(text) as Tokens
+    }
+}
+
+impl Counter for Bpe {
+    fn tokenizer(&self) -> Tokenizer {
+        self.tokenizer
+    }
+
+    fn count(&self, text: &str) -> Tokens {
+        if longest_whitespace_run(text) >= LONG_WHITESPACE_RUN {
+            return self.fallback(text);
+        }
+        // Belt and braces: any other input that trips the regex engine is counted by the fallback.
+        catch_unwind(AssertUnwindSafe(|| self.tiktoken.encode_ordinary(text).len() as Tokens))
+            .unwrap_or_else(|_| self.fallback(text))
+    }
+}
+
+/// Length in chars of the longest run of whitespace in `text`.
+pub fn longest_whitespace_run(text: &str) -> usize {
+    let (mut best, mut run) = (0, 0);
+    for c in text.chars() {
+        if c.is_whitespace() {
+            run += 1;
+            best = best.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    best
+}
+
+const SHARDS: usize = 64;
+
+/// Counts by 128-bit text hash, shared between threads. Counts do not depend on the order in
+/// which texts arrive, so sharing the cache cannot change any output.
+pub struct CountCache {
+    shards: Vec<Mutex<HashMap<u128, Tokens>>>,
+}
+
+impl Default for CountCache {
+    fn default() -> Self {
+        CountCache { shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect() }
+    }
+}
+
+impl CountCache {
+    /// The cached count of `text`, computing it with `count` on a miss.
+    pub fn get_or_count(&self, text: &str, count: impl FnOnce(&str) -> Tokens) -> Tokens {
+        let key = xxhash_rust::xxh3::xxh3_128(text.as_bytes());
+        let shard = &self.shards[(key as usize) % SHARDS];
+        if let Some(n) = lock(shard).get(&key) {
+            return *n;
+        }
+        let n = count(text);
+        lock(shard).insert(key, n);
+        n
+    }
+
+    /// Number of distinct texts counted.
+    pub fn len(&self) -> usize {
+        self.shards.iter().map(|s| lock(s).len()).sum()
+    }
+
+    /// Whether nothing was counted yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A poisoned shard only means another thread panicked mid-insert of a plain number.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Size facts about one text, or sums of them: bytes, real tokens (the report's tokenizer), the
+/// seed's `len / 4` estimate (per text, then summed, as the seed's framework adds them up) and the
+/// tokens policies decide with.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Measure {
+    /// UTF-8 bytes.
+    pub bytes: Bytes,
+    /// Tokens with the report's tokenizer.
+    pub tokens: Tokens,
+    /// The seed's estimate, `bytes / 4` per text.
+    pub estimate: Tokens,
+    /// Tokens with the tokenizer policies decide with.
+    pub decide: Tokens,
+}
+
+impl std::ops::AddAssign for Measure {
+    fn add_assign(&mut self, o: Measure) {
+        self.bytes += o.bytes;
+        self.tokens += o.tokens;
+        self.estimate += o.estimate;
+        self.decide += o.decide;
+    }
+}
+
+impl std::ops::SubAssign for Measure {
+    fn sub_assign(&mut self, o: Measure) {
+        self.bytes -= o.bytes;
+        self.tokens -= o.tokens;
+        self.estimate -= o.estimate;
+        self.decide -= o.decide;
+    }
+}
+
+/// The report's counter and the decision counter, each with a cache.
+pub struct Meter {
+    report: Box<dyn Counter>,
+    decide: Box<dyn Counter>,
+    report_cache: CountCache,
+    decide_cache: CountCache,
+}
+
+impl Meter {
+    /// A meter that reports with `report` and lets policies decide with `decide`.
+    pub fn new(report: Tokenizer, decide: Tokenizer) -> Meter {
+        Meter::with_counters(report.counter(), decide.counter())
+    }
+
+    /// A meter over any two counters (tests use deterministic stubs).
+    pub fn with_counters(report: Box<dyn Counter>, decide: Box<dyn Counter>) -> Meter {
+        Meter { report, decide, report_cache: CountCache::default(), decide_cache: CountCache::default() }
+    }
+
+    /// The report's tokenizer.
+    pub fn report_tokenizer(&self) -> Tokenizer {
+        self.report.tokenizer()
+    }
+
+    /// The tokenizer policies decide with.
+    pub fn decide_tokenizer(&self) -> Tokenizer {
+        self.decide.tokenizer()
+    }
+
+    /// Tokens of `text` with the report's tokenizer (cached).
+    pub fn tokens(&self, text: &str) -> Tokens {
+        count_with(&*self.report, &self.report_cache, text)
+    }
+
+    /// Tokens of `text` with the decision tokenizer (cached; free when it is the estimate or the
+    /// same as the report's).
+    pub fn decide_tokens(&self, text: &str) -> Tokens {
+        if self.decide.tokenizer() == self.report.tokenizer() {
+            self.tokens(text)
+        } else {
+            count_with(&*self.decide, &self.decide_cache, text)
+        }
+    }
+
+    /// Bytes, report tokens and decision tokens of `text`.
+    pub fn measure(&self, text: &str) -> Measure {
+        Measure {
+            bytes: text.len() as Bytes,
+            tokens: self.tokens(text),
+            estimate: estimate(text),
+            decide: self.decide_tokens(text),
+        }
+    }
+
+    /// Distinct texts counted so far with the report's tokenizer.
+    pub fn distinct_texts(&self) -> usize {
+        self.report_cache.len()
+    }
+}
+
+fn count_with(counter: &dyn Counter, cache: &CountCache, text: &str) -> Tokens {
+    match counter.tokenizer() {
+        // Cheaper to compute than to look up, and empty text is zero everywhere.
+        Tokenizer::Estimate => counter.count(text),
+        _ if text.is_empty() => 0,
+        _ => cache.get_or_count(text, |t| counter.count(t)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn estimate_is_bytes_over_four_rounded_down() {
+        assert_eq!(estimate(""), 0);
+        assert_eq!(estimate("abc"), 0);
+        assert_eq!(estimate("abcd"), 1);
+        assert_eq!(estimate("あ"), 0); // 3 bytes
+        assert_eq!(estimate("ああ"), 1); // 6 bytes
+    }
+
+    #[test]
+    fn o200k_and_cl100k_count_known_strings() {
+        // Reference counts from OpenAI's tokenizers.
+        assert_eq!(Bpe::new(Tokenizer::O200k).count("hello world"), 2);
+        assert_eq!(Bpe::new(Tokenizer::Cl100k).count("hello world"), 2);
+        assert_eq!(Bpe::new(Tokenizer::Cl100k).count("before <|endoftext|> after <|fim_prefix|>"), 14);
+    }
+
+    #[test]
+    fn special_token_text_counts_as_ordinary_text() {
+        let n = Bpe::new(Tokenizer::O200k).count("<|endoftext|>");
+        assert!(n > 1, "counted as a single special token: {n}");
+    }
+
+    #[test]
+    fn a_million_spaces_do_not_crash_and_match_the_reference_scaled_case() {
+        for t in [Tokenizer::O200k, Tokenizer::Cl100k] {
+            let bpe = Bpe::new(t);
+            let text = format!("{}x", " ".repeat(1_000_000));
+            let n = bpe.count(&text);
+            assert!(n > 1000, "{t}: {n}");
+        }
+    }
+
+    #[test]
+    fn fallback_agrees_with_tiktoken_below_the_crash_size() {
+        for t in [Tokenizer::O200k, Tokenizer::Cl100k] {
+            let bpe = Bpe::new(t);
+            for text in [
+                format!("a{}b", " ".repeat(150_000)),
+                format!("{}\n{}x", " ".repeat(120_000), "\t".repeat(3)),
+                "fn main() {\n    println!(\"日本語 <|endoftext|>\");\n}\n".repeat(50),
+            ] {
+                let reference = bpe.tiktoken.encode_ordinary(&text).len() as Tokens;
+                assert_eq!(bpe.fallback(&text), reference, "{t}");
+                assert_eq!(bpe.count(&text), reference, "{t}");
+            }
+        }
+    }
+
+    #[test]
+    fn longest_whitespace_run_counts_chars() {
+        assert_eq!(longest_whitespace_run("a  b   c"), 3);
+        assert_eq!(longest_whitespace_run(""), 0);
+        assert_eq!(longest_whitespace_run(" \n\t\u{3000}x"), 4);
+    }
+
+    struct Counting(Arc<AtomicUsize>);
+    impl Counter for Counting {
+        fn tokenizer(&self) -> Tokenizer {
+            Tokenizer::O200k
+        }
+        fn count(&self, text: &str) -> Tokens {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            text.len() as Tokens
+        }
+    }
+
+    #[test]
+    fn meter_counts_each_distinct_text_once() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let meter = Meter::with_counters(Box::new(Counting(calls.clone())), Box::new(Estimate));
+        for _ in 0..5 {
+            assert_eq!(meter.tokens("some text"), 9);
+            assert_eq!(meter.tokens("other"), 5);
+        }
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+        assert_eq!(meter.distinct_texts(), 2);
+        assert_eq!(meter.measure("abcdefgh"), Measure { bytes: 8, tokens: 8, estimate: 2, decide: 2 });
+    }
+}
