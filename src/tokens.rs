@@ -204,11 +204,19 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Size facts about one text, or sums of them: bytes, real tokens (the report's tokenizer), the
 /// seed's `len / 4` estimate (per text, then summed, as the seed's framework adds them up) and the
-/// tokens policies decide with.
+/// tokens policies decide with. `chars`, `non_ascii` and `utf16` let any character-based estimator
+/// (opencode's JavaScript `length / 4`, Gemini CLI's per-character weights) be computed from sums
+/// without the text.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Measure {
     /// UTF-8 bytes.
     pub bytes: Bytes,
+    /// Unicode scalar values (`str::chars`).
+    pub chars: u64,
+    /// Of those, not ASCII.
+    pub non_ascii: u64,
+    /// UTF-16 code units (JavaScript's `length`).
+    pub utf16: u64,
     /// Tokens with the report's tokenizer.
     pub tokens: Tokens,
     /// The seed's estimate, `bytes / 4` per text.
@@ -220,6 +228,9 @@ pub struct Measure {
 impl std::ops::AddAssign for Measure {
     fn add_assign(&mut self, o: Measure) {
         self.bytes += o.bytes;
+        self.chars += o.chars;
+        self.non_ascii += o.non_ascii;
+        self.utf16 += o.utf16;
         self.tokens += o.tokens;
         self.estimate += o.estimate;
         self.decide += o.decide;
@@ -229,6 +240,9 @@ impl std::ops::AddAssign for Measure {
 impl std::ops::SubAssign for Measure {
     fn sub_assign(&mut self, o: Measure) {
         self.bytes -= o.bytes;
+        self.chars -= o.chars;
+        self.non_ascii -= o.non_ascii;
+        self.utf16 -= o.utf16;
         self.tokens -= o.tokens;
         self.estimate -= o.estimate;
         self.decide -= o.decide;
@@ -281,8 +295,12 @@ impl Meter {
 
     /// Bytes, report tokens and decision tokens of `text`.
     pub fn measure(&self, text: &str) -> Measure {
+        let (chars, non_ascii, utf16) = char_counts(text);
         Measure {
             bytes: text.len() as Bytes,
+            chars,
+            non_ascii,
+            utf16,
             tokens: self.tokens(text),
             estimate: estimate(text),
             decide: self.decide_tokens(text),
@@ -293,6 +311,21 @@ impl Meter {
     pub fn distinct_texts(&self) -> usize {
         self.report_cache.len()
     }
+}
+
+/// `(chars, non-ASCII chars, UTF-16 code units)` of `text`.
+pub fn char_counts(text: &str) -> (u64, u64, u64) {
+    if text.is_ascii() {
+        let n = text.len() as u64;
+        return (n, 0, n);
+    }
+    let (mut chars, mut non_ascii, mut utf16) = (0u64, 0u64, 0u64);
+    for c in text.chars() {
+        chars += 1;
+        non_ascii += u64::from(!c.is_ascii());
+        utf16 += c.len_utf16() as u64;
+    }
+    (chars, non_ascii, utf16)
 }
 
 fn count_with(counter: &dyn Counter, cache: &CountCache, text: &str) -> Tokens {
@@ -387,6 +420,15 @@ mod tests {
         }
         assert_eq!(calls.load(Ordering::SeqCst), 2);
         assert_eq!(meter.distinct_texts(), 2);
-        assert_eq!(meter.measure("abcdefgh"), Measure { bytes: 8, tokens: 8, estimate: 2, decide: 2 });
+        assert_eq!(
+            meter.measure("abcdefgh"),
+            Measure { bytes: 8, chars: 8, non_ascii: 0, utf16: 8, tokens: 8, estimate: 2, decide: 2 }
+        );
+    }
+
+    #[test]
+    fn char_counts_distinguish_bytes_chars_and_utf16() {
+        assert_eq!(char_counts("abc"), (3, 0, 3));
+        assert_eq!(char_counts("aあ😀"), (3, 2, 4));
     }
 }

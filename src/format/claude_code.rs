@@ -248,7 +248,11 @@ impl Reader {
             }
             Some(Value::Array(blocks)) => blocks,
             _ => {
-                return Err(TraceError::line(path, line, "user `message.content` is neither text nor a list"));
+                return Err(TraceError::line(
+                    path,
+                    line,
+                    "user `message.content` is neither text nor a list",
+                ));
             }
         };
         let mut text: Vec<&str> = Vec::new();
