@@ -1,0 +1,224 @@
+//! Black-box tests of the `ctxbudget` binary: arguments in, bytes and exit codes out, JSON read back
+//! through the strict result types.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::{ctxbudget, root};
+use ctxbudget::result::ReplayReport;
+use predicates::prelude::*;
+use serde::Deserialize;
+
+const SMALL: &str = "tests/fixtures/native/small.jsonl";
+
+#[derive(Debug, Deserialize)]
+struct Expected {
+    contexts: Vec<u64>,
+    peak: u64,
+    total: u64,
+    #[serde(rename = "final")]
+    final_context: u64,
+    split_results: usize,
+}
+
+fn report(args: &[&str]) -> ReplayReport {
+    let out = ctxbudget().args(args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("the JSON output reads back through the strict types")
+}
+
+#[test]
+fn replay_of_the_small_fixture_matches_the_independent_python_oracle() {
+    let text = std::fs::read_to_string(root().join("tests/fixtures/native/small.expected.json")).unwrap();
+    let expected: BTreeMap<String, Expected> = serde_json::from_str(&text).unwrap();
+    assert_eq!(expected.len(), 4);
+    for (key, want) in expected {
+        let (policy, threshold) = key.split_once('@').unwrap();
+        let r = report(&[
+            "replay",
+            SMALL,
+            "--tokenizer",
+            "estimate",
+            "--threshold",
+            threshold,
+            "--policy",
+            policy,
+            "--format",
+            "json",
+            "--per-request",
+        ]);
+        assert_eq!(r.runs.len(), 1, "{key}");
+        let run = &r.runs[0];
+        let contexts: Vec<u64> =
+            run.timeline.as_ref().unwrap().iter().map(|row| row.context_tokens).collect();
+        assert_eq!(contexts, want.contexts, "{key}");
+        assert_eq!(run.peak_context_tokens, want.peak, "{key}");
+        assert_eq!(run.total_input_tokens, want.total, "{key}");
+        assert_eq!(run.final_context_tokens, want.final_context, "{key}");
+        assert_eq!(run.split_results, want.split_results, "{key}");
+        assert_eq!((run.requests, run.tool_results), (5, 3), "{key}");
+        assert_eq!(run.recorded_input_tokens, Some(92), "{key}: 40 + 52 recorded");
+        assert_eq!(run.recorded_requests, 2, "{key}");
+    }
+}
+
+#[test]
+fn every_timeline_row_is_the_sum_of_its_categories() {
+    let r = report(&["replay", "traces", "--format", "json", "--per-request", "--policy", "keep-turns:n=2"]);
+    assert!(!r.runs.is_empty());
+    for run in &r.runs {
+        for row in run.timeline.as_ref().unwrap() {
+            assert_eq!(row.categories.total(), row.context_tokens);
+            assert!(row.shared_prefix_tokens <= row.previous_context_tokens);
+        }
+    }
+}
+
+#[test]
+fn replay_without_arguments_reads_the_bundled_traces() {
+    let out = ctxbudget().arg("replay").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    for trace in
+        ["traces/build-and-test.jsonl", "traces/explore-split.jsonl", "traces/non-ascii-review.jsonl"]
+    {
+        assert!(text.contains(trace), "{trace} missing from:\n{text}");
+    }
+    assert!(text.contains("Totals per policy"));
+}
+
+#[test]
+fn a_bad_file_among_good_ones_exits_1_and_the_good_ones_are_still_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(&bad, "{\"type\":\"user\",\"text\":\"hi\"}\n{not json}\n").unwrap();
+    let out = ctxbudget().args(["replay", SMALL]).arg(&bad).args(["--format", "json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let r: ReplayReport = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(r.runs.iter().all(|run| run.trace == SMALL));
+    assert_eq!(r.runs.len(), 4, "the default policies on the good file");
+    assert_eq!(r.errors.len(), 1);
+    assert!(
+        r.errors[0].ends_with("bad.jsonl:2: invalid JSON: key must be a string at line 1 column 2"),
+        "{:?}",
+        r.errors
+    );
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("error: ") && stderr.contains("bad.jsonl:2:"), "{stderr}");
+}
+
+#[test]
+fn usage_errors_exit_2_and_say_what_is_valid() {
+    ctxbudget().args(["replay", SMALL, "--policy", "keep-last:n=3"]).assert().code(2).stderr(
+        predicate::str::contains("unknown policy `keep-last`").and(predicate::str::contains("keep-turns")),
+    );
+    ctxbudget()
+        .args(["replay", SMALL, "--policy", "keep-turns:m=3"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("has no parameter `m`"));
+    ctxbudget().args(["replay", SMALL, "--tokenizer", "gpt2"]).assert().code(2);
+    ctxbudget()
+        .args(["replay", SMALL, "--output", "/no/such/dir/out.csv"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("/no/such/dir does not exist"));
+}
+
+#[test]
+fn an_output_path_equal_to_an_input_is_refused_and_the_input_is_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("t.jsonl");
+    std::fs::copy(root().join(SMALL), &input).unwrap();
+    let before = std::fs::read(&input).unwrap();
+    ctxbudget().arg("replay").arg(&input).arg("--output").arg(&input).assert().code(2);
+    assert_eq!(std::fs::read(&input).unwrap(), before);
+}
+
+#[test]
+fn csv_output_goes_to_the_file_and_reads_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("runs.csv");
+    ctxbudget()
+        .args(["replay", SMALL, "--format", "csv", "--output"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout("");
+    let mut reader = csv::Reader::from_path(&out).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    assert_eq!(&headers[0], "trace");
+    assert!(headers.iter().any(|h| h == "recorded_input_tokens"));
+    assert_eq!(reader.records().count(), 4);
+}
+
+#[test]
+fn stdout_dash_is_stdout() {
+    ctxbudget()
+        .args(["replay", SMALL, "--format", "markdown", "--output", "-"])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("## Runs\n\n| trace |"));
+}
+
+#[test]
+fn split_shows_how_the_seed_splits_one_output() {
+    ctxbudget()
+        .args(["split", "--threshold", "8"])
+        .write_stdin("first line\nsecond line\n")
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("23 bytes > threshold 8: split (2 lines).")
+                .and(predicate::str::contains("2 lines | first line…")),
+        );
+    let out =
+        ctxbudget().args(["split", "--threshold", "100", "--json"]).write_stdin("short").output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["split"], false);
+    assert_eq!(v["summary"], "short");
+    assert!(v["content"].is_null());
+}
+
+#[test]
+fn count_shows_real_tokens_beside_the_estimate() {
+    let out = ctxbudget().args(["count"]).write_stdin("hello world").output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let field = |name: &str| -> String {
+        let line = text.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("{name} in {text}"));
+        line.split_whitespace().nth(1).unwrap().to_owned()
+    };
+    assert_eq!(field("bytes"), "11");
+    assert_eq!(field("estimate"), "2");
+    assert_eq!(field("o200k"), "2");
+    assert_eq!(field("cl100k"), "2");
+    ctxbudget()
+        .args(["count", "--tokenizer", "cl100k"])
+        .write_stdin("x")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("cl100k").and(predicate::str::contains("o200k").not()));
+}
+
+#[test]
+fn output_is_the_same_bytes_at_one_and_many_threads() {
+    let run = |jobs: &str| {
+        let out = ctxbudget()
+            .args(["replay", "traces", SMALL, "--format", "json", "--per-request", "-j", jobs])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        out.stdout
+    };
+    assert_eq!(run("1"), run("4"));
+}
+
+#[test]
+fn policies_lists_every_policy_with_its_defaults() {
+    ctxbudget().arg("policies").assert().success().stdout(
+        predicate::str::contains("keep-turns")
+            .and(predicate::str::contains("n=3"))
+            .and(predicate::str::contains("budget")),
+    );
+}

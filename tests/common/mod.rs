@@ -1,0 +1,59 @@
+//! Helpers shared by the black-box tests: the binary, the fixtures and the shared corpus.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+/// The repository root.
+pub fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The `ctxbudget` binary, run from the repository root.
+pub fn ctxbudget() -> Command {
+    let mut c = Command::cargo_bin("ctxbudget").expect("the binary is built for integration tests");
+    c.current_dir(root());
+    c
+}
+
+/// The shared corpus beside the checkout, or `None` (after printing why) when it is absent.
+pub fn corpus(sub: &str) -> Option<PathBuf> {
+    let dir = root().join("../shared/corpus").join(sub);
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        println!("skipped: ../shared/corpus/{sub} not found");
+        None
+    }
+}
+
+/// Every file under `dir` whose name ends with one of `suffixes`, sorted, hidden folders included.
+pub fn files_under(dir: &Path, suffixes: &[&str]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("readable corpus directory") {
+            let p = e.expect("readable entry").path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if suffixes.iter().any(|s| p.to_string_lossy().ends_with(s)) {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The "tool results" column of PROVENANCE.md for a file path relative to the corpus root.
+pub fn provenance_tool_results(relative: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(root().join("../shared/corpus/PROVENANCE.md")).ok()?;
+    for line in text.lines() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        if cells.len() > 7 && cells[1] == format!("`{relative}`") {
+            return cells[6].replace(',', "").parse().ok();
+        }
+    }
+    None
+}
