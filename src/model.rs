@@ -285,3 +285,159 @@ mod tests {
         }
     }
 }
+
+/// Problems in how a conversation's calls and results link up. None stops a replay (each result is
+/// still counted), but each is worth a warning: it usually means a truncated or hand-edited trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkProblem {
+    /// A result whose call id no earlier call has.
+    ResultWithoutCall {
+        /// The call id.
+        call_id: String,
+        /// Requests made before the result.
+        request: usize,
+    },
+    /// A call that no later result answers.
+    CallWithoutResult {
+        /// The call id.
+        call_id: String,
+        /// The tool.
+        name: String,
+        /// Requests made before the call.
+        request: usize,
+    },
+    /// A second call with an id already used.
+    DuplicateCall {
+        /// The call id.
+        call_id: String,
+        /// Requests made before the second call.
+        request: usize,
+    },
+    /// A second result for the same call.
+    DuplicateResult {
+        /// The call id.
+        call_id: String,
+        /// Requests made before the second result.
+        request: usize,
+    },
+}
+
+impl std::fmt::Display for LinkProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LinkProblem::ResultWithoutCall { call_id, request } => {
+                write!(f, "tool result for call `{call_id}` (after request {request}) has no matching call")
+            }
+            LinkProblem::CallWithoutResult { call_id, name, request } => {
+                write!(f, "call `{call_id}` ({name}, after request {request}) has no result")
+            }
+            LinkProblem::DuplicateCall { call_id, request } => {
+                write!(f, "call id `{call_id}` is used again (after request {request})")
+            }
+            LinkProblem::DuplicateResult { call_id, request } => {
+                write!(f, "call `{call_id}` has a second result (after request {request})")
+            }
+        }
+    }
+}
+
+impl Conversation {
+    /// How calls and results fail to link, in order of appearance. Request numbers are 0-based
+    /// counts of the requests made before the item. A compaction does not forget calls: a result may
+    /// answer a call made before it.
+    pub fn link_problems(&self) -> Vec<LinkProblem> {
+        use std::collections::BTreeMap;
+        let mut calls: BTreeMap<&str, (&str, usize, bool)> = BTreeMap::new();
+        let mut problems = Vec::new();
+        let mut request = 0;
+        for item in &self.items {
+            match item {
+                Item::Request(_) => request += 1,
+                Item::ToolCall { call_id, name, .. } => {
+                    if calls.insert(call_id, (name, request, false)).is_some() {
+                        problems.push(LinkProblem::DuplicateCall { call_id: call_id.clone(), request });
+                    }
+                }
+                Item::ToolResult(r) => {
+                    match calls.get_mut(r.call_id.as_str()) {
+                        None => problems
+                            .push(LinkProblem::ResultWithoutCall { call_id: r.call_id.clone(), request }),
+                        Some((_, _, answered)) if *answered => problems
+                            .push(LinkProblem::DuplicateResult { call_id: r.call_id.clone(), request }),
+                        Some((_, _, answered)) => *answered = true,
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut open: Vec<LinkProblem> = calls
+            .into_iter()
+            .filter(|(_, (_, _, answered))| !answered)
+            .map(|(id, (name, request, _))| LinkProblem::CallWithoutResult {
+                call_id: id.to_owned(),
+                name: name.to_owned(),
+                request,
+            })
+            .collect();
+        open.sort_by_key(|p| match p {
+            LinkProblem::CallWithoutResult { request, .. } => *request,
+            _ => 0,
+        });
+        problems.extend(open);
+        problems
+    }
+}
+
+#[cfg(test)]
+mod link_tests {
+    use super::*;
+
+    fn call(id: &str) -> Item {
+        Item::ToolCall { call_id: id.into(), name: "bash".into(), arguments: "{}".into() }
+    }
+    fn result(id: &str) -> Item {
+        Item::ToolResult(ToolResult {
+            call_id: id.into(),
+            name: None,
+            output: Output::Raw { output: String::new() },
+            is_error: false,
+            images: 0,
+        })
+    }
+
+    #[test]
+    fn well_linked_conversations_have_no_problems() {
+        let c = Conversation {
+            items: vec![call("a"), result("a"), call("b"), result("b")],
+            ..Default::default()
+        };
+        assert!(c.link_problems().is_empty());
+    }
+
+    #[test]
+    fn each_kind_of_broken_link_is_named_with_its_request() {
+        let c = Conversation {
+            items: vec![
+                Item::Request(Request::default()),
+                call("a"),
+                result("x"),
+                Item::Request(Request::default()),
+                call("a"),
+                result("a"),
+                result("a"),
+                call("open"),
+            ],
+            ..Default::default()
+        };
+        let got: Vec<String> = c.link_problems().iter().map(ToString::to_string).collect();
+        assert_eq!(
+            got,
+            [
+                "tool result for call `x` (after request 1) has no matching call",
+                "call id `a` is used again (after request 2)",
+                "call `a` has a second result (after request 2)",
+                "call `open` (bash, after request 2) has no result",
+            ]
+        );
+    }
+}

@@ -70,6 +70,17 @@ pub fn replay_trace(path: &str, trace: &Trace, job: &Job, meter: &Meter) -> Vec<
     runs
 }
 
+/// Broken call/result links of every conversation, as warnings naming the conversation.
+pub fn link_warnings(trace: &Trace) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in &trace.conversations {
+        for p in c.link_problems() {
+            out.push(format!("conversation `{}`: {p}", c.id));
+        }
+    }
+    out
+}
+
 /// Loads and replays every file, in parallel, returning outcomes in input order. A file found in a
 /// directory walk that no format recognises is skipped with a warning; named explicitly, it is an
 /// error.
@@ -84,13 +95,17 @@ pub fn replay_files(found: &Discovered, job: &Job, meter: &Meter) -> Vec<FileOut
                 Err(e @ TraceError::Unrecognised { .. }) if !explicit => {
                     FileOutcome { warnings: vec![format!("skipped: {e}")], path: shown, ..Default::default() }
                 }
-                Ok(trace) => FileOutcome {
-                    runs: replay_trace(&shown, &trace, job, meter),
-                    format: Some(trace.format),
-                    warnings: trace.warnings,
-                    path: shown,
-                    error: None,
-                },
+                Ok(trace) => {
+                    let mut warnings = trace.warnings.clone();
+                    warnings.extend(link_warnings(&trace));
+                    FileOutcome {
+                        runs: replay_trace(&shown, &trace, job, meter),
+                        format: Some(trace.format),
+                        warnings,
+                        path: shown,
+                        error: None,
+                    }
+                }
                 Err(e) => FileOutcome { path: shown, error: Some(e.to_string()), ..Default::default() },
             }
         })

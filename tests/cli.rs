@@ -222,3 +222,34 @@ fn policies_lists_every_policy_with_its_defaults() {
             .and(predicate::str::contains("budget")),
     );
 }
+
+#[test]
+fn broken_call_links_are_warnings_naming_the_conversation_and_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("links.jsonl");
+    std::fs::write(
+        &file,
+        concat!(
+            "{\"type\":\"user\",\"text\":\"go\"}\n",
+            "{\"type\":\"request\"}\n",
+            "{\"type\":\"tool_call\",\"call_id\":\"c1\",\"name\":\"bash\",\"arguments\":\"{}\"}\n",
+            "{\"type\":\"tool_result\",\"call_id\":\"zz\",\"output\":\"orphan\"}\n",
+            "{\"type\":\"request\"}\n",
+        ),
+    )
+    .unwrap();
+    let out = ctxbudget().arg("replay").arg(&file).args(["--format", "json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "warnings do not fail a run");
+    let r: ReplayReport = serde_json::from_slice(&out.stdout).unwrap();
+    let shown = file.display().to_string();
+    assert_eq!(
+        r.warnings,
+        [
+            format!(
+                "{shown}: conversation `main`: tool result for call `zz` (after request 1) has no matching call"
+            ),
+            format!("{shown}: conversation `main`: call `c1` (bash, after request 1) has no result"),
+        ]
+    );
+    assert_eq!(r.runs[0].tool_results, 1, "the orphan result is still counted");
+}
