@@ -354,7 +354,8 @@ impl Conversation {
             match item {
                 Item::Request(_) => request += 1,
                 Item::ToolCall { call_id, name, .. } => {
-                    if calls.insert(call_id, (name, request, false)).is_some() {
+                    let previous = calls.insert(call_id, (name, request, false));
+                    if previous.is_some() {
                         problems.push(LinkProblem::DuplicateCall { call_id: call_id.clone(), request });
                     }
                 }
