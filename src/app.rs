@@ -10,9 +10,9 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use crate::config::{Config, CountConfig, ReplayConfig, SplitConfig, UsageError};
+use crate::config::{Config, CountConfig, ReconcileConfig, ReplayConfig, SplitConfig, UsageError};
 use crate::input;
-use crate::pipeline::{Job, replay_files};
+use crate::pipeline::{Job, reconcile_files, replay_files};
 use crate::policy::registry;
 use crate::result::ReplayReport;
 use crate::split::ToolOutput;
@@ -35,7 +35,23 @@ pub fn run(config: Config) -> Result<ExitCode> {
             stdout(&policies_text())?;
             Ok(ExitCode::from(EXIT_OK))
         }
+        Config::Reconcile(c) => reconcile(c),
     }
+}
+
+fn reconcile(c: ReconcileConfig) -> Result<ExitCode> {
+    if let Err(e) = c.output.check(&c.paths) {
+        return Err(UsageError(format!("{e:#}")).into());
+    }
+    let run = || -> Result<ExitCode> {
+        let found = input::discover(&c.paths);
+        let meter = Meter::new(c.tokenizer, c.tokenizer);
+        let report = reconcile_files(&found, c.input_format, &meter, c.per_request, c.worst);
+        let bytes = crate::export::reconcile::render(&report, c.format, c.per_request)?;
+        c.output.write(&bytes)?;
+        Ok(print_problems(&report.warnings, &report.errors))
+    };
+    with_jobs(c.jobs, run)
 }
 
 fn replay(c: ReplayConfig) -> Result<ExitCode> {
@@ -69,15 +85,25 @@ fn replay(c: ReplayConfig) -> Result<ExitCode> {
         }
         let bytes = c.format.exporter().render(&report, c.per_request)?;
         c.output.write(&bytes)?;
-        for w in &report.warnings {
-            eprintln!("warning: {w}");
-        }
-        for e in &report.errors {
-            eprintln!("error: {e}");
-        }
-        Ok(ExitCode::from(if report.errors.is_empty() { EXIT_OK } else { EXIT_SOME_FAILED }))
+        Ok(print_problems(&report.warnings, &report.errors))
     };
-    match c.jobs {
+    with_jobs(c.jobs, run)
+}
+
+/// Prints warnings and errors to stderr once; the exit code says whether any input failed.
+fn print_problems(warnings: &[String], errors: &[String]) -> ExitCode {
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
+    for e in errors {
+        eprintln!("error: {e}");
+    }
+    ExitCode::from(if errors.is_empty() { EXIT_OK } else { EXIT_SOME_FAILED })
+}
+
+/// Runs `run` on a pool of `jobs` threads, or on the default pool.
+fn with_jobs(jobs: Option<usize>, run: impl FnOnce() -> Result<ExitCode> + Send) -> Result<ExitCode> {
+    match jobs {
         Some(n) => rayon::ThreadPoolBuilder::new().num_threads(n).build()?.install(run),
         None => run(),
     }

@@ -25,6 +25,9 @@ pub enum Command {
     Count(CountArgs),
     /// List every policy with its parameters, defaults and source.
     Policies,
+    /// Set each request's replayed context beside the prompt size the provider recorded, fit
+    /// recorded ≈ a + b·replayed per conversation and report the error.
+    Reconcile(ReconcileArgs),
 }
 
 /// Tokenizers.
@@ -84,6 +87,46 @@ pub struct ReplayArgs {
     /// Re-split outputs that a tool already split into summary and content.
     #[arg(long)]
     pub resplit: bool,
+    /// Worker threads (default: all cores). Output is identical at any count.
+    #[arg(long, short = 'j')]
+    pub jobs: Option<usize>,
+    /// Also read Claude Code sessions in place, from ~/.claude/projects.
+    #[arg(long)]
+    pub claude: bool,
+    /// Also read Codex CLI rollouts in place, from ~/.codex/sessions.
+    #[arg(long)]
+    pub codex: bool,
+}
+
+/// Options of `reconcile`.
+#[derive(Debug, Args)]
+pub struct ReconcileArgs {
+    /// Trace files or directories (searched recursively, hidden folders included).
+    pub paths: Vec<PathBuf>,
+    /// Also read Claude Code sessions in place, from ~/.claude/projects.
+    #[arg(long)]
+    pub claude: bool,
+    /// Also read Codex CLI rollouts in place, from ~/.codex/sessions.
+    #[arg(long)]
+    pub codex: bool,
+    /// Tokenizer of the replayed counts (o200k is exact only for OpenAI's current models).
+    #[arg(long, value_enum, default_value_t = TokenizerArg::O200k)]
+    pub tokenizer: TokenizerArg,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
+    pub format: FormatArg,
+    /// Write the report here instead of stdout (`-` = stdout). Written atomically.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+    /// Also list every request (CSV: only the requests).
+    #[arg(long)]
+    pub per_request: bool,
+    /// How many of the worst requests to list.
+    #[arg(long, default_value_t = 10)]
+    pub worst: usize,
+    /// Read every input with this format instead of detecting it.
+    #[arg(long, value_name = "FORMAT")]
+    pub input_format: Option<String>,
     /// Worker threads (default: all cores). Output is identical at any count.
     #[arg(long, short = 'j')]
     pub jobs: Option<usize>,

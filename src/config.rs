@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use crate::cli::{self, Cli, FormatArg, TokenizerArg};
 use crate::export::{ExportFormat, Output};
 use crate::format::{self, Format};
+use crate::input::{AgentHome, agent_homes};
 use crate::policy::PolicySpec;
 use crate::tokens::Tokenizer;
 
@@ -31,6 +32,58 @@ pub enum Config {
     Count(CountConfig),
     /// `policies`.
     Policies,
+    /// `reconcile`.
+    Reconcile(ReconcileConfig),
+}
+
+/// Resolved `reconcile` options.
+pub struct ReconcileConfig {
+    /// Files and directories to read (agent homes included).
+    pub paths: Vec<PathBuf>,
+    /// Tokenizer of the replayed counts.
+    pub tokenizer: Tokenizer,
+    /// Report format.
+    pub format: ExportFormat,
+    /// Where the report goes.
+    pub output: Output,
+    /// List every request.
+    pub per_request: bool,
+    /// How many worst requests to list.
+    pub worst: usize,
+    /// Forced input format.
+    pub input_format: Option<&'static dyn Format>,
+    /// Worker threads, if set.
+    pub jobs: Option<usize>,
+}
+
+/// The paths given plus the agent folders asked for with `--claude`/`--codex`, read under `$HOME`.
+pub fn with_agent_homes(
+    mut paths: Vec<PathBuf>,
+    claude: bool,
+    codex: bool,
+) -> Result<Vec<PathBuf>, UsageError> {
+    let agents: Vec<AgentHome> = [(claude, AgentHome::Claude), (codex, AgentHome::Codex)]
+        .into_iter()
+        .filter_map(|(on, a)| on.then_some(a))
+        .collect();
+    if agents.is_empty() {
+        return Ok(paths);
+    }
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).ok_or_else(|| {
+        UsageError("--claude/--codex read under $HOME, which is not set; pass the folders as paths".into())
+    })?;
+    paths.extend(agent_homes(Path::new(&home), &agents));
+    Ok(paths)
+}
+
+/// Resolves `--input-format`.
+fn input_format(name: Option<&str>) -> Result<Option<&'static dyn Format>, UsageError> {
+    match name {
+        None | Some("auto") => Ok(None),
+        Some(name) => format::by_name(name).map(Some).ok_or_else(|| {
+            UsageError(format!("unknown input format `{name}`; valid: auto, {}", format::names()))
+        }),
+    }
 }
 
 /// Resolved `replay` options.
@@ -121,7 +174,7 @@ impl Config {
     pub fn from_cli(cli: Cli) -> Result<Config, UsageError> {
         Ok(match cli.command {
             cli::Command::Replay(a) => {
-                let paths = if a.paths.is_empty() {
+                let paths = if a.paths.is_empty() && !a.claude && !a.codex {
                     vec![default_traces().ok_or_else(|| {
                         UsageError(
                             "no input given and no traces/ directory here; pass trace files or directories"
@@ -129,7 +182,7 @@ impl Config {
                         )
                     })?]
                 } else {
-                    a.paths
+                    with_agent_homes(a.paths, a.claude, a.codex)?
                 };
                 let input_format = match a.input_format.as_deref() {
                     None | Some("auto") => None,
@@ -165,6 +218,27 @@ impl Config {
                 },
             }),
             cli::Command::Policies => Config::Policies,
+            cli::Command::Reconcile(a) => {
+                let paths = with_agent_homes(a.paths, a.claude, a.codex)?;
+                if paths.is_empty() {
+                    return Err(UsageError(
+                        "reconcile needs trace files or directories, or --claude/--codex".into(),
+                    ));
+                }
+                if a.jobs == Some(0) {
+                    return Err(UsageError("--jobs must be at least 1".into()));
+                }
+                Config::Reconcile(ReconcileConfig {
+                    paths,
+                    tokenizer: a.tokenizer.into(),
+                    format: a.format.into(),
+                    output: Output::from_arg(a.output.as_deref()),
+                    per_request: a.per_request,
+                    worst: a.worst,
+                    input_format: input_format(a.input_format.as_deref())?,
+                    jobs: a.jobs,
+                })
+            }
         })
     }
 }
@@ -190,8 +264,29 @@ mod tests {
     }
 
     #[test]
+    fn agent_flags_add_their_folders_under_home() {
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let Some(home) = home.filter(|h| !h.as_os_str().is_empty()) else { return };
+        let Config::Reconcile(c) = config(&["ctxbudget", "reconcile", "x", "--codex"]).ok().unwrap() else {
+            panic!()
+        };
+        assert_eq!(c.paths, [PathBuf::from("x"), home.join(".codex/sessions")]);
+        let Config::Replay(c) = config(&["ctxbudget", "replay", "--claude"]).ok().unwrap() else { panic!() };
+        assert_eq!(c.paths, [home.join(".claude/projects")]);
+    }
+
+    #[test]
+    fn reconcile_without_inputs_is_a_usage_error() {
+        let e = config(&["ctxbudget", "reconcile"]).err().unwrap();
+        assert!(e.0.contains("--claude/--codex"), "{e}");
+        let e = config(&["ctxbudget", "reconcile", "x", "--input-format", "nope"]).err().unwrap();
+        assert!(e.0.starts_with("unknown input format `nope`"), "{e}");
+    }
+
+    #[test]
     fn an_unknown_input_format_lists_the_valid_ones() {
         let e = config(&["ctxbudget", "replay", "x", "--input-format", "aider"]).err().unwrap();
-        assert!(e.0.contains("valid: auto, claude-code, native"), "{e}");
+        assert!(e.0.contains("valid: auto, claude-code,"), "{e}");
+        assert!(e.0.contains(", native"), "{e}");
     }
 }

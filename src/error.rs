@@ -51,6 +51,16 @@ impl TraceError {
         TraceError::Line { path: path.into(), line, message: message.into() }
     }
 
+    /// The warning for a file a directory walk found but could not read, which is skipped.
+    pub fn skip_warning(&self) -> String {
+        match self {
+            TraceError::Unrecognised { path, tried } => {
+                format!("{}: skipped: not a recognised trace format (tried {tried})", path.display())
+            }
+            other => format!("skipped: {other}"),
+        }
+    }
+
     /// An error about the whole file.
     pub fn content(path: impl Into<PathBuf>, message: impl Into<String>) -> Self {
         TraceError::Content { path: path.into(), message: message.into() }

@@ -2,9 +2,20 @@
 //! format that recognises it. The only module besides `export` that touches the file system.
 //!
 //! Directories are walked recursively in sorted order (so output never depends on the order the
-//! OS lists files), hidden entries inside a walk are skipped, symlinked directories are followed at
-//! most once (no loops), and files that are obviously not traces (`*.md`, Claude Code's
-//! `*.meta.json`) are passed over. A file is read in one pass: the first bytes go to detection, then
+//! OS lists files), symlinked directories are followed at most once (no loops), and files that are
+//! obviously not traces (`*.md`, Claude Code's `*.meta.json`) are passed over.
+//!
+//! **Hidden entries (decision).** A directory is walked because a user named it (or asked for it
+//! with `--claude`/`--codex`), so hidden *directories* inside it are walked too: agents and
+//! workflows keep logs in dot-folders (the corpus's stream-json logs sit under `.ai-workflow/`).
+//! Skipped are the folders that hold tool state rather than sessions — version-control metadata
+//! (`.git`, `.hg`, `.svn`, `.jj`) and Python environments and caches (`.venv`, `.tox`,
+//! `.mypy_cache`, `.pytest_cache`, `.ruff_cache`) — see [`SKIPPED_DIRS`], and hidden *files*
+//! (`.DS_Store`, `.gitignore`, …), which are never traces and would each be an "unrecognised file"
+//! warning. A hidden file or directory named explicitly is read like any other.
+//!
+//! [`agent_homes`] gives the places agents write sessions to, read in place: `~/.claude/projects`
+//! (Claude Code) and `~/.codex/sessions` (Codex CLI). A file is read in one pass: the first bytes go to detection, then
 //! the same bytes and the rest of the file stream into the format's reader.
 
 use std::collections::BTreeSet;
@@ -31,6 +42,35 @@ pub struct Discovered {
 fn is_obviously_not_a_trace(path: &Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     name.ends_with(".md") || name.ends_with(".meta.json")
+}
+
+/// Directories a walk does not enter: tool state, not sessions.
+pub const SKIPPED_DIRS: [&str; 9] =
+    [".git", ".hg", ".svn", ".jj", ".venv", ".tox", ".mypy_cache", ".pytest_cache", ".ruff_cache"];
+
+/// Session folders of the agents ctxbudget can read in place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentHome {
+    /// Claude Code: `~/.claude/projects`.
+    Claude,
+    /// Codex CLI: `~/.codex/sessions`.
+    Codex,
+}
+
+impl AgentHome {
+    /// The folder under the home directory.
+    pub fn relative(self) -> &'static str {
+        match self {
+            AgentHome::Claude => ".claude/projects",
+            AgentHome::Codex => ".codex/sessions",
+        }
+    }
+}
+
+/// The session folders of `agents` under `home` (normally `$HOME`), in the order given. A folder
+/// that does not exist is still returned: [`discover`] reports it as missing.
+pub fn agent_homes(home: &Path, agents: &[AgentHome]) -> Vec<PathBuf> {
+    agents.iter().map(|a| home.join(a.relative())).collect()
 }
 
 /// Finds the trace files under `paths`.
@@ -75,12 +115,12 @@ fn walk(dir: &Path, seen: &mut BTreeSet<PathBuf>, found: &mut Discovered) {
     let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     paths.sort();
     for path in paths {
-        let hidden = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.'));
-        if hidden {
-            continue;
-        }
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let hidden = name.starts_with('.');
         match std::fs::metadata(&path) {
+            Ok(m) if m.is_dir() && SKIPPED_DIRS.contains(&name) => {}
             Ok(m) if m.is_dir() => walk(&path, seen, found),
+            Ok(_) if hidden => {}
             Ok(_) if is_obviously_not_a_trace(&path) => {}
             Ok(_) => {
                 found.files.push(path);
@@ -125,13 +165,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn directories_are_walked_in_sorted_order_skipping_hidden_and_docs() {
+    fn directories_are_walked_in_sorted_order_with_hidden_folders_but_not_vcs_or_docs() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         std::fs::create_dir_all(root.join("b/sub")).unwrap();
         std::fs::create_dir_all(root.join(".hidden")).unwrap();
-        for f in ["b/sub/z.jsonl", "a.jsonl", "b/y.json", ".hidden/x.jsonl", "README.md", "b/agent.meta.json"]
-        {
+        std::fs::create_dir_all(root.join(".git/objects")).unwrap();
+        for f in [
+            "b/sub/z.jsonl",
+            "a.jsonl",
+            "b/y.json",
+            ".hidden/x.jsonl",
+            ".hidden/.DS_Store",
+            ".git/objects/o.jsonl",
+            "README.md",
+            "b/agent.meta.json",
+        ] {
             std::fs::write(root.join(f), "{}").unwrap();
         }
         let found = discover(&[root.to_owned()]);
@@ -140,8 +189,27 @@ mod tests {
             .iter()
             .map(|p| p.strip_prefix(root).unwrap().to_string_lossy().into_owned())
             .collect();
-        assert_eq!(rel, ["a.jsonl", "b/sub/z.jsonl", "b/y.json"]);
+        assert_eq!(rel, [".hidden/x.jsonl", "a.jsonl", "b/sub/z.jsonl", "b/y.json"]);
         assert!(found.errors.is_empty());
+    }
+
+    #[test]
+    fn a_hidden_file_named_explicitly_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(".session.jsonl");
+        std::fs::write(&p, "{}").unwrap();
+        let found = discover(std::slice::from_ref(&p));
+        assert_eq!(found.files, [p]);
+        assert_eq!(found.explicit, [true]);
+    }
+
+    #[test]
+    fn agent_homes_are_read_in_place_under_home() {
+        let homes = agent_homes(Path::new("/home/u"), &[AgentHome::Claude, AgentHome::Codex]);
+        assert_eq!(
+            homes,
+            [PathBuf::from("/home/u/.claude/projects"), PathBuf::from("/home/u/.codex/sessions")]
+        );
     }
 
     #[cfg(unix)]

@@ -7,6 +7,7 @@
 
 use rayon::prelude::*;
 
+use crate::analysis::reconcile::ReconcileReport;
 use crate::error::TraceError;
 use crate::format::Format;
 use crate::input::{self, Discovered};
@@ -93,7 +94,7 @@ pub fn replay_files(found: &Discovered, job: &Job, meter: &Meter) -> Vec<FileOut
             let shown = path.display().to_string();
             match input::load(path, job.input_format) {
                 Err(e @ TraceError::Unrecognised { .. }) if !explicit => {
-                    FileOutcome { warnings: vec![format!("skipped: {e}")], path: shown, ..Default::default() }
+                    FileOutcome { warnings: vec![e.skip_warning()], path: shown, ..Default::default() }
                 }
                 Ok(trace) => {
                     let mut warnings = trace.warnings.clone();
@@ -110,4 +111,73 @@ pub fn replay_files(found: &Discovered, job: &Job, meter: &Meter) -> Vec<FileOut
             }
         })
         .collect()
+}
+
+/// Loads every file in parallel and reconciles each conversation's replayed context with its
+/// recorded usage (see [`crate::analysis::reconcile`]). Conversations stay in input order; the
+/// `worst` requests are taken over all of them. Unrecognised files found in a walk are skipped
+/// with a warning, as in [`replay_files`].
+pub fn reconcile_files(
+    found: &Discovered,
+    input_format: Option<&'static dyn Format>,
+    meter: &Meter,
+    per_request: bool,
+    worst: usize,
+) -> ReconcileReport {
+    use crate::analysis::reconcile::{self, RequestFit};
+    let tokenizer = meter.report_tokenizer();
+    let opts = MeasureOptions { resplit: false, transforms: &[] };
+    let outcomes: Vec<_> = found
+        .files
+        .par_iter()
+        .zip(found.explicit.par_iter())
+        .map(|(path, &explicit)| {
+            let shown = path.display().to_string();
+            let mut fits = Vec::new();
+            let mut rows: Vec<RequestFit> = Vec::new();
+            let trace = match input::load(path, input_format) {
+                Err(e @ TraceError::Unrecognised { .. }) if !explicit => {
+                    return (shown, fits, rows, vec![e.skip_warning()], None);
+                }
+                Err(e) => return (shown, fits, rows, Vec::new(), Some(e.to_string())),
+                Ok(trace) => trace,
+            };
+            for conversation in &trace.conversations {
+                let measured = MeasuredConversation::new(conversation, meter, &opts);
+                let sent = reconcile::sent_contexts(&shown, conversation, &measured);
+                let (mut fit, fitted) =
+                    reconcile::reconcile(&shown, trace.format, conversation, sent, tokenizer);
+                if per_request {
+                    fit.requests_detail = Some(fitted.clone());
+                }
+                fits.push(fit);
+                rows.extend(fitted);
+            }
+            (shown, fits, rows, trace.warnings, None)
+        })
+        .collect();
+    let mut report = ReconcileReport {
+        tokenizer: tokenizer.name().to_owned(),
+        errors: found.errors.clone(),
+        ..Default::default()
+    };
+    let mut all_rows = Vec::new();
+    for (path, fits, rows, warnings, error) in outcomes {
+        report.warnings.extend(
+            warnings.into_iter().map(|w| if w.starts_with(&path) { w } else { format!("{path}: {w}") }),
+        );
+        report.errors.extend(error);
+        for fit in &fits {
+            if let Some(note) = reconcile::tokenizer_note(&fit.provider, tokenizer) {
+                if !report.notes.contains(&note) {
+                    report.notes.push(note);
+                }
+            }
+        }
+        report.conversations.extend(fits);
+        all_rows.extend(rows);
+    }
+    report.formats = reconcile::by_format(&report.conversations, &all_rows);
+    report.worst = reconcile::worst(&all_rows, worst);
+    report
 }

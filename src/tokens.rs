@@ -337,6 +337,29 @@ fn count_with(counter: &dyn Counter, cache: &CountCache, text: &str) -> Tokens {
     }
 }
 
+/// Counters for tests elsewhere in the crate.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{Counter, Meter, Tokenizer, Tokens};
+
+    /// One token per byte (reported as o200k), so expected numbers are easy to check by hand.
+    pub(crate) struct Bytes;
+
+    impl Counter for Bytes {
+        fn tokenizer(&self) -> Tokenizer {
+            Tokenizer::O200k
+        }
+        fn count(&self, text: &str) -> Tokens {
+            text.len() as Tokens
+        }
+    }
+
+    /// A meter that counts one token per byte for reports and decisions.
+    pub(crate) fn bytes_meter() -> Meter {
+        Meter::with_counters(Box::new(Bytes), Box::new(Bytes))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

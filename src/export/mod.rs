@@ -11,6 +11,7 @@ pub mod columns;
 pub mod csv;
 pub mod json;
 pub mod markdown;
+pub mod reconcile;
 pub mod table;
 
 use std::io::Write;

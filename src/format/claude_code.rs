@@ -31,7 +31,7 @@ use serde_json::Value;
 
 use super::{Format, Head, read_json_lines};
 use crate::error::TraceError;
-use crate::model::{Conversation, Item, Output, Request, ToolResult, Trace, Usage};
+use crate::model::{Conversation, Item, Output, RecordedTotal, Request, ToolResult, Trace, Usage};
 use crate::time::parse_rfc3339;
 
 /// Claude Code session JSONL.
@@ -112,8 +112,10 @@ impl Building {
     }
 }
 
+/// The line-by-line assembler of Claude Code conversations, shared with
+/// [`claude_stream`](super::claude_stream), whose lines carry the same Anthropic messages.
 #[derive(Default)]
-struct Reader {
+pub(crate) struct Reader {
     conversations: Vec<Building>,
     by_key: BTreeMap<String, usize>,
     /// Inline sidechain line uuid → conversation index.
@@ -123,7 +125,8 @@ struct Reader {
 }
 
 impl Reader {
-    fn conversation(&mut self, key: String) -> usize {
+    /// Index of the conversation called `key`, created empty on first use.
+    pub(crate) fn conversation(&mut self, key: String) -> usize {
         if let Some(&i) = self.by_key.get(&key) {
             return i;
         }
@@ -162,13 +165,20 @@ impl Reader {
             return Err(TraceError::line(path, line, "expected an object with a string `type`"));
         };
         match kind {
-            "assistant" => self.assistant(path, line, v),
-            "user" => self.user(path, line, v),
+            "assistant" | "user" => {
+                if v.get("message").is_none() {
+                    return Err(TraceError::line(path, line, format!("{kind} line has no `message`")));
+                }
+                let c = self.route(v);
+                if kind == "user" {
+                    self.user_in(c, path, line, v)
+                } else {
+                    self.assistant_in(c, path, line, v)
+                }
+            }
             "system" if v.get("subtype").and_then(Value::as_str) == Some("compact_boundary") => {
                 let c = self.route(v);
-                let b = &mut self.conversations[c];
-                b.flush();
-                b.conversation.items.push(Item::Compaction { summary: None });
+                self.compaction_in(c);
                 Ok(())
             }
             // Other line types are UI bookkeeping that is not sent to the model.
@@ -176,7 +186,15 @@ impl Reader {
         }
     }
 
-    fn assistant(&mut self, path: &Path, line: usize, v: &Value) -> Result<(), TraceError> {
+    /// Adds an assistant line (its `message` an Anthropic response, possibly one block of it) to
+    /// conversation `c`, merging the lines of one response into one request.
+    pub(crate) fn assistant_in(
+        &mut self,
+        c: usize,
+        path: &Path,
+        line: usize,
+        v: &Value,
+    ) -> Result<(), TraceError> {
         let message = v
             .get("message")
             .ok_or_else(|| TraceError::line(path, line, "assistant line has no `message`"))?;
@@ -188,7 +206,6 @@ impl Reader {
             .and_then(Value::as_str)
             .ok_or_else(|| TraceError::line(path, line, "assistant line has no `message.id`"))?;
         let usage = message.get("usage").map(usage_of);
-        let c = self.route(v);
         let b = &mut self.conversations[c];
         if b.open.as_deref() == Some(id) {
             // A further block of the open response: keep the largest output count.
@@ -236,11 +253,17 @@ impl Reader {
         Ok(())
     }
 
-    fn user(&mut self, path: &Path, line: usize, v: &Value) -> Result<(), TraceError> {
+    /// Adds a user line (text, images, tool results) to conversation `c`.
+    pub(crate) fn user_in(
+        &mut self,
+        c: usize,
+        path: &Path,
+        line: usize,
+        v: &Value,
+    ) -> Result<(), TraceError> {
         let message =
             v.get("message").ok_or_else(|| TraceError::line(path, line, "user line has no `message`"))?;
         let meta = v.get("isMeta").and_then(Value::as_bool).unwrap_or(false);
-        let c = self.route(v);
         let blocks = match message.get("content") {
             Some(Value::String(s)) => {
                 self.conversations[c].push(Item::User { text: s.clone(), meta, images: 0 });
@@ -284,8 +307,30 @@ impl Reader {
         Ok(())
     }
 
-    fn finish(mut self) -> Trace {
-        let mut trace = Trace { format: "claude-code", ..Default::default() };
+    /// Conversation `c`'s context is replaced from here on (its summary follows as user text).
+    pub(crate) fn compaction_in(&mut self, c: usize) {
+        let b = &mut self.conversations[c];
+        b.flush();
+        b.conversation.items.push(Item::Compaction { summary: None });
+    }
+
+    /// Sets the aggregate usage of conversation `c` (for formats that also record session totals).
+    pub(crate) fn set_recorded_total(&mut self, c: usize, total: RecordedTotal) {
+        self.conversations[c].conversation.recorded_total = Some(total);
+    }
+
+    /// Requests assembled so far in conversation `c` (the open response's included).
+    pub(crate) fn requests_in(&self, c: usize) -> usize {
+        self.conversations[c].conversation.requests()
+    }
+
+    fn finish(self) -> Trace {
+        self.finish_as("claude-code")
+    }
+
+    /// The trace, under the name of the format that read it.
+    pub(crate) fn finish_as(mut self, format: &'static str) -> Trace {
+        let mut trace = Trace { format, ..Default::default() };
         for (kind, n) in &self.unknown_blocks {
             trace.warnings.push(format!("{n} `{kind}` content block(s) not replayed (unknown block type)"));
         }
@@ -297,12 +342,13 @@ impl Reader {
     }
 }
 
-fn str_field(v: &Value, key: &str) -> String {
+/// The string field `key` of `v`, or an empty string.
+pub(crate) fn str_field(v: &Value, key: &str) -> String {
     v.get(key).and_then(Value::as_str).unwrap_or_default().to_owned()
 }
 
 /// Tool-result text (string, or `text` blocks joined with `\n`) and its image count.
-fn tool_result_text(content: Option<&Value>) -> (String, u32) {
+pub(crate) fn tool_result_text(content: Option<&Value>) -> (String, u32) {
     match content {
         Some(Value::String(s)) => (s.clone(), 0),
         Some(Value::Array(blocks)) => {
@@ -321,7 +367,8 @@ fn tool_result_text(content: Option<&Value>) -> (String, u32) {
     }
 }
 
-fn usage_of(u: &Value) -> Usage {
+/// Anthropic usage normalised: prompt size = input + cache creation + cache read (disjoint).
+pub(crate) fn usage_of(u: &Value) -> Usage {
     let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
     let (input, write, read) =
         (n("input_tokens"), n("cache_creation_input_tokens"), n("cache_read_input_tokens"));

@@ -7,6 +7,8 @@
 //! report problems as [`TraceError`]s (fatal) or trace warnings (the rest of the file is usable).
 
 pub mod claude_code;
+pub mod claude_stream;
+pub mod codex;
 pub mod native;
 
 use std::io::BufRead;
@@ -49,7 +51,7 @@ pub trait Format: Sync {
 
 /// Every format, in detection order (most specific first).
 pub fn all() -> Vec<&'static dyn Format> {
-    vec![&claude_code::ClaudeCode, &native::Native]
+    vec![&claude_code::ClaudeCode, &claude_stream::ClaudeStream, &codex::Codex, &native::Native]
 }
 
 /// The names of every format, comma-separated.

@@ -1,0 +1,615 @@
+//! Reconcile: how far the replayed context of each request is from the prompt size the provider
+//! recorded for it.
+//!
+//! **What is replayed (decision).** Policy `none` on the outputs as recorded: every item the
+//! conversation holds is sent, and each tool result counts as the text the agent recorded and sent
+//! ([`MeasuredResult::output_measure`]) — not the seed's split. Splitting an output sends
+//! `summary + content`, which is more text than the agent sent, and no threshold is involved here
+//! at all (a threshold "large enough" would still leave tool-split outputs split, and would make
+//! the comparison depend on a number that has nothing to do with what was billed). No record-time
+//! transform is applied. So the replayed context of a request is exactly the sum of the measured
+//! texts before it since the last compaction, which is what the replay engine reports for policy
+//! `none` whenever nothing is split (a unit test checks the two agree).
+//!
+//! **The fit.** Per conversation, over the requests with a recorded prompt size,
+//! `recorded ≈ a + b·replayed` by ordinary least squares. `a` is what the log does not record (the
+//! system prompt and tool schemas, message framing); `b` the ratio between the chosen tokenizer and
+//! the provider's (1 when they are the same and the replay is complete). With one point, `b` is
+//! fixed at 1 and `a` is the gap; with no spread in `replayed`, likewise with `a` the mean gap. R²
+//! is `1 - SS_res/SS_tot` (absent when the recorded sizes do not vary). The per-request error after
+//! the fit is `recorded - (a + b·replayed)`; its absolute value is reported in tokens and relative
+//! to `recorded`, as median, p90 and max (nearest-rank percentiles).
+//!
+//! Where a conversation records only a total ([`Conversation::recorded_total`]) the totals are
+//! compared instead: replayed sum over requests beside the recorded sum.
+//!
+//! Token counts are only exact when the provider's tokenizer is the one used: Claude's and Gemini's
+//! tokenizers are not public, so for those formats o200k is a proxy and the report says so.
+//! Pure: no I/O, no printing.
+
+use serde::{Deserialize, Serialize};
+
+use crate::measure::{Category, MeasuredConversation, MeasuredItem};
+use crate::model::{Conversation, Item, Tokens};
+use crate::time::format_rfc3339;
+use crate::tokens::Tokenizer;
+
+/// What the replayed context of one request is made of, in the report's tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SentParts {
+    /// System prompt and developer instructions the log records.
+    pub system: Tokens,
+    /// User text, injected text and compaction summaries.
+    pub user: Tokens,
+    /// Assistant text.
+    pub assistant: Tokens,
+    /// Readable reasoning sent back.
+    pub thinking: Tokens,
+    /// Tool call names and arguments.
+    pub tool_calls: Tokens,
+    /// Tool outputs as recorded.
+    pub tool_outputs: Tokens,
+    /// Images in the context (counted, not tokenised: the provider bills them, the replay cannot).
+    pub images: u64,
+}
+
+impl SentParts {
+    /// Tokens of the whole context.
+    pub fn total(&self) -> Tokens {
+        self.system + self.user + self.assistant + self.thinking + self.tool_calls + self.tool_outputs
+    }
+
+    fn add(&mut self, category: Category, tokens: Tokens) {
+        let slot = match category {
+            Category::System => &mut self.system,
+            Category::User => &mut self.user,
+            Category::Assistant => &mut self.assistant,
+            Category::Thinking => &mut self.thinking,
+            Category::ToolCalls => &mut self.tool_calls,
+            Category::ToolSummaries | Category::ToolContents | Category::Placeholders => {
+                &mut self.tool_outputs
+            }
+        };
+        *slot += tokens;
+    }
+}
+
+/// One request: its replayed context beside its recorded prompt size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequestFit {
+    /// The input path.
+    pub trace: String,
+    /// Conversation id within the file.
+    pub conversation: String,
+    /// 0-based request index in the conversation.
+    pub request: usize,
+    /// Provider id of the response, when recorded.
+    pub id: Option<String>,
+    /// RFC 3339 time of the request, when recorded.
+    pub timestamp: Option<String>,
+    /// Replayed context in the report's tokenizer.
+    pub replayed: Tokens,
+    /// Prompt size the provider recorded, if any.
+    pub recorded: Option<Tokens>,
+    /// `a + b·replayed`, when the conversation has a fit.
+    pub fitted: Option<f64>,
+    /// `recorded - fitted` (positive: the provider saw more than the fit explains).
+    pub error: Option<f64>,
+    /// `|error| / recorded`.
+    pub relative_error: Option<f64>,
+    /// What the replayed context is made of.
+    pub parts: SentParts,
+}
+
+/// Summary of the per-request errors after the fit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorStats {
+    /// Median absolute error, tokens.
+    pub median_abs: f64,
+    /// 90th percentile absolute error, tokens.
+    pub p90_abs: f64,
+    /// Largest absolute error, tokens.
+    pub max_abs: f64,
+    /// Median relative error (fraction of the recorded size).
+    pub median_rel: f64,
+    /// 90th percentile relative error.
+    pub p90_rel: f64,
+    /// Largest relative error.
+    pub max_rel: f64,
+}
+
+/// What a conversation's recorded usage allows comparing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Basis {
+    /// Per-request prompt sizes: a fit.
+    PerRequest,
+    /// Only a total over the conversation: totals compared.
+    Totals,
+    /// Nothing recorded.
+    #[default]
+    None,
+}
+
+/// One conversation reconciled.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConversationFit {
+    /// The input path.
+    pub trace: String,
+    /// Conversation id within the file.
+    pub conversation: String,
+    /// Format that read the file.
+    pub format: String,
+    /// Provider whose usage the format records, as far as the format tells.
+    pub provider: String,
+    /// Whether the report's tokenizer is the provider's (counts exact, not a proxy).
+    pub tokenizer_exact: bool,
+    /// Requests replayed.
+    pub requests: usize,
+    /// Of those, with a recorded prompt size.
+    pub recorded_requests: usize,
+    /// What was compared.
+    pub basis: Basis,
+    /// Intercept: tokens the log does not record.
+    pub a: Option<f64>,
+    /// Slope: recorded tokens per replayed token.
+    pub b: Option<f64>,
+    /// Coefficient of determination of the fit.
+    pub r2: Option<f64>,
+    /// Errors after the fit.
+    pub error: Option<ErrorStats>,
+    /// Replayed context summed over the requests compared (all requests for a totals basis).
+    pub replayed_total: Tokens,
+    /// Recorded prompt sizes summed over the same requests (or the recorded total).
+    pub recorded_total: Option<Tokens>,
+    /// Calls the recorded total covers (totals basis).
+    pub recorded_calls: Option<u64>,
+    /// `recorded_total / replayed_total`.
+    pub total_ratio: Option<f64>,
+    /// Every request (only when asked for).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests_detail: Option<Vec<RequestFit>>,
+}
+
+/// The per-request errors after the fit pooled over every conversation of one format.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FormatSummary {
+    /// Format name.
+    pub format: String,
+    /// Conversations of that format.
+    pub conversations: usize,
+    /// Conversations with a per-request fit.
+    pub fitted_conversations: usize,
+    /// Requests with a recorded prompt size (the pooled sample).
+    pub recorded_requests: usize,
+    /// Errors over that sample (each request against its own conversation's fit).
+    pub error: Option<ErrorStats>,
+}
+
+/// Pools the fitted requests of `rows` by format, in order of first appearance in `fits`.
+pub fn by_format(fits: &[ConversationFit], rows: &[RequestFit]) -> Vec<FormatSummary> {
+    let mut out: Vec<FormatSummary> = Vec::new();
+    let mut samples: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();
+    let mut format_of = std::collections::BTreeMap::new();
+    for f in fits {
+        let i = match out.iter().position(|s| s.format == f.format) {
+            Some(i) => i,
+            None => {
+                out.push(FormatSummary { format: f.format.clone(), ..Default::default() });
+                samples.push((Vec::new(), Vec::new()));
+                out.len() - 1
+            }
+        };
+        out[i].conversations += 1;
+        out[i].fitted_conversations += usize::from(f.basis == Basis::PerRequest);
+        format_of.insert((f.trace.as_str(), f.conversation.as_str()), i);
+    }
+    for r in rows {
+        let (Some(i), Some(e)) = (format_of.get(&(r.trace.as_str(), r.conversation.as_str())), r.error)
+        else {
+            continue;
+        };
+        out[*i].recorded_requests += 1;
+        samples[*i].0.push(e.abs());
+        samples[*i].1.extend(r.relative_error);
+    }
+    for (s, (abs, rel)) in out.iter_mut().zip(samples) {
+        s.error = stats(abs, rel);
+    }
+    out
+}
+
+/// The document `reconcile --format json` writes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReconcileReport {
+    /// Tokenizer of every replayed count.
+    pub tokenizer: String,
+    /// One entry per conversation, in input order.
+    pub conversations: Vec<ConversationFit>,
+    /// Errors pooled per format.
+    pub formats: Vec<FormatSummary>,
+    /// The requests with the largest absolute error after the fit, over all conversations.
+    pub worst: Vec<RequestFit>,
+    /// Plain statements about what the numbers can and cannot show (proxy tokenizers).
+    pub notes: Vec<String>,
+    /// Files that could not be read, with the reason.
+    pub errors: Vec<String>,
+    /// Non-fatal problems, per file.
+    pub warnings: Vec<String>,
+}
+
+/// The provider a format's recorded usage comes from, and whether its tokenizer is public.
+pub fn provider_of(format: &str) -> (&'static str, bool) {
+    if format.contains("claude") || format.contains("anthropic") {
+        ("Anthropic", false)
+    } else if format.contains("gemini") {
+        ("Google", false)
+    } else if format.contains("codex") || format.contains("openai") {
+        ("OpenAI", true)
+    } else {
+        ("unknown", false)
+    }
+}
+
+/// The note the report prints about a provider and tokenizer, if any.
+pub fn tokenizer_note(provider: &str, tokenizer: Tokenizer) -> Option<String> {
+    let t = tokenizer.name();
+    match (provider, tokenizer) {
+        (_, Tokenizer::Estimate) => {
+            Some("the len/4 estimate is not a tokenizer: b absorbs its error on every text".into())
+        }
+        ("Anthropic", _) => Some(format!(
+            "Anthropic: Claude's tokenizer is not public; {t} is a proxy, so b includes the ratio between the two"
+        )),
+        ("Google", _) => Some(format!(
+            "Google: Gemini's tokenizer is not public; {t} is a proxy, so b includes the ratio between the two"
+        )),
+        ("OpenAI", Tokenizer::O200k) => None,
+        ("OpenAI", _) => {
+            Some(format!("OpenAI: current models (gpt-4o, gpt-5, o-series, Codex) use o200k; {t} is a proxy"))
+        }
+        _ => Some(format!("provider not known from the format: {t} may be a proxy")),
+    }
+}
+
+/// The replayed context of every request of `conversation`, policy `none`, outputs as recorded.
+/// `measured` must be `conversation` measured (item for item).
+pub fn sent_contexts(
+    trace: &str,
+    conversation: &Conversation,
+    measured: &MeasuredConversation,
+) -> Vec<RequestFit> {
+    let mut parts = SentParts::default();
+    let mut out = Vec::new();
+    for (item, m) in conversation.items.iter().zip(&measured.items) {
+        match (item, m) {
+            (Item::User { images, .. }, MeasuredItem::Text { category, measure, .. }) => {
+                parts.add(*category, measure.tokens);
+                parts.images += u64::from(*images);
+            }
+            (_, MeasuredItem::Text { category, measure, .. }) => parts.add(*category, measure.tokens),
+            (_, MeasuredItem::ToolCall { measure, .. }) => parts.tool_calls += measure.tokens,
+            (_, MeasuredItem::ToolResult(r)) => {
+                parts.tool_outputs += r.output_measure().tokens;
+                parts.images += u64::from(r.images);
+            }
+            (_, MeasuredItem::Compaction { summary }) => {
+                parts = SentParts::default();
+                parts.user += summary.map_or(0, |s| s.tokens);
+            }
+            (_, MeasuredItem::Request { id, timestamp, usage }) => out.push(RequestFit {
+                trace: trace.to_owned(),
+                conversation: conversation.id.clone(),
+                request: out.len(),
+                id: id.clone(),
+                timestamp: timestamp.map(format_rfc3339),
+                replayed: parts.total(),
+                recorded: usage.map(|u| u.input_tokens),
+                fitted: None,
+                error: None,
+                relative_error: None,
+                parts,
+            }),
+        }
+    }
+    out
+}
+
+/// A least-squares line `y ≈ a + b·x`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Line {
+    /// Intercept.
+    pub a: f64,
+    /// Slope.
+    pub b: f64,
+    /// Coefficient of determination, when `y` varies.
+    pub r2: Option<f64>,
+}
+
+/// Fits `y ≈ a + b·x` by ordinary least squares (see the module doc for the degenerate cases).
+pub fn fit(points: &[(f64, f64)]) -> Option<Line> {
+    let n = points.len() as f64;
+    if points.is_empty() {
+        return None;
+    }
+    let mean_x = points.iter().map(|p| p.0).sum::<f64>() / n;
+    let mean_y = points.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxx: f64 = points.iter().map(|p| (p.0 - mean_x).powi(2)).sum();
+    let sxy: f64 = points.iter().map(|p| (p.0 - mean_x) * (p.1 - mean_y)).sum();
+    let (a, b) = if sxx > 0.0 { (mean_y - sxy / sxx * mean_x, sxy / sxx) } else { (mean_y - mean_x, 1.0) };
+    let ss_tot: f64 = points.iter().map(|p| (p.1 - mean_y).powi(2)).sum();
+    let ss_res: f64 = points.iter().map(|p| (p.1 - a - b * p.0).powi(2)).sum();
+    let r2 = (ss_tot > 0.0 && points.len() > 1).then(|| 1.0 - ss_res / ss_tot);
+    Some(Line { a, b, r2 })
+}
+
+/// The nearest-rank `p`-quantile (0 < p ≤ 1) of `sorted` (ascending, non-empty).
+pub fn nearest_rank(sorted: &[f64], p: f64) -> f64 {
+    let rank = (p * sorted.len() as f64).ceil().max(1.0) as usize;
+    sorted[rank.min(sorted.len()) - 1]
+}
+
+fn stats(mut abs: Vec<f64>, mut rel: Vec<f64>) -> Option<ErrorStats> {
+    if abs.is_empty() {
+        return None;
+    }
+    abs.sort_by(f64::total_cmp);
+    rel.sort_by(f64::total_cmp);
+    Some(ErrorStats {
+        median_abs: nearest_rank(&abs, 0.5),
+        p90_abs: nearest_rank(&abs, 0.9),
+        max_abs: nearest_rank(&abs, 1.0),
+        median_rel: nearest_rank(&rel, 0.5),
+        p90_rel: nearest_rank(&rel, 0.9),
+        max_rel: nearest_rank(&rel, 1.0),
+    })
+}
+
+/// Reconciles one conversation: its requests (from [`sent_contexts`]) are fitted in place.
+pub fn reconcile(
+    trace: &str,
+    format: &str,
+    conversation: &Conversation,
+    mut requests: Vec<RequestFit>,
+    tokenizer: Tokenizer,
+) -> (ConversationFit, Vec<RequestFit>) {
+    let (provider, public) = provider_of(format);
+    let mut c = ConversationFit {
+        trace: trace.to_owned(),
+        conversation: conversation.id.clone(),
+        format: format.to_owned(),
+        provider: provider.to_owned(),
+        tokenizer_exact: public && provider == "OpenAI" && tokenizer == Tokenizer::O200k,
+        requests: requests.len(),
+        ..Default::default()
+    };
+    let points: Vec<(f64, f64)> =
+        requests.iter().filter_map(|r| r.recorded.map(|y| (r.replayed as f64, y as f64))).collect();
+    c.recorded_requests = points.len();
+    if let Some(line) = fit(&points) {
+        c.basis = Basis::PerRequest;
+        (c.a, c.b, c.r2) = (Some(line.a), Some(line.b), line.r2);
+        let (mut abs, mut rel) = (Vec::new(), Vec::new());
+        for r in requests.iter_mut() {
+            let fitted = line.a + line.b * r.replayed as f64;
+            r.fitted = Some(fitted);
+            if let Some(y) = r.recorded {
+                let error = y as f64 - fitted;
+                r.error = Some(error);
+                abs.push(error.abs());
+                if y > 0 {
+                    r.relative_error = Some(error.abs() / y as f64);
+                    rel.push(error.abs() / y as f64);
+                }
+                c.replayed_total += r.replayed;
+                *c.recorded_total.get_or_insert(0) += y;
+            }
+        }
+        c.error = stats(abs, rel);
+    } else if let Some(total) = conversation.recorded_total {
+        c.basis = Basis::Totals;
+        c.replayed_total = requests.iter().map(|r| r.replayed).sum();
+        c.recorded_total = Some(total.input_tokens);
+        c.recorded_calls = Some(total.calls);
+    }
+    if let (Some(recorded), true) = (c.recorded_total, c.replayed_total > 0) {
+        c.total_ratio = Some(recorded as f64 / c.replayed_total as f64);
+    }
+    (c, requests)
+}
+
+/// The `n` requests with the largest absolute error after the fit, largest first (ties: input
+/// order).
+pub fn worst(requests: &[RequestFit], n: usize) -> Vec<RequestFit> {
+    let mut with_error: Vec<&RequestFit> = requests.iter().filter(|r| r.error.is_some()).collect();
+    with_error.sort_by(|x, y| {
+        let (ex, ey) = (x.error.unwrap_or(0.0).abs(), y.error.unwrap_or(0.0).abs());
+        ey.total_cmp(&ex)
+    });
+    with_error.into_iter().take(n).cloned().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::MeasureOptions;
+    use crate::model::{Output, RecordedTotal, Request, ToolResult, Usage};
+    use crate::policy::PolicySpec;
+    use crate::tokens::testing::bytes_meter as meter;
+
+    fn request(recorded: Option<Tokens>) -> Item {
+        Item::Request(Request {
+            usage: recorded.map(|input_tokens| Usage { input_tokens, ..Default::default() }),
+            ..Default::default()
+        })
+    }
+
+    fn result(out: &str, images: u32) -> Item {
+        Item::ToolResult(ToolResult {
+            call_id: "c".into(),
+            name: None,
+            output: Output::Raw { output: out.into() },
+            is_error: false,
+            images,
+        })
+    }
+
+    fn conversation(items: Vec<Item>) -> Conversation {
+        Conversation { id: "main".into(), items, recorded_total: None }
+    }
+
+    fn contexts(c: &Conversation) -> Vec<RequestFit> {
+        contexts_in("t", c)
+    }
+
+    fn contexts_in(trace: &str, c: &Conversation) -> Vec<RequestFit> {
+        let meter = meter();
+        let m = MeasuredConversation::new(c, &meter, &MeasureOptions { resplit: false, transforms: &[] });
+        sent_contexts(trace, c, &m)
+    }
+
+    #[test]
+    fn outputs_count_as_recorded_whatever_their_size() {
+        let c = conversation(vec![
+            Item::System { text: "sys".into() },
+            request(None),
+            result(&"x".repeat(1000), 2),
+            request(None),
+            Item::Compaction { summary: Some("sum".into()) },
+            request(None),
+        ]);
+        let r = contexts(&c);
+        let replayed: Vec<Tokens> = r.iter().map(|r| r.replayed).collect();
+        assert_eq!(replayed, [3, 1003, 3]);
+        assert_eq!(r[1].parts.tool_outputs, 1000);
+        assert_eq!(r[1].parts.images, 2);
+        assert_eq!(r[2].parts.images, 0);
+    }
+
+    #[test]
+    fn the_replayed_context_is_what_the_engine_gives_for_policy_none_when_nothing_is_split() {
+        let c = conversation(vec![
+            Item::User { text: "hello".into(), meta: false, images: 0 },
+            request(Some(10)),
+            Item::ToolCall { call_id: "c".into(), name: "bash".into(), arguments: "{}".into() },
+            result("short", 0),
+            request(Some(20)),
+            result("another output", 0),
+            Item::Assistant { text: "ok".into() },
+            request(Some(30)),
+        ]);
+        let meter = meter();
+        let m = MeasuredConversation::new(&c, &meter, &MeasureOptions { resplit: false, transforms: &[] });
+        let mut none = PolicySpec::parse("none").unwrap().build();
+        // 1000 bytes: longer than every output here, so the engine splits nothing.
+        let run = crate::replay::replay(&m, 1000, &mut *none, &meter);
+        let engine: Vec<Tokens> = run.rows.iter().map(|r| r.context_tokens).collect();
+        let ours: Vec<Tokens> = sent_contexts("t", &c, &m).iter().map(|r| r.replayed).collect();
+        assert_eq!(ours, engine);
+    }
+
+    #[test]
+    fn an_exact_line_is_recovered_with_zero_error() {
+        // recorded = 500 + 2·replayed.
+        let points = [(10.0, 520.0), (20.0, 540.0), (40.0, 580.0)];
+        let l = fit(&points).unwrap();
+        assert!((l.a - 500.0).abs() < 1e-9 && (l.b - 2.0).abs() < 1e-9, "{l:?}");
+        assert_eq!(l.r2, Some(1.0));
+    }
+
+    #[test]
+    fn least_squares_matches_a_hand_computation() {
+        // x = 0, 1, 2; y = 1, 3, 2: mean x 1, mean y 2, sxy = 1, sxx = 2 → b = 0.5, a = 1.5.
+        // Residuals -0.5, 1, -0.5: ss_res 1.5, ss_tot 2 → r² = 0.25.
+        let l = fit(&[(0.0, 1.0), (1.0, 3.0), (2.0, 2.0)]).unwrap();
+        assert_eq!((l.a, l.b, l.r2), (1.5, 0.5, Some(0.25)));
+    }
+
+    #[test]
+    fn one_point_fixes_the_slope_at_one() {
+        let l = fit(&[(100.0, 130.0)]).unwrap();
+        assert_eq!((l.a, l.b, l.r2), (30.0, 1.0, None));
+        assert!(fit(&[]).is_none());
+    }
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let v: Vec<f64> = (1..=10).map(f64::from).collect();
+        assert_eq!(nearest_rank(&v, 0.5), 5.0);
+        assert_eq!(nearest_rank(&v, 0.9), 9.0);
+        assert_eq!(nearest_rank(&v, 1.0), 10.0);
+        assert_eq!(nearest_rank(&[7.0], 0.9), 7.0);
+    }
+
+    #[test]
+    fn a_conversation_is_fitted_and_its_worst_requests_listed() {
+        let c = conversation(vec![
+            Item::User { text: "0123456789".into(), meta: false, images: 0 },
+            request(Some(110)),
+            result(&"y".repeat(10), 0),
+            request(Some(120)),
+            result(&"z".repeat(20), 0),
+            request(Some(150)),
+        ]);
+        let (fit, rows) = reconcile("t", "codex", &c, contexts(&c), Tokenizer::O200k);
+        // Points (10,110), (20,120), (40,150): means 70/3, 380/3; sxx = 1400/3, sxy = 1900/3 → b = 19/14.
+        assert_eq!(fit.basis, Basis::PerRequest);
+        assert!((fit.b.unwrap() - 19.0 / 14.0).abs() < 1e-9, "{fit:?}");
+        assert!(fit.tokenizer_exact);
+        assert_eq!((fit.replayed_total, fit.recorded_total), (70, Some(380)));
+        let e = fit.error.unwrap();
+        let mut errs: Vec<f64> = rows.iter().map(|r| r.error.unwrap().abs()).collect();
+        errs.sort_by(f64::total_cmp);
+        assert_eq!((e.median_abs, e.max_abs), (errs[1], errs[2]));
+        let w = worst(&rows, 1);
+        assert_eq!(w[0].error.unwrap().abs(), errs[2]);
+    }
+
+    #[test]
+    fn errors_are_pooled_per_format() {
+        let c = conversation(vec![
+            Item::User { text: "0123456789".into(), meta: false, images: 0 },
+            request(Some(110)),
+            result(&"y".repeat(10), 0),
+            request(Some(120)),
+            result(&"z".repeat(20), 0),
+            request(Some(150)),
+        ]);
+        let (f1, r1) = reconcile("a", "codex", &c, contexts_in("a", &c), Tokenizer::O200k);
+        let (f2, r2) = reconcile("b", "codex", &c, contexts_in("b", &c), Tokenizer::O200k);
+        let (f3, r3) =
+            reconcile("c", "claude-code", &conversation(vec![request(None)]), Vec::new(), Tokenizer::O200k);
+        let rows: Vec<RequestFit> = [r1, r2, r3].concat();
+        let s = by_format(&[f1.clone(), f2, f3], &rows);
+        assert_eq!(s.len(), 2);
+        assert_eq!((s[0].conversations, s[0].fitted_conversations, s[0].recorded_requests), (2, 2, 6));
+        // Two identical conversations: the pooled quantiles are the single conversation's.
+        assert_eq!(s[0].error, f1.error);
+        assert_eq!((s[1].format.as_str(), s[1].recorded_requests, s[1].error), ("claude-code", 0, None));
+    }
+
+    #[test]
+    fn totals_are_compared_when_only_totals_are_recorded() {
+        let mut c =
+            conversation(vec![Item::User { text: "abcd".into(), meta: false, images: 0 }, request(None)]);
+        c.recorded_total = Some(RecordedTotal { input_tokens: 40, calls: 1 });
+        let (fit, _) = reconcile("t", "claude-stream", &c, contexts(&c), Tokenizer::O200k);
+        assert_eq!(fit.basis, Basis::Totals);
+        assert_eq!((fit.replayed_total, fit.recorded_total, fit.total_ratio), (4, Some(40), Some(10.0)));
+        assert!(!fit.tokenizer_exact);
+        assert_eq!(fit.provider, "Anthropic");
+    }
+
+    #[test]
+    fn proxy_tokenizers_are_said_plainly() {
+        assert!(tokenizer_note("Anthropic", Tokenizer::O200k).unwrap().contains("not public"));
+        assert!(tokenizer_note("Google", Tokenizer::O200k).unwrap().contains("not public"));
+        assert_eq!(tokenizer_note("OpenAI", Tokenizer::O200k), None);
+    }
+}

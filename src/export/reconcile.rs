@@ -1,0 +1,301 @@
+//! Rendering a [`ReconcileReport`]: the fits per conversation, the worst requests and the notes,
+//! as a terminal table, Markdown, CSV (the fits, or with `--per-request` every request) or JSON
+//! (the report verbatim). Columns are defined once here and shared by the table-like formats.
+
+use anyhow::Result;
+
+use super::columns::{Tabular, percent};
+use super::{ExportFormat, csv, markdown, table};
+use crate::analysis::reconcile::{
+    Basis, ConversationFit, ErrorStats, FormatSummary, ReconcileReport, RequestFit,
+};
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_default()
+}
+
+fn fixed(v: Option<f64>, decimals: usize) -> String {
+    v.map(|v| format!("{v:.decimals$}")).unwrap_or_default()
+}
+
+fn basis(b: Basis) -> &'static str {
+    match b {
+        Basis::PerRequest => "per_request",
+        Basis::Totals => "totals",
+        Basis::None => "none",
+    }
+}
+
+/// Median, p90 and max of the absolute (tokens) then relative errors.
+fn error_cells(e: Option<ErrorStats>) -> [String; 6] {
+    [
+        fixed(e.map(|e| e.median_abs), 0),
+        fixed(e.map(|e| e.p90_abs), 0),
+        fixed(e.map(|e| e.max_abs), 0),
+        percent(e.map(|e| e.median_rel)),
+        percent(e.map(|e| e.p90_rel)),
+        percent(e.map(|e| e.max_rel)),
+    ]
+}
+
+/// One row per conversation.
+pub fn fits(conversations: &[ConversationFit]) -> Tabular {
+    Tabular {
+        headers: vec![
+            "trace",
+            "conversation",
+            "format",
+            "provider",
+            "tokenizer_exact",
+            "requests",
+            "recorded_requests",
+            "basis",
+            "a",
+            "b",
+            "r2",
+            "median_abs",
+            "p90_abs",
+            "max_abs",
+            "median_rel",
+            "p90_rel",
+            "max_rel",
+            "replayed_total",
+            "recorded_total",
+            "total_ratio",
+        ],
+        rows: conversations
+            .iter()
+            .map(|c| {
+                let mut row = vec![
+                    c.trace.clone(),
+                    c.conversation.clone(),
+                    c.format.clone(),
+                    c.provider.clone(),
+                    c.tokenizer_exact.to_string(),
+                    c.requests.to_string(),
+                    c.recorded_requests.to_string(),
+                    basis(c.basis).to_owned(),
+                    fixed(c.a, 0),
+                    fixed(c.b, 3),
+                    fixed(c.r2, 4),
+                ];
+                row.extend(error_cells(c.error));
+                row.extend([c.replayed_total.to_string(), opt(c.recorded_total), fixed(c.total_ratio, 3)]);
+                row
+            })
+            .collect(),
+    }
+}
+
+/// Errors pooled per format.
+pub fn formats(summaries: &[FormatSummary]) -> Tabular {
+    Tabular {
+        headers: vec![
+            "format",
+            "conversations",
+            "fitted_conversations",
+            "recorded_requests",
+            "median_abs",
+            "p90_abs",
+            "max_abs",
+            "median_rel",
+            "p90_rel",
+            "max_rel",
+        ],
+        rows: summaries
+            .iter()
+            .map(|s| {
+                let mut row = vec![
+                    s.format.clone(),
+                    s.conversations.to_string(),
+                    s.fitted_conversations.to_string(),
+                    s.recorded_requests.to_string(),
+                ];
+                row.extend(error_cells(s.error));
+                row
+            })
+            .collect(),
+    }
+}
+
+/// One row per request.
+pub fn requests(rows: &[RequestFit]) -> Tabular {
+    Tabular {
+        headers: vec![
+            "trace",
+            "conversation",
+            "request",
+            "timestamp",
+            "replayed",
+            "recorded",
+            "fitted",
+            "error",
+            "relative_error",
+            "system",
+            "user",
+            "assistant",
+            "thinking",
+            "tool_calls",
+            "tool_outputs",
+            "images",
+        ],
+        rows: rows
+            .iter()
+            .map(|r| {
+                let p = &r.parts;
+                vec![
+                    r.trace.clone(),
+                    r.conversation.clone(),
+                    r.request.to_string(),
+                    r.timestamp.clone().unwrap_or_default(),
+                    r.replayed.to_string(),
+                    opt(r.recorded),
+                    fixed(r.fitted, 0),
+                    fixed(r.error, 0),
+                    percent(r.relative_error),
+                    p.system.to_string(),
+                    p.user.to_string(),
+                    p.assistant.to_string(),
+                    p.thinking.to_string(),
+                    p.tool_calls.to_string(),
+                    p.tool_outputs.to_string(),
+                    p.images.to_string(),
+                ]
+            })
+            .collect(),
+    }
+}
+
+fn every_request(report: &ReconcileReport) -> Vec<RequestFit> {
+    report.conversations.iter().flat_map(|c| c.requests_detail.iter().flatten().cloned()).collect()
+}
+
+/// Renders the report in `format`. `per_request` adds (table, Markdown) or selects (CSV) the
+/// per-request rows; JSON carries them when the report holds them.
+pub fn render(report: &ReconcileReport, format: ExportFormat, per_request: bool) -> Result<Vec<u8>> {
+    let notes = || {
+        let mut out = format!("tokenizer: {}\n", report.tokenizer);
+        for n in &report.notes {
+            out.push_str(&format!("note: {n}\n"));
+        }
+        out
+    };
+    Ok(match format {
+        ExportFormat::Json => {
+            let mut out = serde_json::to_vec_pretty(report)?;
+            out.push(b'\n');
+            out
+        }
+        ExportFormat::Csv if per_request => csv::render_tabular(&requests(&every_request(report)))?,
+        ExportFormat::Csv => csv::render_tabular(&fits(&report.conversations))?,
+        ExportFormat::Table => {
+            let mut out = String::new();
+            for (i, (title, t)) in sections(report, per_request).iter().enumerate() {
+                if i > 0 {
+                    out.push_str(&format!("\n\n{title}\n"));
+                }
+                out.push_str(&table::render_tabular(t));
+            }
+            out.push_str("\n\n");
+            out.push_str(&notes());
+            out.into_bytes()
+        }
+        ExportFormat::Markdown => {
+            let mut out = String::new();
+            for (i, (title, t)) in sections(report, per_request).iter().enumerate() {
+                let gap = if i > 0 { "\n" } else { "" };
+                out.push_str(&format!("{gap}## {title}\n\n{}", markdown::render_tabular(t)));
+            }
+            out.push('\n');
+            out.push_str(&notes());
+            out.into_bytes()
+        }
+    })
+}
+
+/// The tables a person reads, with their titles, in order.
+fn sections(report: &ReconcileReport, per_request: bool) -> Vec<(&'static str, Tabular)> {
+    let mut out = vec![
+        ("Fit per conversation", fits(&report.conversations)),
+        ("Error after the fit, pooled per format", formats(&report.formats)),
+        ("Worst requests after the fit (largest |error| first)", requests(&report.worst)),
+    ];
+    if per_request {
+        out.push(("Every request", requests(&every_request(report))));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::reconcile::SentParts;
+
+    fn report() -> ReconcileReport {
+        let row = RequestFit {
+            trace: "t.jsonl".into(),
+            conversation: "main".into(),
+            request: 0,
+            id: None,
+            timestamp: None,
+            replayed: 100,
+            recorded: Some(1500),
+            fitted: Some(1490.4),
+            error: Some(9.6),
+            relative_error: Some(0.0064),
+            parts: SentParts { user: 100, images: 1, ..Default::default() },
+        };
+        ReconcileReport {
+            tokenizer: "o200k".into(),
+            conversations: vec![ConversationFit {
+                trace: "t.jsonl".into(),
+                conversation: "main".into(),
+                format: "claude-stream".into(),
+                provider: "Anthropic".into(),
+                requests: 1,
+                recorded_requests: 1,
+                basis: Basis::PerRequest,
+                a: Some(1400.0),
+                b: Some(1.0),
+                error: Some(ErrorStats { median_abs: 9.6, p90_abs: 9.6, max_abs: 9.6, ..Default::default() }),
+                replayed_total: 100,
+                recorded_total: Some(1500),
+                total_ratio: Some(15.0),
+                requests_detail: Some(vec![row.clone()]),
+                ..Default::default()
+            }],
+            formats: vec![FormatSummary {
+                format: "claude-stream".into(),
+                conversations: 1,
+                fitted_conversations: 1,
+                recorded_requests: 1,
+                error: Some(ErrorStats { median_abs: 9.6, p90_abs: 9.6, max_abs: 9.6, ..Default::default() }),
+            }],
+            worst: vec![row],
+            notes: vec!["Anthropic: Claude's tokenizer is not public".into()],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_table_shows_fits_worst_requests_and_notes() {
+        let out = String::from_utf8(render(&report(), ExportFormat::Table, false).unwrap()).unwrap();
+        insta::assert_snapshot!(out);
+    }
+
+    #[test]
+    fn csv_is_the_fits_or_every_request() {
+        let out = String::from_utf8(render(&report(), ExportFormat::Csv, false).unwrap()).unwrap();
+        insta::assert_snapshot!(out);
+        let out = String::from_utf8(render(&report(), ExportFormat::Csv, true).unwrap()).unwrap();
+        assert!(out.starts_with("trace,conversation,request,"), "{out}");
+        assert_eq!(out.lines().count(), 2);
+    }
+
+    #[test]
+    fn json_reads_back_through_the_strict_types() {
+        let bytes = render(&report(), ExportFormat::Json, false).unwrap();
+        let back: ReconcileReport = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(back, report());
+    }
+}

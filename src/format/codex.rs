@@ -1,0 +1,726 @@
+//! `codex`: OpenAI Codex CLI rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-<ts>-<uuid>.jsonl`).
+//!
+//! Schema facts (see `FORMATS.md` §3 of the shared corpus): each line is `{timestamp, type,
+//! payload}` with `type` ∈ `session_meta`, `turn_context`, `response_item`, `event_msg`,
+//! `compacted`. `response_item` payloads are OpenAI Responses API input items — what Codex re-sends
+//! to the model — so they are the replayed history; `event_msg` is the UI stream and mostly
+//! duplicates them.
+//!
+//! What counts as sent text:
+//! - `session_meta.base_instructions.text` (0.12x; 0.40 has `instructions: null`) is the request's
+//!   `instructions` field, sent with **every** call: system text at the start, and again after each
+//!   compaction.
+//! - `message` items: `developer` (and `system`) → system text; `user` → user text, harness-injected
+//!   (meta) when it starts with `<environment_context>`, `<user_instructions>`,
+//!   `# AGENTS.md instructions` or `<permissions instructions>`; `assistant` → assistant text.
+//!   `turn_context` lines are settings, not text: the instructions they carry are also recorded as
+//!   the injected items above, so counting them would count twice.
+//! - `function_call` (name, prefixed with its `namespace` as Codex flattens MCP tool names, and the
+//!   arguments string), `custom_tool_call` (e.g. `apply_patch`, its `input`), `local_shell_call` and
+//!   `web_search_call` (its `action`; it has no output item) are tool calls.
+//! - `function_call_output` / `custom_tool_call_output` are tool results, linked by `call_id`.
+//!   **Decision on 0.40 outputs:** `output` there is a JSON string `{"output":…,"metadata":{…}}`
+//!   and that whole string is what Codex sent back to the model (codex-rs
+//!   `core/src/tools/mod.rs::format_exec_output_for_model` builds it with `serde_json::to_string`,
+//!   and the rollout records the same payload content), so the replayed output is the whole string
+//!   as recorded, escapes and metadata included. 0.12x outputs are plain text with a `Chunk ID / Wall
+//!   time / Process exited / Original token count / Output:` header, replayed as recorded too.
+//!   `is_error` is set from `metadata.exit_code` or the `Process exited with code N` line.
+//! - **Decision on `reasoning` items:** the readable parts — `summary[].text` and, when present,
+//!   `content[].text` — are thinking text. `encrypted_content` is opaque (not readable text, no
+//!   honest token count), so it is not counted; `ctxbudget reconcile` shows what that misses.
+//! - `event_msg.user_message` is the typed prompt. It is a duplicate of a `user` response item in
+//!   CLI rollouts and is dropped when one with the same text (or containing it) is recorded in the
+//!   same turn; Codex Desktop writes prompts only there, and then it is the user text.
+//! - `compacted` is a compaction marker: its `replacement_history` (newer versions) is the new
+//!   context, else its `message` is the summary that starts it.
+//!
+//! **Decision on request boundaries.** Codex writes no request record. One model call is one run
+//! of consecutive output items (reasoning, assistant message, tool calls; parallel calls are one
+//! run), ended by any input item (user/developer message, tool output), a `turn_context`, a typed
+//! prompt or a compaction; the request sits before the run's first item. Its recorded prompt size is
+//! `last_token_usage.input_tokens` of the `token_count` event that belongs to that call (cached
+//! tokens are a subset, kept as the cache-read figure). `token_count` with `info: null` carries no
+//! usage, and one whose cumulative `total_token_usage` equals the previous one's is a repeat, not a
+//! call. Versions differ in where the event falls: 0.40 writes it after the call's `turn_context` and
+//! before the call's items; newer versions after the items (even after the tool outputs). So an
+//! event is attached to the latest run when that run has no usage yet; otherwise it waits for the
+//! next run (0.40), and if an input item, a `turn_context` or another event comes first, the call
+//! produced no recorded item (an aborted turn) and it becomes a request of its own where it stands.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::BufRead;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::claude_code::str_field;
+use super::{Format, Head, read_json_lines};
+use crate::error::TraceError;
+use crate::model::{Conversation, Item, Millis, Output, Request, ToolResult, Trace, Usage};
+use crate::time::parse_rfc3339;
+
+/// Codex CLI rollout JSONL.
+pub struct Codex;
+
+const LINE_TYPES: [&str; 5] = ["session_meta", "turn_context", "response_item", "event_msg", "compacted"];
+
+/// Prefixes of user items that the harness injects rather than a person types.
+const INJECTED: [&str; 4] = [
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md instructions",
+    "<permissions instructions>",
+];
+
+impl Format for Codex {
+    fn name(&self) -> &'static str {
+        "codex"
+    }
+
+    fn detect(&self, head: &Head<'_>) -> bool {
+        let Some(line) = head.first_json_line else { return false };
+        head.first_type().is_some_and(|t| LINE_TYPES.contains(&t)) && line.get("payload").is_some()
+    }
+
+    fn read(&self, input: &mut dyn BufRead, path: &Path) -> Result<Trace, TraceError> {
+        let mut reader = Reader::default();
+        let mut warnings = Vec::new();
+        read_json_lines(input, path, &mut warnings, |line, v| reader.line(path, line, &v))?;
+        reader.flush_pending();
+        reader.flush_prompts();
+        for (kind, n) in &reader.unknown {
+            warnings.push(format!("{n} `{kind}` item(s) not replayed (unknown item type)"));
+        }
+        let mut conversation = Conversation::new("main");
+        conversation.items = reader.items;
+        Ok(Trace { format: self.name(), conversations: vec![conversation], warnings })
+    }
+}
+
+#[derive(Default)]
+struct Reader {
+    items: Vec<Item>,
+    /// `session_meta.base_instructions.text`, re-sent after a compaction.
+    instructions: Option<String>,
+    seen_meta: bool,
+    /// The last item was an output item: the current model call's run is still going.
+    run_active: bool,
+    /// Index of the latest run's request, while a `token_count` may still belong to it.
+    open: Option<usize>,
+    /// A `token_count` (usage, time) waiting for the run it belongs to.
+    pending: Option<(Usage, Option<Millis>)>,
+    /// Cumulative `total_token_usage` of the last `token_count`, to drop repeats.
+    last_total: Option<Value>,
+    /// User response-item texts since the last run started (to drop duplicate prompt events).
+    turn_user_texts: Vec<String>,
+    /// Prompt events not (yet) mirrored by a user response item.
+    prompts: Vec<String>,
+    names: HashMap<String, String>,
+    /// Reading a compaction's replacement history: its items are context, not new calls.
+    replaying: bool,
+    web_searches: usize,
+    unknown: BTreeMap<String, usize>,
+}
+
+impl Reader {
+    fn line(&mut self, path: &Path, line: usize, v: &Value) -> Result<(), TraceError> {
+        let Some(kind) = v.get("type").and_then(Value::as_str) else {
+            return Err(TraceError::line(path, line, "expected an object with a string `type`"));
+        };
+        let payload = v.get("payload").unwrap_or(&Value::Null);
+        let at = v.get("timestamp").and_then(Value::as_str).and_then(parse_rfc3339);
+        match kind {
+            "session_meta" if !self.seen_meta => {
+                self.seen_meta = true;
+                let text = payload
+                    .get("base_instructions")
+                    .and_then(|b| b.get("text").or(Some(b)))
+                    .and_then(Value::as_str)
+                    .or_else(|| payload.get("instructions").and_then(Value::as_str));
+                if let Some(text) = text.filter(|t| !t.is_empty()) {
+                    self.instructions = Some(text.to_owned());
+                    self.items.push(Item::System { text: text.to_owned() });
+                }
+            }
+            "turn_context" => {
+                self.flush_pending();
+                self.open = None;
+                self.run_active = false;
+            }
+            "response_item" => self.response_item(path, line, payload, at)?,
+            "event_msg" => match payload.get("type").and_then(Value::as_str) {
+                Some("token_count") => self.token_count(payload, at),
+                Some("user_message") => {
+                    let text = str_field(payload, "message");
+                    self.run_active = false;
+                    self.open = None;
+                    if !self.turn_user_texts.iter().any(|t| t.contains(text.as_str())) {
+                        self.prompts.push(text);
+                    }
+                }
+                // The rest duplicates response items or is UI progress.
+                _ => {}
+            },
+            "compacted" => {
+                self.flush_pending();
+                self.prompts.clear();
+                self.open = None;
+                self.run_active = false;
+                let replacement = payload.get("replacement_history").and_then(Value::as_array);
+                let summary = match replacement {
+                    Some(_) => None,
+                    None => payload.get("message").and_then(Value::as_str).map(str::to_owned),
+                };
+                self.items.push(Item::Compaction { summary });
+                if let Some(text) = &self.instructions {
+                    self.items.push(Item::System { text: text.clone() });
+                }
+                self.replaying = true;
+                for item in replacement.into_iter().flatten() {
+                    self.response_item(path, line, item, at)?;
+                }
+                self.replaying = false;
+                self.run_active = false;
+                self.open = None;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn token_count(&mut self, payload: &Value, at: Option<Millis>) {
+        let Some(info) = payload.get("info").filter(|i| !i.is_null()) else { return };
+        let total = info.get("total_token_usage").cloned();
+        if total.is_some() && total == self.last_total {
+            return;
+        }
+        self.last_total = total;
+        let Some(last) = info.get("last_token_usage") else { return };
+        let n = |k: &str| last.get(k).and_then(Value::as_u64);
+        let Some(input_tokens) = n("input_tokens") else { return };
+        let usage = Usage {
+            input_tokens,
+            cache_read_tokens: n("cached_input_tokens"),
+            cache_write_tokens: None,
+            output_tokens: n("output_tokens"),
+        };
+        if let Some(Item::Request(r)) = self.open.and_then(|i| self.items.get_mut(i)) {
+            if r.usage.is_none() {
+                r.usage = Some(usage);
+                return;
+            }
+        }
+        self.flush_pending();
+        self.pending = Some((usage, at));
+    }
+
+    /// A `token_count` whose call left no recorded item becomes a request where it stands.
+    fn flush_pending(&mut self) {
+        if let Some((usage, timestamp)) = self.pending.take() {
+            self.items.push(Item::Request(Request { id: None, timestamp, usage: Some(usage) }));
+            self.open = None;
+        }
+    }
+
+    fn flush_prompts(&mut self) {
+        for text in std::mem::take(&mut self.prompts) {
+            self.items.push(Item::User { text, meta: false, images: 0 });
+        }
+    }
+
+    /// Before an output item: starts a new run (a request) unless one is going.
+    fn output(&mut self, at: Option<Millis>) {
+        if self.run_active || self.replaying {
+            return;
+        }
+        self.flush_prompts();
+        let (usage, timestamp) = match self.pending.take() {
+            Some((u, t)) => (Some(u), t.or(at)),
+            None => (None, at),
+        };
+        self.items.push(Item::Request(Request { id: None, timestamp, usage }));
+        self.open = Some(self.items.len() - 1);
+        self.run_active = true;
+        self.turn_user_texts.clear();
+    }
+
+    /// Before an input item: the run is over.
+    fn input(&mut self) {
+        self.flush_pending();
+        self.run_active = false;
+    }
+
+    fn response_item(
+        &mut self,
+        path: &Path,
+        line: usize,
+        p: &Value,
+        at: Option<Millis>,
+    ) -> Result<(), TraceError> {
+        let Some(kind) = p.get("type").and_then(Value::as_str) else {
+            return Err(TraceError::line(path, line, "response_item payload has no string `type`"));
+        };
+        match kind {
+            "message" => {
+                let (text, images) = content_text(p.get("content"));
+                match p.get("role").and_then(Value::as_str).unwrap_or("") {
+                    "assistant" => {
+                        self.output(at);
+                        self.items.push(Item::Assistant { text });
+                    }
+                    "user" => {
+                        self.input();
+                        self.prompts.retain(|prompt| !text.contains(prompt.as_str()));
+                        self.flush_prompts();
+                        let meta = INJECTED.iter().any(|prefix| text.trim_start().starts_with(prefix));
+                        self.turn_user_texts.push(text.clone());
+                        self.items.push(Item::User { text, meta, images });
+                    }
+                    "developer" | "system" => {
+                        self.input();
+                        self.items.push(Item::System { text });
+                    }
+                    other => {
+                        return Err(TraceError::line(
+                            path,
+                            line,
+                            format!("message role `{other}` is not user, assistant, developer or system"),
+                        ));
+                    }
+                }
+            }
+            "reasoning" => {
+                self.output(at);
+                let mut parts: Vec<&str> = Vec::new();
+                for key in ["summary", "content"] {
+                    for part in p.get(key).and_then(Value::as_array).into_iter().flatten() {
+                        if let Some(t) = part.get("text").and_then(Value::as_str) {
+                            parts.push(t);
+                        }
+                    }
+                }
+                if !parts.is_empty() {
+                    self.items.push(Item::Thinking { text: parts.join("\n") });
+                }
+            }
+            "function_call" | "custom_tool_call" | "local_shell_call" | "web_search_call" => {
+                self.output(at);
+                let call_id = match p.get("call_id").and_then(Value::as_str) {
+                    Some(id) => id.to_owned(),
+                    None => {
+                        self.web_searches += 1;
+                        p.get("id")
+                            .and_then(Value::as_str)
+                            .map_or_else(|| format!("{kind}-{}", self.web_searches), str::to_owned)
+                    }
+                };
+                let (name, arguments) = match kind {
+                    "function_call" => {
+                        let name = str_field(p, "name");
+                        let name = match p.get("namespace").and_then(Value::as_str) {
+                            Some(ns) => format!("{ns}{name}"),
+                            None => name,
+                        };
+                        (name, str_field(p, "arguments"))
+                    }
+                    "custom_tool_call" => (str_field(p, "name"), str_field(p, "input")),
+                    "local_shell_call" => ("local_shell".to_owned(), json_field(p, "action")),
+                    _ => ("web_search".to_owned(), json_field(p, "action")),
+                };
+                self.names.insert(call_id.clone(), name.clone());
+                self.items.push(Item::ToolCall { call_id, name, arguments });
+            }
+            "function_call_output" | "custom_tool_call_output" => {
+                self.input();
+                let call_id = str_field(p, "call_id");
+                let (output, images) = match p.get("output") {
+                    Some(Value::String(s)) => (s.clone(), 0),
+                    Some(Value::Array(_)) => content_text(p.get("output")),
+                    Some(Value::Object(o)) => match o.get("content") {
+                        Some(Value::String(s)) => (s.clone(), 0),
+                        Some(c @ Value::Array(_)) => content_text(Some(c)),
+                        _ => (Value::Object(o.clone()).to_string(), 0),
+                    },
+                    _ => (String::new(), 0),
+                };
+                let is_error = exit_code(&output).is_some_and(|c| c != 0);
+                let name = self.names.get(&call_id).cloned();
+                self.items.push(Item::ToolResult(ToolResult {
+                    call_id,
+                    name,
+                    output: Output::Raw { output },
+                    is_error,
+                    images,
+                }));
+            }
+            other => *self.unknown.entry(format!("response_item {other}")).or_default() += 1,
+        }
+        Ok(())
+    }
+}
+
+/// Text of a Responses API content list (`input_text`, `output_text`, `text` parts joined with
+/// `\n`) and the number of images in it; a plain string is its own text.
+fn content_text(content: Option<&Value>) -> (String, u32) {
+    match content {
+        Some(Value::String(s)) => (s.clone(), 0),
+        Some(Value::Array(parts)) => {
+            let mut texts = Vec::new();
+            let mut images = 0;
+            for part in parts {
+                match part.get("type").and_then(Value::as_str) {
+                    Some("input_image") | Some("image") => images += 1,
+                    _ => {
+                        if let Some(t) = part.get("text").and_then(Value::as_str) {
+                            texts.push(t);
+                        }
+                    }
+                }
+            }
+            (texts.join("\n"), images)
+        }
+        _ => (String::new(), 0),
+    }
+}
+
+fn json_field(v: &Value, key: &str) -> String {
+    v.get(key).map(Value::to_string).unwrap_or_default()
+}
+
+/// The exit code a shell output reports: `metadata.exit_code` of a 0.40 JSON output, or the
+/// `Process exited with code N` header line of a 0.12x one.
+fn exit_code(output: &str) -> Option<i64> {
+    if output.starts_with('{') {
+        if let Ok(v) = serde_json::from_str::<Value>(output) {
+            return v.get("metadata")?.get("exit_code")?.as_i64();
+        }
+    }
+    output
+        .lines()
+        .take(6)
+        .find_map(|l| l.strip_prefix("Process exited with code "))
+        .and_then(|n| n.trim().parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::with_head;
+
+    fn read(lines: &[String]) -> Trace {
+        let text = lines.join("\n") + "\n";
+        Codex.read(&mut text.as_bytes(), Path::new("rollout.jsonl")).unwrap()
+    }
+
+    fn line(kind: &str, payload: &str) -> String {
+        format!(r#"{{"timestamp":"2025-09-25T21:12:14.114Z","type":"{kind}","payload":{payload}}}"#)
+    }
+    fn meta(instructions: &str) -> String {
+        line(
+            "session_meta",
+            &format!(
+                r#"{{"id":"s","cli_version":"0.125.0","base_instructions":{{"text":"{instructions}"}}}}"#
+            ),
+        )
+    }
+    fn user(text: &str) -> String {
+        line(
+            "response_item",
+            &format!(
+                r#"{{"type":"message","role":"user","content":[{{"type":"input_text","text":"{text}"}}]}}"#
+            ),
+        )
+    }
+    fn prompt(text: &str) -> String {
+        line("event_msg", &format!(r#"{{"type":"user_message","message":"{text}"}}"#))
+    }
+    fn call(id: &str) -> String {
+        line(
+            "response_item",
+            &format!(r#"{{"type":"function_call","name":"shell","arguments":"{{}}","call_id":"{id}"}}"#),
+        )
+    }
+    fn output(id: &str, out: &str) -> String {
+        line(
+            "response_item",
+            &format!(r#"{{"type":"function_call_output","call_id":"{id}","output":{out}}}"#),
+        )
+    }
+    fn reasoning(summary: &str) -> String {
+        line(
+            "response_item",
+            &format!(
+                r#"{{"type":"reasoning","summary":[{{"type":"summary_text","text":"{summary}"}}],"encrypted_content":"gAAAA"}}"#
+            ),
+        )
+    }
+    fn answer(text: &str) -> String {
+        line(
+            "response_item",
+            &format!(
+                r#"{{"type":"message","role":"assistant","content":[{{"type":"output_text","text":"{text}"}}]}}"#
+            ),
+        )
+    }
+    fn tokens(total: u64, last: u64) -> String {
+        line(
+            "event_msg",
+            &format!(
+                r#"{{"type":"token_count","info":{{"total_token_usage":{{"input_tokens":{total},"cached_input_tokens":0,"output_tokens":1,"total_tokens":{total}}},"last_token_usage":{{"input_tokens":{last},"cached_input_tokens":8,"output_tokens":1,"total_tokens":{last}}}}}}}"#
+            ),
+        )
+    }
+    fn turn_context() -> String {
+        line("turn_context", r#"{"cwd":"/r","model":"gpt-5-codex"}"#)
+    }
+
+    fn recorded(t: &Trace) -> Vec<Option<u64>> {
+        t.conversations[0]
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Request(r) => Some(r.usage.map(|u| u.input_tokens)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn kinds(t: &Trace) -> Vec<&'static str> {
+        t.conversations[0]
+            .items
+            .iter()
+            .map(|i| match i {
+                Item::System { .. } => "system",
+                Item::User { meta: true, .. } => "meta",
+                Item::User { .. } => "user",
+                Item::Assistant { .. } => "assistant",
+                Item::Thinking { .. } => "thinking",
+                Item::ToolCall { .. } => "call",
+                Item::ToolResult(_) => "result",
+                Item::Request(_) => "request",
+                Item::Compaction { .. } => "compaction",
+            })
+            .collect()
+    }
+
+    #[test]
+    fn layout_040_token_count_before_the_items_belongs_to_the_call_that_follows() {
+        let t = read(&[
+            meta(""),
+            user("<environment_context>cwd</environment_context>"),
+            user("fix it"),
+            prompt("fix it"),
+            turn_context(),
+            tokens(100, 100),
+            reasoning("Looking"),
+            call("c1"),
+            output(
+                "c1",
+                r#""{\"output\":\"ok\\n\",\"metadata\":{\"exit_code\":1,\"duration_seconds\":0.1}}""#,
+            ),
+            turn_context(),
+            tokens(250, 150),
+            answer("done"),
+        ]);
+        assert_eq!(
+            kinds(&t),
+            ["meta", "user", "request", "thinking", "call", "result", "request", "assistant"]
+        );
+        assert_eq!(recorded(&t), [Some(100), Some(150)]);
+        let Item::ToolResult(r) = &t.conversations[0].items[5] else { panic!() };
+        // The whole JSON string is what the model saw.
+        assert_eq!(
+            r.output.full_text(),
+            r#"{"output":"ok\n","metadata":{"exit_code":1,"duration_seconds":0.1}}"#
+        );
+        assert!(r.is_error);
+        assert_eq!(r.name.as_deref(), Some("shell"));
+    }
+
+    #[test]
+    fn layout_012x_token_count_after_the_outputs_belongs_to_the_call_before() {
+        let t = read(&[
+            meta("You are Codex."),
+            prompt("fix it"),
+            turn_context(),
+            user("fix it"),
+            call("c1"),
+            call("c2"),
+            output(
+                "c1",
+                r#""Chunk ID: a\nWall time: 0.1 seconds\nProcess exited with code 0\nOriginal token count: 1\nOutput:\nx""#,
+            ),
+            output("c2", r#""Chunk ID: b\nProcess exited with code 2\nOutput:\ny""#),
+            tokens(100, 100),
+            tokens(100, 100),
+            answer("done"),
+            tokens(220, 120),
+        ]);
+        assert_eq!(
+            kinds(&t),
+            ["system", "user", "request", "call", "call", "result", "result", "request", "assistant"]
+        );
+        assert_eq!(recorded(&t), [Some(100), Some(120)], "the repeated event is not a call");
+        let errors: Vec<bool> = t.conversations[0]
+            .items
+            .iter()
+            .filter_map(|i| if let Item::ToolResult(r) = i { Some(r.is_error) } else { None })
+            .collect();
+        assert_eq!(errors, [false, true]);
+    }
+
+    #[test]
+    fn a_call_without_items_is_a_request_where_its_usage_stands() {
+        let t = read(&[
+            user("go"),
+            turn_context(),
+            tokens(100, 100),
+            line("event_msg", r#"{"type":"turn_aborted","reason":"interrupted"}"#),
+            user("again"),
+            turn_context(),
+            tokens(300, 200),
+            answer("ok"),
+        ]);
+        assert_eq!(kinds(&t), ["user", "request", "user", "request", "assistant"]);
+        assert_eq!(recorded(&t), [Some(100), Some(200)]);
+    }
+
+    #[test]
+    fn null_info_carries_no_usage() {
+        let t = read(&[
+            user("go"),
+            answer("ok"),
+            line("event_msg", r#"{"type":"token_count","info":null,"rate_limits":{}}"#),
+        ]);
+        assert_eq!(recorded(&t), [None]);
+    }
+
+    #[test]
+    fn prompts_only_in_events_are_the_user_text_and_start_a_new_call() {
+        let t = read(&[meta("sys"), prompt("first"), answer("one"), prompt("second"), answer("two")]);
+        assert_eq!(kinds(&t), ["system", "user", "request", "assistant", "user", "request", "assistant"]);
+        let texts: Vec<&str> = t.conversations[0]
+            .items
+            .iter()
+            .filter_map(|i| if let Item::User { text, .. } = i { Some(text.as_str()) } else { None })
+            .collect();
+        assert_eq!(texts, ["first", "second"]);
+    }
+
+    #[test]
+    fn custom_tools_web_search_and_developer_items() {
+        let t = read(&[
+            line(
+                "response_item",
+                r#"{"type":"message","role":"developer","content":[{"type":"input_text","text":"<permissions instructions>x"}]}"#,
+            ),
+            user("patch it"),
+            line(
+                "response_item",
+                r#"{"type":"web_search_call","status":"completed","action":{"type":"search","query":"q"}}"#,
+            ),
+            line(
+                "response_item",
+                r#"{"type":"custom_tool_call","name":"apply_patch","input":"*** Begin Patch","call_id":"p1"}"#,
+            ),
+            line("response_item", r#"{"type":"custom_tool_call_output","call_id":"p1","output":"Success."}"#),
+        ]);
+        assert_eq!(kinds(&t), ["system", "user", "request", "call", "call", "result"]);
+        let c = &t.conversations[0];
+        assert_eq!(c.tool_results(), 1);
+        let Item::ToolCall { name, arguments, .. } = &c.items[3] else { panic!() };
+        assert_eq!((name.as_str(), arguments.as_str()), ("web_search", r#"{"query":"q","type":"search"}"#));
+        let Item::ToolResult(r) = &c.items[5] else { panic!() };
+        assert_eq!(r.name.as_deref(), Some("apply_patch"));
+    }
+
+    #[test]
+    fn compacted_replaces_the_context_and_instructions_are_sent_again() {
+        let t = read(&[
+            meta("sys"),
+            user("go"),
+            answer("ok"),
+            line("compacted", r#"{"message":"summary of it"}"#),
+            user("more"),
+            answer("ok"),
+        ]);
+        assert_eq!(
+            kinds(&t),
+            [
+                "system",
+                "user",
+                "request",
+                "assistant",
+                "compaction",
+                "system",
+                "user",
+                "request",
+                "assistant"
+            ]
+        );
+        assert!(
+            matches!(&t.conversations[0].items[4], Item::Compaction { summary: Some(s) } if s == "summary of it")
+        );
+    }
+
+    fn fixture(name: &str) -> Trace {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/codex").join(name);
+        let text = std::fs::read_to_string(&path).unwrap();
+        with_head(&path, text.as_bytes(), true, |h| assert!(Codex.detect(h)));
+        Codex.read(&mut text.as_bytes(), &path).unwrap()
+    }
+
+    fn count(t: &Trace, kind: &str) -> usize {
+        kinds(t).iter().filter(|k| **k == kind).count()
+    }
+
+    #[test]
+    fn fixture_rollout_0_40_counts() {
+        // Expected numbers: tests/fixtures/codex/EXPECTED.md.
+        let t = fixture("rollout-0.40.jsonl");
+        assert_eq!(t.conversations.len(), 1);
+        assert_eq!(recorded(&t), [Some(1000), Some(1100), Some(1200), Some(1350), Some(1400)]);
+        let c = &t.conversations[0];
+        assert_eq!(c.tool_results(), 2);
+        let results: Vec<&ToolResult> =
+            c.items.iter().filter_map(|i| if let Item::ToolResult(r) = i { Some(r) } else { None }).collect();
+        assert_eq!(
+            results[0].output.full_text(),
+            r#"{"output":"a.txt\nb.txt\n","metadata":{"exit_code":0,"duration_seconds":0.1}}"#
+        );
+        assert_eq!((results[0].is_error, results[1].is_error), (false, true));
+        assert_eq!((count(&t, "user"), count(&t, "meta"), count(&t, "system")), (3, 1, 0));
+        assert_eq!(count(&t, "thinking"), 1);
+        assert!(t.warnings.is_empty(), "{:?}", t.warnings);
+    }
+
+    #[test]
+    fn fixture_rollout_0_125_counts() {
+        let t = fixture("rollout-0.125.jsonl");
+        assert_eq!(recorded(&t), [Some(1500), Some(1700), Some(1800), None]);
+        let c = &t.conversations[0];
+        assert_eq!((count(&t, "call"), c.tool_results()), (3, 2));
+        assert_eq!((count(&t, "system"), count(&t, "user"), count(&t, "meta")), (3, 2, 2));
+        assert_eq!((count(&t, "compaction"), count(&t, "thinking")), (1, 0));
+        assert!(c.items.iter().any(
+            |i| matches!(i, Item::Compaction { summary: Some(s) } if s.starts_with("Summary: the user asked"))
+        ));
+        assert!(t.warnings.is_empty(), "{:?}", t.warnings);
+    }
+
+    #[test]
+    fn detects_rollouts_but_not_claude_code_or_native_lines() {
+        with_head(Path::new("r.jsonl"), meta("x").as_bytes(), true, |h| assert!(Codex.detect(h)));
+        with_head(Path::new("r.jsonl"), br#"{"type":"user","text":"hi"}"#, true, |h| {
+            assert!(!Codex.detect(h))
+        });
+        let claude = br#"{"type":"user","sessionId":"s","uuid":"u1","parentUuid":null,"message":{"role":"user","content":"hi"}}"#;
+        with_head(Path::new("r.jsonl"), claude, true, |h| assert!(!Codex.detect(h)));
+        with_head(Path::new("r.jsonl"), meta("x").as_bytes(), true, |h| {
+            assert!(!crate::format::claude_code::ClaudeCode.detect(h));
+            assert!(!crate::format::native::Native.detect(h));
+            assert!(!crate::format::claude_stream::ClaudeStream.detect(h));
+        });
+    }
+}

@@ -1,0 +1,111 @@
+//! Black-box runs of the binary on the project's own Codex and Claude stream-json fixtures:
+//! `reconcile` in every output format, `--claude`/`--codex` reading agent folders in place, hidden
+//! folders walked, and an unrecognised file named in a warning.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use ctxbudget::analysis::reconcile::{Basis, ReconcileReport};
+use predicates::prelude::*;
+use predicates::str::contains;
+
+fn fixtures(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+}
+
+fn ctxbudget() -> Command {
+    Command::cargo_bin("ctxbudget").unwrap()
+}
+
+#[test]
+fn reconcile_json_reads_back_through_the_strict_types() {
+    let out = ctxbudget()
+        .args(["reconcile", "--format", "json", "--per-request"])
+        .arg(fixtures("codex"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let r: ReconcileReport = serde_json::from_slice(&out).unwrap();
+    // Sorted walk: rollout-0.125 before rollout-0.40. Counts: tests/fixtures/codex/EXPECTED.md.
+    let got: Vec<(usize, usize, Basis)> =
+        r.conversations.iter().map(|c| (c.requests, c.recorded_requests, c.basis)).collect();
+    assert_eq!(got, [(4, 3, Basis::PerRequest), (5, 5, Basis::PerRequest)]);
+    let recorded: Vec<Option<u64>> =
+        r.conversations[1].requests_detail.as_ref().unwrap().iter().map(|q| q.recorded).collect();
+    assert_eq!(recorded, [Some(1000), Some(1100), Some(1200), Some(1350), Some(1400)]);
+    assert_eq!(r.formats.len(), 1);
+    assert_eq!(r.formats[0].recorded_requests, 8);
+}
+
+#[test]
+fn reconcile_table_csv_and_markdown_render() {
+    let dir = fixtures("claude-stream");
+    ctxbudget()
+        .arg("reconcile")
+        .arg(&dir)
+        .assert()
+        .success()
+        .stdout(contains("Worst requests after the fit"))
+        .stdout(contains("Claude's tokenizer is not public"));
+    ctxbudget()
+        .args(["reconcile", "--format", "csv"])
+        .arg(&dir)
+        .assert()
+        .success()
+        .stdout(contains("trace,conversation,format,provider,"))
+        .stdout(contains(",task-toolu_2,claude-stream,Anthropic,false,2,2,per_request,"));
+    ctxbudget()
+        .args(["reconcile", "--format", "markdown"])
+        .arg(&dir)
+        .assert()
+        .success()
+        .stdout(contains("## Fit per conversation"));
+}
+
+fn copy(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+    std::fs::copy(from, to).unwrap();
+}
+
+#[test]
+fn agent_flags_read_the_sessions_under_home_in_place() {
+    let home = tempfile::tempdir().unwrap();
+    copy(
+        &fixtures("codex/rollout-0.40.jsonl"),
+        &home.path().join(".codex/sessions/2025/09/25/rollout-2025-09-25T10-00-00-fixture.jsonl"),
+    );
+    ctxbudget()
+        .env("HOME", home.path())
+        .args(["replay", "--codex", "--policy", "none", "--format", "csv"])
+        .assert()
+        .success()
+        .stdout(contains("rollout-2025-09-25T10-00-00-fixture.jsonl,main,codex,none,"));
+    // ~/.claude/projects does not exist here: named as an error, exit 1.
+    ctxbudget()
+        .env("HOME", home.path())
+        .args(["reconcile", "--claude"])
+        .assert()
+        .code(1)
+        .stderr(contains(".claude/projects: no such file or directory"));
+}
+
+#[test]
+fn a_walk_enters_hidden_folders_and_names_unrecognised_files() {
+    let root = tempfile::tempdir().unwrap();
+    copy(
+        &fixtures("claude-stream/agent_log_raw.txt"),
+        &root.path().join(".ai-workflow/run/agent_log_raw.txt"),
+    );
+    copy(&fixtures("claude-stream/agent_log_raw.txt"), &root.path().join(".git/logs/agent_log_raw.txt"));
+    std::fs::write(root.path().join("notes.txt"), "plain notes\n").unwrap();
+    ctxbudget()
+        .args(["replay", "--policy", "none", "--format", "csv"])
+        .arg(root.path())
+        .assert()
+        .success()
+        .stdout(contains(".ai-workflow/run/agent_log_raw.txt,main,claude-stream,"))
+        .stdout(contains(".git/").not())
+        .stderr(contains("notes.txt: skipped: not a recognised trace format"));
+}
