@@ -6,8 +6,12 @@
 //! only the model. Formats never open files or print: they read from the reader they are given and
 //! report problems as [`TraceError`]s (fatal) or trace warnings (the rest of the file is usable).
 
+pub mod anthropic_messages;
 pub mod claude_code;
 pub mod native;
+pub mod openai_chat;
+pub mod openai_responses;
+mod wire;
 
 use std::io::BufRead;
 use std::path::Path;
@@ -49,7 +53,13 @@ pub trait Format: Sync {
 
 /// Every format, in detection order (most specific first).
 pub fn all() -> Vec<&'static dyn Format> {
-    vec![&claude_code::ClaudeCode, &native::Native]
+    vec![
+        &claude_code::ClaudeCode,
+        &native::Native,
+        &openai_chat::OpenAiChat,
+        &anthropic_messages::AnthropicMessages,
+        &openai_responses::OpenAiResponses,
+    ]
 }
 
 /// The names of every format, comma-separated.
