@@ -1,5 +1,5 @@
 //! The hand-made fixtures of the API wire formats (`tests/fixtures/{openai-chat,
-//! anthropic-messages,openai-responses}/`) import with the counts their
+//! anthropic-messages,openai-responses,cassette}/`) import with the counts their
 //! `EXPECTED.md` tables list, are recognised by exactly one format, and run through the binary.
 
 use std::path::{Path, PathBuf};
@@ -8,7 +8,7 @@ use assert_cmd::Command;
 use ctxbudget::format::{self, HEAD_BYTES};
 use ctxbudget::model::{Item, Trace};
 
-const DIRS: [&str; 3] = ["openai-chat", "anthropic-messages", "openai-responses"];
+const DIRS: [&str; 4] = ["openai-chat", "anthropic-messages", "openai-responses", "cassette"];
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
@@ -116,6 +116,23 @@ fn every_tool_result_of_the_fixtures_carries_its_tool_name() {
             }
         }
     }
+}
+
+#[test]
+fn the_binary_replays_a_fixture_directory_and_warns_about_skipped_interactions() {
+    let out = Command::cargo_bin("ctxbudget")
+        .unwrap()
+        .args(["replay", "--policy", "none", "--format", "csv"])
+        .arg(fixtures().join("cassette"))
+        .assert()
+        .success();
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert_eq!(stdout.lines().filter(|l| l.contains("chat-and-anthropic.yaml")).count(), 2, "{stdout}");
+    assert!(
+        stderr.contains("interactions[1]: `https://api.openai.com/v1/embeddings` is not an LLM call"),
+        "{stderr}"
+    );
 }
 
 #[test]

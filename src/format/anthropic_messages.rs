@@ -18,7 +18,7 @@
 //!
 //! **Request boundaries:** an LLM call produced each assistant message, so a boundary sits before
 //! each one; the body is itself one more call, so a boundary follows its last message. A request
-//! body records no usage. The converter is shared with `cassette`.
+//! body records no usage. The converter is shared with [`cassette`](super::cassette).
 
 use std::io::BufRead;
 use std::path::Path;

@@ -7,6 +7,7 @@
 //! report problems as [`TraceError`]s (fatal) or trace warnings (the rest of the file is usable).
 
 pub mod anthropic_messages;
+pub mod cassette;
 pub mod claude_code;
 pub mod native;
 pub mod openai_chat;
@@ -59,6 +60,7 @@ pub fn all() -> Vec<&'static dyn Format> {
         &openai_chat::OpenAiChat,
         &anthropic_messages::AnthropicMessages,
         &openai_responses::OpenAiResponses,
+        &cassette::Cassette,
     ]
 }
 

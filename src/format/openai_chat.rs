@@ -23,7 +23,7 @@
 //! request's context includes them. The provider renders them in its own internal form, so this
 //! count is a proxy of their real size.
 //!
-//! The message converter is shared with `cassette` (each recorded request body)
+//! The message converter is shared with [`cassette`](super::cassette) (each recorded request body)
 //! and `inspect` (Inspect's ChatMessages differ only in details it accepts:
 //! `tool_calls[].function` as a name with `arguments` beside it as an object, `reasoning` content
 //! parts, tool `function` and `error`).

@@ -22,7 +22,7 @@
 //! precedes its output and carries its `usage` (`input_tokens`; cached is a subset).
 //! `instructions` are system text; `tools` are sent with every request and counted once as system
 //! text (compact JSON), a proxy for the provider's rendering. The converter is shared with
-//! `cassette`.
+//! [`cassette`](super::cassette).
 
 use std::io::BufRead;
 use std::path::Path;

@@ -1,6 +1,6 @@
 //! Shared pieces of the API wire-format importers ([`openai_chat`](super::openai_chat),
-//! [`anthropic_messages`](super::anthropic_messages), [`openai_responses`](super::openai_responses)).
-//! It is not a format of its own.
+//! [`anthropic_messages`](super::anthropic_messages), [`openai_responses`](super::openai_responses),
+//! [`cassette`](super::cassette), `inspect`). It is not a format of its own.
 //!
 //! - Reading one whole JSON document, with errors that name the line and column.
 //! - Detection from a truncated head: [`head_document`] closes the brackets of the first 64 KiB
@@ -8,6 +8,8 @@
 //!   list belongs to, so the formats' `detect` functions agree and never claim the same file.
 //! - [`Builder`]: appends items, links each tool result to its call to fill in the tool name, and
 //!   counts what was not replayed.
+//! - [`Chains`]: turns a series of recorded calls, each holding the full history so far (VCR
+//!   cassettes, Inspect model events), into conversations with one request boundary per call.
 //! - [`usage_of_response`]: the prompt size a provider's response body records, normalised as in
 //!   `FORMATS.md` (Anthropic: input + cache creation + cache read; OpenAI and Gemini: the prompt
 //!   count alone, cached tokens being a subset).
@@ -22,7 +24,7 @@ use serde_json::{Map, Value};
 
 use super::Head;
 use crate::error::TraceError;
-use crate::model::{Item, Output, Request, ToolResult, Usage};
+use crate::model::{Conversation, Item, Output, Request, ToolResult, Usage};
 
 /// Where request boundaries go while converting a message list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -383,6 +385,90 @@ impl Builder {
     }
 }
 
+/// One conversation rebuilt from calls that each recorded their full history.
+#[derive(Debug)]
+struct Chain {
+    id: String,
+    /// Which flow (provider, endpoint) it belongs to.
+    flow: String,
+    /// The longest history sent so far.
+    history: Vec<Item>,
+    /// Request boundaries: (position in `history`, the call).
+    boundaries: Vec<(usize, Request)>,
+    /// What the last call returned.
+    tail: Vec<Item>,
+    /// Warnings of the latest history and tail.
+    warnings: Vec<String>,
+}
+
+/// Conversations rebuilt from a series of recorded calls (see [`Chains::push`]).
+#[derive(Debug, Default)]
+pub(crate) struct Chains {
+    chains: Vec<Chain>,
+}
+
+impl Chains {
+    /// Adds one call: `history` is everything it sent, `request` its boundary (usage, id), `tail`
+    /// what it returned. The call continues the latest conversation of its `flow` whose history its
+    /// own begins with; otherwise it starts a new one, named after the flow (`flow`, `flow-2`, …).
+    pub fn push(
+        &mut self,
+        flow: &str,
+        history: Vec<Item>,
+        request: Request,
+        tail: Vec<Item>,
+        warnings: Vec<String>,
+    ) {
+        let found = self.chains.iter_mut().rev().find(|c| {
+            c.flow == flow && history.len() >= c.history.len() && history[..c.history.len()] == c.history[..]
+        });
+        let chain = match found {
+            Some(c) => c,
+            None => {
+                let n = self.chains.iter().filter(|c| c.flow == flow).count();
+                let id = if n == 0 { flow.to_owned() } else { format!("{flow}-{}", n + 1) };
+                self.chains.push(Chain {
+                    id,
+                    flow: flow.to_owned(),
+                    history: Vec::new(),
+                    boundaries: Vec::new(),
+                    tail: Vec::new(),
+                    warnings: Vec::new(),
+                });
+                // Just pushed, so there is a last element.
+                self.chains.last_mut().expect("a chain was just pushed")
+            }
+        };
+        chain.boundaries.push((history.len(), request));
+        chain.history = history;
+        chain.tail = tail;
+        chain.warnings = warnings;
+    }
+
+    /// The conversations, in the order of their first call, and their warnings. Each is the
+    /// longest history with a boundary where each call's history ended, then what the last call
+    /// returned.
+    pub fn finish(self, name: impl Fn(usize, &str) -> String) -> (Vec<Conversation>, Vec<String>) {
+        let mut conversations = Vec::new();
+        let mut warnings = Vec::new();
+        for (index, chain) in self.chains.into_iter().enumerate() {
+            let mut c = Conversation::new(name(index, &chain.id));
+            let mut boundaries = chain.boundaries.into_iter().peekable();
+            for (position, item) in chain.history.into_iter().enumerate() {
+                while let Some((_, request)) = boundaries.next_if(|(at, _)| *at == position) {
+                    c.items.push(Item::Request(request));
+                }
+                c.items.push(item);
+            }
+            c.items.extend(boundaries.map(|(_, r)| Item::Request(r)));
+            c.items.extend(chain.tail);
+            warnings.extend(chain.warnings);
+            conversations.push(c);
+        }
+        (conversations, warnings)
+    }
+}
+
 /// The usage a provider's response body records, with the prompt size normalised. Recognised
 /// shapes: Anthropic `usage{input_tokens, cache_creation_input_tokens, cache_read_input_tokens}`,
 /// OpenAI Chat `usage{prompt_tokens, prompt_tokens_details.cached_tokens}`, OpenAI Responses
@@ -512,6 +598,31 @@ mod tests {
         let zero = json!({"usage": {"input_tokens": 0, "output_tokens": 0}});
         assert!(usage_of_response(&zero).unwrap().is_err());
         assert!(usage_of_response(&json!({"id": "x"})).is_none());
+    }
+
+    #[test]
+    fn chains_place_one_boundary_where_each_call_history_ended() {
+        let user = |t: &str| Item::User { text: t.into(), meta: false, images: 0 };
+        let asst = |t: &str| Item::Assistant { text: t.into() };
+        let req = |id: &str| Request { id: Some(id.into()), ..Default::default() };
+        let mut chains = Chains::default();
+        chains.push("chat", vec![user("a")], req("r1"), vec![asst("b")], vec![]);
+        chains.push("chat", vec![user("a"), asst("b"), user("c")], req("r2"), vec![asst("d")], vec![]);
+        chains.push("chat", vec![user("other")], req("r3"), vec![], vec![]);
+        let (cs, _) = chains.finish(|_, id| id.to_owned());
+        assert_eq!(cs.len(), 2);
+        assert_eq!(cs[0].id, "chat");
+        assert_eq!(cs[1].id, "chat-2");
+        let ids: Vec<String> = cs[0]
+            .items
+            .iter()
+            .map(|i| match i {
+                Item::Request(r) => r.id.clone().unwrap(),
+                Item::User { text, .. } | Item::Assistant { text } => text.clone(),
+                other => format!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(ids, ["a", "r1", "b", "c", "r2", "d"]);
     }
 
     #[test]
