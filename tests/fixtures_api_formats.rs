@@ -1,5 +1,5 @@
 //! The hand-made fixtures of the API wire formats (`tests/fixtures/{openai-chat,
-//! anthropic-messages,openai-responses,cassette}/`) import with the counts their
+//! anthropic-messages,openai-responses,cassette,inspect}/`) import with the counts their
 //! `EXPECTED.md` tables list, are recognised by exactly one format, and run through the binary.
 
 use std::path::{Path, PathBuf};
@@ -8,7 +8,7 @@ use assert_cmd::Command;
 use ctxbudget::format::{self, HEAD_BYTES};
 use ctxbudget::model::{Item, Trace};
 
-const DIRS: [&str; 4] = ["openai-chat", "anthropic-messages", "openai-responses", "cassette"];
+const DIRS: [&str; 5] = ["openai-chat", "anthropic-messages", "openai-responses", "cassette", "inspect"];
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
@@ -116,6 +116,33 @@ fn every_tool_result_of_the_fixtures_carries_its_tool_name() {
             }
         }
     }
+}
+
+#[test]
+fn the_inspect_fixture_resolves_attachments_and_sends_tool_errors_as_inspect_does() {
+    let trace = ctxbudget::input::load(&fixtures().join("inspect/eval-log.json"), None).unwrap();
+    assert!(trace.warnings.is_empty(), "{:?}", trace.warnings);
+    let items = &trace.conversations[0].items;
+    let texts: Vec<String> = items
+        .iter()
+        .filter_map(|i| match i {
+            Item::System { text } | Item::User { text, .. } | Item::Assistant { text } => Some(text.clone()),
+            Item::ToolResult(r) => Some(r.output.full_text().into_owned()),
+            _ => None,
+        })
+        .collect();
+    assert!(texts.iter().all(|t| !t.contains("attachment://")), "{texts:?}");
+    assert!(texts.iter().any(|t| t.starts_with("You are a careful software engineer.")));
+    assert!(texts.iter().any(|t| t.contains("FAILED tests/test_calc.py::test_divide")));
+    let timeout = items
+        .iter()
+        .find_map(|i| match i {
+            Item::ToolResult(r) if r.is_error => Some(r),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(timeout.output.full_text(), "Error: Command timed out before completing.");
+    assert_eq!(timeout.name.as_deref(), Some("python"));
 }
 
 #[test]

@@ -9,6 +9,7 @@
 pub mod anthropic_messages;
 pub mod cassette;
 pub mod claude_code;
+pub mod inspect;
 pub mod native;
 pub mod openai_chat;
 pub mod openai_responses;
@@ -61,6 +62,7 @@ pub fn all() -> Vec<&'static dyn Format> {
         &anthropic_messages::AnthropicMessages,
         &openai_responses::OpenAiResponses,
         &cassette::Cassette,
+        &inspect::Inspect,
     ]
 }
 

@@ -24,7 +24,7 @@
 //! count is a proxy of their real size.
 //!
 //! The message converter is shared with [`cassette`](super::cassette) (each recorded request body)
-//! and `inspect` (Inspect's ChatMessages differ only in details it accepts:
+//! and [`inspect`](super::inspect) (Inspect's ChatMessages differ only in details it accepts:
 //! `tool_calls[].function` as a name with `arguments` beside it as an object, `reasoning` content
 //! parts, tool `function` and `error`).
 //!

@@ -1,6 +1,6 @@
 //! Shared pieces of the API wire-format importers ([`openai_chat`](super::openai_chat),
 //! [`anthropic_messages`](super::anthropic_messages), [`openai_responses`](super::openai_responses),
-//! [`cassette`](super::cassette), `inspect`). It is not a format of its own.
+//! [`cassette`](super::cassette), [`inspect`](super::inspect)). It is not a format of its own.
 //!
 //! - Reading one whole JSON document, with errors that name the line and column.
 //! - Detection from a truncated head: [`head_document`] closes the brackets of the first 64 KiB
@@ -443,6 +443,11 @@ impl Chains {
         chain.history = history;
         chain.tail = tail;
         chain.warnings = warnings;
+    }
+
+    /// Whether no call was pushed yet.
+    pub fn is_empty(&self) -> bool {
+        self.chains.is_empty()
     }
 
     /// The conversations, in the order of their first call, and their warnings. Each is the
