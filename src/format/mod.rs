@@ -6,10 +6,16 @@
 //! only the model. Formats never open files or print: they read from the reader they are given and
 //! report problems as [`TraceError`]s (fatal) or trace warnings (the rest of the file is usable).
 
+pub mod anthropic_messages;
+pub mod cassette;
 pub mod claude_code;
 pub mod claude_stream;
 pub mod codex;
+pub mod inspect;
 pub mod native;
+pub mod openai_chat;
+pub mod openai_responses;
+mod wire;
 
 use std::io::BufRead;
 use std::path::Path;
@@ -51,7 +57,17 @@ pub trait Format: Sync {
 
 /// Every format, in detection order (most specific first).
 pub fn all() -> Vec<&'static dyn Format> {
-    vec![&claude_code::ClaudeCode, &claude_stream::ClaudeStream, &codex::Codex, &native::Native]
+    vec![
+        &claude_code::ClaudeCode,
+        &claude_stream::ClaudeStream,
+        &codex::Codex,
+        &native::Native,
+        &openai_chat::OpenAiChat,
+        &anthropic_messages::AnthropicMessages,
+        &openai_responses::OpenAiResponses,
+        &cassette::Cassette,
+        &inspect::Inspect,
+    ]
 }
 
 /// The names of every format, comma-separated.

@@ -1,0 +1,653 @@
+//! Shared pieces of the API wire-format importers ([`openai_chat`](super::openai_chat),
+//! [`anthropic_messages`](super::anthropic_messages), [`openai_responses`](super::openai_responses),
+//! [`cassette`](super::cassette), [`inspect`](super::inspect)). It is not a format of its own.
+//!
+//! - Reading one whole JSON document, with errors that name the line and column.
+//! - Detection from a truncated head: [`head_document`] closes the brackets of the first 64 KiB
+//!   so the formats can look at a real JSON value, and [`classify`] says which API family a message
+//!   list belongs to, so the formats' `detect` functions agree and never claim the same file.
+//! - [`Builder`]: appends items, links each tool result to its call to fill in the tool name, and
+//!   counts what was not replayed.
+//! - [`Chains`]: turns a series of recorded calls, each holding the full history so far (VCR
+//!   cassettes, Inspect model events), into conversations with one request boundary per call.
+//! - [`usage_of_response`]: the prompt size a provider's response body records, normalised as in
+//!   `FORMATS.md` (Anthropic: input + cache creation + cache read; OpenAI and Gemini: the prompt
+//!   count alone, cached tokens being a subset).
+//!
+//! Like every format module it does no I/O of its own and never prints.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::io::BufRead;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::Head;
+use crate::error::TraceError;
+use crate::model::{Conversation, Item, Output, Request, ToolResult, Usage};
+
+/// Where request boundaries go while converting a message list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Calls {
+    /// An LLM call produced each assistant message (each run of model output items): a boundary
+    /// sits before it. Used when a file is a transcript or a single request body.
+    BeforeEachAssistant,
+    /// The list is the history one recorded call sent; the caller places the boundary.
+    None,
+}
+
+/// Reads a whole input as one JSON document. A syntax error names the line.
+pub(crate) fn read_document(input: &mut dyn BufRead, path: &Path) -> Result<Value, TraceError> {
+    let mut bytes = Vec::new();
+    input.read_to_end(&mut bytes).map_err(|source| TraceError::Io { path: path.to_owned(), source })?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        TraceError::line(path, e.line().max(1), format!("invalid JSON at column {}: {e}", e.column()))
+    })
+}
+
+/// The value a JSON document's head describes: the whole document when the head holds all of it,
+/// else the head with its open strings cut and its brackets closed. `None` when the head is not a
+/// JSON object or array, or holds more than one value (JSON Lines, read by other formats).
+pub(crate) fn head_document(head: &Head<'_>) -> Option<Value> {
+    let text = head.text.trim_start_matches('\u{feff}').trim_start();
+    let first = *text.as_bytes().first()?;
+    if first != b'{' && first != b'[' {
+        return None;
+    }
+    let bytes = text.as_bytes();
+    let mut closers: Vec<u8> = Vec::new();
+    let (mut in_string, mut escaped) = (false, false);
+    // The last place where everything before is complete, and the brackets open there.
+    let mut cut: Option<(usize, Vec<u8>)> = None;
+    for (i, &b) in bytes.iter().enumerate() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' => closers.push(b'}'),
+            b'[' => closers.push(b']'),
+            b'}' | b']' => {
+                closers.pop();
+                if closers.is_empty() {
+                    // The first value is complete: it is the document if nothing follows it.
+                    let rest = text[i + 1..].trim();
+                    return if rest.is_empty() { serde_json::from_str(&text[..=i]).ok() } else { None };
+                }
+                cut = Some((i + 1, closers.clone()));
+            }
+            b',' => cut = Some((i, closers.clone())),
+            _ => {}
+        }
+    }
+    let (at, open) = cut?;
+    let mut repaired = String::with_capacity(at + open.len());
+    repaired.push_str(&text[..at]);
+    repaired.extend(open.iter().rev().map(|&b| b as char));
+    serde_json::from_str(&repaired).ok()
+}
+
+/// Which API a message list (or request body) is written for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Family {
+    /// Only `{role, content: string}` messages: valid in every family; read as OpenAI Chat.
+    Plain,
+    /// OpenAI Chat Completions.
+    Chat,
+    /// Anthropic Messages.
+    Anthropic,
+    /// OpenAI Responses.
+    Responses,
+}
+
+/// Item types of the OpenAI Responses API (`input[]` / `output[]`).
+pub(crate) const RESPONSES_ITEM_TYPES: [&str; 22] = [
+    "message",
+    "reasoning",
+    "function_call",
+    "function_call_output",
+    "custom_tool_call",
+    "custom_tool_call_output",
+    "web_search_call",
+    "file_search_call",
+    "computer_call",
+    "computer_call_output",
+    "local_shell_call",
+    "local_shell_call_output",
+    "shell_call",
+    "shell_call_output",
+    "apply_patch_call",
+    "apply_patch_call_output",
+    "code_interpreter_call",
+    "image_generation_call",
+    "mcp_call",
+    "mcp_list_tools",
+    "item_reference",
+    "compaction",
+];
+
+/// Content-part types only Anthropic uses.
+const ANTHROPIC_BLOCKS: [&str; 9] = [
+    "tool_use",
+    "tool_result",
+    "thinking",
+    "redacted_thinking",
+    "image",
+    "document",
+    "server_tool_use",
+    "web_search_tool_result",
+    "search_result",
+];
+
+/// Content-part types only OpenAI Chat uses.
+const CHAT_PARTS: [&str; 3] = ["image_url", "input_audio", "file"];
+
+/// Content-part types only OpenAI Responses uses.
+const RESPONSES_PARTS: [&str; 4] = ["input_text", "output_text", "input_image", "input_file"];
+
+/// Roles of chat messages in every family.
+const ROLES: [&str; 6] = ["system", "developer", "user", "assistant", "tool", "function"];
+
+/// The family of a message list, from the markers its messages carry. `None` when an element is
+/// not a message (an agent's own event or line format) or when markers of two families mix.
+pub(crate) fn classify(messages: &[Value]) -> Option<Family> {
+    let mut seen = Family::Plain;
+    let mut mark = |f: Family| -> bool {
+        if seen == Family::Plain || seen == f {
+            seen = f;
+            true
+        } else {
+            false
+        }
+    };
+    for m in messages {
+        let m = m.as_object()?;
+        if let Some(t) = m.get("type") {
+            if !t.as_str().is_some_and(|t| RESPONSES_ITEM_TYPES.contains(&t)) || !mark(Family::Responses) {
+                return None;
+            }
+            continue;
+        }
+        let role = m.get("role")?.as_str()?;
+        if !ROLES.contains(&role) {
+            return None;
+        }
+        let chat_keys = ["tool_calls", "tool_call_id", "function_call"];
+        if (role == "tool" || role == "function" || chat_keys.iter().any(|k| m.contains_key(*k)))
+            && !mark(Family::Chat)
+        {
+            return None;
+        }
+        match m.get("content") {
+            Some(Value::Null) if !mark(Family::Chat) => return None,
+            Some(Value::Array(parts)) => {
+                for part in parts {
+                    let t = part.get("type").and_then(Value::as_str).unwrap_or("");
+                    let family = if ANTHROPIC_BLOCKS.contains(&t) {
+                        Family::Anthropic
+                    } else if CHAT_PARTS.contains(&t) {
+                        Family::Chat
+                    } else if RESPONSES_PARTS.contains(&t) {
+                        Family::Responses
+                    } else {
+                        continue;
+                    };
+                    if !mark(family) {
+                        return None;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Some(seen)
+}
+
+/// Top-level keys of the other agents' JSON documents (SWE-agent, mini-swe-agent, Gemini CLI,
+/// Inspect, cassettes, Claude Code/Codex lines): an object with one of them is not a request body.
+const FOREIGN_KEYS: [&str; 11] = [
+    "trajectory",
+    "history",
+    "trajectory_format",
+    "info",
+    "sessionId",
+    "projectHash",
+    "instance_id",
+    "eval",
+    "samples",
+    "interactions",
+    "type",
+];
+
+/// Whether an object carries a key that marks another agent's document.
+pub(crate) fn is_foreign(object: &Map<String, Value>) -> bool {
+    FOREIGN_KEYS.iter().any(|k| object.contains_key(*k))
+}
+
+/// The family of a request body `{messages: [...], ...}` from its messages and its top-level
+/// fields (`system`, `tools[].input_schema` are Anthropic; `tools[].function` is OpenAI Chat).
+pub(crate) fn classify_body(body: &Map<String, Value>) -> Option<Family> {
+    if is_foreign(body) {
+        return None;
+    }
+    let messages = body.get("messages")?.as_array()?;
+    let mut family = classify(messages)?;
+    let tools = body.get("tools").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let mut top = Vec::new();
+    if ["system", "anthropic_version", "stop_sequences", "top_k"].iter().any(|k| body.contains_key(*k))
+        || tools.iter().any(|t| t.get("input_schema").is_some())
+    {
+        top.push(Family::Anthropic);
+    }
+    if tools.iter().any(|t| t.get("function").is_some())
+        || ["n", "response_format", "logit_bias", "frequency_penalty"].iter().any(|k| body.contains_key(*k))
+    {
+        top.push(Family::Chat);
+    }
+    for f in top {
+        if family == Family::Plain {
+            family = f;
+        } else if family != f {
+            return None;
+        }
+    }
+    Some(family)
+}
+
+/// A string field, or `""`.
+pub(crate) fn str_field<'a>(v: &'a Value, key: &str) -> &'a str {
+    v.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+/// A value as text: strings as they are, anything else as compact JSON.
+pub(crate) fn json_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// A short description of a JSON value's type, for error messages.
+pub(crate) fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Items being assembled for one history, with the tool names of the calls seen so far.
+#[derive(Debug, Default)]
+pub(crate) struct Builder {
+    /// The items, in the order they were sent.
+    pub items: Vec<Item>,
+    /// Tool name by call id.
+    names: HashMap<String, String>,
+    /// Calls without an id (Gemini), by name, oldest first, with the ids given to them.
+    anonymous: BTreeMap<String, VecDeque<String>>,
+    anonymous_calls: usize,
+    /// What was not replayed, with counts (becomes warnings).
+    notes: BTreeMap<String, usize>,
+}
+
+impl Builder {
+    /// Appends any item.
+    pub fn push(&mut self, item: Item) {
+        self.items.push(item);
+    }
+
+    /// Appends a request boundary (an LLM call is made here).
+    pub fn request(&mut self) {
+        self.items.push(Item::Request(Request::default()));
+    }
+
+    /// Appends text of a role; empty text is not an item.
+    pub fn text(&mut self, item: fn(String) -> Item, text: String) {
+        if !text.is_empty() {
+            self.items.push(item(text));
+        }
+    }
+
+    /// Appends a tool call and remembers its name for the result.
+    pub fn call(&mut self, call_id: String, name: String, arguments: String) {
+        self.names.insert(call_id.clone(), name.clone());
+        self.items.push(Item::ToolCall { call_id, name, arguments });
+    }
+
+    /// Appends a call that has no id of its own (Gemini): it gets `<name>#<n>`, and the next
+    /// [`Builder::anonymous_result`] of that name links to it.
+    pub fn anonymous_call(&mut self, name: String, arguments: String) {
+        self.anonymous_calls += 1;
+        let id = format!("{name}#{}", self.anonymous_calls);
+        self.anonymous.entry(name.clone()).or_default().push_back(id.clone());
+        self.call(id, name, arguments);
+    }
+
+    /// The id of the oldest unanswered id-less call of that name.
+    pub fn anonymous_result_id(&mut self, name: &str) -> Option<String> {
+        self.anonymous.get_mut(name)?.pop_front()
+    }
+
+    /// Appends a tool result; its name comes from the linked call, else from `name_hint`.
+    pub fn result(&mut self, call_id: String, name_hint: Option<String>, text: String, is_error: bool) {
+        self.result_with_images(call_id, name_hint, text, is_error, 0);
+    }
+
+    /// [`Builder::result`] with images counted.
+    pub fn result_with_images(
+        &mut self,
+        call_id: String,
+        name_hint: Option<String>,
+        output: String,
+        is_error: bool,
+        images: u32,
+    ) {
+        let name = match self.names.get(&call_id) {
+            Some(n) => Some(n.clone()),
+            None => {
+                self.note("tool result(s) answer no earlier call (name taken from the result)");
+                name_hint.filter(|n| !n.is_empty())
+            }
+        };
+        self.items.push(Item::ToolResult(ToolResult {
+            call_id,
+            name,
+            output: Output::Raw { output },
+            is_error,
+            images,
+        }));
+    }
+
+    /// Counts something that was not replayed.
+    pub fn note(&mut self, what: impl Into<String>) {
+        *self.notes.entry(what.into()).or_default() += 1;
+    }
+
+    /// The notes as warnings, prefixed with where they were found.
+    pub fn warnings(&self, at: &str) -> Vec<String> {
+        let at = if at.is_empty() { String::new() } else { format!("{at}: ") };
+        self.notes.iter().map(|(what, n)| format!("{at}{n} {what}")).collect()
+    }
+
+    /// Moves the items out, leaving the names and notes.
+    pub fn take_items(&mut self) -> Vec<Item> {
+        std::mem::take(&mut self.items)
+    }
+}
+
+/// One conversation rebuilt from calls that each recorded their full history.
+#[derive(Debug)]
+struct Chain {
+    id: String,
+    /// Which flow (provider, endpoint) it belongs to.
+    flow: String,
+    /// The longest history sent so far.
+    history: Vec<Item>,
+    /// Request boundaries: (position in `history`, the call).
+    boundaries: Vec<(usize, Request)>,
+    /// What the last call returned.
+    tail: Vec<Item>,
+    /// Warnings of the latest history and tail.
+    warnings: Vec<String>,
+}
+
+/// Conversations rebuilt from a series of recorded calls (see [`Chains::push`]).
+#[derive(Debug, Default)]
+pub(crate) struct Chains {
+    chains: Vec<Chain>,
+}
+
+impl Chains {
+    /// Adds one call: `history` is everything it sent, `request` its boundary (usage, id), `tail`
+    /// what it returned. The call continues the latest conversation of its `flow` whose history its
+    /// own begins with; otherwise it starts a new one, named after the flow (`flow`, `flow-2`, …).
+    pub fn push(
+        &mut self,
+        flow: &str,
+        history: Vec<Item>,
+        request: Request,
+        tail: Vec<Item>,
+        warnings: Vec<String>,
+    ) {
+        let found = self.chains.iter_mut().rev().find(|c| {
+            c.flow == flow && history.len() >= c.history.len() && history[..c.history.len()] == c.history[..]
+        });
+        let chain = match found {
+            Some(c) => c,
+            None => {
+                let n = self.chains.iter().filter(|c| c.flow == flow).count();
+                let id = if n == 0 { flow.to_owned() } else { format!("{flow}-{}", n + 1) };
+                self.chains.push(Chain {
+                    id,
+                    flow: flow.to_owned(),
+                    history: Vec::new(),
+                    boundaries: Vec::new(),
+                    tail: Vec::new(),
+                    warnings: Vec::new(),
+                });
+                // Just pushed, so there is a last element.
+                self.chains.last_mut().expect("a chain was just pushed")
+            }
+        };
+        chain.boundaries.push((history.len(), request));
+        chain.history = history;
+        chain.tail = tail;
+        chain.warnings = warnings;
+    }
+
+    /// Whether no call was pushed yet.
+    pub fn is_empty(&self) -> bool {
+        self.chains.is_empty()
+    }
+
+    /// The conversations, in the order of their first call, and their warnings. Each is the
+    /// longest history with a boundary where each call's history ended, then what the last call
+    /// returned.
+    pub fn finish(self, name: impl Fn(usize, &str) -> String) -> (Vec<Conversation>, Vec<String>) {
+        let mut conversations = Vec::new();
+        let mut warnings = Vec::new();
+        for (index, chain) in self.chains.into_iter().enumerate() {
+            let mut c = Conversation::new(name(index, &chain.id));
+            let mut boundaries = chain.boundaries.into_iter().peekable();
+            for (position, item) in chain.history.into_iter().enumerate() {
+                while let Some((_, request)) = boundaries.next_if(|(at, _)| *at == position) {
+                    c.items.push(Item::Request(request));
+                }
+                c.items.push(item);
+            }
+            c.items.extend(boundaries.map(|(_, r)| Item::Request(r)));
+            c.items.extend(chain.tail);
+            warnings.extend(chain.warnings);
+            conversations.push(c);
+        }
+        (conversations, warnings)
+    }
+}
+
+/// The usage a provider's response body records, with the prompt size normalised. Recognised
+/// shapes: Anthropic `usage{input_tokens, cache_creation_input_tokens, cache_read_input_tokens}`,
+/// OpenAI Chat `usage{prompt_tokens, prompt_tokens_details.cached_tokens}`, OpenAI Responses
+/// `usage{input_tokens, input_tokens_details.cached_tokens}`, Gemini
+/// `usageMetadata{promptTokenCount, cachedContentTokenCount}`.
+///
+/// A prompt of 0 tokens is not a measurement (a request always sends something; one recorded
+/// OpenAI Responses cassette has all-zero usage): it is returned as `Err` so the caller can warn.
+pub(crate) fn usage_of_response(body: &Value) -> Option<Result<Usage, String>> {
+    let n = |v: &Value, k: &str| v.get(k).and_then(Value::as_u64);
+    let usage = if let Some(u) = body.get("usageMetadata") {
+        Usage {
+            input_tokens: n(u, "promptTokenCount")?,
+            cache_read_tokens: n(u, "cachedContentTokenCount"),
+            cache_write_tokens: None,
+            output_tokens: n(u, "candidatesTokenCount").map(|c| c + n(u, "thoughtsTokenCount").unwrap_or(0)),
+        }
+    } else {
+        let u = body.get("usage")?;
+        if let Some(prompt) = n(u, "prompt_tokens") {
+            Usage {
+                input_tokens: prompt,
+                cache_read_tokens: u.get("prompt_tokens_details").and_then(|d| n(d, "cached_tokens")),
+                cache_write_tokens: None,
+                output_tokens: n(u, "completion_tokens"),
+            }
+        } else if u.get("cache_creation_input_tokens").is_some()
+            || u.get("cache_read_input_tokens").is_some()
+            || body.get("type").and_then(Value::as_str) == Some("message")
+        {
+            let (input, write, read) = (
+                n(u, "input_tokens")?,
+                n(u, "cache_creation_input_tokens").unwrap_or(0),
+                n(u, "cache_read_input_tokens").unwrap_or(0),
+            );
+            Usage {
+                input_tokens: input + write + read,
+                cache_read_tokens: Some(read),
+                cache_write_tokens: Some(write),
+                output_tokens: n(u, "output_tokens"),
+            }
+        } else {
+            Usage {
+                input_tokens: n(u, "input_tokens")?,
+                cache_read_tokens: u.get("input_tokens_details").and_then(|d| n(d, "cached_tokens")),
+                cache_write_tokens: None,
+                output_tokens: n(u, "output_tokens"),
+            }
+        }
+    };
+    if usage.input_tokens == 0 {
+        return Some(Err("the response records a prompt of 0 tokens, which is not a measurement; \
+                         this request has no recorded size"
+            .into()));
+    }
+    Some(Ok(usage))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::with_head;
+    use serde_json::json;
+
+    fn head(text: &str, whole: bool) -> Option<Value> {
+        with_head(Path::new("x.json"), text.as_bytes(), whole, head_document)
+    }
+
+    #[test]
+    fn a_whole_document_is_parsed_as_it_is() {
+        assert_eq!(head("\u{feff} {\"a\": [1, 2]}\n", true), Some(json!({"a": [1, 2]})));
+    }
+
+    #[test]
+    fn a_truncated_document_is_closed_at_its_last_complete_value() {
+        let v = head("[{\"role\": \"user\", \"content\": \"hi\"}, {\"role\": \"assi", false).unwrap();
+        assert_eq!(v, json!([{"role": "user", "content": "hi"}]));
+        let v = head("{\"model\": \"m\", \"messages\": [{\"role\": \"user\", \"content\": \"a,\\\"b", false);
+        assert_eq!(v, Some(json!({"model": "m", "messages": [{"role": "user"}]})));
+    }
+
+    #[test]
+    fn json_lines_and_non_json_have_no_head_document() {
+        assert_eq!(head("{\"type\":\"user\"}\n{\"type\":\"user\"}\n", true), None);
+        assert_eq!(head("interactions:\n- request:\n", true), None);
+    }
+
+    #[test]
+    fn message_lists_are_classified_by_their_markers() {
+        let plain = json!([{"role": "user", "content": "hi"}]);
+        assert_eq!(classify(plain.as_array().unwrap()), Some(Family::Plain));
+        let chat = json!([{"role": "assistant", "content": null, "tool_calls": []}]);
+        assert_eq!(classify(chat.as_array().unwrap()), Some(Family::Chat));
+        let anthropic = json!([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t"}]}]);
+        assert_eq!(classify(anthropic.as_array().unwrap()), Some(Family::Anthropic));
+        let responses = json!([{"role": "user", "content": "hi"}, {"type": "function_call", "call_id": "c"}]);
+        assert_eq!(classify(responses.as_array().unwrap()), Some(Family::Responses));
+        let mixed = json!([{"role": "tool", "content": "x"}, {"type": "function_call"}]);
+        assert_eq!(classify(mixed.as_array().unwrap()), None);
+        let gemini_cli = json!([{"type": "user", "content": "hi"}]);
+        assert_eq!(classify(gemini_cli.as_array().unwrap()), None);
+        let openhands = json!([{"id": 0, "source": "user", "action": "message"}]);
+        assert_eq!(classify(openhands.as_array().unwrap()), None);
+    }
+
+    #[test]
+    fn a_body_with_other_agents_keys_has_no_family() {
+        let mini =
+            json!({"messages": [{"role": "user", "content": "x"}], "trajectory_format": "mini-swe-agent-1"});
+        assert_eq!(classify_body(mini.as_object().unwrap()), None);
+        let anthropic = json!({"system": "s", "messages": [{"role": "user", "content": "x"}]});
+        assert_eq!(classify_body(anthropic.as_object().unwrap()), Some(Family::Anthropic));
+    }
+
+    #[test]
+    fn usage_is_normalised_per_provider() {
+        let anthropic = json!({"type": "message", "usage": {"input_tokens": 3, "cache_creation_input_tokens": 10, "cache_read_input_tokens": 100, "output_tokens": 7}});
+        let u = usage_of_response(&anthropic).unwrap().unwrap();
+        assert_eq!((u.input_tokens, u.cache_read_tokens, u.output_tokens), (113, Some(100), Some(7)));
+        let chat = json!({"usage": {"prompt_tokens": 104, "completion_tokens": 16, "prompt_tokens_details": {"cached_tokens": 64}}});
+        let u = usage_of_response(&chat).unwrap().unwrap();
+        assert_eq!((u.input_tokens, u.cache_read_tokens), (104, Some(64)));
+        let responses = json!({"usage": {"input_tokens": 335, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 44}});
+        assert_eq!(usage_of_response(&responses).unwrap().unwrap().input_tokens, 335);
+        let gemini = json!({"usageMetadata": {"promptTokenCount": 23, "candidatesTokenCount": 5}});
+        assert_eq!(usage_of_response(&gemini).unwrap().unwrap().input_tokens, 23);
+        let zero = json!({"usage": {"input_tokens": 0, "output_tokens": 0}});
+        assert!(usage_of_response(&zero).unwrap().is_err());
+        assert!(usage_of_response(&json!({"id": "x"})).is_none());
+    }
+
+    #[test]
+    fn chains_place_one_boundary_where_each_call_history_ended() {
+        let user = |t: &str| Item::User { text: t.into(), meta: false, images: 0 };
+        let asst = |t: &str| Item::Assistant { text: t.into() };
+        let req = |id: &str| Request { id: Some(id.into()), ..Default::default() };
+        let mut chains = Chains::default();
+        chains.push("chat", vec![user("a")], req("r1"), vec![asst("b")], vec![]);
+        chains.push("chat", vec![user("a"), asst("b"), user("c")], req("r2"), vec![asst("d")], vec![]);
+        chains.push("chat", vec![user("other")], req("r3"), vec![], vec![]);
+        let (cs, _) = chains.finish(|_, id| id.to_owned());
+        assert_eq!(cs.len(), 2);
+        assert_eq!(cs[0].id, "chat");
+        assert_eq!(cs[1].id, "chat-2");
+        let ids: Vec<String> = cs[0]
+            .items
+            .iter()
+            .map(|i| match i {
+                Item::Request(r) => r.id.clone().unwrap(),
+                Item::User { text, .. } | Item::Assistant { text } => text.clone(),
+                other => format!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(ids, ["a", "r1", "b", "c", "r2", "d"]);
+    }
+
+    #[test]
+    fn results_take_the_name_of_their_call() {
+        let mut b = Builder::default();
+        b.call("c1".into(), "bash".into(), "{}".into());
+        b.result("c1".into(), Some("ignored".into()), "ok".into(), false);
+        b.result("c9".into(), Some("hint".into()), "ok".into(), false);
+        let names: Vec<Option<String>> = b
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                Item::ToolResult(r) => Some(r.name.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(names, [Some("bash".into()), Some("hint".into())]);
+        assert_eq!(
+            b.warnings("x"),
+            ["x: 1 tool result(s) answer no earlier call (name taken from the result)"]
+        );
+    }
+}
