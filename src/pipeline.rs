@@ -71,13 +71,26 @@ pub fn replay_trace(path: &str, trace: &Trace, job: &Job, meter: &Meter) -> Vec<
     runs
 }
 
-/// Broken call/result links of every conversation, as warnings naming the conversation.
+/// At most this many broken call/result links are listed per file; the rest are counted.
+pub const LINK_WARNINGS_PER_FILE: usize = 5;
+
+/// Broken call/result links, as warnings naming the conversation: the first
+/// [`LINK_WARNINGS_PER_FILE`] in file order, then one line counting the rest.
 pub fn link_warnings(trace: &Trace) -> Vec<String> {
     let mut out = Vec::new();
+    let (mut more, mut conversations) = (0, std::collections::BTreeSet::new());
     for c in &trace.conversations {
         for p in c.link_problems() {
-            out.push(format!("conversation `{}`: {p}", c.id));
+            if out.len() < LINK_WARNINGS_PER_FILE {
+                out.push(format!("conversation `{}`: {p}", c.id));
+            } else {
+                more += 1;
+                conversations.insert(c.id.as_str());
+            }
         }
+    }
+    if more > 0 {
+        out.push(format!("{more} more broken call/result links in {} conversation(s)", conversations.len()));
     }
     out
 }
@@ -180,4 +193,36 @@ pub fn reconcile_files(
     report.formats = reconcile::by_format(&report.conversations, &all_rows);
     report.worst = reconcile::worst(&all_rows, worst);
     report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Conversation, Item, Output, ToolResult};
+
+    fn orphan(id: &str) -> Item {
+        Item::ToolResult(ToolResult {
+            call_id: id.into(),
+            name: None,
+            output: Output::Raw { output: String::new() },
+            is_error: false,
+            images: 0,
+        })
+    }
+
+    #[test]
+    fn link_warnings_list_the_first_few_and_count_the_rest() {
+        let mut a = Conversation::new("a");
+        a.items = (0..4).map(|i| orphan(&format!("x{i}"))).collect();
+        let mut b = Conversation::new("b");
+        b.items = (0..3).map(|i| orphan(&format!("y{i}"))).collect();
+        let trace = Trace { format: "native", conversations: vec![a, b], warnings: vec![] };
+        let w = link_warnings(&trace);
+        assert_eq!(w.len(), LINK_WARNINGS_PER_FILE + 1);
+        assert_eq!(
+            w[4],
+            "conversation `b`: tool result for call `y0` (after request 0) has no matching call"
+        );
+        assert_eq!(w[5], "2 more broken call/result links in 1 conversation(s)");
+    }
 }
