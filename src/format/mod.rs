@@ -8,6 +8,8 @@
 
 pub mod claude_code;
 pub mod native;
+pub mod shared;
+pub mod swe_agent;
 
 use std::io::BufRead;
 use std::path::Path;
@@ -49,7 +51,7 @@ pub trait Format: Sync {
 
 /// Every format, in detection order (most specific first).
 pub fn all() -> Vec<&'static dyn Format> {
-    vec![&claude_code::ClaudeCode, &native::Native]
+    vec![&claude_code::ClaudeCode, &swe_agent::SweAgent, &native::Native]
 }
 
 /// The names of every format, comma-separated.
