@@ -7,6 +7,7 @@
 //! report problems as [`TraceError`]s (fatal) or trace warnings (the rest of the file is usable).
 
 pub mod claude_code;
+pub mod mini_swe_agent;
 pub mod native;
 pub mod shared;
 pub mod swe_agent;
@@ -51,7 +52,7 @@ pub trait Format: Sync {
 
 /// Every format, in detection order (most specific first).
 pub fn all() -> Vec<&'static dyn Format> {
-    vec![&claude_code::ClaudeCode, &swe_agent::SweAgent, &native::Native]
+    vec![&claude_code::ClaudeCode, &swe_agent::SweAgent, &mini_swe_agent::MiniSweAgent, &native::Native]
 }
 
 /// The names of every format, comma-separated.
