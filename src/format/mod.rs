@@ -9,6 +9,7 @@
 pub mod claude_code;
 pub mod mini_swe_agent;
 pub mod native;
+pub mod openhands;
 pub mod shared;
 pub mod swe_agent;
 
@@ -52,7 +53,13 @@ pub trait Format: Sync {
 
 /// Every format, in detection order (most specific first).
 pub fn all() -> Vec<&'static dyn Format> {
-    vec![&claude_code::ClaudeCode, &swe_agent::SweAgent, &mini_swe_agent::MiniSweAgent, &native::Native]
+    vec![
+        &claude_code::ClaudeCode,
+        &swe_agent::SweAgent,
+        &mini_swe_agent::MiniSweAgent,
+        &openhands::OpenHands,
+        &native::Native,
+    ]
 }
 
 /// The names of every format, comma-separated.
