@@ -7,6 +7,7 @@
 //! report problems as [`TraceError`]s (fatal) or trace warnings (the rest of the file is usable).
 
 pub mod claude_code;
+pub mod gemini_cli;
 pub mod mini_swe_agent;
 pub mod native;
 pub mod openhands;
@@ -58,6 +59,7 @@ pub fn all() -> Vec<&'static dyn Format> {
         &swe_agent::SweAgent,
         &mini_swe_agent::MiniSweAgent,
         &openhands::OpenHands,
+        &gemini_cli::GeminiCli,
         &native::Native,
     ]
 }
