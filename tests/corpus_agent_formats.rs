@@ -144,6 +144,10 @@ fn every_agent_trajectory_in_the_corpus_imports_with_the_listed_counts_and_usage
             let rel = path.strip_prefix(&corpus).unwrap().to_string_lossy().into_owned();
             println!("{rel}: {}", summary(&trace));
             assert_eq!(trace.format, format, "{rel}");
+            assert!(
+                trace.conversations.iter().all(|c| !c.id.is_empty()),
+                "{rel}: a conversation without a name"
+            );
             let results: usize = trace.conversations.iter().map(Conversation::tool_results).sum();
             let name = path.file_name().unwrap().to_string_lossy();
             let Some((listed_results, usage)) = listed.get(&rel) else {

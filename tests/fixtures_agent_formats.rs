@@ -121,6 +121,7 @@ fn every_agent_fixture_reads_as_its_expected_md_says() {
             );
             assert_eq!(got, want, "{} (format, conversations, requests, recorded, results, total)", row.file);
             for conversation in c {
+                assert!(!conversation.id.is_empty(), "{}: a conversation without a name", row.file);
                 assert_results_are_linked(&path, conversation);
             }
             assert!(trace.warnings.is_empty(), "{}: {:?}", row.file, trace.warnings);

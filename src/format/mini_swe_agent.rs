@@ -95,7 +95,7 @@ impl Format for MiniSweAgent {
             },
             _ => return Err(TraceError::content(path, "expected a JSON object or a list of messages")),
         };
-        let mut r = Reader::default();
+        let mut r = Reader { conversation: Conversation::new("main"), ..Default::default() };
         for (i, m) in messages.iter().enumerate() {
             r.message(m).map_err(|e| TraceError::content(path, format!("{prefix}[{i}]: {e}")))?;
         }
