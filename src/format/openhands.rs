@@ -1,5 +1,6 @@
 //! `openhands`: OpenHands trajectories (a JSON array of events, as saved for trajectory replay
-//! and `tests/runtime/trajs`) and evaluation `output.jsonl` (one instance per line:
+//! and `tests/runtime/trajs`, or `{trajectory: [events]}` as the server's trajectory endpoint
+//! returns it) and evaluation `output.jsonl` (one instance per line:
 //! `{instance_id, instruction, history[events], metrics, …}`).
 //!
 //! Schema facts (`FORMATS.md` §10 of the shared corpus; OpenHands `openhands/events/`,
@@ -65,7 +66,9 @@ impl Format for OpenHands {
                 && o.has(&format!("{p}.id"))
                 && (o.has(&format!("{p}.action")) || o.has(&format!("{p}.observation")))
         };
-        (o.is_array() && events("[]")) || (o.is_object() && o.has(".instance_id") && events(".history[]"))
+        (o.is_array() && events("[]"))
+            || (o.is_object() && o.has(".instance_id") && events(".history[]"))
+            || (o.is_object() && events(".trajectory[]"))
     }
 
     fn read(&self, input: &mut dyn BufRead, path: &Path) -> Result<Trace, TraceError> {
@@ -79,8 +82,15 @@ impl Format for OpenHands {
             trace.conversations.push(c);
             return Ok(trace);
         }
-        // One evaluation record, pretty-printed or on one line, or JSON Lines of them.
+        // One evaluation record, pretty-printed or on one line, or JSON Lines of them; or the
+        // server's `{trajectory: [events]}`.
         if let Ok(record) = serde_json::from_str::<Value>(&text) {
+            if let Some(events) = record.get("trajectory").and_then(Value::as_array) {
+                let c = conversation("main", events, &BTreeMap::new())
+                    .map_err(|(i, e)| TraceError::content(path, format!("trajectory[{i}]: {e}")))?;
+                trace.conversations.push(c);
+                return Ok(trace);
+            }
             let c = record_conversation(&record, "main").map_err(|e| TraceError::content(path, e))?;
             trace.conversations.push(c);
             return Ok(trace);
@@ -401,5 +411,11 @@ mod tests {
         for (what, text) in FOREIGN {
             with_head(Path::new("x"), text.as_bytes(), true, |h| assert!(!OpenHands.detect(h), "{what}"));
         }
+        let wrapped = format!("{{\"trajectory\": {}}}", trajectory());
+        with_head(Path::new("x"), wrapped.as_bytes(), true, |h| {
+            assert!(OpenHands.detect(h));
+            assert!(!crate::format::swe_agent::SweAgent.detect(h), "SWE-agent must leave it alone");
+        });
+        assert_eq!(read(&wrapped).conversations[0], read(&trajectory()).conversations[0]);
     }
 }

@@ -63,7 +63,9 @@ impl Format for SweAgent {
 
     fn detect(&self, head: &Head<'_>) -> bool {
         let o = Outline::scan(head.text);
+        // An OpenHands `{trajectory: [events]}` also has actions and observations, but with `source`.
         o.is_object()
+            && !o.has(".trajectory[].source")
             && ((o.has(".trajectory[].action")
                 && (o.has(".trajectory[].observation") || o.has(".trajectory[].response")))
                 || (o.has(".history[].role") && o.has(".history[].agent")))
