@@ -30,7 +30,8 @@
 //!   (`<tool>-<Unix ms>-<hex>`, made when the response arrived), else the message `timestamp`
 //!   (first batch; for a message of calls only, that is when the calls finished) or the batch's.
 //! - Not recorded: the system prompt, tool schemas and environment context (the gap a
-//!   reconciliation fit absorbs), and chat compression (it is not written to the file).
+//!   reconciliation fit absorbs). Gemini CLI's chat compression, if it ran, leaves no marker the
+//!   importer knows of: the replay keeps the whole history.
 
 use std::io::BufRead;
 use std::path::Path;

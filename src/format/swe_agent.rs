@@ -3,7 +3,7 @@
 //! Schema facts (`FORMATS.md` §8 of the shared corpus; SWE-agent `sweagent/agent/agents.py`,
 //! `save_trajectory`): `{trajectory[], history[], info{model_stats}, …}`. `history` holds the
 //! messages the agent sent, in order; it is what is replayed. `trajectory` (per step: action,
-//! observation, response) is used only for the last step's observation (below).
+//! observation, response) is used only where `history` stops early (below).
 //!
 //! - **One request per assistant message**, placed just before it: everything before it in
 //!   `history` is what that call sent.
@@ -37,10 +37,11 @@
 //!   There are no timestamps.
 //!
 //! Assumption: every call saw the whole `history` before it. SWE-agent's history processors
-//! (e.g. `last_n_observations`, v0's `Last5Observations`) may have elided old observations from
-//! what each call actually sent ("Old environment output: (N lines omitted)"), so with those
+//! (`sweagent/agent/history_processors.py`, e.g. `LastNObservations`, configured as
+//! `last_n_observations` with `n: 5` in SWE-agent's docs) may have replaced old observations in
+//! what each call actually sent ("Old environment output: (N lines omitted)"), so with one
 //! configured the replay without a policy overstates the recorded context; `keep-results:n=5`
-//! approximates the common setting.
+//! approximates that processor (it keeps the instance prompt too, which is user text here).
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::BufRead;
