@@ -11,10 +11,15 @@ pub mod cassette;
 pub mod claude_code;
 pub mod claude_stream;
 pub mod codex;
+pub mod gemini_cli;
 pub mod inspect;
+pub mod mini_swe_agent;
 pub mod native;
 pub mod openai_chat;
 pub mod openai_responses;
+pub mod openhands;
+pub mod shared;
+pub mod swe_agent;
 mod wire;
 
 use std::io::BufRead;
@@ -59,6 +64,10 @@ pub trait Format: Sync {
 pub fn all() -> Vec<&'static dyn Format> {
     vec![
         &claude_code::ClaudeCode,
+        &swe_agent::SweAgent,
+        &mini_swe_agent::MiniSweAgent,
+        &openhands::OpenHands,
+        &gemini_cli::GeminiCli,
         &claude_stream::ClaudeStream,
         &codex::Codex,
         &native::Native,

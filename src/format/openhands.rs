@@ -1,0 +1,421 @@
+//! `openhands`: OpenHands trajectories (a JSON array of events, as saved for trajectory replay
+//! and `tests/runtime/trajs`, or `{trajectory: [events]}` as the server's trajectory endpoint
+//! returns it) and evaluation `output.jsonl` (one instance per line:
+//! `{instance_id, instruction, history[events], metrics, …}`).
+//!
+//! Schema facts (`FORMATS.md` §10 of the shared corpus; OpenHands `openhands/events/`,
+//! `openhands/llm/metrics.py`, `openhands/memory/conversation_memory.py`): each event has `id`,
+//! `timestamp`, `source` (`agent`, `user`, `environment`) and either `action` + `args` or
+//! `observation` + `content` + `extras` + `cause` (the id of the action it answers).
+//!
+//! - **Actions with `tool_call_metadata` are tool calls**: id `tool_call_id`, name
+//!   `function_name` (else the action type), arguments = the matching call's `arguments` in the
+//!   stored `model_response`, else the action's `args` as JSON (without `thought`).
+//! - **One request per model response**, placed before the first action of that response:
+//!   several actions of one response (`total_calls_in_response` > 1) repeat the same
+//!   `model_response`, so requests are keyed by `model_response.id`. The response's message text
+//!   (else the first action's `thought`) is assistant text; its calls stay together, before
+//!   their results, which is the order the next request sends. An action whose metadata has no
+//!   `model_response` is its own request.
+//! - **Observations answering a call are its tool results** (`cause` → action `id`, else
+//!   `tool_call_metadata.tool_call_id`); `error` observations are marked as errors. The text is
+//!   `content`, with a `run` observation's `extras.metadata.prefix`/`suffix` around it as
+//!   OpenHands' `CmdOutputObservation.to_agent_observation` sends it (newer versions also append
+//!   working-directory / interpreter / exit-code lines: not reproduced).
+//! - `message` actions by `source:"user"` are user turns; an agent `message` without metadata is
+//!   a model response without calls (a request with assistant text); an agent `think` without
+//!   metadata is assistant text; the `system` action is the system prompt (`args.content`), and
+//!   its `args.tools` (the schemas sent with every call) are system text too, as JSON.
+//! - Bookkeeping is skipped: `agent_state_changed` and `null` observations, `change_agent_state`,
+//!   `recall` and other actions that neither call a tool nor carry text. Other observations that
+//!   answer no call (a `recall` result, an error the environment raised) are sent to the model as
+//!   user text: they are kept as `meta` user text.
+//! - **Usage**: `tool_call_metadata.model_response.usage` (litellm's OpenAI shape:
+//!   `prompt_tokens` is the whole prompt — checked on the corpus, where it equals input + cache
+//!   read + cache creation for Claude — with cached tokens a subset), else the instance's
+//!   `metrics.token_usages[]` entry with the same `response_id`. Event `llm_metrics` are running
+//!   totals and are not used.
+//! - Timestamps are the action events' `timestamp` (local ISO time without zone, read as UTC).
+//! - A trajectory is one conversation (`main`); each `output.jsonl` line is one, named by its
+//!   `instance_id` (else `line-N`). A single record (one line, or pretty-printed) is read too.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::BufRead;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::shared::{Outline, content_text, json_text, openai_usage, parse_document, read_text, str_at};
+use super::{Format, Head, read_json_lines};
+use crate::error::TraceError;
+use crate::model::{Conversation, Item, Output, Request, ToolResult, Trace, Usage};
+use crate::time::parse_rfc3339;
+
+/// OpenHands trajectories and evaluation output.
+pub struct OpenHands;
+
+impl Format for OpenHands {
+    fn name(&self) -> &'static str {
+        "openhands"
+    }
+
+    fn detect(&self, head: &Head<'_>) -> bool {
+        let o = Outline::scan(head.text);
+        let events = |p: &str| {
+            o.has(&format!("{p}.source"))
+                && o.has(&format!("{p}.id"))
+                && (o.has(&format!("{p}.action")) || o.has(&format!("{p}.observation")))
+        };
+        (o.is_array() && events("[]"))
+            || (o.is_object() && o.has(".instance_id") && events(".history[]"))
+            || (o.is_object() && events(".trajectory[]"))
+    }
+
+    fn read(&self, input: &mut dyn BufRead, path: &Path) -> Result<Trace, TraceError> {
+        let text = read_text(input, path)?;
+        let mut trace = Trace { format: "openhands", ..Default::default() };
+        if text.trim_start().starts_with('[') {
+            let doc = parse_document(&text, path)?;
+            let events = doc.as_array().map(Vec::as_slice).unwrap_or_default();
+            let c = conversation("main", events, &BTreeMap::new())
+                .map_err(|(i, e)| TraceError::content(path, format!("[{i}]: {e}")))?;
+            trace.conversations.push(c);
+            return Ok(trace);
+        }
+        // One evaluation record, pretty-printed or on one line, or JSON Lines of them; or the
+        // server's `{trajectory: [events]}`.
+        if let Ok(record) = serde_json::from_str::<Value>(&text) {
+            if let Some(events) = record.get("trajectory").and_then(Value::as_array) {
+                let c = conversation("main", events, &BTreeMap::new())
+                    .map_err(|(i, e)| TraceError::content(path, format!("trajectory[{i}]: {e}")))?;
+                trace.conversations.push(c);
+                return Ok(trace);
+            }
+            let c = record_conversation(&record, "main").map_err(|e| TraceError::content(path, e))?;
+            trace.conversations.push(c);
+            return Ok(trace);
+        }
+        let mut warnings = Vec::new();
+        read_json_lines(&mut text.as_bytes(), path, &mut warnings, |line, v| {
+            let c = record_conversation(&v, &format!("line-{line}"))
+                .map_err(|e| TraceError::line(path, line, e))?;
+            trace.conversations.push(c);
+            Ok(())
+        })?;
+        trace.warnings = warnings;
+        Ok(trace)
+    }
+}
+
+/// The conversation of one evaluation record (`instance_id`, `history`, `metrics`).
+fn record_conversation(v: &Value, fallback_id: &str) -> Result<Conversation, String> {
+    let history = v
+        .get("history")
+        .and_then(Value::as_array)
+        .ok_or("expected an evaluation record with a `history` array of events")?;
+    let id = v
+        .get("instance_id")
+        .map_or_else(|| fallback_id.to_owned(), |i| i.as_str().map_or_else(|| i.to_string(), str::to_owned));
+    let usages = token_usages(v.get("metrics"));
+    conversation(&id, history, &usages).map_err(|(i, e)| format!("history[{i}]: {e}"))
+}
+
+/// `metrics.token_usages[]` by `response_id`.
+fn token_usages(metrics: Option<&Value>) -> BTreeMap<String, Usage> {
+    let mut out = BTreeMap::new();
+    let list = metrics.and_then(|m| m.get("token_usages")).and_then(Value::as_array);
+    for u in list.into_iter().flatten() {
+        let (Some(id), Some(prompt)) =
+            (u.get("response_id").and_then(Value::as_str), u.get("prompt_tokens").and_then(Value::as_u64))
+        else {
+            continue;
+        };
+        let n = |k: &str| u.get(k).and_then(Value::as_u64);
+        out.insert(
+            id.to_owned(),
+            Usage {
+                input_tokens: prompt,
+                cache_read_tokens: n("cache_read_tokens"),
+                cache_write_tokens: n("cache_write_tokens"),
+                output_tokens: n("completion_tokens"),
+            },
+        );
+    }
+    out
+}
+
+#[derive(Default)]
+struct Builder {
+    conversation: Conversation,
+    /// Key of the model response whose actions are still arriving.
+    open: Option<String>,
+    /// Calls of the open response.
+    response: Vec<Item>,
+    /// Results and other items that arrived while it was open.
+    after: Vec<Item>,
+    /// Action event id → (call id, tool name).
+    calls: HashMap<i64, (String, String)>,
+    /// Tool names by call id.
+    names: HashMap<String, String>,
+}
+
+impl Builder {
+    fn flush(&mut self) {
+        self.conversation.items.append(&mut self.response);
+        self.conversation.items.append(&mut self.after);
+        self.open = None;
+    }
+
+    fn push(&mut self, item: Item) {
+        if self.open.is_some() { self.after.push(item) } else { self.conversation.items.push(item) }
+    }
+}
+
+fn conversation(
+    id: &str,
+    events: &[Value],
+    usages: &BTreeMap<String, Usage>,
+) -> Result<Conversation, (usize, String)> {
+    let mut b = Builder { conversation: Conversation::new(id), ..Default::default() };
+    for (i, e) in events.iter().enumerate() {
+        if !e.is_object() {
+            return Err((i, "expected an event object".into()));
+        }
+        if let Some(action) = e.get("action").and_then(Value::as_str) {
+            action_event(&mut b, e, action, usages);
+        } else if let Some(observation) = e.get("observation").and_then(Value::as_str) {
+            observation_event(&mut b, e, observation);
+        } else {
+            return Err((i, "an event has neither a string `action` nor a string `observation`".into()));
+        }
+    }
+    b.flush();
+    Ok(b.conversation)
+}
+
+fn action_event(b: &mut Builder, e: &Value, action: &str, usages: &BTreeMap<String, Usage>) {
+    let args = e.get("args").cloned().unwrap_or(Value::Null);
+    let source = e.get("source").and_then(Value::as_str).unwrap_or("");
+    let timestamp = e.get("timestamp").and_then(Value::as_str).and_then(parse_rfc3339);
+    let metadata = e.get("tool_call_metadata").filter(|m| m.is_object());
+    let Some(metadata) = metadata else {
+        match (action, source) {
+            ("message", "user") => {
+                b.flush();
+                let images = args.get("image_urls").and_then(Value::as_array).map_or(0, |a| a.len() as u32);
+                b.push(Item::User { text: str_at(&args, "content"), meta: false, images });
+            }
+            ("message", _) => {
+                b.flush();
+                let id = e.get("response_id").and_then(Value::as_str).map(str::to_owned);
+                let usage = id.as_ref().and_then(|id| usages.get(id)).copied();
+                b.push(Item::Request(Request { id, timestamp, usage }));
+                b.push(Item::Assistant { text: str_at(&args, "content") });
+            }
+            ("think", _) => {
+                let text = str_at(&args, "thought");
+                if !text.is_empty() {
+                    b.push(Item::Assistant { text });
+                }
+            }
+            ("system", _) => {
+                b.flush();
+                b.push(Item::System { text: str_at(&args, "content") });
+                if let Some(tools) = args.get("tools").filter(|t| t.as_array().is_some_and(|a| !a.is_empty()))
+                {
+                    b.push(Item::System { text: tools.to_string() });
+                }
+            }
+            _ => {} // bookkeeping: change_agent_state, recall, …
+        }
+        return;
+    };
+    let response = metadata.get("model_response").filter(|r| r.is_object());
+    let response_id = response.and_then(|r| r.get("id")).and_then(Value::as_str).map(str::to_owned);
+    let event_id = e.get("id").and_then(Value::as_i64);
+    let key = response_id.clone().unwrap_or_else(|| format!("event-{}", event_id.unwrap_or(-1)));
+    let message =
+        response.and_then(|r| r.get("choices")).and_then(|c| c.get(0)).and_then(|c| c.get("message"));
+    if b.open.as_deref() != Some(key.as_str()) {
+        b.flush();
+        let usage = response
+            .and_then(|r| r.get("usage"))
+            .and_then(openai_usage)
+            .or_else(|| response_id.as_ref().and_then(|id| usages.get(id)).copied());
+        b.conversation.items.push(Item::Request(Request { id: response_id, timestamp, usage }));
+        let (text, _) = content_text(message.and_then(|m| m.get("content")));
+        let text = if text.is_empty() { str_at(&args, "thought") } else { text };
+        if !text.is_empty() {
+            b.conversation.items.push(Item::Assistant { text });
+        }
+        b.open = Some(key);
+    }
+    let call_id = str_at(metadata, "tool_call_id");
+    let name = metadata.get("function_name").and_then(Value::as_str).unwrap_or(action).to_owned();
+    let recorded = message
+        .and_then(|m| m.get("tool_calls"))
+        .and_then(Value::as_array)
+        .and_then(|calls| {
+            calls.iter().find(|c| c.get("id").and_then(Value::as_str) == Some(call_id.as_str()))
+        })
+        .and_then(|c| c.get("function"))
+        .and_then(|f| f.get("arguments"));
+    let arguments = json_text(recorded).unwrap_or_else(|| {
+        let mut args = args.clone();
+        if let Some(map) = args.as_object_mut() {
+            map.remove("thought");
+        }
+        args.to_string()
+    });
+    if let Some(id) = event_id {
+        b.calls.insert(id, (call_id.clone(), name.clone()));
+    }
+    b.names.insert(call_id.clone(), name.clone());
+    b.response.push(Item::ToolCall { call_id, name, arguments });
+}
+
+fn observation_event(b: &mut Builder, e: &Value, observation: &str) {
+    if matches!(observation, "agent_state_changed" | "null") {
+        return;
+    }
+    let mut text = str_at(e, "content");
+    if observation == "run" {
+        let metadata = e.get("extras").and_then(|x| x.get("metadata"));
+        if let Some(m) = metadata {
+            text = format!("{}{text}{}", str_at(m, "prefix"), str_at(m, "suffix"));
+        }
+    }
+    let by_cause = e.get("cause").and_then(Value::as_i64).and_then(|c| b.calls.get(&c)).cloned();
+    let by_metadata = e
+        .get("tool_call_metadata")
+        .and_then(|m| m.get("tool_call_id"))
+        .and_then(Value::as_str)
+        .and_then(|id| b.names.get(id).map(|n| (id.to_owned(), n.clone())));
+    match by_cause.or(by_metadata) {
+        Some((call_id, name)) => b.push(Item::ToolResult(ToolResult {
+            call_id,
+            name: Some(name),
+            output: Output::Raw { output: text },
+            is_error: observation == "error",
+            images: 0,
+        })),
+        None if !text.is_empty() => b.push(Item::User { text, meta: true, images: 0 }),
+        None => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::shared::testing::{FOREIGN, kinds};
+    use crate::format::with_head;
+
+    fn read(text: &str) -> Trace {
+        OpenHands.read(&mut text.as_bytes(), Path::new("t.json")).unwrap()
+    }
+
+    fn response(id: &str, calls: &str, prompt: u64) -> String {
+        format!(
+            r#"{{"id": "{id}", "choices": [{{"message": {{"content": "Let me look.", "tool_calls": [{calls}]}}}}], "usage": {{"prompt_tokens": {prompt}, "completion_tokens": 9, "prompt_tokens_details": {{"cached_tokens": 10}}, "cache_creation_input_tokens": 5, "cache_read_input_tokens": 10}}}}"#
+        )
+    }
+
+    fn trajectory() -> String {
+        let two_calls = r#"{"id": "t1", "function": {"name": "execute_bash", "arguments": "{\"command\": \"ls\"}"}}, {"id": "t2", "function": {"name": "str_replace_editor", "arguments": "{\"command\": \"view\"}"}}"#;
+        let r1 = response("chatcmpl-1", two_calls, 3000);
+        format!(
+            r#"[
+  {{"id": 0, "timestamp": "2025-01-20T20:29:13.519638", "source": "environment", "message": "", "observation": "agent_state_changed", "content": "", "extras": {{}}}},
+  {{"id": 1, "timestamp": "2025-01-20T20:29:13.6", "source": "agent", "message": "", "action": "system", "args": {{"content": "You are OpenHands.", "tools": [{{"type": "function"}}]}}}},
+  {{"id": 2, "timestamp": "2025-01-20T20:29:32.262843", "source": "user", "message": "do it", "action": "message", "args": {{"content": "do it", "image_urls": []}}}},
+  {{"id": 3, "timestamp": "2025-01-20T20:29:32.289136", "source": "user", "message": "No observation", "cause": 2, "observation": "null", "content": "", "extras": {{}}}},
+  {{"id": 4, "timestamp": "2025-01-20T20:29:35.040676", "source": "agent", "action": "run", "args": {{"command": "ls", "thought": "Let me look."}},
+   "tool_call_metadata": {{"function_name": "execute_bash", "tool_call_id": "t1", "model_response": {r1}, "total_calls_in_response": 2}}}},
+  {{"id": 5, "timestamp": "2025-01-20T20:29:35.7", "source": "agent", "cause": 4, "observation": "run", "content": "a.py",
+   "extras": {{"metadata": {{"prefix": "", "suffix": "\n[The command completed with exit code 0.]"}}}}}},
+  {{"id": 6, "timestamp": "2025-01-20T20:29:36", "source": "agent", "action": "read", "args": {{"path": "a.py"}},
+   "tool_call_metadata": {{"function_name": "str_replace_editor", "tool_call_id": "t2", "model_response": {r1}, "total_calls_in_response": 2}}}},
+  {{"id": 7, "timestamp": "2025-01-20T20:29:36.1", "source": "agent", "cause": 6, "observation": "read", "content": "print(1)", "extras": {{}}}},
+  {{"id": 8, "timestamp": "2025-01-20T20:30:35.414886", "source": "agent", "message": "done", "action": "message", "args": {{"content": "All done."}}}},
+  {{"id": 9, "timestamp": "2025-01-20T20:30:35.421080", "source": "agent", "message": "No observation", "cause": 8, "observation": "null", "content": "", "extras": {{}}}}
+]"#
+        )
+    }
+
+    #[test]
+    fn one_request_per_model_response_with_calls_before_their_results() {
+        let t = read(&trajectory());
+        let c = &t.conversations[0];
+        let order = "system system user request assistant call call result result request assistant";
+        assert_eq!(kinds(&c.items), order.split(' ').collect::<Vec<_>>());
+        let Item::Request(r) = &c.items[3] else { panic!() };
+        assert_eq!(r.id.as_deref(), Some("chatcmpl-1"));
+        assert_eq!(r.timestamp, parse_rfc3339("2025-01-20T20:29:35.040676Z"));
+        let u = r.usage.unwrap();
+        assert_eq!((u.input_tokens, u.cache_read_tokens, u.cache_write_tokens), (3000, Some(10), Some(5)));
+        match (&c.items[5], &c.items[7], &c.items[8]) {
+            (Item::ToolCall { call_id, name, arguments }, Item::ToolResult(r1), Item::ToolResult(r2)) => {
+                assert_eq!((call_id.as_str(), name.as_str()), ("t1", "execute_bash"));
+                assert_eq!(arguments, "{\"command\": \"ls\"}");
+                assert_eq!((r1.call_id.as_str(), r1.name.as_deref()), ("t1", Some("execute_bash")));
+                assert_eq!(r1.output.full_text(), "a.py\n[The command completed with exit code 0.]");
+                assert_eq!((r2.call_id.as_str(), r2.name.as_deref()), ("t2", Some("str_replace_editor")));
+            }
+            other => panic!("{other:?}"),
+        }
+        let Item::Request(last) = &c.items[9] else { panic!() };
+        assert_eq!(last.usage, None, "a reply without calls records no usage");
+    }
+
+    #[test]
+    fn evaluation_output_lines_are_conversations_with_usage_from_metrics() {
+        let events = r#"[{"id": 0, "source": "user", "action": "message", "args": {"content": "fix it"}},
+            {"id": 1, "source": "agent", "action": "run", "args": {"command": "ls"}, "tool_call_metadata": {"function_name": "execute_bash", "tool_call_id": "c1", "model_response": {"id": "r1"}}},
+            {"id": 2, "source": "agent", "cause": 1, "observation": "error", "content": "boom", "extras": {}}]"#
+            .replace('\n', " ");
+        let metrics = r#"{"accumulated_token_usage": {"prompt_tokens": 700}, "token_usages": [{"model": "m", "prompt_tokens": 700, "completion_tokens": 3, "cache_read_tokens": 100, "cache_write_tokens": 0, "response_id": "r1"}]}"#;
+        let text = format!(
+            "{{\"instance_id\": \"a__b-1\", \"history\": {events}, \"metrics\": {metrics}}}\n{{\"instance_id\": \"a__b-2\", \"history\": []}}\n"
+        );
+        let t = read(&text);
+        assert_eq!(t.conversations.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["a__b-1", "a__b-2"]);
+        let c = &t.conversations[0];
+        let Item::Request(r) = &c.items[1] else { panic!("{:?}", c.items) };
+        assert_eq!(r.usage.map(|u| (u.input_tokens, u.cache_read_tokens)), Some((700, Some(100))));
+        let Item::ToolResult(result) = &c.items[3] else { panic!("{:?}", c.items) };
+        assert!(result.is_error);
+    }
+
+    #[test]
+    fn errors_name_the_line_or_the_event() {
+        let lines = "{\"instance_id\": 1, \"history\": []}\n{\"instance_id\": 2}\n";
+        let e = OpenHands.read(&mut lines.as_bytes(), Path::new("o.jsonl")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "o.jsonl:2: expected an evaluation record with a `history` array of events"
+        );
+        let e = OpenHands
+            .read(&mut r#"[{"id": 0, "source": "user"}]"#.as_bytes(), Path::new("t.json"))
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.json: [0]: an event has neither a string `action` nor a string `observation`"
+        );
+    }
+
+    #[test]
+    fn detects_trajectories_and_evaluation_output_only() {
+        with_head(Path::new("x"), trajectory().as_bytes(), true, |h| assert!(OpenHands.detect(h)));
+        let line = "{\"instance_id\": \"x\", \"instruction\": \"i\", \"history\": [{\"id\": 0, \"source\": \"user\", \"action\": \"message\"}]}\n";
+        with_head(Path::new("x"), line.as_bytes(), true, |h| assert!(OpenHands.detect(h)));
+        for (what, text) in FOREIGN {
+            with_head(Path::new("x"), text.as_bytes(), true, |h| assert!(!OpenHands.detect(h), "{what}"));
+        }
+        let wrapped = format!("{{\"trajectory\": {}}}", trajectory());
+        with_head(Path::new("x"), wrapped.as_bytes(), true, |h| {
+            assert!(OpenHands.detect(h));
+            assert!(!crate::format::swe_agent::SweAgent.detect(h), "SWE-agent must leave it alone");
+        });
+        assert_eq!(read(&wrapped).conversations[0], read(&trajectory()).conversations[0]);
+    }
+}

@@ -1,0 +1,460 @@
+//! Helpers shared by the importers of one-document JSON formats (agent trajectories, chat
+//! recordings): a shallow outline of a possibly cut-off JSON head for detection, reading a whole
+//! document with errors that name the line, and the small conversions several formats need
+//! (OpenAI-style message content and usage, Unix times).
+//!
+//! Detection sees at most [`HEAD_BYTES`](super::HEAD_BYTES) of a file, and a pretty-printed JSON
+//! document is rarely complete there, so it cannot be parsed. [`Outline`] walks the head with a
+//! tiny lexer instead and records which keys appear where (`.trajectory[].action`, `[].role`) and
+//! the short string values beside them, which is enough to tell the formats apart.
+//!
+//! Pure functions: no file I/O (readers are passed in), no printing.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::BufRead;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::error::TraceError;
+use crate::model::{Millis, Usage};
+
+/// Containers nested deeper than this are walked but their keys are not recorded.
+const MAX_DEPTH: usize = 5;
+/// String values longer than this (bytes, as escaped in the file) are not recorded.
+const MAX_VALUE: usize = 200;
+/// At most this many values are kept per key path.
+const MAX_VALUES: usize = 8;
+
+/// Which keys appear where in the head of a JSON document.
+///
+/// Paths name a key by the way to it: `.messages[].role` is the `role` key of objects inside the
+/// `messages` array of the root object; `[].source` is the `source` key of objects in a root array.
+/// Only the first JSON value of the text is walked (the first line of a JSON Lines file).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Outline {
+    root: Option<u8>,
+    first_key: Option<String>,
+    /// Container path → keys seen directly in objects at that path.
+    keys: BTreeMap<String, BTreeSet<String>>,
+    /// Key path → short string values seen (raw, as escaped in the file).
+    values: BTreeMap<String, Vec<String>>,
+    complete: bool,
+}
+
+struct Frame {
+    path: String,
+    object: bool,
+    key: Option<String>,
+    expect_key: bool,
+}
+
+impl Outline {
+    /// Walks `text` (the head of a file, possibly cut anywhere).
+    pub fn scan(text: &str) -> Outline {
+        let b = text.as_bytes();
+        let mut o = Outline::default();
+        let mut stack: Vec<Frame> = Vec::new();
+        let mut i = 0;
+        while i < b.len() {
+            let c = b[i];
+            match c {
+                b' ' | b'\t' | b'\n' | b'\r' | b':' => i += 1,
+                b'{' | b'[' => {
+                    let path = match stack.last() {
+                        None => {
+                            o.root = Some(c);
+                            String::new()
+                        }
+                        Some(f) if f.object => format!("{}.{}", f.path, f.key.as_deref().unwrap_or("")),
+                        Some(f) => format!("{}[]", f.path),
+                    };
+                    stack.push(Frame { path, object: c == b'{', key: None, expect_key: c == b'{' });
+                    i += 1;
+                }
+                b'}' | b']' => {
+                    stack.pop();
+                    i += 1;
+                    if stack.is_empty() {
+                        o.complete = o.root.is_some();
+                        break;
+                    }
+                }
+                b',' => {
+                    if let Some(f) = stack.last_mut().filter(|f| f.object) {
+                        f.expect_key = true;
+                        f.key = None;
+                    }
+                    i += 1;
+                }
+                b'"' => {
+                    let Some((s, end)) = string_at(text, i) else { break };
+                    i = end;
+                    let depth = stack.len();
+                    let Some(f) = stack.last_mut() else { break };
+                    if f.object && f.expect_key {
+                        f.expect_key = false;
+                        f.key = Some(s.to_owned());
+                        if depth == 1 && o.first_key.is_none() {
+                            o.first_key = Some(s.to_owned());
+                        }
+                        if depth <= MAX_DEPTH {
+                            o.keys.entry(f.path.clone()).or_default().insert(s.to_owned());
+                        }
+                    } else if f.object && depth <= MAX_DEPTH && s.len() <= MAX_VALUE {
+                        let path = format!("{}.{}", f.path, f.key.as_deref().unwrap_or(""));
+                        let values = o.values.entry(path).or_default();
+                        if values.len() < MAX_VALUES {
+                            values.push(s.to_owned());
+                        }
+                    }
+                }
+                _ => {
+                    if stack.is_empty() {
+                        break; // not a JSON object or array
+                    }
+                    while i < b.len() && !matches!(b[i], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r') {
+                        i += 1;
+                    }
+                }
+            }
+        }
+        o
+    }
+
+    /// The root is an object.
+    pub fn is_object(&self) -> bool {
+        self.root == Some(b'{')
+    }
+
+    /// The root is an array.
+    pub fn is_array(&self) -> bool {
+        self.root == Some(b'[')
+    }
+
+    /// The first key of the root object.
+    pub fn first_key(&self) -> Option<&str> {
+        self.first_key.as_deref()
+    }
+
+    /// The whole first value was inside the text.
+    pub fn complete(&self) -> bool {
+        self.complete
+    }
+
+    /// Whether the key at `path` (e.g. `.history[].role`) was seen.
+    pub fn has(&self, path: &str) -> bool {
+        let Some(dot) = path.rfind('.') else { return false };
+        self.keys.get(&path[..dot]).is_some_and(|k| k.contains(&path[dot + 1..]))
+    }
+
+    /// Keys seen in objects at a container path (`""` for the root object, `[]` for the elements
+    /// of a root array).
+    pub fn keys(&self, container: &str) -> impl Iterator<Item = &str> {
+        self.keys.get(container).into_iter().flatten().map(String::as_str)
+    }
+
+    /// Short string values seen at a key path.
+    pub fn values(&self, path: &str) -> impl Iterator<Item = &str> {
+        self.values.get(path).into_iter().flatten().map(String::as_str)
+    }
+
+    /// The first short string value seen at a key path.
+    pub fn value(&self, path: &str) -> Option<&str> {
+        self.values(path).next()
+    }
+}
+
+/// The raw text of the JSON string starting at `text[start] == '"'`, and the index after it.
+fn string_at(text: &str, start: usize) -> Option<(&str, usize)> {
+    let b = text.as_bytes();
+    let mut j = start + 1;
+    while j < b.len() {
+        match b[j] {
+            b'\\' => j += 2,
+            b'"' => return Some((text.get(start + 1..j)?, j + 1)),
+            _ => j += 1,
+        }
+    }
+    None
+}
+
+/// Reads a whole input as one JSON document. Invalid UTF-8 or JSON is an error naming the line.
+pub fn read_document(input: &mut dyn BufRead, path: &Path) -> Result<Value, TraceError> {
+    let text = read_text(input, path)?;
+    parse_document(&text, path)
+}
+
+/// Reads a whole input as UTF-8 text; invalid UTF-8 is an error naming the line.
+pub fn read_text(input: &mut dyn BufRead, path: &Path) -> Result<String, TraceError> {
+    let mut bytes = Vec::new();
+    input.read_to_end(&mut bytes).map_err(|source| TraceError::Io { path: path.to_owned(), source })?;
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..valid].iter().filter(|&&b| b == b'\n').count() + 1;
+        TraceError::line(path, line, format!("invalid UTF-8 at byte {valid} of the file"))
+    })
+}
+
+/// Parses text as one JSON document; an error names the line and column.
+pub fn parse_document(text: &str, path: &Path) -> Result<Value, TraceError> {
+    serde_json::from_str(text).map_err(|e| {
+        TraceError::line(path, e.line(), format!("invalid JSON (the file must be one JSON document): {e}"))
+    })
+}
+
+/// Text of an OpenAI-style message `content` and the number of images in it.
+///
+/// A string is the text itself. A list of parts contributes each part's `text` (a string part is
+/// text too), joined with `\n`; parts of type `image`/`image_url`, or with `inlineData`, are
+/// counted as images. Anything else (null, missing) is empty.
+pub fn content_text(content: Option<&Value>) -> (String, u32) {
+    match content {
+        Some(Value::String(s)) => (s.clone(), 0),
+        Some(Value::Array(parts)) => {
+            let mut texts: Vec<&str> = Vec::new();
+            let mut images = 0;
+            for part in parts {
+                if let Some(s) = part.as_str() {
+                    texts.push(s);
+                } else if let Some(s) = part.get("text").and_then(Value::as_str) {
+                    texts.push(s);
+                } else if matches!(part.get("type").and_then(Value::as_str), Some("image" | "image_url"))
+                    || part.get("inlineData").is_some()
+                {
+                    images += 1;
+                }
+            }
+            (texts.join("\n"), images)
+        }
+        _ => (String::new(), 0),
+    }
+}
+
+/// Usage from an OpenAI-style (or litellm) `usage` object: `prompt_tokens` is the whole prompt,
+/// cached tokens (`prompt_tokens_details.cached_tokens`, or litellm's `cache_read_input_tokens`)
+/// are a subset of it, `cache_creation_input_tokens` (litellm, Anthropic models) likewise.
+/// `None` when there is no `prompt_tokens`.
+pub fn openai_usage(u: &Value) -> Option<Usage> {
+    let input_tokens = u.get("prompt_tokens").and_then(Value::as_u64)?;
+    let cache_read_tokens = u
+        .get("prompt_tokens_details")
+        .and_then(|d| d.get("cached_tokens"))
+        .and_then(Value::as_u64)
+        .or_else(|| u.get("cache_read_input_tokens").and_then(Value::as_u64));
+    Some(Usage {
+        input_tokens,
+        cache_read_tokens,
+        cache_write_tokens: u.get("cache_creation_input_tokens").and_then(Value::as_u64),
+        output_tokens: u.get("completion_tokens").and_then(Value::as_u64),
+    })
+}
+
+/// Milliseconds from a Unix time in seconds (integer or fractional), if `v` is a number.
+pub fn unix_seconds(v: Option<&Value>) -> Option<Millis> {
+    let s = v?.as_f64()?;
+    (s.is_finite() && s > 0.0).then(|| (s * 1000.0).round() as Millis)
+}
+
+/// `text` with the last occurrence of `action` (trimmed) taken out, and the trimmed action.
+///
+/// Agents that write their action inside the message text (SWE-agent v0, mini-swe-agent) send
+/// that text once; splitting it this way keeps assistant text + call arguments equal to the bytes
+/// sent. When the action does not occur in the text, the text is kept whole.
+pub fn split_action(text: &str, action: &str) -> (String, String) {
+    let action = action.trim();
+    match text.rfind(action).filter(|_| !action.is_empty()) {
+        Some(at) => (format!("{}{}", &text[..at], &text[at + action.len()..]), action.to_owned()),
+        None => (text.to_owned(), action.to_owned()),
+    }
+}
+
+/// An OpenAI-style tool call `{id, function: {name, arguments}}` as (id, name, arguments).
+/// Arguments given as an object rather than JSON text are written as JSON; a call without an id
+/// gets `fallback_id`.
+pub fn openai_call(call: &Value, fallback_id: String) -> (String, String, String) {
+    let id = call.get("id").and_then(Value::as_str).map_or(fallback_id, str::to_owned);
+    let function = call.get("function");
+    let name = function.map(|f| str_at(f, "name")).unwrap_or_default();
+    let arguments = json_text(function.and_then(|f| f.get("arguments"))).unwrap_or_default();
+    (id, name, arguments)
+}
+
+/// A string as it is, any other JSON value as JSON text.
+pub fn json_text(v: Option<&Value>) -> Option<String> {
+    match v? {
+        Value::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
+    }
+}
+
+/// The string at `key`, or empty.
+pub fn str_at(v: &Value, key: &str) -> String {
+    v.get(key).and_then(Value::as_str).unwrap_or_default().to_owned()
+}
+
+/// Test helpers for the importers.
+#[cfg(test)]
+pub(crate) mod testing {
+    use crate::model::Item;
+
+    /// The kind of each item, for asserting the order an importer produced.
+    pub fn kinds(items: &[Item]) -> Vec<&'static str> {
+        items
+            .iter()
+            .map(|i| match i {
+                Item::System { .. } => "system",
+                Item::User { .. } => "user",
+                Item::Assistant { .. } => "assistant",
+                Item::Thinking { .. } => "thinking",
+                Item::ToolCall { .. } => "call",
+                Item::ToolResult(_) => "result",
+                Item::Request(_) => "request",
+                Item::Compaction { .. } => "compaction",
+            })
+            .collect()
+    }
+
+    /// Documents in the shapes of the other formats, for negative detection tests:
+    /// (what it is, the file text).
+    pub const FOREIGN: &[(&str, &str)] = &[
+        (
+            "claude-code line",
+            "{\"type\":\"user\",\"sessionId\":\"s\",\"uuid\":\"u\",\"parentUuid\":null,\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n",
+        ),
+        ("native line", "{\"type\":\"user\",\"text\":\"hi\"}\n{\"type\":\"request\"}\n"),
+        (
+            "OpenAI chat array with tool calls",
+            r#"[{"role":"system","content":"sys"},{"role":"user","content":"ls"},{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"bash","arguments":"{\"command\":\"ls\"}"}}]},{"role":"tool","tool_call_id":"call_1","content":"<returncode>0</returncode>\n<output>a</output>"},{"role":"assistant","content":"```bash\nls\n```"}]"#,
+        ),
+        (
+            "OpenAI chat array without tool calls",
+            r#"[{"role":"system","content":"You are helpful."},{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]"#,
+        ),
+        (
+            "tau-bench trajectories",
+            r#"[{"task_id":0,"trial":0,"reward":1.0,"info":{},"traj":[{"role":"system","content":"policy"},{"role":"user","content":"hi"}]}]"#,
+        ),
+        (
+            "OpenAI request body",
+            r#"{"model":"gpt-4o","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"ok"}],"tools":[]}"#,
+        ),
+        (
+            "Anthropic request body",
+            r#"{"model":"claude-sonnet-4","max_tokens":1024,"system":"sys","messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}"#,
+        ),
+        (
+            "OpenAI Responses input",
+            r#"{"model":"gpt-4.1","input":[{"type":"message","role":"user","content":"hi"},{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":"ok"}]}"#,
+        ),
+        (
+            "OpenAI Responses item list",
+            r#"[{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]},{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"}]"#,
+        ),
+        (
+            "Codex rollout",
+            "{\"timestamp\":\"2025-09-24T19:22:20.000Z\",\"type\":\"session_meta\",\"payload\":{\"id\":\"x\",\"cwd\":\"/w\"}}\n{\"timestamp\":\"2025-09-24T19:22:21.000Z\",\"type\":\"response_item\",\"payload\":{\"type\":\"message\",\"role\":\"user\",\"content\":[]}}\n",
+        ),
+        (
+            "VCR cassette",
+            "interactions:\n- request:\n    body: '{\"messages\":[]}'\n    method: POST\n    uri: https://api.openai.com/v1/chat/completions\n  response:\n    status:\n      code: 200\n",
+        ),
+        (
+            "Inspect AI log",
+            r#"{"version":2,"status":"success","eval":{"task":"t","model":"openai/gpt-4o"},"plan":{},"results":{},"stats":{},"samples":[{"id":1,"messages":[{"role":"user","content":"hi"}],"events":[]}]}"#,
+        ),
+        ("plain text", "hello world\n"),
+    ];
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outline_records_keys_by_path_and_short_values() {
+        let o = Outline::scan(
+            r#"{"info": {"exit_status": "Submitted", "n": 3}, "messages": [{"role": "system", "content": "x"}, {"role": "user"}], "fmt": "mini-swe-agent-1"}"#,
+        );
+        assert!(o.is_object() && o.complete());
+        assert_eq!(o.first_key(), Some("info"));
+        assert!(o.has(".info.exit_status") && o.has(".messages[].role") && o.has(".fmt"));
+        assert!(!o.has(".role") && !o.has(".messages.role"));
+        assert_eq!(o.values(".messages[].role").collect::<Vec<_>>(), ["system", "user"]);
+        assert_eq!(o.value(".fmt"), Some("mini-swe-agent-1"));
+        assert_eq!(o.keys("").collect::<Vec<_>>(), ["fmt", "info", "messages"]);
+    }
+
+    #[test]
+    fn outline_of_a_cut_off_head_keeps_what_it_saw() {
+        let o = Outline::scan(
+            "[\n  {\n    \"id\": 0,\n    \"source\": \"user\",\n    \"message\": \"a \\\"quoted\\\" te",
+        );
+        assert!(o.is_array() && !o.complete());
+        assert!(o.has("[].id") && o.has("[].source") && o.has("[].message"));
+        assert_eq!(o.value("[].source"), Some("user"));
+    }
+
+    #[test]
+    fn outline_walks_only_the_first_line_of_json_lines() {
+        let o = Outline::scan("{\"a\":1}\n{\"b\":2}\n");
+        assert!(o.has(".a") && !o.has(".b") && o.complete());
+    }
+
+    #[test]
+    fn outline_of_non_json_is_empty() {
+        for text in ["interactions:\n- request: {}", "", "  \"just a string\"", "42"] {
+            let o = Outline::scan(text);
+            assert!(!o.is_object() && !o.is_array(), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_document_error_names_the_line() {
+        let e = parse_document("{\n  \"a\": 1,\n  oops\n}", Path::new("t.json")).unwrap_err().to_string();
+        assert!(e.starts_with("t.json:3: invalid JSON"), "{e}");
+        let mut bad: &[u8] = b"{\n\"a\": \"\xff\"}";
+        let e = read_document(&mut bad, Path::new("t.json")).unwrap_err().to_string();
+        assert!(e.starts_with("t.json:2: invalid UTF-8"), "{e}");
+    }
+
+    #[test]
+    fn content_parts_are_joined_and_images_counted() {
+        let v: Value = serde_json::from_str(
+            r#"[{"type":"text","text":"a"},{"type":"image_url","image_url":{}},"b",{"inlineData":{}}]"#,
+        )
+        .unwrap();
+        assert_eq!(content_text(Some(&v)), ("a\nb".to_owned(), 2));
+        assert_eq!(content_text(None), (String::new(), 0));
+    }
+
+    #[test]
+    fn openai_usage_takes_prompt_tokens_whole_and_cached_as_a_subset() {
+        let v: Value = serde_json::from_str(
+            r#"{"prompt_tokens":100,"completion_tokens":7,"prompt_tokens_details":{"cached_tokens":60},"cache_creation_input_tokens":30}"#,
+        )
+        .unwrap();
+        let u = openai_usage(&v).unwrap();
+        assert_eq!(
+            (u.input_tokens, u.cache_read_tokens, u.cache_write_tokens, u.output_tokens),
+            (100, Some(60), Some(30), Some(7))
+        );
+        assert_eq!(openai_usage(&serde_json::json!({"completion_tokens": 1})), None);
+    }
+
+    #[test]
+    fn split_action_takes_the_last_occurrence_out() {
+        let (rest, action) = split_action("run ls\n```\nls\n```", "ls\n");
+        assert_eq!((rest.as_str(), action.as_str()), ("run ls\n```\n\n```", "ls"));
+        assert_eq!(rest.len() + action.len(), "run ls\n```\nls\n```".len());
+        let (rest, _) = split_action("no action here", "cat x");
+        assert_eq!(rest, "no action here");
+    }
+
+    #[test]
+    fn unix_seconds_become_milliseconds() {
+        assert_eq!(unix_seconds(Some(&serde_json::json!(1_763_511_296))), Some(1_763_511_296_000));
+        assert_eq!(unix_seconds(Some(&serde_json::json!(1.5))), Some(1500));
+        assert_eq!(unix_seconds(Some(&serde_json::json!("x"))), None);
+    }
+}
