@@ -247,20 +247,7 @@ mod tests {
     fn a_body_reads_tools_system_blocks_and_parallel_results() {
         let t = read(BODY).unwrap();
         let c = &t.conversations[0];
-        let kinds: Vec<&str> = c
-            .items
-            .iter()
-            .map(|i| match i {
-                Item::System { .. } => "system",
-                Item::User { .. } => "user",
-                Item::Assistant { .. } => "assistant",
-                Item::Thinking { .. } => "thinking",
-                Item::ToolCall { .. } => "call",
-                Item::ToolResult(_) => "result",
-                Item::Request(_) => "request",
-                Item::Compaction { .. } => "compaction",
-            })
-            .collect();
+        let kinds = crate::format::shared::testing::kinds(&c.items);
         assert_eq!(
             kinds,
             [

@@ -17,13 +17,10 @@
 //! Like every format module it does no I/O of its own and never prints.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::io::BufRead;
-use std::path::Path;
 
 use serde_json::{Map, Value};
 
 use super::Head;
-use crate::error::TraceError;
 use crate::model::{Conversation, Item, Output, Request, ToolResult, Usage};
 
 /// Where request boundaries go while converting a message list.
@@ -37,13 +34,7 @@ pub(crate) enum Calls {
 }
 
 /// Reads a whole input as one JSON document. A syntax error names the line.
-pub(crate) fn read_document(input: &mut dyn BufRead, path: &Path) -> Result<Value, TraceError> {
-    let mut bytes = Vec::new();
-    input.read_to_end(&mut bytes).map_err(|source| TraceError::Io { path: path.to_owned(), source })?;
-    serde_json::from_slice(&bytes).map_err(|e| {
-        TraceError::line(path, e.line().max(1), format!("invalid JSON at column {}: {e}", e.column()))
-    })
-}
+pub(crate) use super::shared::read_document;
 
 /// The value a JSON document's head describes: the whole document when the head holds all of it,
 /// else the head with its open strings cut and its brackets closed. `None` when the head is not a
@@ -537,6 +528,7 @@ mod tests {
     use super::*;
     use crate::format::with_head;
     use serde_json::json;
+    use std::path::Path;
 
     fn head(text: &str, whole: bool) -> Option<Value> {
         with_head(Path::new("x.json"), text.as_bytes(), whole, head_document)
