@@ -12,9 +12,10 @@ use std::fs::File;
 use std::io::{BufReader, Cursor, Read};
 use std::path::{Path, PathBuf};
 
-use crate::error::TraceError;
+use crate::error::{PolicyFileError, TraceError};
 use crate::format::{self, Format, HEAD_BYTES};
 use crate::model::Trace;
+use crate::policy::PolicySpec;
 
 /// Files found under the given paths, and problems met on the way.
 #[derive(Debug, Default)]
@@ -31,6 +32,13 @@ pub struct Discovered {
 fn is_obviously_not_a_trace(path: &Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     name.ends_with(".md") || name.ends_with(".meta.json")
+}
+
+/// Reads the policies of a `--policies` TOML file ([`crate::policy::file`]).
+pub fn read_policies(path: &Path) -> Result<Vec<PolicySpec>, PolicyFileError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| PolicyFileError::Io { path: path.to_owned(), source })?;
+    crate::policy::file::parse(&text, path)
 }
 
 /// Finds the trace files under `paths`.

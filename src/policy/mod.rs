@@ -31,6 +31,7 @@ pub mod budget;
 pub mod claude_code_micro;
 pub mod complexity_trap;
 pub mod estimator;
+pub mod file;
 pub mod gemini;
 pub mod keep_results;
 pub mod keep_turns;
@@ -267,6 +268,11 @@ impl Params {
     /// An error about the value of `key`.
     pub fn bad(&self, key: &str, message: impl Into<String>) -> SpecError {
         SpecError::BadValue { spec: self.spec.clone(), key: key.to_owned(), message: message.into() }
+    }
+
+    /// The spec these parameters were given in (trimmed).
+    pub fn spec(&self) -> &str {
+        &self.spec
     }
 
     /// The raw text of `key` (empty when it has no default and was not given).
