@@ -120,3 +120,75 @@ fn a_bad_policies_file_is_a_usage_error_naming_the_file_and_the_key() {
         ctxbudget().arg("replay").arg(fixture()).args(["--transform", "truncate:claude"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Every policy, at its defaults and with triggers small enough to fire on the corpus sessions.
+const CORPUS_POLICIES: [&str; 23] = [
+    "none",
+    "keep-turns",
+    "keep-results",
+    "budget:max=20000,target=10000",
+    "anthropic",
+    "anthropic:trigger=20000",
+    "anthropic:trigger=20000,clear_at_least=5000,clear_tool_inputs=true",
+    "langchain",
+    "langchain:trigger=20000",
+    "opencode",
+    "opencode:protect=5000,minimum=1000",
+    "gemini",
+    "gemini:protect=5000,minimum=1000,shell_tools=Bash",
+    "swe-agent",
+    "complexity-trap",
+    "openhands",
+    "openhands:attention_window=10",
+    "openhands-amortized:max_size=20",
+    "openclaw",
+    "openclaw:ttl=1m,context_window=20000",
+    "openclaw:ttl=1m,context_window=20000,sticky=true",
+    "claude-code-micro",
+    "claude-code-micro:gap=1m",
+];
+
+#[test]
+fn on_the_corpus_no_policy_sends_more_than_none_and_each_scaled_one_fires() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/claude-code");
+    if !corpus.is_dir() {
+        println!("skipped: ../shared/corpus not found");
+        return;
+    }
+    let mut cmd = ctxbudget();
+    cmd.arg("replay").arg(&corpus).args(["--format", "json"]);
+    for p in CORPUS_POLICIES {
+        cmd.args(["--policy", p]);
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: ReplayReport = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    // Runs come per conversation, policies in the order given.
+    for runs in report.runs.chunks(CORPUS_POLICIES.len()) {
+        let none = &runs[0];
+        assert_eq!(none.policy, "none");
+        for run in runs {
+            assert_eq!((&run.trace, &run.conversation), (&none.trace, &none.conversation));
+            // Placeholders and previews are only put where they are smaller than what they replace.
+            assert!(
+                run.total_input_tokens <= none.total_input_tokens,
+                "{} {}: {}",
+                run.trace,
+                run.conversation,
+                run.policy
+            );
+            assert!(
+                run.peak_context_tokens <= none.peak_context_tokens,
+                "{} {}: {}",
+                run.trace,
+                run.conversation,
+                run.policy
+            );
+        }
+    }
+    for p in CORPUS_POLICIES.iter().filter(|p| p.contains(':')) {
+        let events: usize = report.runs.iter().filter(|r| r.policy == *p).map(|r| r.prune_events).sum();
+        assert!(events > 0, "{p} never fired on the corpus");
+    }
+}
