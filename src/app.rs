@@ -54,18 +54,19 @@ fn reconcile(c: ReconcileConfig) -> Result<ExitCode> {
     with_jobs(c.jobs, run)
 }
 
-fn replay(c: ReplayConfig) -> Result<ExitCode> {
+fn replay(mut c: ReplayConfig) -> Result<ExitCode> {
     if let Err(e) = c.output.check(&c.paths) {
         return Err(UsageError(format!("{e:#}")).into());
     }
+    let transforms = std::mem::take(&mut c.transforms);
     let run = || -> Result<ExitCode> {
         let found = input::discover(&c.paths);
-        let meter = Meter::new(c.tokenizer, c.decide_with);
+        let meter = Meter::new(c.tokenizer, c.decide_with).deciding(c.decide);
         let job = Job {
             thresholds: vec![c.threshold],
             policies: c.policies.clone(),
             resplit: c.resplit,
-            transforms: Vec::new(),
+            transforms,
             input_format: c.input_format,
         };
         let outcomes = replay_files(&found, &job, &meter);
@@ -211,17 +212,32 @@ fn count(c: CountConfig) -> Result<ExitCode> {
     Ok(ExitCode::from(EXIT_OK))
 }
 
-/// The text of `ctxbudget policies`.
+/// The text of `ctxbudget policies`: every policy, then every record-time transform, each with
+/// its parameters (`key=default  meaning`) and source.
 pub fn policies_text() -> String {
-    let mut out = String::new();
-    for k in registry() {
-        out.push_str(&format!("{}\n    {}\n    source: {}\n", k.name, k.about, k.source));
-        for p in k.params {
-            out.push_str(&format!("    {}={}  {}\n", p.key, p.default, p.about));
-        }
-        out.push('\n');
+    let mut out = String::from(
+        "Policies (--policy name:key=value,...; --policies FILE). Each decides with its anchor's own\n\
+         estimate unless --decide-with says otherwise.\n\n",
+    );
+    let transforms = crate::transform::registry().iter().map(|k| (k.name, k.about, k.source, k.params));
+    let policies = registry().iter().map(|k| (k.name, k.about, k.source, k.params));
+    for (name, about, source, params) in policies {
+        push_entry(&mut out, name, about, source, params);
+    }
+    out.push_str("Record-time transforms (--transform name[:key=value,...], applied before the split).\n\n");
+    for (name, about, source, params) in transforms {
+        push_entry(&mut out, name, about, source, params);
     }
     out
+}
+
+fn push_entry(out: &mut String, name: &str, about: &str, source: &str, params: &[crate::policy::Param]) {
+    out.push_str(&format!("{name}\n    {about}\n    source: {source}\n"));
+    for p in params {
+        let default = if p.default.is_empty() { "\"\"" } else { p.default };
+        out.push_str(&format!("    {}={}  {}\n", p.key, default, p.about));
+    }
+    out.push('\n');
 }
 
 /// Whether an error is a closed stdout (e.g. piped into `head`), which is not a failure.

@@ -23,7 +23,7 @@ pub enum Command {
     Split(SplitArgs),
     /// Count the tokens of a text (stdin or FILE) with real tokenizers beside the len/4 estimate.
     Count(CountArgs),
-    /// List every policy with its parameters, defaults and source.
+    /// List every policy and record-time transform with its parameters, defaults and source.
     Policies,
     /// Set each request's replayed context beside the prompt size the provider recorded, fit
     /// recorded ≈ a + b·replayed per conversation and report the error.
@@ -38,6 +38,21 @@ pub enum TokenizerArg {
     /// OpenAI o200k_base (gpt-4o, gpt-4.1, gpt-5, o-series).
     O200k,
     /// OpenAI cl100k_base (gpt-4, gpt-3.5).
+    Cl100k,
+}
+
+/// What policies decide with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DecideArg {
+    /// Each policy's own anchor estimator (opencode round(len/4), LangChain chars/4 + 3 per message, …).
+    Anchor,
+    /// The report's tokenizer (--tokenizer), for every policy.
+    Real,
+    /// The seed's estimate, UTF-8 bytes / 4, for every policy.
+    Estimate,
+    /// OpenAI o200k_base, for every policy.
+    O200k,
+    /// OpenAI cl100k_base, for every policy.
     Cl100k,
 }
 
@@ -69,9 +84,19 @@ pub struct ReplayArgs {
     /// Tokenizer for every reported token count.
     #[arg(long, value_enum, default_value_t = TokenizerArg::O200k)]
     pub tokenizer: TokenizerArg,
-    /// Tokenizer the policies decide with (a runtime would use the estimate).
-    #[arg(long, value_enum, default_value_t = TokenizerArg::Estimate)]
-    pub decide_with: TokenizerArg,
+    /// What the policies decide with: each one's own anchor estimator, the report's tokenizer
+    /// (real), or one counter for all.
+    #[arg(long, value_enum, default_value_t = DecideArg::Anchor)]
+    pub decide_with: DecideArg,
+    /// Policies named and configured in a TOML file (see README, "Policies"); combinable with
+    /// --policy (those come first).
+    #[arg(long = "policies", value_name = "FILE")]
+    pub policies_file: Option<PathBuf>,
+    /// Record-time transform applied to every tool output before the split, as
+    /// name[:key=value,...] (repeatable, applied in order): truncate:codex, truncate:mini,
+    /// spill:head=H,tail=T. `ctxbudget policies` lists them.
+    #[arg(long = "transform", value_name = "SPEC")]
+    pub transforms: Vec<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Table)]
     pub format: FormatArg,

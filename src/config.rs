@@ -6,12 +6,14 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::cli::{self, Cli, FormatArg, TokenizerArg};
+use crate::cli::{self, Cli, DecideArg, FormatArg, TokenizerArg};
 use crate::export::{ExportFormat, Output};
 use crate::format::{self, Format};
+use crate::input;
 use crate::input::{AgentHome, agent_homes};
 use crate::policy::PolicySpec;
-use crate::tokens::Tokenizer;
+use crate::tokens::{DecideWith, Tokenizer};
+use crate::transform::{self, Transform};
 
 /// The policies `replay` runs when none is given.
 pub const DEFAULT_POLICIES: [&str; 4] =
@@ -96,8 +98,13 @@ pub struct ReplayConfig {
     pub policies: Vec<PolicySpec>,
     /// Tokenizer of the report.
     pub tokenizer: Tokenizer,
-    /// Tokenizer policies decide with.
+    /// Tokenizer of the decision counter ([`crate::tokens::Measure::decide`]); the cheap estimate
+    /// when policies decide with their anchors or the report's tokenizer.
     pub decide_with: Tokenizer,
+    /// What policies decide with.
+    pub decide: DecideWith,
+    /// Record-time transforms, applied in order to every raw tool output.
+    pub transforms: Vec<Box<dyn Transform>>,
     /// Report format.
     pub format: ExportFormat,
     /// Where the report goes.
@@ -169,6 +176,35 @@ pub fn policies(specs: &[String]) -> Result<Vec<PolicySpec>, UsageError> {
     specs.iter().map(|s| PolicySpec::parse(s).map_err(|e| UsageError(e.to_string()))).collect()
 }
 
+/// The `--policy` specs followed by the policies of a `--policies` file, or the defaults when
+/// neither gives any.
+pub fn policies_with_file(specs: &[String], file: Option<&Path>) -> Result<Vec<PolicySpec>, UsageError> {
+    let Some(file) = file else { return policies(specs) };
+    let from_file = input::read_policies(file).map_err(|e| UsageError(e.to_string()))?;
+    let mut all = if specs.is_empty() { Vec::new() } else { policies(specs)? };
+    all.extend(from_file);
+    if all.is_empty() {
+        return policies(&[]);
+    }
+    Ok(all)
+}
+
+/// Parses transform specs.
+pub fn transforms(specs: &[String]) -> Result<Vec<Box<dyn Transform>>, UsageError> {
+    specs.iter().map(|s| transform::parse(s).map_err(|e| UsageError(e.to_string()))).collect()
+}
+
+/// The decision mode and the tokenizer of the decision counter for `--decide-with`.
+pub fn decide(arg: DecideArg) -> (DecideWith, Tokenizer) {
+    match arg {
+        DecideArg::Anchor => (DecideWith::Anchor, Tokenizer::Estimate),
+        DecideArg::Real => (DecideWith::Real, Tokenizer::Estimate),
+        DecideArg::Estimate => (DecideWith::Tokenizer(Tokenizer::Estimate), Tokenizer::Estimate),
+        DecideArg::O200k => (DecideWith::Tokenizer(Tokenizer::O200k), Tokenizer::O200k),
+        DecideArg::Cl100k => (DecideWith::Tokenizer(Tokenizer::Cl100k), Tokenizer::Cl100k),
+    }
+}
+
 impl Config {
     /// Resolves the command line.
     pub fn from_cli(cli: Cli) -> Result<Config, UsageError> {
@@ -193,12 +229,15 @@ impl Config {
                 if a.jobs == Some(0) {
                     return Err(UsageError("--jobs must be at least 1".into()));
                 }
+                let (decide, decide_with) = decide(a.decide_with);
                 Config::Replay(ReplayConfig {
                     paths,
                     threshold: a.threshold,
-                    policies: policies(&a.policies)?,
+                    policies: policies_with_file(&a.policies, a.policies_file.as_deref())?,
                     tokenizer: a.tokenizer.into(),
-                    decide_with: a.decide_with.into(),
+                    decide_with,
+                    decide,
+                    transforms: transforms(&a.transforms)?,
                     format: a.format.into(),
                     output: Output::from_arg(a.output.as_deref()),
                     per_request: a.per_request,
@@ -281,6 +320,35 @@ mod tests {
         assert!(e.0.contains("--claude/--codex"), "{e}");
         let e = config(&["ctxbudget", "reconcile", "x", "--input-format", "nope"]).err().unwrap();
         assert!(e.0.starts_with("unknown input format `nope`"), "{e}");
+    }
+
+    #[test]
+    fn decide_with_defaults_to_each_anchor_and_keeps_the_tokenizer_names() {
+        let Config::Replay(c) = config(&["ctxbudget", "replay", "x"]).ok().unwrap() else { panic!() };
+        assert_eq!((c.decide, c.decide_with), (DecideWith::Anchor, Tokenizer::Estimate));
+        for (arg, expected) in [
+            ("real", DecideWith::Real),
+            ("estimate", DecideWith::Tokenizer(Tokenizer::Estimate)),
+            ("o200k", DecideWith::Tokenizer(Tokenizer::O200k)),
+            ("cl100k", DecideWith::Tokenizer(Tokenizer::Cl100k)),
+        ] {
+            let Config::Replay(c) = config(&["ctxbudget", "replay", "x", "--decide-with", arg]).ok().unwrap()
+            else {
+                panic!()
+            };
+            assert_eq!(c.decide, expected, "{arg}");
+        }
+    }
+
+    #[test]
+    fn transforms_are_parsed_in_order_and_bad_ones_are_usage_errors() {
+        let args =
+            ["ctxbudget", "replay", "x", "--transform", "spill:head=3", "--transform", "truncate:codex"];
+        let Config::Replay(c) = config(&args).ok().unwrap() else { panic!() };
+        let specs: Vec<String> = c.transforms.iter().map(|t| t.spec()).collect();
+        assert_eq!(specs, ["spill:head=3", "truncate:codex"]);
+        let e = config(&["ctxbudget", "replay", "x", "--transform", "gzip"]).err().unwrap();
+        assert!(e.0.starts_with("unknown transform `gzip`"), "{e}");
     }
 
     #[test]

@@ -67,6 +67,37 @@ impl TraceError {
     }
 }
 
+/// A `--policies` file could not be read or holds a mistake.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyFileError {
+    /// The file could not be read.
+    #[error("{path}: cannot read: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML, or not shaped as `[[policy]]` tables.
+    #[error("{path}: {message}")]
+    Shape {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong and what to do.
+        message: String,
+    },
+    /// A policy in the file is not a valid spec (unknown kind, unknown key, bad value).
+    #[error("{path}: policy #{number}: {source}")]
+    Spec {
+        /// The file.
+        path: PathBuf,
+        /// 1-based position of the `[[policy]]` table in the file.
+        number: usize,
+        /// What is wrong with it.
+        source: Box<SpecError>,
+    },
+}
+
 /// A policy or transform spec could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SpecError {
@@ -101,6 +132,26 @@ pub enum SpecError {
         key: String,
         /// Why.
         message: String,
+    },
+    /// The name is not a known transform.
+    #[error("unknown transform `{spec}`; valid transforms: {valid}")]
+    UnknownTransform {
+        /// The whole spec.
+        spec: String,
+        /// Valid names, comma-separated.
+        valid: String,
+    },
+    /// A key is not a parameter of the transform.
+    #[error("transform `{transform}` has no parameter `{key}` (in `{spec}`); valid keys: {valid}")]
+    UnknownTransformKey {
+        /// The whole spec.
+        spec: String,
+        /// Transform name.
+        transform: String,
+        /// The unknown key.
+        key: String,
+        /// Valid keys, comma-separated (or "none").
+        valid: String,
     },
     /// The spec is not `name` or `name:key=value,...`.
     #[error("cannot parse `{spec}`: {message} (expected `name` or `name:key=value,key=value`)")]

@@ -23,9 +23,10 @@ use std::fs::File;
 use std::io::{BufReader, Cursor, Read};
 use std::path::{Path, PathBuf};
 
-use crate::error::TraceError;
+use crate::error::{PolicyFileError, TraceError};
 use crate::format::{self, Format, HEAD_BYTES};
 use crate::model::Trace;
+use crate::policy::PolicySpec;
 
 /// Files found under the given paths, and problems met on the way.
 #[derive(Debug, Default)]
@@ -71,6 +72,13 @@ impl AgentHome {
 /// that does not exist is still returned: [`discover`] reports it as missing.
 pub fn agent_homes(home: &Path, agents: &[AgentHome]) -> Vec<PathBuf> {
     agents.iter().map(|a| home.join(a.relative())).collect()
+}
+
+/// Reads the policies of a `--policies` TOML file ([`crate::policy::file`]).
+pub fn read_policies(path: &Path) -> Result<Vec<PolicySpec>, PolicyFileError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| PolicyFileError::Io { path: path.to_owned(), source })?;
+    crate::policy::file::parse(&text, path)
 }
 
 /// Finds the trace files under `paths`.

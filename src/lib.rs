@@ -2,8 +2,9 @@
 //!
 //! The pipeline flows one way:
 //! traces on disk → [`format`] (one module per recorded format, auto-detected) → the normalised
-//! [`model`] → [`measure`] (the seed's [`split`] and real token counts from [`tokens`], each text
-//! once) → [`policy`] + [`replay`] (request by request, pure) → [`result`] → [`export`].
+//! [`model`] → [`measure`] (record-time [`transform`]s, the seed's [`split`] and real token counts
+//! from [`tokens`], each text once) → [`policy`] + [`replay`] (request by request, pure) →
+//! [`result`] → [`export`].
 //! [`input`] is the only place that touches the file system on the way in, [`export`] on the way out;
 //! [`pipeline`] ties them together for the command line in `main.rs`.
 #![deny(missing_docs)]

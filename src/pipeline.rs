@@ -50,25 +50,43 @@ pub struct FileOutcome {
 
 /// Replays one loaded trace.
 pub fn replay_trace(path: &str, trace: &Trace, job: &Job, meter: &Meter) -> Vec<Run> {
+    replay_trace_with_warnings(path, trace, job, meter).0
+}
+
+/// Replays one loaded trace, with the warnings its policies reported (each once, in order,
+/// naming the conversation and the policy).
+pub fn replay_trace_with_warnings(
+    path: &str,
+    trace: &Trace,
+    job: &Job,
+    meter: &Meter,
+) -> (Vec<Run>, Vec<String>) {
     let opts = MeasureOptions { resplit: job.resplit, transforms: &job.transforms };
     let mut runs = Vec::new();
+    let mut warnings: Vec<String> = Vec::new();
     for conversation in &trace.conversations {
         let measured = MeasuredConversation::new(conversation, meter, &opts);
         for &threshold in &job.thresholds {
             for spec in &job.policies {
                 let mut policy = spec.build();
                 let mut run = replay(&measured, threshold, &mut *policy, meter);
+                for w in policy.warnings() {
+                    let w = format!("conversation `{}`: policy `{}`: {w}", conversation.id, spec.as_str());
+                    if !warnings.contains(&w) {
+                        warnings.push(w);
+                    }
+                }
                 let s = &mut run.summary;
                 s.trace = path.to_owned();
                 s.format = trace.format.to_owned();
                 s.policy = spec.as_str().to_owned();
                 s.tokenizer = meter.report_tokenizer().name().to_owned();
-                s.decide_with = meter.decide_tokenizer().name().to_owned();
+                s.decide_with = meter.decide_with().name().to_owned();
                 runs.push(run);
             }
         }
     }
-    runs
+    (runs, warnings)
 }
 
 /// At most this many broken call/result links are listed per file; the rest are counted.
@@ -110,15 +128,11 @@ pub fn replay_files(found: &Discovered, job: &Job, meter: &Meter) -> Vec<FileOut
                     FileOutcome { warnings: vec![e.skip_warning()], path: shown, ..Default::default() }
                 }
                 Ok(trace) => {
-                    let mut warnings = trace.warnings.clone();
-                    warnings.extend(link_warnings(&trace));
-                    FileOutcome {
-                        runs: replay_trace(&shown, &trace, job, meter),
-                        format: Some(trace.format),
-                        warnings,
-                        path: shown,
-                        error: None,
-                    }
+                    let (runs, policy_warnings) = replay_trace_with_warnings(&shown, &trace, job, meter);
+                    let mut warnings = link_warnings(&trace);
+                    warnings.splice(0..0, trace.warnings);
+                    warnings.extend(policy_warnings);
+                    FileOutcome { runs, format: Some(trace.format), warnings, path: shown, error: None }
                 }
                 Err(e) => FileOutcome { path: shown, error: Some(e.to_string()), ..Default::default() },
             }

@@ -94,8 +94,74 @@ struct Engine<'a> {
     previous: Option<(usize, Tokens, Tokens)>,
     previous_timestamp: Option<i64>,
     transient: BTreeMap<usize, Transient>,
+    /// Calls whose arguments a non-sticky policy replaced for this request: call index → the
+    /// call as sent (name + replacement).
+    transient_calls: BTreeMap<usize, Measure>,
     /// Pruned tokens of contexts that a compaction replaced.
     pruned_carry: Tokens,
+    /// What the context holds, counted as [`View`] documents.
+    counts: Counts,
+    /// Compaction markers met so far.
+    compactions: usize,
+}
+
+/// Message, event and assistant-message counts of the current context, and the state of the
+/// response being read (the items between two request boundaries).
+#[derive(Debug, Clone, Copy, Default)]
+struct Counts {
+    messages: usize,
+    events: usize,
+    assistant_messages: usize,
+    /// The current response already has its assistant message.
+    response_message: bool,
+    /// Tool calls in the current response.
+    response_calls: usize,
+}
+
+impl Counts {
+    /// A user text, or a compaction summary (sent as user text).
+    fn user(&mut self) {
+        self.messages += 1;
+        self.events += 1;
+    }
+
+    /// Assistant text or reasoning: part of the response's one assistant message, and its event
+    /// unless a tool call already made one.
+    fn assistant_text(&mut self) {
+        self.open_response();
+    }
+
+    /// A tool call: an action event, which the response's text (if any came first) is the thought of.
+    fn tool_call(&mut self) {
+        if !self.open_response() && self.response_calls > 0 {
+            self.events += 1;
+        }
+        self.response_calls += 1;
+    }
+
+    /// Starts the response's assistant message and event if not done; returns whether it did.
+    fn open_response(&mut self) -> bool {
+        if self.response_message {
+            return false;
+        }
+        self.response_message = true;
+        self.messages += 1;
+        self.events += 1;
+        self.assistant_messages += 1;
+        true
+    }
+
+    /// A tool result: one message (a tool message) and one observation event.
+    fn tool_result(&mut self) {
+        self.messages += 1;
+        self.events += 1;
+    }
+
+    /// A request boundary: the next items belong to a new response.
+    fn request(&mut self) {
+        self.response_message = false;
+        self.response_calls = 0;
+    }
 }
 
 fn slot(c: Category) -> usize {
@@ -138,7 +204,10 @@ impl<'a> Engine<'a> {
         self.previous = None;
         self.changed_at = None;
         self.transient.clear();
+        self.transient_calls.clear();
         self.call_by_id.clear();
+        self.counts = Counts::default();
+        self.compactions += 1;
     }
 
     fn mark_changed(&mut self, position: usize) {
@@ -205,6 +274,7 @@ impl<'a> Engine<'a> {
     /// request, and the smallest position that differs.
     fn transient_edits(&mut self, edits: &[Edit]) -> ([i64; 8], [i64; 2], usize, Option<usize>) {
         let mut next: BTreeMap<usize, Transient> = BTreeMap::new();
+        let mut next_calls: BTreeMap<usize, Measure> = BTreeMap::new();
         for e in edits {
             match e {
                 Edit::Prune(i) => {
@@ -213,8 +283,17 @@ impl<'a> Engine<'a> {
                 Edit::Replace(i, text) => {
                     next.insert(*i, Transient::Replaced(self.meter.measure(text)));
                 }
-                // Clearing call inputs is only modelled for sticky policies.
-                Edit::ClearCall(..) => {}
+                Edit::ClearCall(i, text) => {
+                    let call = self.result_call.get(*i).copied().flatten();
+                    if let Some(c) = call.filter(|_| *i >= self.first_result) {
+                        let state = &self.calls[c];
+                        if !state.cleared && state.position >= self.context_start {
+                            let mut sent = state.name;
+                            sent += self.meter.measure(text);
+                            next_calls.insert(c, sent);
+                        }
+                    }
+                }
             }
         }
         next.retain(|i, _| {
@@ -239,18 +318,30 @@ impl<'a> Engine<'a> {
                 adjust[slot(Category::Placeholders)] += p.tokens as i64;
             }
         }
+        for (c, sent) in &next_calls {
+            adjust[slot(Category::ToolCalls)] += sent.tokens as i64 - self.calls[*c].measure.tokens as i64;
+        }
         let mut changed = 0;
         let mut first_change: Option<usize> = None;
+        let mut note = |p: usize| first_change = Some(first_change.map_or(p, |c: usize| c.min(p)));
         let keys: std::collections::BTreeSet<usize> =
             next.keys().chain(self.transient.keys()).copied().collect();
         for i in keys {
             if next.get(&i) != self.transient.get(&i) {
                 changed += 1;
-                let p = tail(self.results[i].position);
-                first_change = Some(first_change.map_or(p, |c| c.min(p)));
+                note(tail(self.results[i].position));
+            }
+        }
+        let calls: std::collections::BTreeSet<usize> =
+            next_calls.keys().chain(self.transient_calls.keys()).copied().collect();
+        for c in calls {
+            if next_calls.get(&c) != self.transient_calls.get(&c) {
+                changed += 1;
+                note(tail(self.calls[c].position));
             }
         }
         self.transient = next;
+        self.transient_calls = next_calls;
         (adjust, prunable, changed, first_change)
     }
 
@@ -267,6 +358,12 @@ impl<'a> Engine<'a> {
             }
             if let Transient::Replaced(p) = t {
                 delta += p.tokens as i64;
+            }
+        }
+        for (c, sent) in &self.transient_calls {
+            let call = &self.calls[*c];
+            if tail(call.position) < position {
+                delta += sent.tokens as i64 - call.measure.tokens as i64;
             }
         }
         delta
@@ -301,7 +398,10 @@ pub fn replay(
         previous: None,
         previous_timestamp: None,
         transient: BTreeMap::new(),
+        transient_calls: BTreeMap::new(),
         pruned_carry: 0,
+        counts: Counts::default(),
+        compactions: 0,
     };
     let sticky = policy.sticky();
     let mut summary = RunSummary { threshold, ..Default::default() };
@@ -316,10 +416,21 @@ pub fn replay(
                     e.turn += 1;
                     e.turn_started = true;
                 }
+                match category {
+                    Category::System => e.counts.events += 1,
+                    Category::Assistant | Category::Thinking => e.counts.assistant_text(),
+                    _ => e.counts.user(),
+                }
                 e.add(*category, position, *measure);
             }
             MeasuredItem::ToolCall { call_id, measure, name_measure, .. } => {
-                e.add(Category::ToolCalls, position, *measure);
+                e.counts.tool_call();
+                // The name is the call's head and the arguments its tail, so clearing the
+                // arguments keeps the name in the shared prefix.
+                e.sums[slot(Category::ToolCalls)] += *measure;
+                e.unpruned += measure.tokens;
+                e.prefix.add(head(position), name_measure.tokens as i64);
+                e.prefix.add(tail(position), measure.tokens as i64 - name_measure.tokens as i64);
                 e.calls.push(CallState { position, measure: *measure, name: *name_measure, cleared: false });
                 e.call_by_id.insert(call_id.as_str(), e.calls.len() - 1);
             }
@@ -350,11 +461,15 @@ pub fn replay(
                     turn: e.turn,
                     position,
                     call: call.map(|c| e.calls[c].measure),
+                    event: e.counts.events,
+                    assistant_messages: e.counts.assistant_messages,
                 });
+                e.counts.tool_result();
             }
             MeasuredItem::Compaction { summary: text } => {
                 e.compaction(position);
                 if let Some(m) = text {
+                    e.counts.user();
                     e.add(Category::User, position, *m);
                 }
             }
@@ -367,6 +482,13 @@ pub fn replay(
                     turn_start: e.turn_started,
                     results: &e.results[e.first_result..],
                     context: e.context(),
+                    system: e.sums[slot(Category::System)],
+                    messages: e.counts.messages,
+                    events: e.counts.events,
+                    assistant_messages: e.counts.assistant_messages,
+                    compactions: e.compactions,
+                    decide: meter.decide_with(),
+                    meter,
                 };
                 edits.clear();
                 policy.before_request(&view, &mut edits);
@@ -440,6 +562,7 @@ pub fn replay(
                 e.previous_timestamp = timestamp.or(e.previous_timestamp);
                 e.changed_at = None;
                 e.turn_started = false;
+                e.counts.request();
                 e.requests += 1;
             }
         }
@@ -480,21 +603,24 @@ mod tests {
     use crate::measure::MeasureOptions;
     use crate::model::{Conversation, Item, Output, Request, ToolResult};
     use crate::policy::PolicySpec;
-    use crate::tokens::{Counter, Tokenizer};
+    use crate::tokens::{DecideWith, Tokenizer};
 
     /// One token per byte, so expected numbers are easy to check by hand.
-    struct Bytes;
-    impl Counter for Bytes {
-        fn tokenizer(&self) -> Tokenizer {
-            Tokenizer::O200k
-        }
-        fn count(&self, text: &str) -> Tokens {
-            text.len() as Tokens
-        }
+    fn meter() -> Meter {
+        crate::policy::testing::meter(DecideWith::Tokenizer(Tokenizer::O200k))
     }
 
-    fn meter() -> Meter {
-        Meter::with_counters(Box::new(Bytes), Box::new(Bytes))
+    /// Replays `items` at `threshold` under `policy`.
+    fn replay_at(items: Vec<Item>, threshold: usize, policy: &mut dyn Policy) -> Run {
+        let meter = meter();
+        let conv = Conversation { id: "main".into(), items, recorded_total: None };
+        let m = MeasuredConversation::new(&conv, &meter, &MeasureOptions { resplit: false, transforms: &[] });
+        replay(&m, threshold, policy, &meter)
+    }
+
+    /// Replays `items` at threshold 16 under `policy`.
+    fn replay_items(items: Vec<Item>, policy: &mut dyn Policy) -> Run {
+        replay_at(items, 16, policy)
     }
 
     fn user(t: &str) -> Item {
@@ -514,11 +640,8 @@ mod tests {
     }
 
     fn run(items: Vec<Item>, threshold: usize, spec: &str) -> Run {
-        let meter = meter();
-        let conv = Conversation { id: "main".into(), items, recorded_total: None };
-        let m = MeasuredConversation::new(&conv, &meter, &MeasureOptions { resplit: false, transforms: &[] });
         let mut policy = PolicySpec::parse(spec).unwrap().build();
-        replay(&m, threshold, &mut *policy, &meter)
+        replay_at(items, threshold, &mut *policy)
     }
 
     /// user "hi" (2), then three results of 100 bytes, each followed by a request.
@@ -624,10 +747,7 @@ mod tests {
                 }
             }
         }
-        let meter = meter();
-        let conv = Conversation { id: "main".into(), items: three_results(), recorded_total: None };
-        let m = MeasuredConversation::new(&conv, &meter, &MeasureOptions { resplit: false, transforms: &[] });
-        let r = replay(&m, 16, &mut Placeholder, &meter);
+        let r = replay_items(three_results(), &mut Placeholder);
         assert_eq!(r.rows[3].categories.placeholders, 2 * 9);
         assert_eq!(r.rows[3].pruned_tokens, 2 * (100 - 9));
     }
@@ -646,16 +766,123 @@ mod tests {
                 }
             }
         }
-        let meter = meter();
-        let conv = Conversation { id: "main".into(), items: three_results(), recorded_total: None };
-        let m = MeasuredConversation::new(&conv, &meter, &MeasureOptions { resplit: false, transforms: &[] });
-        let r = replay(&m, 16, &mut Flicker, &meter);
+        let r = replay_items(three_results(), &mut Flicker);
         let contents: Vec<Tokens> = r.rows.iter().map(|r| r.categories.tool_contents).collect();
         assert_eq!(contents, [0, 100, 0, 300]);
         // Request 2 clears a and b: the prefix breaks at a.
         assert_eq!(r.rows[2].shared_prefix_tokens, 2 + SUMMARY);
         // Request 3 restores them: the prefix breaks at a again.
         assert_eq!(r.rows[3].shared_prefix_tokens, 2 + SUMMARY);
+        assert_eq!(r.summary.prune_events, 2);
+    }
+
+    /// Records what the view says before each request.
+    #[derive(Default)]
+    struct Probe {
+        seen: Vec<(usize, usize, usize, u64, usize)>,
+        results: Vec<(usize, usize)>,
+    }
+    impl Policy for Probe {
+        fn before_request(&mut self, view: &View<'_>, _edits: &mut Vec<Edit>) {
+            self.seen.push((
+                view.messages,
+                view.events,
+                view.assistant_messages,
+                view.system.bytes,
+                view.compactions,
+            ));
+            self.results = view.results.iter().map(|r| (r.event, r.assistant_messages)).collect();
+        }
+    }
+
+    #[test]
+    fn the_view_counts_messages_events_and_assistant_messages() {
+        let call = |id: &str| Item::ToolCall { call_id: id.into(), name: "t".into(), arguments: "{}".into() };
+        let items = vec![
+            Item::System { text: "sys".into() },
+            user("hi"),
+            request(),
+            // One response: reasoning, text and two calls → one assistant message; the text is the
+            // thought of the first call (one event), the second call is an event of its own.
+            Item::Thinking { text: "hmm".into() },
+            Item::Assistant { text: "let me see".into() },
+            call("a"),
+            call("b"),
+            result("a", "x"),
+            result("b", "y"),
+            request(),
+            // A response with text only, then a harness-injected user text.
+            Item::Assistant { text: "done".into() },
+            Item::User { text: "<reminder>".into(), meta: true, images: 0 },
+            request(),
+            Item::Compaction { summary: Some("summary".into()) },
+            request(),
+        ];
+        let mut probe = Probe::default();
+        replay_items(items, &mut probe);
+        // (messages, events, assistant messages, system bytes, compactions)
+        assert_eq!(
+            probe.seen,
+            [
+                (1, 2, 0, 3, 0), // the user text; events: system + user
+                (4, 6, 1, 3, 0), // + assistant message, 2 results; events + 2 actions + 2 observations
+                (6, 8, 2, 3, 0), // + "done" (message, event) + the reminder (message, event)
+                (1, 1, 0, 0, 1), // after the compaction: its summary alone
+            ]
+        );
+        // The results' event indices and assistant messages before them, in the last context: none.
+        assert!(probe.results.is_empty());
+    }
+
+    /// "hi", then two rounds of a call of `t` with `arguments` and its result, each followed by a
+    /// request.
+    fn two_calls(arguments: &str) -> Vec<Item> {
+        let call =
+            |id: &str| Item::ToolCall { call_id: id.into(), name: "t".into(), arguments: arguments.into() };
+        vec![
+            user("hi"),
+            request(),
+            call("a"),
+            result("a", "x"),
+            request(),
+            call("b"),
+            result("b", "y"),
+            request(),
+        ]
+    }
+
+    #[test]
+    fn results_know_their_event_index_and_the_assistant_messages_before_them() {
+        let mut probe = Probe::default();
+        replay_items(two_calls("{}"), &mut probe);
+        // Events: hi 0, call a 1, result a 2, call b 3, result b 4.
+        assert_eq!(probe.results, [(2, 1), (4, 2)]);
+    }
+
+    #[test]
+    fn a_non_sticky_policy_can_clear_call_arguments_for_one_request() {
+        /// Clears the arguments of every call at request 2 only.
+        struct ClearArgs;
+        impl Policy for ClearArgs {
+            fn sticky(&self) -> bool {
+                false
+            }
+            fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
+                if view.request == 2 {
+                    edits.extend(view.results.iter().map(|r| Edit::ClearCall(r.index, "{}".into())));
+                }
+            }
+        }
+        let mut items = two_calls(&"a".repeat(50));
+        items.push(request());
+        let r = replay_items(items, &mut ClearArgs);
+        let calls: Vec<Tokens> = r.rows.iter().map(|r| r.categories.tool_calls).collect();
+        // "t" + 50 a's per call; cleared to "t" + "{}" at request 2, restored at request 3.
+        assert_eq!(calls, [0, 51, 2 * 3, 2 * 51]);
+        // The prefix breaks at the first call's arguments: "hi" + its name stay shared.
+        assert_eq!(r.rows[2].shared_prefix_tokens, 2 + 1);
+        assert_eq!(r.rows[2].changed_results, 2);
+        assert_eq!(r.rows[3].shared_prefix_tokens, 2 + 1);
         assert_eq!(r.summary.prune_events, 2);
     }
 

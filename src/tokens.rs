@@ -71,6 +71,41 @@ impl FromStr for Tokenizer {
     }
 }
 
+/// What prune policies decide with (`--decide-with`).
+///
+/// Each policy reproduces an anchor that counts in its own way (opencode `round(len/4)` on
+/// JavaScript string length, LangChain `chars/4 + 3` per message, Gemini CLI per-character weights,
+/// the seed `len/4` per text); [`DecideWith::Anchor`] lets each one do so. [`DecideWith::Real`] makes
+/// every policy decide with the report's tokenizer, and [`DecideWith::Tokenizer`] with a fixed
+/// counter (the behaviour `--decide-with estimate|o200k|cl100k` always had). Policies resolve it
+/// through [`crate::policy::View::tokens`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DecideWith {
+    /// Each policy's own anchor estimator.
+    Anchor,
+    /// The report's tokenizer (real tokens).
+    Real,
+    /// This counter, through [`Measure::decide`].
+    Tokenizer(Tokenizer),
+}
+
+impl DecideWith {
+    /// The name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            DecideWith::Anchor => "anchor",
+            DecideWith::Real => "real",
+            DecideWith::Tokenizer(t) => t.name(),
+        }
+    }
+}
+
+impl fmt::Display for DecideWith {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Counts the tokens of a text.
 pub trait Counter: Send + Sync {
     /// Which tokenizer this is.
@@ -255,6 +290,17 @@ pub struct Meter {
     decide: Box<dyn Counter>,
     report_cache: CountCache,
     decide_cache: CountCache,
+    decide_with: DecideWith,
+}
+
+impl fmt::Debug for Meter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Meter")
+            .field("report", &self.report.tokenizer())
+            .field("decide", &self.decide.tokenizer())
+            .field("decide_with", &self.decide_with)
+            .finish()
+    }
 }
 
 impl Meter {
@@ -265,7 +311,27 @@ impl Meter {
 
     /// A meter over any two counters (tests use deterministic stubs).
     pub fn with_counters(report: Box<dyn Counter>, decide: Box<dyn Counter>) -> Meter {
-        Meter { report, decide, report_cache: CountCache::default(), decide_cache: CountCache::default() }
+        let decide_with = DecideWith::Tokenizer(decide.tokenizer());
+        Meter {
+            report,
+            decide,
+            report_cache: CountCache::default(),
+            decide_cache: CountCache::default(),
+            decide_with,
+        }
+    }
+
+    /// The same meter, with policies deciding as `decide_with` says. With [`DecideWith::Anchor`] or
+    /// [`DecideWith::Real`] the decision counter goes unused, so give [`Meter::new`] the cheap
+    /// [`Tokenizer::Estimate`] for it.
+    pub fn deciding(mut self, decide_with: DecideWith) -> Meter {
+        self.decide_with = decide_with;
+        self
+    }
+
+    /// What policies decide with.
+    pub fn decide_with(&self) -> DecideWith {
+        self.decide_with
     }
 
     /// The report's tokenizer.
@@ -447,6 +513,16 @@ mod tests {
             meter.measure("abcdefgh"),
             Measure { bytes: 8, chars: 8, non_ascii: 0, utf16: 8, tokens: 8, estimate: 2, decide: 2 }
         );
+    }
+
+    #[test]
+    fn a_meter_decides_with_its_tokenizer_unless_told_otherwise() {
+        let meter = Meter::new(Tokenizer::Estimate, Tokenizer::Cl100k);
+        assert_eq!(meter.decide_with(), DecideWith::Tokenizer(Tokenizer::Cl100k));
+        assert_eq!(meter.decide_with().name(), "cl100k");
+        let meter = meter.deciding(DecideWith::Anchor);
+        assert_eq!(meter.decide_with().name(), "anchor");
+        assert_eq!(DecideWith::Real.to_string(), "real");
     }
 
     #[test]

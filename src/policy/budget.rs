@@ -1,9 +1,10 @@
 //! `budget:max=T,target=U` — before a request whose context exceeds `T` tokens (as the policy
 //! counts them, see `--decide-with`), prune the oldest contents until the context is at most `U`, or
 //! nothing is left to prune. Sticky. The gap between `T` and `U` is the hysteresis that batches
-//! prunes, so the prompt cache breaks rarely.
+//! prunes, so the prompt cache breaks rarely. Decides with the seed's own estimate (`len/4` per
+//! text, [`Estimator::Seed`]) unless `--decide-with` says otherwise.
 
-use super::{Content, Edit, Kind, Param, Policy, View};
+use super::{Content, Edit, Estimator, Kind, Param, Policy, View};
 
 /// The `budget` policy.
 pub const KIND: Kind = Kind {
@@ -33,7 +34,7 @@ pub struct Budget {
 
 impl Policy for Budget {
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
-        let mut size = view.context.decide;
+        let mut size = view.tokens(Estimator::Seed, &view.context);
         if size <= self.max {
             return;
         }
@@ -45,7 +46,7 @@ impl Policy for Budget {
             }
             if let Content::Present(c) = r.content {
                 edits.push(Edit::Prune(r.index));
-                size = size.saturating_sub(c.decide);
+                size = size.saturating_sub(view.tokens(Estimator::Seed, &c));
             }
             self.next = r.index + 1;
         }

@@ -3,6 +3,8 @@
 //!
 //! Results enter the context in order and all age at the same pace, so they expire in order: a
 //! cursor walks forward and the policy costs O(1) amortised per request.
+//!
+//! Decides with no estimate (it counts requests), so `--decide-with` does not change it.
 
 use super::{Content, Edit, Kind, Param, Policy, View};
 
@@ -12,7 +14,7 @@ pub const KIND: Kind = Kind {
     about: "send each content with the first n requests that see it, then prune it",
     source: "the seed design (prune in a pre_llm_request hook after several turns)",
     params: &[Param { key: "n", default: "3", about: "requests that see a content before it is pruned" }],
-    build: |p| Ok(Box::new(KeepTurns { n: p.get("n")?, next: 0 })),
+    build: |p| Ok(Box::new(KeepTurns::new(p.get("n")?))),
 };
 
 /// Prunes contents that have been sent `n` times.
@@ -20,12 +22,20 @@ pub struct KeepTurns {
     n: usize,
     /// Conversation-wide index of the oldest result not yet considered expired.
     next: usize,
+    /// Put SWE-agent's `Old environment output: (N lines omitted)` in place of an expired content
+    /// instead of removing it (the Complexity Trap's masking).
+    swe_placeholder: bool,
 }
 
 impl KeepTurns {
     /// A window of `n` requests.
     pub fn new(n: usize) -> Self {
-        KeepTurns { n, next: 0 }
+        KeepTurns { n, next: 0, swe_placeholder: false }
+    }
+
+    /// A window of `n` requests whose expired contents are replaced by SWE-agent's placeholder.
+    pub fn with_swe_placeholder(n: usize) -> Self {
+        KeepTurns { n, next: 0, swe_placeholder: true }
     }
 }
 
@@ -38,7 +48,11 @@ impl Policy for KeepTurns {
                 break;
             }
             if matches!(r.content, Content::Present(_)) {
-                edits.push(Edit::Prune(r.index));
+                edits.push(if self.swe_placeholder {
+                    Edit::Replace(r.index, super::swe_agent::placeholder(r, false))
+                } else {
+                    Edit::Prune(r.index)
+                });
             }
             self.next = r.index + 1;
         }

@@ -9,20 +9,49 @@
 //!
 //! Policies are parsed from `name:key=value,...` specs ([`PolicySpec::parse`]) against the
 //! [`registry`], which lists every policy with its parameters, defaults and source. A spec builds a
-//! fresh policy per conversation. Policies decide with the counter in [`Measure::decide`]; reports
-//! always show real tokens. One file per policy; nothing here prints or does I/O.
+//! fresh policy per conversation. Policies decide with their anchor's own estimator
+//! ([`Estimator`], resolved by [`View::tokens`] under `--decide-with`); reports always show real
+//! tokens. One file per policy; nothing here prints or does I/O — a policy that meets a problem
+//! (a time-based trigger on a trace without timestamps) reports it through [`Policy::warnings`].
+//!
+//! The policies named after shipped agents reproduce those agents' mechanisms and defaults
+//! (`../shared/design/ANCHORS.md`, each file cites its sources) on the seed's model, where a tool
+//! result is a summary that always stays plus a content that prune removes. Two rules follow for
+//! all of them:
+//! - an anchor that replaces a whole tool output with a placeholder or preview is replayed as
+//!   replacing the *content* with that text ([`Edit::Replace`]); the summary stays, as the seed
+//!   requires, and the placeholder is measured and reported in the `placeholders` category;
+//! - a result the seed's split left whole ([`Content::None`]: its summary *is* the output) counts
+//!   towards an anchor's windows and totals as that anchor would count it (its tokens are tool
+//!   output all the same), but it is never pruned and never counts as prunable: there is nothing
+//!   the seed lets a policy remove from it.
 
+pub mod anthropic;
 pub mod budget;
+pub mod claude_code_micro;
+pub mod complexity_trap;
+pub mod estimator;
+pub mod file;
+pub mod gemini;
 pub mod keep_results;
 pub mod keep_turns;
+pub mod langchain;
 pub mod none;
+pub mod openclaw;
+pub mod opencode;
+pub mod openhands;
+pub mod swe_agent;
+#[cfg(test)]
+pub(crate) mod testing;
 
 use std::collections::BTreeMap;
 
+pub use estimator::Estimator;
+
 use crate::error::SpecError;
 use crate::measure::MeasuredResult;
-use crate::model::Millis;
-use crate::tokens::Measure;
+use crate::model::{Millis, Tokens};
+use crate::tokens::{DecideWith, Measure, Meter};
 
 /// The state of a tool result's content in the context.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,6 +88,11 @@ pub struct ResultState<'a> {
     pub position: usize,
     /// Measure of the linked tool call (name + arguments), if the call is in the context.
     pub call: Option<Measure>,
+    /// Events in the context before this result (OpenHands' unit, see [`View::events`]): its
+    /// event index in the context.
+    pub event: usize,
+    /// Assistant messages in the context before this result (see [`View::assistant_messages`]).
+    pub assistant_messages: usize,
 }
 
 impl ResultState<'_> {
@@ -79,6 +113,17 @@ impl ResultState<'_> {
             _ => None,
         }
     }
+
+    /// The whole output as the tool produced it (after record-time transforms): what an anchor
+    /// that knows nothing of the split measures.
+    pub fn output(&self) -> Measure {
+        self.result.output_measure()
+    }
+
+    /// The tool's name, or `""` when the trace does not record it.
+    pub fn tool(&self) -> &str {
+        self.result.name.as_deref().unwrap_or("")
+    }
 }
 
 /// The context just before a request, as a policy sees it.
@@ -98,6 +143,25 @@ pub struct View<'a> {
     pub results: &'a [ResultState<'a>],
     /// The whole context as currently sent.
     pub context: Measure,
+    /// Of which the system prompt (anchors that keep it out of the message list leave it out).
+    pub system: Measure,
+    /// Chat messages in the context after the system prompt, as chat APIs with a separate system
+    /// field list them: each user text, each tool result, and one assistant message per model
+    /// response (its text, reasoning and tool calls together).
+    pub messages: usize,
+    /// OpenHands events in the context: the system prompt and each user text are one event each,
+    /// each tool call is an action and each tool result an observation; a response's text and
+    /// reasoning are the thought of its first action, or one message event when it made no call.
+    pub events: usize,
+    /// Assistant messages (model responses with any recorded text, reasoning or tool call) in the
+    /// context.
+    pub assistant_messages: usize,
+    /// Compactions met so far in the conversation (the context restarts at each one).
+    pub compactions: usize,
+    /// What policies decide with (`--decide-with`).
+    pub decide: DecideWith,
+    /// The meter of the replay, for text a policy is about to write (placeholders, previews).
+    pub meter: &'a Meter,
 }
 
 impl View<'_> {
@@ -105,6 +169,37 @@ impl View<'_> {
     pub fn result(&self, index: usize) -> Option<&ResultState<'_>> {
         let first = self.results.first()?.index;
         self.results.get(index.checked_sub(first)?)
+    }
+
+    /// Whether policies decide with their own anchor's estimator (the default).
+    pub fn anchored(&self) -> bool {
+        self.decide == DecideWith::Anchor
+    }
+
+    /// Tokens of the text measured by `m` as a policy whose anchor counts with `anchor` decides
+    /// under `--decide-with`: the anchor's estimate, the report's tokens, or the fixed counter's.
+    pub fn tokens(&self, anchor: Estimator, m: &Measure) -> Tokens {
+        self.tokens_with(|| anchor.tokens(m), m)
+    }
+
+    /// Like [`View::tokens`] for an anchor whose estimate needs more than a [`Measure`] (it is
+    /// computed by `anchor` only when deciding with anchors).
+    pub fn tokens_with(&self, anchor: impl FnOnce() -> Tokens, m: &Measure) -> Tokens {
+        match self.decide {
+            DecideWith::Anchor => anchor(),
+            DecideWith::Real => m.tokens,
+            DecideWith::Tokenizer(_) => m.decide,
+        }
+    }
+
+    /// Measures text a policy is about to put in the context.
+    pub fn measure(&self, text: &str) -> Measure {
+        self.meter.measure(text)
+    }
+
+    /// Milliseconds since the previous request, when both are timestamped.
+    pub fn gap_ms(&self) -> Option<Millis> {
+        Some(self.timestamp? - self.previous_timestamp?)
     }
 }
 
@@ -128,6 +223,12 @@ pub trait Policy: Send {
 
     /// Decides what to edit before the request described by `view`, pushing onto `edits`.
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>);
+
+    /// Problems met so far that the report should mention (policies cannot print): the pipeline
+    /// collects them after the replay into the report's warnings.
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// Parameters of a spec: key → value text, defaults filled in.
@@ -168,6 +269,47 @@ impl Params {
     pub fn bad(&self, key: &str, message: impl Into<String>) -> SpecError {
         SpecError::BadValue { spec: self.spec.clone(), key: key.to_owned(), message: message.into() }
     }
+
+    /// The spec these parameters were given in (trimmed).
+    pub fn spec(&self) -> &str {
+        &self.spec
+    }
+
+    /// The raw text of `key` (empty when it has no default and was not given).
+    pub fn text(&self, key: &str) -> &str {
+        self.values.get(key).map(String::as_str).unwrap_or("")
+    }
+
+    /// A comma-separated list (`exclude_tools=Read,Bash`), trimmed, empty items dropped.
+    pub fn list(&self, key: &str) -> Vec<String> {
+        self.text(key).split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect()
+    }
+
+    /// A duration such as `500ms`, `30s`, `5m` or `1h`; a bare number is in `bare_unit`.
+    pub fn duration_ms(&self, key: &str, bare_unit: &str) -> Result<Millis, SpecError> {
+        parse_duration_ms(self.text(key), bare_unit).ok_or_else(|| {
+            self.bad(key, format!("`{}`: expected a duration such as 500ms, 30s, 5m or 1h", self.text(key)))
+        })
+    }
+}
+
+/// Parses `500ms`, `30s`, `5m`, `1h` (a decimal number and a unit; a bare number is in
+/// `bare_unit`) into milliseconds.
+pub fn parse_duration_ms(text: &str, bare_unit: &str) -> Option<Millis> {
+    let text = text.trim();
+    let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: f64 = number.parse().ok()?;
+    let unit = if unit.is_empty() { bare_unit } else { unit.trim() };
+    let scale = match unit {
+        "ms" => 1.0,
+        "s" => 1_000.0,
+        "m" => 60_000.0,
+        "h" => 3_600_000.0,
+        _ => return None,
+    };
+    let ms = number * scale;
+    (ms.is_finite() && ms >= 0.0).then_some(ms.round() as Millis)
 }
 
 /// One parameter of a policy.
@@ -197,7 +339,71 @@ pub struct Kind {
 
 /// Every policy kind, in listing order.
 pub fn registry() -> &'static [Kind] {
-    &[none::KIND, keep_turns::KIND, keep_results::KIND, budget::KIND]
+    &[
+        none::KIND,
+        keep_turns::KIND,
+        keep_results::KIND,
+        budget::KIND,
+        anthropic::KIND,
+        langchain::KIND,
+        opencode::KIND,
+        gemini::KIND,
+        swe_agent::KIND,
+        complexity_trap::KIND,
+        openhands::MASKING,
+        openhands::AMORTIZED,
+        openclaw::KIND,
+        claude_code_micro::KIND,
+    ]
+}
+
+/// Splits `key=value,key=value` into pairs. An item without `=` continues the previous value, so
+/// list values read naturally (`exclude_tools=Read,Bash,keep=3`).
+pub(crate) fn split_pairs(spec: &str, rest: &str) -> Result<Vec<(String, String)>, SpecError> {
+    if rest.trim().is_empty() {
+        return Err(SpecError::Syntax { spec: spec.to_owned(), message: "nothing after `:`".into() });
+    }
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    for item in rest.split(',') {
+        match (item.split_once('='), pairs.last_mut()) {
+            (Some((key, value)), _) => pairs.push((key.trim().to_owned(), value.trim().to_owned())),
+            (None, Some((_, value))) => {
+                value.push(',');
+                value.push_str(item.trim());
+            }
+            (None, None) => {
+                return Err(SpecError::Syntax {
+                    spec: spec.to_owned(),
+                    message: format!("`{}` is not key=value", item.trim()),
+                });
+            }
+        }
+    }
+    Ok(pairs)
+}
+
+/// Fills `params` with their defaults and then `pairs`, checking every key; `unknown` builds the
+/// error for a key that is not a parameter (its arguments: the key, the valid keys).
+pub(crate) fn fill_params(
+    spec: &str,
+    params: &'static [Param],
+    pairs: Vec<(String, String)>,
+    unknown: impl Fn(String, String) -> SpecError,
+) -> Result<Params, SpecError> {
+    let mut values: BTreeMap<&'static str, String> =
+        params.iter().map(|p| (p.key, p.default.to_owned())).collect();
+    for (key, value) in pairs {
+        let Some(param) = params.iter().find(|p| p.key == key) else {
+            let valid = if params.is_empty() {
+                "none".to_owned()
+            } else {
+                params.iter().map(|p| p.key).collect::<Vec<_>>().join(", ")
+            };
+            return Err(unknown(key, valid));
+        };
+        values.insert(param.key, value);
+    }
+    Ok(Params { spec: spec.to_owned(), values })
 }
 
 /// A parsed, validated policy spec.
@@ -227,38 +433,33 @@ impl PolicySpec {
             Some((n, r)) => (n.trim(), Some(r)),
             None => (text.as_str(), None),
         };
+        let pairs = match rest {
+            Some(rest) => split_pairs(&text, rest)?,
+            None => Vec::new(),
+        };
+        let name = name.to_owned();
+        PolicySpec::from_pairs(text, &name, pairs)
+    }
+
+    /// A spec of kind `name` with `pairs` of key and value text, shown in reports as `text` (a
+    /// name given in a policies file, or the spec as written). Checks the name, keys and values.
+    pub fn from_pairs(
+        text: impl Into<String>,
+        name: &str,
+        pairs: Vec<(String, String)>,
+    ) -> Result<PolicySpec, SpecError> {
+        let text = text.into();
         let kind = registry().iter().find(|k| k.name == name).ok_or_else(|| SpecError::UnknownName {
             spec: text.clone(),
             name: name.to_owned(),
             valid: registry().iter().map(|k| k.name).collect::<Vec<_>>().join(", "),
         })?;
-        let mut values: BTreeMap<&'static str, String> =
-            kind.params.iter().map(|p| (p.key, p.default.to_owned())).collect();
-        if let Some(rest) = rest {
-            if rest.trim().is_empty() {
-                return Err(SpecError::Syntax { spec: text.clone(), message: "nothing after `:`".into() });
-            }
-            for pair in rest.split(',') {
-                let (key, value) = pair.split_once('=').ok_or_else(|| SpecError::Syntax {
-                    spec: text.clone(),
-                    message: format!("`{}` is not key=value", pair.trim()),
-                })?;
-                let key = key.trim();
-                let param =
-                    kind.params.iter().find(|p| p.key == key).ok_or_else(|| SpecError::UnknownKey {
-                        spec: text.clone(),
-                        policy: kind.name.to_owned(),
-                        key: key.to_owned(),
-                        valid: if kind.params.is_empty() {
-                            "none".to_owned()
-                        } else {
-                            kind.params.iter().map(|p| p.key).collect::<Vec<_>>().join(", ")
-                        },
-                    })?;
-                values.insert(param.key, value.trim().to_owned());
-            }
-        }
-        let params = Params { spec: text.clone(), values };
+        let params = fill_params(&text, kind.params, pairs, |key, valid| SpecError::UnknownKey {
+            spec: text.clone(),
+            policy: kind.name.to_owned(),
+            key,
+            valid,
+        })?;
         (kind.build)(&params)?;
         Ok(PolicySpec { text, kind, params })
     }
@@ -277,6 +478,69 @@ impl PolicySpec {
     pub fn build(&self) -> Box<dyn Policy> {
         (self.kind.build)(&self.params).unwrap_or_else(|e| unreachable!("checked when parsed: {e}"))
     }
+}
+
+/// Watches the idle gap before each request for a time-based policy (OpenClaw's cache TTL, Claude
+/// Code's idle microcompact) and remembers requests without a timestamp, so the policy can warn
+/// that it never fires there.
+#[derive(Debug, Clone, Default)]
+pub struct GapWatch {
+    requests: usize,
+    untimed: usize,
+}
+
+impl GapWatch {
+    /// The gap since the previous request, or `None` when either has no timestamp (or this is the
+    /// first request). Call once per request.
+    pub fn gap(&mut self, view: &View<'_>) -> Option<Millis> {
+        self.requests += 1;
+        if view.timestamp.is_none() {
+            self.untimed += 1;
+        }
+        if view.request == 0 { None } else { view.gap_ms() }
+    }
+
+    /// The warning for requests without timestamps, if there were any.
+    pub fn warnings(&self, policy: &str) -> Vec<String> {
+        if self.untimed == 0 {
+            Vec::new()
+        } else if self.untimed == self.requests {
+            vec![format!(
+                "the trace records no timestamps, so `{policy}` (which prunes after an idle gap) never fires"
+            )]
+        } else {
+            vec![format!(
+                "{} of {} requests have no timestamp; `{policy}` (which prunes after an idle gap) cannot \
+                 fire on them or on the request after each",
+                self.untimed, self.requests
+            )]
+        }
+    }
+}
+
+/// Whether `name` matches `pattern`, where `*` matches any run of characters (case-insensitive).
+pub fn wildcard_match(pattern: &str, name: &str) -> bool {
+    let (p, n): (Vec<char>, Vec<char>) =
+        (pattern.to_lowercase().chars().collect(), name.to_lowercase().chars().collect());
+    // Greedy matching with backtracking to the last star.
+    let (mut i, mut j, mut star, mut mark) = (0, 0, None, 0);
+    while j < n.len() {
+        if i < p.len() && p[i] != '*' && p[i] == n[j] {
+            i += 1;
+            j += 1;
+        } else if i < p.len() && p[i] == '*' {
+            star = Some(i);
+            mark = j;
+            i += 1;
+        } else if let Some(s) = star {
+            i = s + 1;
+            mark += 1;
+            j = mark;
+        } else {
+            return false;
+        }
+    }
+    p[i..].iter().all(|c| *c == '*')
 }
 
 /// Results whose content is present, oldest first.
@@ -302,7 +566,9 @@ mod tests {
         let e = PolicySpec::parse("keep-last:n=3").unwrap_err().to_string();
         assert_eq!(
             e,
-            "unknown policy `keep-last` in `keep-last:n=3`; valid policies: none, keep-turns, keep-results, budget"
+            "unknown policy `keep-last` in `keep-last:n=3`; valid policies: none, keep-turns, keep-results, \
+             budget, anthropic, langchain, opencode, gemini, swe-agent, complexity-trap, openhands, \
+             openhands-amortized, openclaw, claude-code-micro"
         );
     }
 
@@ -323,6 +589,51 @@ mod tests {
         assert!(e.starts_with("bad value for `n` in `keep-turns:n=three`: `three`"), "{e}");
         let e = PolicySpec::parse("budget:max=100,target=200").unwrap_err().to_string();
         assert!(e.contains("target"), "{e}");
+    }
+
+    #[test]
+    fn an_item_without_equals_continues_a_list_value() {
+        let s = PolicySpec::parse("anthropic:exclude_tools=Read, Bash,keep=2").unwrap();
+        assert_eq!(s.params.list("exclude_tools"), ["Read", "Bash"]);
+        assert_eq!(s.params.get::<usize>("keep").unwrap(), 2);
+    }
+
+    #[test]
+    fn durations_take_a_unit_or_the_bare_unit() {
+        assert_eq!(parse_duration_ms("5m", "m"), Some(300_000));
+        assert_eq!(parse_duration_ms("5", "m"), Some(300_000));
+        assert_eq!(parse_duration_ms("90s", "m"), Some(90_000));
+        assert_eq!(parse_duration_ms("1.5h", "m"), Some(5_400_000));
+        assert_eq!(parse_duration_ms("250ms", "m"), Some(250));
+        assert_eq!(parse_duration_ms("5 min", "m"), None);
+        assert_eq!(parse_duration_ms("", "m"), None);
+        let e = PolicySpec::parse("openclaw:ttl=soon").unwrap_err().to_string();
+        assert!(e.contains("bad value for `ttl`") && e.contains("5m"), "{e}");
+    }
+
+    #[test]
+    fn wildcards_match_case_insensitively() {
+        assert!(wildcard_match("exec", "Exec"));
+        assert!(wildcard_match("*image*", "view_image_file"));
+        assert!(wildcard_match("web*", "WebFetch"));
+        assert!(!wildcard_match("web*", "fetch_web"));
+        assert!(wildcard_match("*", ""));
+        assert!(wildcard_match("a*b*c", "aXbYbZc"));
+        assert!(!wildcard_match("a*b", "aXbY"));
+    }
+
+    #[test]
+    fn every_registered_policy_builds_with_its_defaults_and_names_a_source() {
+        for k in registry() {
+            let spec = PolicySpec::parse(k.name).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+            let _ = spec.build();
+            assert!(!k.source.is_empty() && !k.about.is_empty(), "{}", k.name);
+        }
+        let names: Vec<&str> = registry().iter().map(|k| k.name).collect();
+        let mut unique = names.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "duplicate names: {names:?}");
     }
 
     #[test]

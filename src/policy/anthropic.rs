@@ -1,0 +1,264 @@
+//! `anthropic` — Anthropic API context editing, `clear_tool_uses_20250919`, with its defaults.
+//!
+//! Source: platform.claude.com/docs/en/build-with-claude/context-editing (beta header
+//! `context-management-2025-06-27`); ANCHORS.md §2. Options and defaults: `trigger` 100,000 input
+//! tokens (or a number of tool uses), `keep` 3 tool uses, `clear_at_least` none, `exclude_tools`
+//! none, `clear_tool_inputs` false. When the prompt exceeds the trigger the API clears the oldest
+//! tool results, keeping the `keep` most recent tool uses, and replaces each with placeholder text;
+//! the client keeps its full history, so the edit is recomputed from the full history for every
+//! request (non-sticky) and `keep` slides forward with every new tool use.
+//!
+//! Decisions where the documentation is silent (each is a parameter):
+//! - **Placeholder.** The API's placeholder text is not published. We use
+//!   `[Old tool result content cleared]`, the text Anthropic's own client (Claude Code's
+//!   microcompact) writes for a cleared result; change it with `placeholder=`.
+//! - **`clear_at_least`.** "If the API can't clear at least the specified amount, the strategy will
+//!   not be applied." Read literally on a stateless recomputation it would never batch (once the
+//!   cleared set passes the amount, every later request passes too), yet the docs present it as
+//!   the way to make breaking the cache worthwhile. We read it as: the clearing point advances only
+//!   when the advance clears at least that many more tokens than the previous request's edit did;
+//!   a stateless server can reproduce this because the history is append-only. Without it (the
+//!   default) the point advances on every new tool use past the trigger.
+//! - **Counting.** The API counts with Anthropic's tokenizer, which ctxbudget does not have: the
+//!   report's tokenizer stands in for it ([`Estimator::Real`]). The placeholder's own tokens are
+//!   subtracted from what a clear frees.
+//! - **Tool inputs.** With `clear_tool_inputs=true` the cleared result's call arguments become
+//!   `{}` (the call's name stays).
+//! - `sticky=true` models a client that persists the edited history instead: the trigger is then
+//!   measured on the already-cleared context.
+
+use super::{Content, Edit, Estimator, Kind, Param, Policy, ResultState, View};
+
+/// Our choice of placeholder (the API's text is not published).
+pub const PLACEHOLDER: &str = "[Old tool result content cleared]";
+
+/// The `anthropic` policy.
+pub const KIND: Kind = Kind {
+    name: "anthropic",
+    about: "clear_tool_uses_20250919: past the trigger, clear all tool results but the `keep` most \
+            recent, recomputed per request from the full history",
+    source: "Anthropic API context editing, platform.claude.com/docs/en/build-with-claude/context-editing (ANCHORS.md §2)",
+    params: &[
+        Param {
+            key: "trigger",
+            default: "100000",
+            about: "activate when the prompt exceeds this (see trigger_type)",
+        },
+        Param {
+            key: "trigger_type",
+            default: "input_tokens",
+            about: "unit of trigger: input_tokens or tool_uses",
+        },
+        Param { key: "keep", default: "3", about: "most recent tool uses never cleared" },
+        Param {
+            key: "clear_at_least",
+            default: "0",
+            about: "advance the clearing point only by at least this many tokens (0 = none)",
+        },
+        Param {
+            key: "exclude_tools",
+            default: "",
+            about: "tools whose results are never cleared (comma-separated)",
+        },
+        Param {
+            key: "clear_tool_inputs",
+            default: "false",
+            about: "also replace the cleared calls' arguments with {}",
+        },
+        Param {
+            key: "placeholder",
+            default: PLACEHOLDER,
+            about: "text in place of a cleared result (our choice: the API's is not published)",
+        },
+        Param {
+            key: "sticky",
+            default: "false",
+            about: "the client persists the edits (trigger measured on the edited context)",
+        },
+    ],
+    build: |p| {
+        let by_tool_uses = match p.text("trigger_type") {
+            "input_tokens" => false,
+            "tool_uses" => true,
+            other => {
+                return Err(p.bad("trigger_type", format!("`{other}`: expected input_tokens or tool_uses")));
+            }
+        };
+        Ok(Box::new(Anthropic {
+            trigger: p.get("trigger")?,
+            by_tool_uses,
+            keep: p.get("keep")?,
+            clear_at_least: p.get("clear_at_least")?,
+            exclude_tools: p.list("exclude_tools"),
+            clear_tool_inputs: p.get("clear_tool_inputs")?,
+            placeholder: p.text("placeholder").to_owned(),
+            sticky: p.get("sticky")?,
+            cleared_upto: 0,
+        }))
+    },
+};
+
+/// Anthropic's tool-result clearing.
+pub struct Anthropic {
+    trigger: u64,
+    by_tool_uses: bool,
+    keep: usize,
+    clear_at_least: u64,
+    exclude_tools: Vec<String>,
+    clear_tool_inputs: bool,
+    placeholder: String,
+    sticky: bool,
+    /// Results with a conversation-wide index below this are cleared (the clearing point).
+    cleared_upto: usize,
+}
+
+impl Anthropic {
+    fn clearable(&self, r: &ResultState<'_>) -> bool {
+        matches!(r.content, Content::Present(_)) && !self.exclude_tools.iter().any(|t| t == r.tool())
+    }
+}
+
+impl Policy for Anthropic {
+    fn sticky(&self) -> bool {
+        self.sticky
+    }
+
+    fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
+        let triggered = if self.by_tool_uses {
+            view.results.len() as u64 > self.trigger
+        } else {
+            view.tokens(Estimator::Real, &view.context) > self.trigger
+        };
+        if triggered {
+            let keep_from = view.results.len().saturating_sub(self.keep);
+            if let Some(last) = keep_from.checked_sub(1).map(|i| &view.results[i]) {
+                let boundary = last.index + 1;
+                if boundary > self.cleared_upto {
+                    let placeholder = view.tokens(Estimator::Real, &view.measure(&self.placeholder));
+                    let gain: u64 = view.results[..keep_from]
+                        .iter()
+                        .filter(|r| r.index >= self.cleared_upto && self.clearable(r))
+                        .map(|r| {
+                            let mut freed = r.present().map_or(0, |c| view.tokens(Estimator::Real, &c));
+                            if self.clear_tool_inputs {
+                                // The arguments go, the name and `{}` stay: roughly the call's size.
+                                freed += r.call.map_or(0, |c| view.tokens(Estimator::Real, &c));
+                            }
+                            freed.saturating_sub(placeholder)
+                        })
+                        .sum();
+                    if gain >= self.clear_at_least {
+                        self.cleared_upto = boundary;
+                    }
+                }
+            }
+        }
+        // Recomputed from the full history: under the trigger nothing is cleared. A sticky client
+        // already holds its earlier clears; only new ones are edits.
+        if !triggered && !self.sticky {
+            return;
+        }
+        for r in view.results.iter().take_while(|r| r.index < self.cleared_upto) {
+            if self.clearable(r) {
+                edits.push(Edit::Replace(r.index, self.placeholder.clone()));
+                if self.clear_tool_inputs {
+                    edits.push(Edit::ClearCall(r.index, "{}".into()));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::policy::Edit;
+    use crate::policy::testing::{Convo, replay_spec, text};
+
+    /// A user prompt, then `n` steps of one 8,000-byte output each.
+    fn session(n: usize) -> Convo {
+        Convo::new().user("go").request().steps(n, "Read", 8_000)
+    }
+
+    #[test]
+    fn clears_all_but_the_last_three_once_the_prompt_exceeds_the_trigger() {
+        // Each step adds a call (4 + 2 bytes), a 93-byte summary and 8,000 bytes of content, so the
+        // context before request k is 2 + k × 8,099 with k results in it: 10,000 is exceeded from
+        // request 2 on, but only from request 4 is a result older than the last three.
+        let r = replay_spec(session(8), "anthropic:trigger=10000");
+        assert!(r.cleared_before(2).is_empty());
+        assert!(r.cleared_before(3).is_empty());
+        assert_eq!(r.cleared_before(4), [0]);
+        assert_eq!(r.cleared_before(5), [0, 1]);
+        assert_eq!(r.cleared_before(8), [0, 1, 2, 3, 4]);
+        assert_eq!(r.replacement(8, 4), Some("[Old tool result content cleared]"));
+        // Non-sticky: the whole set is sent each time, and each request changes one more result.
+        assert_eq!(r.prune_requests(), [4, 5, 6, 7, 8]);
+    }
+
+    #[test]
+    fn without_clear_at_least_it_prunes_on_nearly_every_request_and_with_it_batches() {
+        // 60 steps of 8,000 bytes: the 100,000 trigger is crossed at request 13 (2 + 13 × 8,099).
+        let every = replay_spec(session(60), "anthropic");
+        let batched = replay_spec(session(60), "anthropic:clear_at_least=20000");
+        let first = every.prune_requests()[0];
+        assert_eq!(first, 13);
+        assert_eq!(batched.prune_requests()[0], 13, "the first clear frees 10 results at once");
+        // Past the trigger, `keep` slides with every new result: every request is a prune event.
+        assert_eq!(every.prune_requests(), (first..=60).collect::<Vec<_>>());
+        // With the floor, the point moves only when 20,000 more tokens can go: three results of
+        // 8,000 bytes less the 33-byte placeholder (23,901 ≥ 20,000; two give 15,934 < 20,000).
+        let events = batched.prune_requests();
+        assert!(events.windows(2).all(|w| w[1] - w[0] == 3), "{events:?}");
+        assert_eq!(events.len(), (60 - events[0]) / 3 + 1);
+        assert!(events.len() * 3 <= every.prune_requests().len() + 3);
+        // Batching costs some context: more tokens are sent in total than clearing at once.
+        assert!(batched.run.summary.total_input_tokens > every.run.summary.total_input_tokens);
+    }
+
+    #[test]
+    fn excluded_tools_are_never_cleared_and_inputs_clear_on_request() {
+        let c = Convo::new()
+            .user("go")
+            .request()
+            .tool("Read", text(8_000))
+            .request()
+            .tool("Bash", text(8_000))
+            .request()
+            .tool("Read", text(8_000))
+            .request();
+        let r = replay_spec(c, "anthropic:trigger=1000,keep=1,exclude_tools=Bash,clear_tool_inputs=true");
+        assert_eq!(
+            r.edits[3],
+            [Edit::Replace(0, "[Old tool result content cleared]".into()), Edit::ClearCall(0, "{}".into())]
+        );
+        // The call's arguments were `{}` already: clearing them changes nothing but is still an edit.
+        assert_eq!(r.run.rows[3].categories.tool_calls, 3 * 6);
+    }
+
+    #[test]
+    fn a_tool_use_trigger_counts_results() {
+        let r = replay_spec(session(6), "anthropic:trigger=4,trigger_type=tool_uses,keep=2");
+        // 5 results are in the context before request 5: 5 > 4.
+        assert!(r.cleared_before(4).is_empty());
+        assert_eq!(r.cleared_before(5), [0, 1, 2]);
+    }
+
+    #[test]
+    fn sticky_measures_the_trigger_on_the_cleared_context() {
+        // Sticky: after clearing, the context drops under the trigger and stays there until it
+        // grows back, so clears come in batches without clear_at_least.
+        let r = replay_spec(session(30), "anthropic:trigger=40000,sticky=true");
+        let events = r.prune_requests();
+        assert!(events.len() >= 2);
+        assert!(events.windows(2).all(|w| w[1] - w[0] > 1), "{events:?}");
+        // Each event clears the new ones only.
+        let k = events[1];
+        assert!(r.cleared_before(k).iter().all(|i| *i >= r.cleared_before(events[0]).len()));
+    }
+
+    #[test]
+    fn a_bad_trigger_type_is_an_error() {
+        let e = crate::policy::PolicySpec::parse("anthropic:trigger_type=turns").unwrap_err().to_string();
+        assert!(e.contains("expected input_tokens or tool_uses"), "{e}");
+    }
+}

@@ -1,0 +1,214 @@
+//! Policies named and configured in a TOML file (`replay --policies FILE`).
+//!
+//! The file holds one `[[policy]]` table per policy: `kind` is a name from `ctxbudget policies`,
+//! the optional `name` is the label reports show (default: the spec the table amounts to), and
+//! every other key is a parameter of that kind. Values may be strings, integers, floats, booleans
+//! or lists of those (a list is a comma-separated value: `exclude_tools = ["Read", "Bash"]`). Each
+//! table goes through the same checks as a `--policy` spec, and a mistake names the file, the
+//! table and the key. Pure: the caller reads the file ([`crate::input::read_policies`]).
+//!
+//! ```toml
+//! [[policy]]
+//! kind = "opencode"
+//! name = "opencode-20k"
+//! protect = 20000
+//! minimum = 10000
+//!
+//! [[policy]]
+//! kind = "anthropic"
+//! clear_at_least = 20000
+//! exclude_tools = ["Read", "Grep"]
+//! ```
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use toml::Value;
+
+use super::{PolicySpec, registry};
+use crate::error::{PolicyFileError, SpecError};
+
+/// Parses the policies of a file whose text is `text` (`path` names it in errors).
+pub fn parse(text: &str, path: &Path) -> Result<Vec<PolicySpec>, PolicyFileError> {
+    let shape = |message: String| PolicyFileError::Shape { path: path.to_owned(), message };
+    let table: toml::Table =
+        text.parse().map_err(|e: toml::de::Error| shape(format!("not valid TOML: {e}")))?;
+    if let Some(key) = table.keys().find(|k| *k != "policy") {
+        return Err(shape(format!("unknown top-level key `{key}`; the file holds [[policy]] tables")));
+    }
+    let Some(policies) = table.get("policy") else {
+        return Err(shape("no [[policy]] table".into()));
+    };
+    let Some(policies) = policies.as_array() else {
+        return Err(shape("`policy` must be an array of tables: write each one as [[policy]]".into()));
+    };
+    let mut labels = BTreeSet::new();
+    let mut specs = Vec::with_capacity(policies.len());
+    for (i, entry) in policies.iter().enumerate() {
+        let number = i + 1;
+        let spec_error = |source: SpecError| PolicyFileError::Spec {
+            path: path.to_owned(),
+            number,
+            source: Box::new(source),
+        };
+        let Some(entry) = entry.as_table() else {
+            return Err(shape(format!("policy #{number} is not a table: write it as [[policy]]")));
+        };
+        let Some(kind) = entry.get("kind").and_then(Value::as_str) else {
+            return Err(shape(format!(
+                "policy #{number} has no `kind` (a string naming one of: {})",
+                registry().iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
+            )));
+        };
+        let name = match entry.get("name") {
+            None => None,
+            Some(Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_owned()),
+            Some(_) => {
+                return Err(shape(format!("policy #{number} (`{kind}`): `name` must be a non-empty string")));
+            }
+        };
+        // Parameters in the order the kind declares them, then any unknown key (an error below).
+        let declared: Vec<&str> = registry()
+            .iter()
+            .find(|k| k.name == kind)
+            .map_or(Vec::new(), |k| k.params.iter().map(|p| p.key).collect());
+        let mut keys: Vec<&String> = entry.keys().filter(|k| *k != "kind" && *k != "name").collect();
+        keys.sort_by_key(|k| declared.iter().position(|d| d == k).unwrap_or(usize::MAX));
+        let mut pairs = Vec::with_capacity(keys.len());
+        for key in keys {
+            let value = value_text(&entry[key.as_str()]).ok_or_else(|| {
+                shape(format!(
+                    "policy #{number} (`{kind}`): `{key}` must be a string, number, boolean or list of those"
+                ))
+            })?;
+            pairs.push((key.clone(), value));
+        }
+        let spec_text = if pairs.is_empty() {
+            kind.to_owned()
+        } else {
+            let params: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            format!("{kind}:{}", params.join(","))
+        };
+        let label = name.unwrap_or(spec_text);
+        if !labels.insert(label.clone()) {
+            return Err(shape(format!(
+                "policy #{number}: `{label}` is already the name of an earlier policy"
+            )));
+        }
+        specs.push(PolicySpec::from_pairs(label, kind, pairs).map_err(spec_error)?);
+    }
+    Ok(specs)
+}
+
+/// A TOML value as the text a spec would give it.
+fn value_text(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s.clone()),
+        Value::Integer(n) => Some(n.to_string()),
+        Value::Float(f) => Some(f.to_string()),
+        Value::Boolean(b) => Some(b.to_string()),
+        Value::Array(items) => {
+            let items: Option<Vec<String>> =
+                items.iter().map(|v| if v.is_array() { None } else { value_text(v) }).collect();
+            Some(items?.join(","))
+        }
+        Value::Datetime(_) | Value::Table(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_str(text: &str) -> Result<Vec<PolicySpec>, PolicyFileError> {
+        parse(text, Path::new("policies.toml"))
+    }
+
+    #[test]
+    fn a_good_file_gives_its_policies_in_order_with_their_names() {
+        let specs = parse_str(
+            r#"
+            [[policy]]
+            kind = "opencode"
+            name = "opencode-20k"
+            minimum = 10000
+            protect = 20000
+
+            [[policy]]
+            kind = "anthropic"
+            clear_at_least = 20000
+            exclude_tools = ["Read", "Grep"]
+            sticky = true
+
+            [[policy]]
+            kind = "openclaw"
+            soft_trim_ratio = 0.25
+            ttl = "1h"
+
+            [[policy]]
+            kind = "none"
+            "#,
+        )
+        .unwrap();
+        let labels: Vec<&str> = specs.iter().map(PolicySpec::as_str).collect();
+        assert_eq!(
+            labels,
+            [
+                "opencode-20k",
+                "anthropic:clear_at_least=20000,exclude_tools=Read,Grep,sticky=true",
+                "openclaw:ttl=1h,soft_trim_ratio=0.25",
+                "none",
+            ]
+        );
+        assert_eq!(specs[0].kind().name, "opencode");
+        assert_eq!(specs[1].params.list("exclude_tools"), ["Read", "Grep"]);
+        assert_eq!(specs[0].params.get::<u64>("protect").unwrap(), 20_000);
+    }
+
+    #[test]
+    fn an_unknown_policy_names_the_file_and_the_table() {
+        let e = parse_str("[[policy]]\nkind = \"opencode\"\n\n[[policy]]\nkind = \"cline\"\n").unwrap_err();
+        let e = e.to_string();
+        assert!(
+            e.starts_with(
+                "policies.toml: policy #2: unknown policy `cline` in `cline`; valid policies: none,"
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_bad_value_names_the_file_and_the_key() {
+        let e = parse_str("[[policy]]\nkind = \"opencode\"\nprotect = \"lots\"\n").unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "policies.toml: policy #1: bad value for `protect` in `opencode:protect=lots`: `lots`"
+            ),
+            "{e}"
+        );
+        let e = parse_str("[[policy]]\nkind = \"gemini\"\nprotect_turns = 2\n").unwrap_err().to_string();
+        assert!(
+            e.contains("policies.toml: policy #1: policy `gemini` has no parameter `protect_turns`"),
+            "{e}"
+        );
+        let e = parse_str("[[policy]]\nkind = \"gemini\"\nprotect = { a = 1 }\n").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "policies.toml: policy #1 (`gemini`): `protect` must be a string, number, boolean or list of those"
+        );
+    }
+
+    #[test]
+    fn shape_mistakes_say_what_the_file_should_hold() {
+        let e = parse_str("kind = \"none\"").unwrap_err().to_string();
+        assert_eq!(e, "policies.toml: unknown top-level key `kind`; the file holds [[policy]] tables");
+        let e = parse_str("[[policy]]\nname = \"x\"").unwrap_err().to_string();
+        assert!(e.starts_with("policies.toml: policy #1 has no `kind`"), "{e}");
+        let e = parse_str("[[policy]\n").unwrap_err().to_string();
+        assert!(e.starts_with("policies.toml: not valid TOML"), "{e}");
+        let e =
+            parse_str("[[policy]]\nkind = \"none\"\n[[policy]]\nkind = \"none\"\n").unwrap_err().to_string();
+        assert!(e.contains("`none` is already the name of an earlier policy"), "{e}");
+        assert!(parse_str("").unwrap_err().to_string().ends_with("no [[policy]] table"));
+    }
+}

@@ -1,0 +1,379 @@
+//! `gemini` — Gemini CLI tool output masking (`ToolOutputMaskingService`), with its defaults.
+//!
+//! Source: `google-gemini/gemini-cli`, `packages/core/src/services/toolOutputMaskingService.ts`
+//! (`DEFAULT_TOOL_PROTECTION_THRESHOLD = 50000`, `DEFAULT_MIN_PRUNABLE_TOKENS_THRESHOLD = 30000`,
+//! `DEFAULT_PROTECT_LATEST_TURN = true`, `mask()`, the preview and snippet formats),
+//! `packages/core/src/utils/tokenCalculation.ts` (`estimateTokenCountSync`), and
+//! `packages/core/src/core/client.ts` (`tryMaskToolOutputs(this.getHistory())` before every model
+//! call; a masked history replaces the chat history, so masking is sticky). ANCHORS.md §5.
+//!
+//! Mechanism, as `mask()` does it: scan the tool outputs newest → oldest, skipping those already
+//! masked; add each one's estimate to a running total; the newest `protect` tokens are protected,
+//! the output that crosses that boundary and every older one are prunable; mask only if the
+//! prunable outputs total at least `minimum`. Each masked output is replaced by
+//! `<tool_output_masked>\n{preview}\n\nOutput too large. Full output available at: {path}\n</tool_output_masked>`
+//! (only if that is smaller by the same estimate), where the preview is the first and last 250
+//! chars of the response pretty-printed as JSON, or, for the shell tool, its sections with the
+//! `Output` cut to 10 head and 10 tail lines.
+//!
+//! Decisions:
+//! - **The latest turn.** `mask()` runs on `getHistory()`, before the current request's content
+//!   (the user message, or the function responses the model is waiting for) is appended; so the
+//!   outputs entering with this request are never scanned, and `protectLatestTurn` then skips the
+//!   newest history entry, the model turn that called those tools. In the replay the results that
+//!   entered since the previous request are outside the scan, which is that protection.
+//! - **Estimate.** A tool output is a `functionResponse` part, which `estimateTokenCountSync`
+//!   counts as `(name.length + JSON.stringify(response).length) / 4`, `response` being
+//!   `{"output": text}` (UTF-16 length, JSON escapes included). The 0.25-per-ASCII-char /
+//!   1.3-per-other-char heuristic of the same file applies to *text* parts only; `estimate=text`
+//!   decides with it instead ([`Estimator::GeminiText`]).
+//! - **Path and preview.** The file name ends in a random suffix; the replay writes `xxxxxx` there
+//!   and uses `dir` for the directory, so the snippet costs what a real one would, give or take a
+//!   few tokens. JavaScript slices UTF-16 units; the preview is cut at the nearest char boundary.
+
+use super::{Content, Edit, Estimator, Kind, Param, Policy, ResultState, View};
+use crate::model::Tokens;
+
+/// The opening of a masked output, which `isAlreadyMasked` looks for.
+pub const MASK_TAG: &str = "<tool_output_masked";
+
+/// The `gemini` policy.
+pub const KIND: Kind = Kind {
+    name: "gemini",
+    about: "tool output masking: protect the newest `protect` tool tokens, mask older outputs with \
+            a head/tail preview when at least `minimum` are prunable",
+    source: "Gemini CLI packages/core/src/services/toolOutputMaskingService.ts, utils/tokenCalculation.ts (ANCHORS.md §5)",
+    params: &[
+        Param {
+            key: "protect",
+            default: "50000",
+            about: "newest tool-output tokens never masked (toolProtectionThreshold)",
+        },
+        Param {
+            key: "minimum",
+            default: "30000",
+            about: "mask only if at least this many tokens are prunable (minPrunableTokensThreshold)",
+        },
+        Param {
+            key: "shell_tools",
+            default: "run_shell_command",
+            about: "tools previewed as shell output (Output: head/tail lines)",
+        },
+        Param { key: "dir", default: DEFAULT_DIR, about: "directory written into the snippet's path" },
+        Param {
+            key: "estimate",
+            default: "response",
+            about: "response (functionResponse JSON length / 4) or text (0.25/1.3 per char)",
+        },
+    ],
+    build: |p| {
+        let text_estimate = match p.text("estimate") {
+            "response" => false,
+            "text" => true,
+            other => return Err(p.bad("estimate", format!("`{other}`: expected response or text"))),
+        };
+        Ok(Box::new(Gemini {
+            protect: p.get("protect")?,
+            minimum: p.get("minimum")?,
+            shell_tools: p.list("shell_tools"),
+            dir: p.text("dir").to_owned(),
+            text_estimate,
+        }))
+    },
+};
+
+/// Gemini CLI keeps tool outputs under the project's history directory (`~/.gemini/history/<sha256
+/// of the project path>`); a fixed stand-in of the same length.
+const DEFAULT_DIR: &str = "/home/user/.gemini/history/5d41402abc4b2a76b9719d911017c5925d41402abc4b2a76b9719d911017c592/tool-outputs";
+
+/// Gemini CLI's tool output masking.
+pub struct Gemini {
+    protect: Tokens,
+    minimum: Tokens,
+    shell_tools: Vec<String>,
+    dir: String,
+    text_estimate: bool,
+}
+
+impl Gemini {
+    /// The estimate of a tool output (or of the snippet that would replace it).
+    fn estimate(&self, view: &View<'_>, tool: &str, text: &str, m: &crate::tokens::Measure) -> Tokens {
+        if self.text_estimate {
+            view.tokens(Estimator::GeminiText, m)
+        } else {
+            view.tokens_with(|| response_tokens(tool, text), m)
+        }
+    }
+
+    fn snippet(&self, r: &ResultState<'_>) -> String {
+        let tool = r.tool();
+        let preview = if self.shell_tools.iter().any(|t| t == tool) {
+            shell_preview(&r.result.text)
+        } else {
+            general_preview(&r.result.text)
+        };
+        let name = if tool.is_empty() { "unknown_tool" } else { tool };
+        let path = format!("{}/{}_{}_xxxxxx.txt", self.dir, sanitize(name), sanitize(&r.result.call_id));
+        format!(
+            "{MASK_TAG}>\n{preview}\n\nOutput too large. Full output available at: {path}\n</tool_output_masked>"
+        )
+    }
+}
+
+impl Policy for Gemini {
+    fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
+        let (mut cumulative, mut prunable) = (0u64, 0u64);
+        let mut boundary_reached = false;
+        let mut candidates = Vec::new();
+        // Results that entered with this request are the request itself, not yet history.
+        for r in view.results.iter().rev().filter(|r| r.first_request < view.request) {
+            if matches!(r.content, Content::Pruned | Content::Replaced(_)) {
+                continue;
+            }
+            let tokens = self.estimate(view, r.tool(), &r.result.text, &r.output());
+            if !boundary_reached {
+                cumulative += tokens;
+                if cumulative <= self.protect {
+                    continue;
+                }
+                boundary_reached = true;
+            }
+            // Only a present content can be masked in the seed's model.
+            if matches!(r.content, Content::Present(_)) {
+                prunable += tokens;
+                candidates.push((r, tokens));
+            }
+        }
+        if prunable < self.minimum {
+            return;
+        }
+        for (r, tokens) in candidates.into_iter().rev() {
+            let snippet = self.snippet(r);
+            let masked = self.estimate(view, r.tool(), &snippet, &view.measure(&snippet));
+            if masked < tokens {
+                edits.push(Edit::Replace(r.index, snippet));
+            }
+        }
+    }
+}
+
+/// `estimateTokenCountSync([functionResponse part])`: `(name.length + JSON.stringify({output:
+/// text}).length) / 4`, rounded down, lengths in UTF-16 units.
+pub fn response_tokens(tool: &str, text: &str) -> Tokens {
+    let name: u64 = tool.encode_utf16().count() as u64;
+    // `{"output":"` + escaped text + `"}`.
+    (name + 13 + json_escaped_utf16(text)) / 4
+}
+
+/// UTF-16 length of `text` as a JSON string body (`JSON.stringify` escapes).
+pub fn json_escaped_utf16(text: &str) -> u64 {
+    text.chars()
+        .map(|c| match c {
+            '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+            c if (c as u32) < 0x20 => 6,
+            c => c.len_utf16() as u64,
+        })
+        .sum()
+}
+
+/// `sanitizeFilenamePart(...).toLowerCase()`: anything but ASCII letters, digits, `-` and `_`
+/// becomes `_`.
+fn sanitize(part: &str) -> String {
+    part.chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c.to_ascii_lowercase() } else { '_' })
+        .collect()
+}
+
+/// The general preview: `JSON.stringify({output: text}, null, 2)`, whole up to 500 UTF-16 units,
+/// else its first and last 250 around `\n... [TRUNCATED] ...\n`.
+pub fn general_preview(text: &str) -> String {
+    let json = format!("{{\n  \"output\": {}\n}}", serde_json::Value::from(text));
+    if json.encode_utf16().count() <= 500 {
+        return json;
+    }
+    format!("{}\n... [TRUNCATED] ...\n{}", utf16_head(&json, 250), utf16_tail(&json, 250))
+}
+
+/// The shell preview (`formatShellPreview`): the text before the first section and the `Output`
+/// section cut to head and tail lines, the other sections (`Error`, `Exit Code`, …) whole.
+pub fn shell_preview(output: &str) -> String {
+    const SECTIONS: [&str; 6] =
+        ["Output", "Error", "Exit Code", "Signal", "Background PIDs", "Process Group PGID"];
+    // Where each `^Name: ` (multiline) starts, and how long the `Name: ` is.
+    let mut starts: Vec<(usize, &str)> = Vec::new();
+    let mut line_start = true;
+    for (i, c) in output.char_indices() {
+        if line_start {
+            if let Some(name) = SECTIONS.iter().find(|n| output[i..].starts_with(&format!("{n}: "))) {
+                starts.push((i, name));
+            }
+        }
+        line_start = matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}');
+    }
+    if starts.is_empty() {
+        return simple_preview(output);
+    }
+    let mut parts = Vec::new();
+    let before = output[..starts[0].0].trim();
+    if !before.is_empty() {
+        parts.push(simple_preview(before));
+    }
+    for (k, (at, name)) in starts.iter().enumerate() {
+        let body_start = at + name.len() + 2;
+        let body_end = starts.get(k + 1).map_or(output.len(), |next| next.0);
+        let body = output[body_start..body_end].trim();
+        if *name == "Output" {
+            parts.push(format!("Output: {}", simple_preview(body)));
+        } else {
+            parts.push(format!("{name}: {body}"));
+        }
+    }
+    parts.join("\n")
+}
+
+/// `formatSimplePreview`: whole up to 20 lines, else 10 head and 10 tail lines.
+fn simple_preview(content: &str) -> String {
+    let lines: Vec<&str> = content.split('\n').collect();
+    if lines.len() <= 20 {
+        return content.to_owned();
+    }
+    format!(
+        "{}\n\n... [{} lines omitted] ...\n\n{}",
+        lines[..10].join("\n"),
+        lines.len() - 20,
+        lines[lines.len() - 10..].join("\n")
+    )
+}
+
+/// The longest prefix of at most `units` UTF-16 units.
+pub fn utf16_head(text: &str, units: usize) -> &str {
+    let mut n = 0;
+    for (i, c) in text.char_indices() {
+        n += c.len_utf16();
+        if n > units {
+            return &text[..i];
+        }
+    }
+    text
+}
+
+/// The longest suffix of at most `units` UTF-16 units.
+pub fn utf16_tail(text: &str, units: usize) -> &str {
+    let mut n = 0;
+    for (i, c) in text.char_indices().rev() {
+        n += c.len_utf16();
+        if n > units {
+            return &text[i + c.len_utf8()..];
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::testing::{Convo, lines, replay_spec, text};
+
+    #[test]
+    fn the_response_estimate_counts_json_escapes() {
+        // name 4 + 13 + 8 = 25 → 6.
+        assert_eq!(response_tokens("read", "abcdefgh"), 6);
+        // A newline and a quote are escaped to two units each: 4 + 13 + 6 = 23 → 5.
+        assert_eq!(response_tokens("read", "a\n\"b"), 5);
+        assert_eq!(json_escaped_utf16("\u{1}😀"), 6 + 2);
+    }
+
+    #[test]
+    fn masks_outputs_past_the_protection_window_once_enough_is_prunable() {
+        // Outputs of 4,000 x's: (4 + 13 + 4,000) / 4 = 1,004 tokens each. protect=2,500,
+        // minimum=2,000.
+        let c = Convo::new().user("go").request().steps(6, "read", 4_000);
+        let r = replay_spec(c, "gemini:protect=2500,minimum=2000");
+        // Result k enters with request k + 1, so before request 4 the history holds results 0-2;
+        // newest first: 2 (total 1,004), 1 (2,008), 0 (3,012 > 2,500: the crossing one is
+        // prunable), and 1,004 prunable < 2,000: nothing.
+        assert!(r.cleared_before(4).is_empty());
+        // Before request 5: 3, 2 protected (2,008); 1 crosses (3,012) → 1 and 0 prunable: 2,008.
+        assert_eq!(r.cleared_before(5), [0, 1]);
+        let snippet = r.replacement(5, 0).unwrap();
+        assert!(snippet.starts_with("<tool_output_masked>\n{\n  \"output\": \"xxxx"), "{snippet}");
+        assert!(snippet.contains("xxx\n... [TRUNCATED] ...\nxxx"), "{snippet}");
+        assert!(snippet.ends_with(
+            "xxxx\"\n}\n\nOutput too large. Full output available at: \
+             /home/user/.gemini/history/5d41402abc4b2a76b9719d911017c5925d41402abc4b2a76b9719d911017c592/tool-outputs/read_c0_xxxxxx.txt\n</tool_output_masked>"
+        ), "{snippet}");
+        // The snippet is sent and counted as a placeholder.
+        assert_eq!(r.run.rows[5].categories.placeholders, 2 * snippet.len() as u64);
+        // Masked outputs are skipped afterwards: before request 6, 4 and 3 are protected, 2 is
+        // the crossing one, alone 1,004 < 2,000.
+        assert!(r.cleared_before(6).is_empty());
+    }
+
+    #[test]
+    fn the_general_preview_keeps_250_units_each_side_of_the_json() {
+        let p = general_preview(&"é".repeat(600));
+        let (head, tail) = p.split_once("\n... [TRUNCATED] ...\n").unwrap();
+        assert_eq!(head.encode_utf16().count(), 250);
+        assert!(head.starts_with("{\n  \"output\": \"éé"));
+        assert_eq!(tail.encode_utf16().count(), 250);
+        assert!(tail.ends_with("éé\"\n}"));
+        // Short outputs are kept whole.
+        assert_eq!(general_preview("ok"), "{\n  \"output\": \"ok\"\n}");
+    }
+
+    #[test]
+    fn the_shell_preview_cuts_the_output_section_to_ten_lines_each_side() {
+        let out = format!(
+            "Command: make\nDirectory: (root)\nOutput: {}\nError: (none)\nExit Code: 2",
+            lines(30, 3)
+        );
+        let p = shell_preview(&out);
+        let expected = format!(
+            "Command: make\nDirectory: (root)\nOutput: {}\n\n... [10 lines omitted] ...\n\n{}\nError: (none)\nExit Code: 2",
+            lines(10, 3),
+            lines(10, 3)
+        );
+        assert_eq!(p, expected);
+        // Not in shell.ts's format: plain head/tail lines.
+        assert_eq!(shell_preview("a\nb"), "a\nb");
+    }
+
+    #[test]
+    fn a_shell_tool_is_masked_with_its_shell_preview() {
+        // Escaped as JSON the output is 8 + 4,000 + 39 × 2 + 14 = 4,100 units:
+        // (17 + 13 + 4,100) / 4 = 1,032 > protect, so it is the crossing, prunable output.
+        let out = format!("Output: {}\nExit Code: 1", lines(40, 100));
+        let c = Convo::new()
+            .user("go")
+            .request()
+            .tool("run_shell_command", out)
+            .request()
+            .tool("read", "ok")
+            .request();
+        let r = replay_spec(c, "gemini:protect=1000,minimum=1");
+        let snippet = r.replacement(2, 0).unwrap();
+        assert!(snippet.starts_with("<tool_output_masked>\nOutput: yyyy"), "{snippet}");
+        assert!(snippet.contains("\n\n... [20 lines omitted] ...\n\n"), "{snippet}");
+        assert!(snippet.contains("\nExit Code: 1\n\nOutput too large."), "{snippet}");
+        assert!(snippet.contains("/run_shell_command_c0_xxxxxx.txt"), "{snippet}");
+    }
+
+    #[test]
+    fn text_estimate_weighs_non_ascii_more() {
+        // 1,000 kana: the response estimate is (4 + 13 + 1,000) / 4 = 254, the text heuristic
+        // 1,300. With protect=1,000 the output crosses the window only under the text estimate.
+        let convo = || {
+            Convo::new()
+                .user("go")
+                .request()
+                .tool("read", "あ".repeat(1_000))
+                .request()
+                .tool("read", text(40))
+                .request()
+        };
+        let response = replay_spec(convo(), "gemini:protect=1000,minimum=1");
+        assert!(response.edits.iter().all(Vec::is_empty));
+        let r = replay_spec(convo(), "gemini:protect=1000,minimum=1,estimate=text");
+        assert_eq!(r.cleared_before(2), [0]);
+    }
+}

@@ -1,0 +1,209 @@
+//! `openhands` and `openhands-amortized` — two OpenHands condensers, with their defaults.
+//!
+//! Source: `All-Hands-AI/OpenHands`, `openhands/core/config/condenser_config.py`
+//! (`ObservationMaskingCondenserConfig.attention_window = 100`,
+//! `AmortizedForgettingCondenserConfig(max_size=100, keep_first=1)`) and
+//! `openhands/memory/condenser/impl/observation_masking_condenser.py`,
+//! `amortized_forgetting_condenser.py`. ANCHORS.md §3. The condenser runs on the event view before
+//! every LLM call.
+//!
+//! **Two names, not one policy with a mode.** OpenHands configures them as two condenser types
+//! (`type = "observation_masking"` / `"amortized"`) with disjoint parameters; two names keep each
+//! spec's keys checked.
+//!
+//! - `openhands` (`ObservationMaskingCondenser`): an observation whose index in the event view is
+//!   below `len(view) - attention_window` is replaced by `<MASKED>`. The window is counted in
+//!   *events* ([`super::View::events`]: messages, actions and observations), not tokens.
+//! - `openhands-amortized` (`AmortizedForgettingCondenser`): when the view holds more than
+//!   `max_size` events, keep the first `keep_first` and the most recent `max_size / 2 - keep_first`
+//!   and forget the rest; the view then grows again until it next exceeds `max_size`.
+//!
+//! **Forgetting whole events in the seed's model.** OpenHands drops forgotten events entirely —
+//! messages, tool calls, observations. The seed's design never drops a summary, a call or a
+//! message: the only thing a policy may remove is a result's content. So a forgotten block is
+//! replayed as pruning the contents of the tool results in it (no placeholder: nothing is put in
+//! their place), and everything else stays. The replay therefore *understates* what forgetting
+//! saves, by the size of the forgotten messages, calls and summaries; the event counting follows
+//! OpenHands' view (forgotten events no longer count towards `max_size`). In OpenHands the
+//! condensation step returns instead of calling the LLM; the replay applies it before the request.
+
+use super::{Content, Edit, Kind, Param, Policy, View};
+
+/// The text OpenHands puts in place of a masked observation.
+pub const MASKED: &str = "<MASKED>";
+
+/// The `openhands` policy (observation masking).
+pub const MASKING: Kind = Kind {
+    name: "openhands",
+    about: "ObservationMaskingCondenser: observations outside the last `attention_window` events \
+            become <MASKED>",
+    source: "OpenHands openhands/memory/condenser/impl/observation_masking_condenser.py, core/config/condenser_config.py (ANCHORS.md §3)",
+    params: &[Param {
+        key: "attention_window",
+        default: "100",
+        about: "most recent events whose observations stay (config default; the class default is 5)",
+    }],
+    build: |p| Ok(Box::new(Masking { window: p.at_least("attention_window", 1)?, next: 0 })),
+};
+
+/// The `openhands-amortized` policy (amortized forgetting).
+pub const AMORTIZED: Kind = Kind {
+    name: "openhands-amortized",
+    about: "AmortizedForgettingCondenser: past `max_size` events, forget all but the first \
+            `keep_first` and the newest, down to max_size/2 (the forgotten results' contents are pruned)",
+    source: "OpenHands openhands/memory/condenser/impl/amortized_forgetting_condenser.py (ANCHORS.md §3)",
+    params: &[
+        Param { key: "max_size", default: "100", about: "events in the view that trigger forgetting" },
+        Param { key: "keep_first", default: "1", about: "first events never forgotten" },
+    ],
+    build: |p| {
+        let max_size: usize = p.at_least("max_size", 2)?;
+        let keep_first: usize = p.get("keep_first")?;
+        if keep_first >= max_size / 2 {
+            return Err(p.bad(
+                "keep_first",
+                format!("must be less than half of max_size ({max_size}), got {keep_first}"),
+            ));
+        }
+        Ok(Box::new(Amortized { max_size, keep_first, forgotten_upto: keep_first, next: 0, compactions: 0 }))
+    },
+};
+
+/// Observation masking by event window.
+pub struct Masking {
+    window: usize,
+    /// Conversation-wide index of the oldest result not yet masked or found inside the window.
+    next: usize,
+}
+
+impl Policy for Masking {
+    fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
+        let cut = view.events.saturating_sub(self.window);
+        let Some(first) = view.results.first() else { return };
+        let start = self.next.saturating_sub(first.index).min(view.results.len());
+        for r in &view.results[start..] {
+            if r.event >= cut {
+                break;
+            }
+            if matches!(r.content, Content::Present(_)) {
+                edits.push(Edit::Replace(r.index, MASKED.into()));
+            }
+            self.next = r.index + 1;
+        }
+    }
+}
+
+/// Amortized forgetting.
+pub struct Amortized {
+    max_size: usize,
+    keep_first: usize,
+    /// Events with an index in `keep_first .. forgotten_upto` (in the context) are forgotten.
+    forgotten_upto: usize,
+    /// Conversation-wide index of the oldest result not yet pruned or found outside the block.
+    next: usize,
+    /// Compactions seen: a compaction in the trace starts a new context, and event indices with it.
+    compactions: usize,
+}
+
+impl Policy for Amortized {
+    fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
+        if view.compactions != self.compactions {
+            self.compactions = view.compactions;
+            self.forgotten_upto = self.keep_first;
+        }
+        let in_view = view.events - (self.forgotten_upto - self.keep_first);
+        if in_view <= self.max_size {
+            return;
+        }
+        let target = self.max_size / 2;
+        self.forgotten_upto = view.events - (target - self.keep_first);
+        let Some(first) = view.results.first() else { return };
+        let start = self.next.saturating_sub(first.index).min(view.results.len());
+        for r in &view.results[start..] {
+            if r.event >= self.forgotten_upto {
+                break;
+            }
+            if r.event >= self.keep_first && matches!(r.content, Content::Present(_)) {
+                edits.push(Edit::Prune(r.index));
+            }
+            self.next = r.index + 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::policy::testing::{Convo, replay_spec, text};
+
+    /// A system prompt and a task (events 0 and 1), then `n` steps; each step is a response with
+    /// one tool call (an action event) and its result (an observation event).
+    fn session(n: usize) -> Convo {
+        Convo::new().system("sys").user("task").request().steps(n, "bash", 100)
+    }
+
+    #[test]
+    fn masks_observations_outside_the_event_window() {
+        // Before request k there are 2 + 2k events; result j is event 3 + 2j.
+        let r = replay_spec(session(8), "openhands:attention_window=6");
+        // k = 4: 10 events, cut at 4: result 0 (event 3) is masked.
+        assert!(r.cleared_before(3).is_empty(), "k = 3: cut at 2, result 0 is event 3");
+        assert_eq!(r.cleared_before(4), [0]);
+        assert_eq!(r.replacement(4, 0), Some("<MASKED>"));
+        assert_eq!(r.cleared_before(8), [4]);
+        assert_eq!(r.prune_requests(), [4, 5, 6, 7, 8]);
+    }
+
+    #[test]
+    fn assistant_text_is_the_thought_of_the_call_it_precedes() {
+        // Text followed by a call is one event; text alone is one event too.
+        let c = Convo::new()
+            .user("task")
+            .request()
+            .assistant("let me look")
+            .tool("bash", text(100))
+            .request()
+            .assistant("done?")
+            .request()
+            .tool("bash", text(100))
+            .request();
+        // Events: task 0, (text + call) 1, result 0 → 2, "done?" 3, call 4, result 1 → 5.
+        // Before the last request there are 6 events: window 3 → cut 3 masks result 0.
+        let r = replay_spec(c, "openhands:attention_window=3");
+        assert_eq!(r.cleared_before(3), [0]);
+        assert!(r.cleared_before(2).is_empty(), "4 events, cut 1");
+    }
+
+    #[test]
+    fn amortized_forgetting_prunes_the_forgotten_block_and_waits_until_the_view_refills() {
+        // max_size 10, keep_first 1: forget when the view exceeds 10 events, down to 5.
+        let r = replay_spec(session(12), "openhands-amortized:max_size=10,keep_first=1");
+        // Before request k: 2 + 2k events. k = 5: 12 > 10 → keep event 0 and the last 4 (8-11),
+        // forget 1-7: results 0 (event 3), 1 (5), 2 (7).
+        assert!(r.cleared_before(4).is_empty());
+        assert_eq!(r.cleared_before(5), [0, 1, 2]);
+        // The view is 5 events; it exceeds 10 again after three more steps (k = 8: 11 in view).
+        assert!(r.cleared_before(6).is_empty() && r.cleared_before(7).is_empty());
+        assert_eq!(r.cleared_before(8), [3, 4, 5]);
+        assert_eq!(r.prune_requests(), [5, 8, 11]);
+        // Forgotten events leave no placeholder.
+        assert_eq!(r.run.rows[12].categories.placeholders, 0);
+    }
+
+    #[test]
+    fn a_compaction_in_the_trace_restarts_the_event_count() {
+        let c = session(5).compaction("summary").request().steps(5, "bash", 100);
+        let r = replay_spec(c, "openhands-amortized:max_size=10,keep_first=1");
+        assert_eq!(r.cleared_before(5), [0, 1, 2]);
+        // After the compaction (request 6) the summary is event 0 and result 5 + j is event 2 + 2j.
+        // Before request 6 + k there are 1 + 2k events: 11 > 10 at k = 5, which keeps event 0 and
+        // the last 4 (7-10) and forgets 1-6: results 5, 6, 7.
+        assert_eq!(r.prune_requests(), [5, 11]);
+        assert_eq!(r.cleared_before(11), [5, 6, 7]);
+    }
+
+    #[test]
+    fn keep_first_must_be_under_half_of_max_size() {
+        let e = crate::policy::PolicySpec::parse("openhands-amortized:max_size=10,keep_first=5").unwrap_err();
+        assert!(e.to_string().contains("less than half"), "{e}");
+    }
+}

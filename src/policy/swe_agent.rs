@@ -1,0 +1,177 @@
+//! `swe-agent` — SWE-agent's `LastNObservations` history processor, with its defaults.
+//!
+//! Source: `SWE-agent/SWE-agent`, `sweagent/agent/history_processors.py` `LastNObservations(n,
+//! polling=1, always_remove_output_for_tags={"remove_output"}, always_keep_output_for_tags={"keep_output"})`:
+//! "used in the original paper to elide all but the last 5 observations"; elided observations
+//! become `Old environment output: (N lines omitted)` (plus ` (M images omitted)`), N being
+//! Python's `len(text.splitlines())`. ANCHORS.md §3.
+//!
+//! Mechanism: a history processor runs on the full history before every query and its output is
+//! not stored (non-sticky; its docstring warns that it "will break prompt caching"). The
+//! observations are counted, `last_removed = (count // polling) * polling - n`, and observations 1
+//! to `last_removed - 1` are elided: observation 0, SWE-agent's instance template, is never removed.
+//! With `polling` > 1 the cut moves only every `polling` steps, keeping between `n` and
+//! `n + polling` observations.
+//!
+//! In our model the instance template is the first user message (never a tool result), so the
+//! count is 1 + the tool results in the context, and tool results `0 .. last_removed - 1` are
+//! elided. The tags (`keep_output`, `remove_output`) have no counterpart in recorded traces.
+
+use std::borrow::Cow;
+
+use super::{Content, Edit, Kind, Param, Policy, ResultState, View};
+
+/// The `swe-agent` policy.
+pub const KIND: Kind = Kind {
+    name: "swe-agent",
+    about: "LastNObservations: before every query, elide all but the last n observations \
+            (recomputed, not stored)",
+    source: "SWE-agent sweagent/agent/history_processors.py LastNObservations (ANCHORS.md §3)",
+    params: &[
+        Param { key: "n", default: "5", about: "observations kept (the paper's setting is 5)" },
+        Param { key: "polling", default: "1", about: "move the cut only every `polling` steps" },
+    ],
+    build: |p| {
+        Ok(Box::new(SweAgent {
+            n: p.at_least("n", 1)?,
+            polling: p.at_least("polling", 1)?,
+            cache: Vec::new(),
+        }))
+    },
+};
+
+/// SWE-agent's observation elision.
+pub struct SweAgent {
+    n: usize,
+    polling: usize,
+    /// Placeholder text per result index, computed once (the line count needs the whole text).
+    cache: Vec<Option<String>>,
+}
+
+impl Policy for SweAgent {
+    fn sticky(&self) -> bool {
+        false
+    }
+
+    fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
+        let observations = 1 + view.results.len();
+        let last_removed = ((observations / self.polling) * self.polling).saturating_sub(self.n);
+        let elided = last_removed.saturating_sub(1).min(view.results.len());
+        for r in &view.results[..elided] {
+            if let Content::Present(_) = r.content {
+                if self.cache.len() <= r.index {
+                    self.cache.resize(r.index + 1, None);
+                }
+                let text = self.cache[r.index].get_or_insert_with(|| placeholder(r, true)).clone();
+                edits.push(Edit::Replace(r.index, text));
+            }
+        }
+    }
+}
+
+/// SWE-agent's text for an elided observation: `Old environment output: (N lines omitted)`, and
+/// ` (M images omitted)` when `with_images` and the result has images.
+pub fn placeholder(r: &ResultState<'_>, with_images: bool) -> String {
+    let lines = python_line_count(&observation_text(r));
+    let mut text = format!("Old environment output: ({lines} lines omitted)");
+    if with_images && r.result.images > 0 {
+        text.push_str(&format!(" ({} images omitted)", r.result.images));
+    }
+    text
+}
+
+/// The observation as the agent saw it: the whole output (summary and content of a pre-split one).
+fn observation_text<'a>(r: &'a ResultState<'a>) -> Cow<'a, str> {
+    match r.result.presplit {
+        Some(true) => format!("{}\n{}", r.result.summary, r.result.text).into(),
+        Some(false) => r.result.summary.as_str().into(),
+        None => r.result.text.as_str().into(),
+    }
+}
+
+/// `len(text.splitlines())` in Python: lines end at `\n`, `\r`, `\r\n`, `\v`, `\f`, `\x1c`-`\x1e`,
+/// `\x85`, U+2028 and U+2029; a last line without an ending counts too.
+pub fn python_line_count(text: &str) -> usize {
+    let mut count = 0;
+    let mut open = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' => {
+                if chars.peek() == Some(&'\n') {
+                    chars.next();
+                }
+                count += 1;
+                open = false;
+            }
+            '\n' | '\u{b}' | '\u{c}' | '\u{1c}' | '\u{1d}' | '\u{1e}' | '\u{85}' | '\u{2028}'
+            | '\u{2029}' => {
+                count += 1;
+                open = false;
+            }
+            _ => open = true,
+        }
+    }
+    count + usize::from(open)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::testing::{Convo, lines, replay_spec};
+
+    #[test]
+    fn python_splitlines_counts() {
+        assert_eq!(python_line_count(""), 0);
+        assert_eq!(python_line_count("a"), 1);
+        assert_eq!(python_line_count("a\n"), 1);
+        assert_eq!(python_line_count("a\n\nb"), 3);
+        assert_eq!(python_line_count("a\r\nb\rc\u{2028}d\u{c}"), 4);
+    }
+
+    #[test]
+    fn keeps_the_last_n_observations_and_recomputes_every_request() {
+        // Seven outputs of 3 lines each.
+        let mut c = Convo::new().user("task").request();
+        for _ in 0..7 {
+            c = c.tool("bash", lines(3, 10)).request();
+        }
+        let r = replay_spec(c, "swe-agent:n=5");
+        // Before request k there are k results and 1 + k observations: last_removed = k + 1 - 5,
+        // so observations 1 .. k - 4, the first k - 5 results, are elided.
+        assert!(r.cleared_before(5).is_empty());
+        assert_eq!(r.cleared_before(6), [0]);
+        assert_eq!(r.cleared_before(7), [0, 1]);
+        assert_eq!(r.replacement(7, 1), Some("Old environment output: (3 lines omitted)"));
+        // Not stored: every request sends the elisions again, and each request moves the cut.
+        assert_eq!(r.prune_requests(), [6, 7]);
+        assert_eq!(r.run.rows[7].categories.placeholders, 2 * 41);
+    }
+
+    #[test]
+    fn polling_moves_the_cut_every_polling_steps() {
+        let mut c = Convo::new().user("task").request();
+        for _ in 0..12 {
+            c = c.tool("bash", lines(2, 10)).request();
+        }
+        let r = replay_spec(c, "swe-agent:n=5,polling=3");
+        // last_removed = ((1 + k) // 3) * 3 - 5: k = 5 → 1 (nothing), k = 8 → 4 (0-2),
+        // k = 11 → 7 (0-5); in between it stays.
+        let counts: Vec<usize> = (0..=12).map(|k| r.cleared_before(k).len()).collect();
+        assert_eq!(counts, [0, 0, 0, 0, 0, 0, 0, 0, 3, 3, 3, 6, 6]);
+        assert_eq!(r.prune_requests(), [8, 11]);
+    }
+
+    #[test]
+    fn images_are_mentioned() {
+        let c = Convo::new()
+            .user("t")
+            .request()
+            .tool_with_images("view", lines(2, 20), 2)
+            .request()
+            .tool("bash", lines(1, 20))
+            .request();
+        let r = replay_spec(c, "swe-agent:n=1");
+        assert_eq!(r.replacement(2, 0), Some("Old environment output: (2 lines omitted) (2 images omitted)"));
+    }
+}

@@ -1,0 +1,238 @@
+//! Test support shared by the policy tests: a builder for small hand-made conversations and a
+//! replay that records what a policy edits before each request, so a test can state "result 2 is
+//! cleared before request 5" and check it. Test-only; the replay is the real engine.
+//!
+//! The meter counts one token per UTF-8 byte, so "real" tokens are bytes and numbers are easy to
+//! follow by hand; anchor estimators are computed from chars and UTF-16 units as usual.
+
+use crate::measure::{MeasureOptions, MeasuredConversation};
+use crate::model::{Conversation, Item, Millis, Output, Request, ToolResult};
+use crate::policy::{Edit, Policy, PolicySpec, View};
+use crate::replay::replay;
+use crate::result::Run;
+use crate::tokens::{Counter, DecideWith, Meter, Tokenizer};
+
+/// Outputs longer than this many bytes are split (the threshold every policy test uses).
+pub const THRESHOLD: usize = 16;
+
+/// One token per byte.
+struct Bytes;
+
+impl Counter for Bytes {
+    fn tokenizer(&self) -> Tokenizer {
+        Tokenizer::O200k
+    }
+    fn count(&self, text: &str) -> u64 {
+        text.len() as u64
+    }
+}
+
+/// A meter that counts bytes as tokens, deciding as `decide` says.
+pub fn meter(decide: DecideWith) -> Meter {
+    Meter::with_counters(Box::new(Bytes), Box::new(Bytes)).deciding(decide)
+}
+
+/// A conversation under construction. Tool calls get ids `c0`, `c1`, … in order, so the n-th
+/// [`Convo::tool`] is result index n.
+#[derive(Default)]
+pub struct Convo {
+    items: Vec<Item>,
+    calls: usize,
+    now: Option<Millis>,
+}
+
+impl Convo {
+    /// An empty conversation.
+    pub fn new() -> Self {
+        Convo::default()
+    }
+
+    /// A system prompt.
+    pub fn system(mut self, text: &str) -> Self {
+        self.items.push(Item::System { text: text.into() });
+        self
+    }
+
+    /// A typed user message (starts a human turn).
+    pub fn user(mut self, text: &str) -> Self {
+        self.items.push(Item::User { text: text.into(), meta: false, images: 0 });
+        self
+    }
+
+    /// Assistant text.
+    pub fn assistant(mut self, text: &str) -> Self {
+        self.items.push(Item::Assistant { text: text.into() });
+        self
+    }
+
+    /// A call of `tool` and its result `output`.
+    pub fn tool(self, tool: &str, output: impl Into<String>) -> Self {
+        self.tool_result(tool, output.into(), false, 0)
+    }
+
+    /// A call of `tool` whose result reports an error.
+    pub fn tool_error(self, tool: &str, output: impl Into<String>) -> Self {
+        self.tool_result(tool, output.into(), true, 0)
+    }
+
+    /// A call of `tool` whose result carries `images` images besides `output`.
+    pub fn tool_with_images(self, tool: &str, output: impl Into<String>, images: u32) -> Self {
+        self.tool_result(tool, output.into(), false, images)
+    }
+
+    /// A tool result whose call is not in the trace.
+    pub fn orphan_result(mut self, tool: &str, output: impl Into<String>) -> Self {
+        let call_id = format!("c{}", self.calls);
+        self.calls += 1;
+        self.items.push(Item::ToolResult(ToolResult {
+            call_id,
+            name: Some(tool.into()),
+            output: Output::Raw { output: output.into() },
+            is_error: false,
+            images: 0,
+        }));
+        self
+    }
+
+    fn tool_result(mut self, tool: &str, output: String, is_error: bool, images: u32) -> Self {
+        let call_id = format!("c{}", self.calls);
+        self.calls += 1;
+        self.items.push(Item::ToolCall {
+            call_id: call_id.clone(),
+            name: tool.into(),
+            arguments: "{}".into(),
+        });
+        self.items.push(Item::ToolResult(ToolResult {
+            call_id,
+            name: Some(tool.into()),
+            output: Output::Raw { output },
+            is_error,
+            images,
+        }));
+        self
+    }
+
+    /// From now on, requests are made at `minutes` after the start (until changed).
+    pub fn at(mut self, minutes: f64) -> Self {
+        self.now = Some((minutes * 60_000.0) as Millis);
+        self
+    }
+
+    /// From now on, requests carry no timestamp.
+    pub fn untimed(mut self) -> Self {
+        self.now = None;
+        self
+    }
+
+    /// An LLM request boundary (timestamped when [`Convo::at`] was called).
+    pub fn request(mut self) -> Self {
+        self.items.push(Item::Request(Request { id: None, timestamp: self.now, usage: None }));
+        self
+    }
+
+    /// `n` rounds of: a call of `tool` with an output of `bytes` bytes, then a request.
+    pub fn steps(mut self, n: usize, tool: &str, bytes: usize) -> Self {
+        for _ in 0..n {
+            self = self.tool(tool, text(bytes)).request();
+        }
+        self
+    }
+
+    /// The context is replaced by `summary`.
+    pub fn compaction(mut self, summary: &str) -> Self {
+        self.items.push(Item::Compaction { summary: Some(summary.into()) });
+        self
+    }
+
+    /// The items.
+    pub fn items(self) -> Vec<Item> {
+        self.items
+    }
+}
+
+/// `bytes` bytes of ASCII text on one line.
+pub fn text(bytes: usize) -> String {
+    "x".repeat(bytes)
+}
+
+/// `n` lines of `width` ASCII chars each, joined with `\n` (no trailing newline).
+pub fn lines(n: usize, width: usize) -> String {
+    vec!["y".repeat(width); n].join("\n")
+}
+
+/// A replay with the edits the policy made before each request.
+pub struct Replayed {
+    /// The run.
+    pub run: Run,
+    /// Edits emitted before each request, by request index.
+    pub edits: Vec<Vec<Edit>>,
+    /// The policy's warnings after the replay.
+    pub warnings: Vec<String>,
+}
+
+impl Replayed {
+    /// Indices of the results a `Prune` or `Replace` edit targets before request `k`.
+    pub fn cleared_before(&self, k: usize) -> Vec<usize> {
+        self.edits[k]
+            .iter()
+            .filter_map(|e| match e {
+                Edit::Prune(i) | Edit::Replace(i, _) => Some(*i),
+                Edit::ClearCall(..) => None,
+            })
+            .collect()
+    }
+
+    /// Requests before which the policy changed the context (the run's prune events).
+    pub fn prune_requests(&self) -> Vec<usize> {
+        self.run.rows.iter().filter(|r| r.changed_results > 0).map(|r| r.request).collect()
+    }
+
+    /// The text put in place of result `index` before request `k`, if any.
+    pub fn replacement(&self, k: usize, index: usize) -> Option<&str> {
+        self.edits[k].iter().find_map(|e| match e {
+            Edit::Replace(i, text) if *i == index => Some(text.as_str()),
+            _ => None,
+        })
+    }
+}
+
+/// Records what the wrapped policy emits.
+struct Recorder<'a> {
+    inner: Box<dyn Policy>,
+    log: &'a mut Vec<Vec<Edit>>,
+}
+
+impl Policy for Recorder<'_> {
+    fn sticky(&self) -> bool {
+        self.inner.sticky()
+    }
+
+    fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
+        let start = edits.len();
+        self.inner.before_request(view, edits);
+        self.log.push(edits[start..].to_vec());
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.inner.warnings()
+    }
+}
+
+/// Replays `convo` under `spec` at [`THRESHOLD`], deciding as `decide` says.
+pub fn replay_with(convo: Convo, spec: &str, decide: DecideWith) -> Replayed {
+    let meter = meter(decide);
+    let conversation = Conversation { id: "main".into(), items: convo.items(), recorded_total: None };
+    let measured =
+        MeasuredConversation::new(&conversation, &meter, &MeasureOptions { resplit: false, transforms: &[] });
+    let spec = PolicySpec::parse(spec).unwrap_or_else(|e| panic!("{e}"));
+    let mut edits = Vec::new();
+    let mut recorder = Recorder { inner: spec.build(), log: &mut edits };
+    let run = replay(&measured, THRESHOLD, &mut recorder, &meter);
+    let warnings = recorder.warnings();
+    Replayed { run, edits, warnings }
+}
+
+/// Replays `convo` under `spec`, each policy deciding with its anchor's estimator.
+pub fn replay_spec(convo: Convo, spec: &str) -> Replayed {
+    replay_with(convo, spec, DecideWith::Anchor)
+}
