@@ -8,6 +8,7 @@
 //! [`pipeline`] ties them together for the command line in `main.rs`.
 #![deny(missing_docs)]
 
+pub mod analysis;
 pub mod app;
 pub mod cli;
 pub mod config;
