@@ -10,6 +10,7 @@
 
 pub mod analysis;
 pub mod app;
+pub mod chart;
 pub mod cli;
 pub mod config;
 pub mod error;
@@ -21,6 +22,7 @@ pub mod model;
 pub mod pipeline;
 pub mod policy;
 pub mod replay;
+pub mod report;
 pub mod result;
 pub mod split;
 pub mod time;

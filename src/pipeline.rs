@@ -96,3 +96,59 @@ pub fn replay_files(found: &Discovered, job: &Job, meter: &Meter) -> Vec<FileOut
         })
         .collect()
 }
+
+/// One input file, loaded and measured (for the analyses, which replay it many times).
+#[derive(Debug, Default)]
+pub struct MeasuredFile {
+    /// The path as given or found.
+    pub path: String,
+    /// The format that read it, if any did.
+    pub format: Option<&'static str>,
+    /// Its conversations, each measured once.
+    pub conversations: Vec<MeasuredConversation>,
+    /// Non-fatal problems.
+    pub warnings: Vec<String>,
+    /// Why the file could not be read, if it could not.
+    pub error: Option<String>,
+}
+
+/// Loads and measures every file in parallel, returning them in input order; `done` is called once
+/// per file as it finishes (for a progress bar). Files are treated as in [`replay_files`]; the
+/// job's thresholds and policies are not used.
+pub fn measure_files(
+    found: &Discovered,
+    job: &Job,
+    meter: &Meter,
+    done: &(dyn Fn() + Sync),
+) -> Vec<MeasuredFile> {
+    let opts = MeasureOptions { resplit: job.resplit, transforms: &job.transforms };
+    found
+        .files
+        .par_iter()
+        .zip(found.explicit.par_iter())
+        .map(|(path, &explicit)| {
+            let shown = path.display().to_string();
+            let out = match input::load(path, job.input_format) {
+                Err(e @ TraceError::Unrecognised { .. }) if !explicit => MeasuredFile {
+                    warnings: vec![format!("skipped: {e}")],
+                    path: shown,
+                    ..Default::default()
+                },
+                Ok(trace) => MeasuredFile {
+                    conversations: trace
+                        .conversations
+                        .iter()
+                        .map(|c| MeasuredConversation::new(c, meter, &opts))
+                        .collect(),
+                    format: Some(trace.format),
+                    warnings: trace.warnings,
+                    path: shown,
+                    error: None,
+                },
+                Err(e) => MeasuredFile { path: shown, error: Some(e.to_string()), ..Default::default() },
+            };
+            done();
+            out
+        })
+        .collect()
+}

@@ -74,7 +74,6 @@ pub struct EventRow {
     /// Policy spec.
     pub policy: String,
     /// The event, priced.
-    #[serde(flatten)]
     pub event: PruneEvent,
 }
 
@@ -191,7 +190,7 @@ pub fn compare_sources(
     if let Some(none) = rows.iter().find(|r| r.policy == "none").cloned() {
         for r in &mut rows {
             r.savings = ratio_change(none.total_input_tokens as f64, r.total_input_tokens as f64);
-            r.cost_change = -ratio_change(none.cost.cost, r.cost.cost);
+            r.cost_change = if none.cost.cost == 0.0 { 0.0 } else { r.cost.cost / none.cost.cost - 1.0 };
             r.saves_tokens_costs_more = r.savings > 0.0 && r.cost_change > 0.0;
         }
     }

@@ -161,6 +161,9 @@ pub struct ToolRecommendation {
     pub output_tokens: Tokens,
     /// Its share of all tool-output tokens.
     pub output_share: f64,
+    /// Savings with this tool's outputs never split (the others at the overall recommendation): the
+    /// zero point of the tool's own contribution.
+    pub unsplit_savings: f64,
     /// The recommendation for this tool, if it has any result.
     pub recommendation: Option<Recommendation>,
     /// The sweep of this tool's threshold.
@@ -261,12 +264,8 @@ fn savings(total: Tokens, baseline: Tokens) -> f64 {
 
 /// The largest threshold whose savings are within `tolerance` (relative) of the best.
 pub fn recommend(rows: &[SweepRow], tolerance: f64) -> Option<Recommendation> {
-    // `max_by` keeps the last of equal elements: the largest threshold on a tie.
-    let best = rows.iter().max_by(|a, b| a.savings.total_cmp(&b.savings))?;
-    let floor = best.savings - tolerance * best.savings.abs();
-    let (i, chosen) = rows.iter().enumerate().rev().find(|(_, r)| r.savings >= floor)?;
+    let (i, chosen, best) = choose(rows, tolerance, 0.0)?;
     let next = rows.get(i + 1).map(|r| (r.threshold, r.savings));
-    let pct = |v: f64| format!("{:.1}%", v * 100.0);
     let reason = if best.savings <= 0.0 {
         format!(
             "no threshold saves input tokens (best: {} at {} bytes), so splitting does not pay off under \
@@ -298,15 +297,64 @@ pub fn recommend(rows: &[SweepRow], tolerance: f64) -> Option<Recommendation> {
             chosen.threshold
         )
     };
-    Some(Recommendation {
-        threshold: chosen.threshold,
-        savings: chosen.savings,
+    Some(recommendation(rows, i, best, tolerance, reason))
+}
+
+/// The recommendation for one tool: the largest threshold that keeps the tool's own contribution
+/// (savings minus `unsplit`, the savings with this tool never split) within `tolerance` of its best.
+pub fn recommend_tool(rows: &[SweepRow], tolerance: f64, tool: &str, unsplit: f64) -> Option<Recommendation> {
+    let (i, chosen, best) = choose(rows, tolerance, unsplit)?;
+    let points = |v: f64| format!("{:.1} points", (v - unsplit) * 100.0);
+    let reason = if best.savings <= unsplit {
+        format!(
+            "splitting {tool} outputs saves nothing under this policy; {} bytes keeps them whole",
+            chosen.threshold
+        )
+    } else {
+        format!(
+            "splitting {tool} outputs adds at best {} of savings (at {} bytes); {} bytes keeps {} of it, \
+             within {} of that best",
+            points(best.savings),
+            best.threshold,
+            chosen.threshold,
+            points(chosen.savings),
+            pct(tolerance)
+        )
+    };
+    Some(recommendation(rows, i, best, tolerance, reason))
+}
+
+fn pct(v: f64) -> String {
+    format!("{:.1}%", v * 100.0)
+}
+
+/// `(index, chosen row, best row)`: the best savings (largest threshold on a tie) and the largest
+/// threshold whose savings above `zero` are within `tolerance` of the best's.
+fn choose(rows: &[SweepRow], tolerance: f64, zero: f64) -> Option<(usize, &SweepRow, &SweepRow)> {
+    // `max_by` keeps the last of equal elements: the largest threshold on a tie.
+    let best = rows.iter().max_by(|a, b| a.savings.total_cmp(&b.savings))?;
+    let gain = best.savings - zero;
+    let floor = best.savings - tolerance * gain.abs();
+    let (i, chosen) = rows.iter().enumerate().rev().find(|(_, r)| r.savings >= floor)?;
+    Some((i, chosen, best))
+}
+
+fn recommendation(
+    rows: &[SweepRow],
+    i: usize,
+    best: &SweepRow,
+    tolerance: f64,
+    reason: String,
+) -> Recommendation {
+    Recommendation {
+        threshold: rows[i].threshold,
+        savings: rows[i].savings,
         best_threshold: best.threshold,
         best_savings: best.savings,
         tolerance,
-        next,
+        next: rows.get(i + 1).map(|r| (r.threshold, r.savings)),
         reason,
-    })
+    }
 }
 
 fn tool_of(r: &MeasuredResult) -> &str {
@@ -382,9 +430,12 @@ pub fn sweep(conversations: &[&MeasuredConversation], settings: &SweepSettings, 
                 conversations.iter().map(|c| fix_other_tools(c, &tool, overall.threshold)).collect();
             let refs: Vec<&MeasuredConversation> = fixed.iter().collect();
             let rows = rows_for(&refs);
+            let unsplit = row_at(&refs, usize::MAX, &settings.policy, meter);
+            let unsplit_savings = savings(unsplit.total_input_tokens, baseline.total_input_tokens);
             per_tool.push(ToolRecommendation {
                 output_share: if all_output == 0 { 0.0 } else { tokens as f64 / all_output as f64 },
-                recommendation: recommend(&rows, settings.tolerance),
+                recommendation: recommend_tool(&rows, settings.tolerance, &tool, unsplit_savings),
+                unsplit_savings,
                 tool,
                 results: count,
                 output_tokens: tokens,
