@@ -10,13 +10,19 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use crate::config::{Config, CountConfig, ReconcileConfig, ReplayConfig, SplitConfig, UsageError};
+use crate::config::{
+    CalibrateConfig, CompareConfig, Config, CountConfig, InputConfig, ReconcileConfig, ReplayConfig,
+    ReportConfig, SplitConfig, SweepConfig, UsageError,
+};
+use crate::export::Output;
 use crate::input;
-use crate::pipeline::{Job, reconcile_files, replay_files};
+use crate::measure::MeasuredConversation;
+use crate::pipeline::{Job, MeasuredFile, measure_files, reconcile_files, replay_files};
 use crate::policy::registry;
 use crate::result::ReplayReport;
 use crate::split::ToolOutput;
 use crate::tokens::{Meter, Tokenizer, estimate};
+use crate::{analysis, export};
 
 /// Every input was read.
 pub const EXIT_OK: u8 = 0;
@@ -36,7 +42,237 @@ pub fn run(config: Config) -> Result<ExitCode> {
             Ok(ExitCode::from(EXIT_OK))
         }
         Config::Reconcile(c) => reconcile(c),
+        Config::Sweep(c) => sweep(c),
+        Config::Compare(c) => compare(c, false),
+        Config::Cost(c) => compare(c, true),
+        Config::Calibrate(c) => calibrate(c),
+        Config::Report(c) => report(c),
     }
+}
+
+/// Every input of an analysis, loaded and measured once, with the problems met.
+pub struct Loaded {
+    /// The meter the texts were measured with (replays reuse its cache).
+    pub meter: Meter,
+    /// Files in input order.
+    pub files: Vec<MeasuredFile>,
+    /// Files or paths that could not be read.
+    pub errors: Vec<String>,
+    /// Non-fatal problems, prefixed with their file.
+    pub warnings: Vec<String>,
+}
+
+impl Loaded {
+    /// Every conversation with its input path, in input order.
+    pub fn conversations(&self) -> Vec<(&str, &MeasuredConversation)> {
+        self.files.iter().flat_map(|f| f.conversations.iter().map(move |c| (f.path.as_str(), c))).collect()
+    }
+
+    /// Prints warnings and errors to stderr and returns the exit code they imply.
+    pub fn finish(&self) -> ExitCode {
+        for w in &self.warnings {
+            eprintln!("warning: {w}");
+        }
+        for e in &self.errors {
+            eprintln!("error: {e}");
+        }
+        ExitCode::from(if self.errors.is_empty() { EXIT_OK } else { EXIT_SOME_FAILED })
+    }
+}
+
+/// Finds, loads and measures the inputs, with a progress bar on stderr when it is a terminal.
+pub fn load(input: &InputConfig) -> Loaded {
+    use std::io::IsTerminal;
+    let found = input::discover(&input.paths);
+    let meter = Meter::new(input.tokenizer, input.decide_with);
+    let job = Job {
+        thresholds: Vec::new(),
+        policies: Vec::new(),
+        resplit: input.resplit,
+        transforms: Vec::new(),
+        input_format: input.input_format,
+    };
+    let bar = if std::io::stderr().is_terminal() {
+        let bar = indicatif::ProgressBar::new(found.files.len() as u64);
+        if let Ok(style) =
+            indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} files ({elapsed})")
+        {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        bar.set_message("measuring");
+        bar
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let files = measure_files(&found, &job, &meter, &|| bar.inc(1));
+    bar.finish_and_clear();
+    let mut loaded = Loaded { meter, files: Vec::new(), errors: found.errors.clone(), warnings: Vec::new() };
+    for mut f in files {
+        loaded.warnings.extend(f.warnings.iter().map(|w| prefix_path(&f.path, w)));
+        if let Some(e) = f.error.take() {
+            loaded.errors.push(e);
+        }
+        loaded.files.push(f);
+    }
+    loaded
+}
+
+/// Runs `f` on `jobs` threads when set, else on rayon's default pool.
+fn with_jobs<T: Send>(jobs: Option<usize>, f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
+    match jobs {
+        Some(n) => rayon::ThreadPoolBuilder::new().num_threads(n).build()?.install(f),
+        None => f(),
+    }
+}
+
+fn check_output(output: &Output, paths: &[std::path::PathBuf]) -> Result<()> {
+    output.check(paths).map_err(|e| UsageError(format!("{e:#}")).into())
+}
+
+fn sweep(c: SweepConfig) -> Result<ExitCode> {
+    check_output(&c.output, &c.input.paths)?;
+    with_jobs(c.input.jobs, || {
+        let loaded = load(&c.input);
+        let conversations: Vec<&MeasuredConversation> =
+            loaded.conversations().into_iter().map(|(_, c)| c).collect();
+        let result = analysis::sweep::sweep(&conversations, &c.settings, &loaded.meter);
+        let bytes = export::analysis::render(c.format, &export::analysis::sweep_sections(&result), &result)?;
+        c.output.write(&bytes)?;
+        Ok(loaded.finish())
+    })
+}
+
+fn compare(c: CompareConfig, cost: bool) -> Result<ExitCode> {
+    check_output(&c.output, &c.input.paths)?;
+    with_jobs(c.input.jobs, || {
+        let loaded = load(&c.input);
+        let result = analysis::compare::compare(&loaded.conversations(), &c.settings, &loaded.meter);
+        let sections = if cost {
+            export::analysis::cost_sections(&result)
+        } else {
+            export::analysis::compare_sections(&result)
+        };
+        let bytes = export::analysis::render(c.format, &sections, &result)?;
+        c.output.write(&bytes)?;
+        Ok(loaded.finish())
+    })
+}
+
+fn calibrate(c: CalibrateConfig) -> Result<ExitCode> {
+    check_output(&c.output, &c.input.paths)?;
+    with_jobs(c.input.jobs, || {
+        let loaded = load(&c.input);
+        let conversations: Vec<&MeasuredConversation> =
+            loaded.conversations().into_iter().map(|(_, c)| c).collect();
+        let result = analysis::calibration::calibrate(
+            &conversations,
+            &[&analysis::calibration::LenOver4],
+            c.input.tokenizer.name(),
+        );
+        let bytes =
+            export::analysis::render(c.format, &export::analysis::calibration_sections(&result), &result)?;
+        c.output.write(&bytes)?;
+        Ok(loaded.finish())
+    })
+}
+
+/// Creates the report directory (and `charts/` in it) before any work, refusing an input path.
+fn prepare_report_dir(out: &std::path::Path, inputs: &[std::path::PathBuf]) -> Result<()> {
+    std::fs::create_dir_all(out.join(crate::chart::DIR))
+        .with_context(|| format!("cannot create the report directory {}", out.display()))?;
+    let out = out.canonicalize().with_context(|| format!("cannot resolve {}", out.display()))?;
+    for input in inputs {
+        if input.canonicalize().is_ok_and(|i| out == i || out.starts_with(&i) || i.starts_with(&out)) {
+            return Err(UsageError(format!(
+                "refusing to write the report into {}: it overlaps the input {}; choose another --out",
+                out.display(),
+                input.display()
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
+fn report(c: ReportConfig) -> Result<ExitCode> {
+    prepare_report_dir(&c.out, &c.input.paths)?;
+    with_jobs(c.input.jobs, || {
+        let loaded = load(&c.input);
+        let pairs = loaded.conversations();
+        let conversations: Vec<&MeasuredConversation> = pairs.iter().map(|(_, c)| *c).collect();
+        let sweep = analysis::sweep::sweep(&conversations, &c.sweep, &loaded.meter);
+        let comparison = analysis::compare::compare(&pairs, &c.compare, &loaded.meter);
+        let calibration = analysis::calibration::calibrate(
+            &conversations,
+            &[&analysis::calibration::LenOver4],
+            c.input.tokenizer.name(),
+        );
+        let input = crate::report::ReportInput {
+            version: env!("CARGO_PKG_VERSION"),
+            paths: c.input.paths.iter().map(|p| p.display().to_string()).collect(),
+            files: loaded
+                .files
+                .iter()
+                .map(|f| crate::report::InputFile {
+                    path: f.path.clone(),
+                    format: f.format.map(str::to_owned),
+                    conversations: f.conversations.len(),
+                })
+                .collect(),
+            settings: report_settings(&c),
+            sweep: &sweep,
+            comparison: &comparison,
+            calibration: &calibration,
+            warnings: &loaded.warnings,
+            errors: &loaded.errors,
+        };
+        let files = crate::report::build(&input)?;
+        for f in &files {
+            export::write_atomically(&c.out.join(&f.path), &f.bytes)?;
+        }
+        let mut summary = String::new();
+        for line in crate::report::findings(&input) {
+            summary.push_str(&line);
+            summary.push('\n');
+        }
+        summary.push_str(&format!(
+            "wrote {} ({} files)\n",
+            c.out.join(crate::report::INDEX).display(),
+            files.len()
+        ));
+        stdout(&summary)?;
+        Ok(loaded.finish())
+    })
+}
+
+/// The settings a report lists, in display order.
+fn report_settings(c: &ReportConfig) -> Vec<(String, String)> {
+    let p = &c.compare.cache.prices;
+    let specs = |v: &[crate::policy::PolicySpec]| v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" ");
+    vec![
+        ("tokenizer".into(), c.input.tokenizer.name().into()),
+        ("decide with".into(), c.input.decide_with.name().into()),
+        ("input format".into(), c.input.input_format.map_or("auto".into(), |f| f.name().to_owned())),
+        ("re-split pre-split outputs".into(), c.input.resplit.to_string()),
+        ("sweep policy".into(), c.sweep.policy.as_str().into()),
+        (
+            "sweep thresholds (bytes)".into(),
+            c.sweep.thresholds.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(" "),
+        ),
+        ("sweep tolerance".into(), format!("{}%", c.sweep.tolerance * 100.0)),
+        ("tools with their own recommendation".into(), c.sweep.top_tools.to_string()),
+        ("compared policies".into(), specs(&c.compare.policies)),
+        ("comparison threshold (bytes)".into(), c.compare.threshold.to_string()),
+        ("context window (tokens)".into(), c.compare.window.to_string()),
+        (
+            "prices".into(),
+            format!(
+                "{}: input {}, write {}, read {} per {} tokens ({})",
+                p.name, p.input, p.write, p.read, p.per_tokens, p.unit
+            ),
+        ),
+        ("cache TTL".into(), analysis::cost::format_ttl(c.compare.cache.ttl_ms)),
+    ]
 }
 
 fn reconcile(c: ReconcileConfig) -> Result<ExitCode> {
@@ -100,14 +336,6 @@ fn print_problems(warnings: &[String], errors: &[String]) -> ExitCode {
         eprintln!("error: {e}");
     }
     ExitCode::from(if errors.is_empty() { EXIT_OK } else { EXIT_SOME_FAILED })
-}
-
-/// Runs `run` on a pool of `jobs` threads, or on the default pool.
-fn with_jobs(jobs: Option<usize>, run: impl FnOnce() -> Result<ExitCode> + Send) -> Result<ExitCode> {
-    match jobs {
-        Some(n) => rayon::ThreadPoolBuilder::new().num_threads(n).build()?.install(run),
-        None => run(),
-    }
 }
 
 /// Writes to stdout, reporting a closed pipe as an error (which `main` turns into exit 0).

@@ -28,6 +28,19 @@ pub enum Command {
     /// Set each request's replayed context beside the prompt size the provider recorded, fit
     /// recorded ≈ a + b·replayed per conversation and report the error.
     Reconcile(ReconcileArgs),
+    /// Sweep SUMMARY_THRESHOLD under one policy and recommend a threshold (overall and per tool).
+    Sweep(SweepArgs),
+    /// Compare policies side by side: peak and total input tokens, savings, prune events, requests
+    /// over the context window, and cache-aware cost.
+    Compare(CompareArgs),
+    /// Price each policy with a prompt cache: tokens read and written, and for every prune event the
+    /// tokens it freed versus the cached tokens it forced to be written again.
+    Cost(CompareArgs),
+    /// How far len/4 is from real tokens, per tool name and per content kind.
+    Calibrate(CalibrateArgs),
+    /// Write one self-contained HTML report (charts, tables, the recommendation in words, the
+    /// settings) plus the CSV and JSON behind it.
+    Report(ReportArgs),
 }
 
 /// Tokenizers.
@@ -178,6 +191,143 @@ pub struct CountArgs {
     /// Only this tokenizer (default: o200k and cl100k beside the estimate).
     #[arg(long, value_enum)]
     pub tokenizer: Option<TokenizerArg>,
+}
+
+/// Inputs and counting options shared by the analyses.
+#[derive(Debug, Args)]
+pub struct InputArgs {
+    /// Trace files or directories (searched recursively). Default: the bundled traces/.
+    pub paths: Vec<PathBuf>,
+    /// Tokenizer for every reported token count.
+    #[arg(long, value_enum, default_value_t = TokenizerArg::O200k)]
+    pub tokenizer: TokenizerArg,
+    /// Tokenizer the policies decide with (a runtime would use the estimate).
+    #[arg(long, value_enum, default_value_t = TokenizerArg::Estimate)]
+    pub decide_with: TokenizerArg,
+    /// Read every input with this format instead of detecting it (see README for the list).
+    #[arg(long, value_name = "FORMAT")]
+    pub input_format: Option<String>,
+    /// Re-split outputs that a tool already split into summary and content.
+    #[arg(long)]
+    pub resplit: bool,
+    /// Worker threads (default: all cores). Output is identical at any count.
+    #[arg(long, short = 'j')]
+    pub jobs: Option<usize>,
+}
+
+/// Where and how an analysis is written.
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// Output format (csv gives the main table; json the whole analysis).
+    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
+    pub format: FormatArg,
+    /// Write the output here instead of stdout (`-` = stdout). Written atomically.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+}
+
+/// Context window and prompt-cache pricing.
+#[derive(Debug, Args)]
+pub struct CacheArgs {
+    /// Context window in tokens: requests whose context exceeds it are counted.
+    #[arg(long, default_value_t = 200_000)]
+    pub window: u64,
+    /// How long a cached prompt prefix lives after a request: 5m, 300s, 1h, 0 or never. Requests
+    /// without timestamps count as warm.
+    #[arg(long, default_value = "5m")]
+    pub cache_ttl: String,
+    /// Prices: anthropic (write 1.25x, read 0.1x), openai (write 1x, read 0.1x), none (no cache),
+    /// all in input-token equivalents; or input=X,write=Y,read=Z in USD per million tokens.
+    #[arg(long, default_value = "anthropic")]
+    pub prices: String,
+}
+
+/// Options of `sweep`.
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub input: InputArgs,
+    /// Thresholds in bytes: numbers and ranges A..B:xK (geometric) or A..B:+K, comma-separated.
+    /// Default: 0,64..65536:x2.
+    #[arg(long)]
+    pub thresholds: Option<String>,
+    /// The policy replayed at every threshold.
+    #[arg(long = "policy", value_name = "SPEC", default_value = "keep-turns:n=3")]
+    pub policy: String,
+    /// Recommend the largest threshold whose savings are within this many percent of the best.
+    #[arg(long, default_value = "5%")]
+    pub tolerance: String,
+    /// How many dominant tools (by output tokens) get their own recommendation.
+    #[arg(long, default_value_t = 5)]
+    pub tools: usize,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub output: OutputArgs,
+}
+
+/// Options of `compare` and `cost`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub input: InputArgs,
+    /// Prune policy as name:key=value,... (repeatable; `none` is always added as the baseline).
+    /// Default: none, keep-turns:n=3, keep-results:n=5, budget:max=100000,target=50000.
+    #[arg(long = "policy", value_name = "SPEC")]
+    pub policies: Vec<String>,
+    /// SUMMARY_THRESHOLD in bytes.
+    #[arg(long, default_value_t = 256)]
+    pub threshold: usize,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub cache: CacheArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub output: OutputArgs,
+}
+
+/// Options of `calibrate`.
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub output: OutputArgs,
+}
+
+/// Options of `report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub input: InputArgs,
+    /// Directory to write index.html, the CSV and JSON files and charts/ into (created if missing).
+    #[arg(long, default_value = "reports")]
+    pub out: PathBuf,
+    /// Policies to compare (repeatable; default as in `compare`).
+    #[arg(long = "policy", value_name = "SPEC")]
+    pub policies: Vec<String>,
+    /// SUMMARY_THRESHOLD of the comparison, in bytes.
+    #[arg(long, default_value_t = 256)]
+    pub threshold: usize,
+    /// Thresholds of the sweep (default 0,64..65536:x2).
+    #[arg(long)]
+    pub thresholds: Option<String>,
+    /// The policy of the sweep.
+    #[arg(long, value_name = "SPEC", default_value = "keep-turns:n=3")]
+    pub sweep_policy: String,
+    /// Tolerance of the sweep's recommendation, in percent.
+    #[arg(long, default_value = "5%")]
+    pub tolerance: String,
+    /// How many dominant tools get their own recommendation.
+    #[arg(long, default_value_t = 5)]
+    pub tools: usize,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub cache: CacheArgs,
 }
 
 #[cfg(test)]

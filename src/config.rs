@@ -6,6 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::analysis::compare::CompareSettings;
+use crate::analysis::cost::{CacheModel, Prices, parse_ttl};
+use crate::analysis::sweep::{self, SweepSettings};
 use crate::cli::{self, Cli, DecideArg, FormatArg, TokenizerArg};
 use crate::export::{ExportFormat, Output};
 use crate::format::{self, Format};
@@ -36,6 +39,16 @@ pub enum Config {
     Policies,
     /// `reconcile`.
     Reconcile(ReconcileConfig),
+    /// `sweep`.
+    Sweep(SweepConfig),
+    /// `compare`.
+    Compare(CompareConfig),
+    /// `cost` (the comparison, shown as cost tables).
+    Cost(CompareConfig),
+    /// `calibrate`.
+    Calibrate(CalibrateConfig),
+    /// `report`.
+    Report(ReportConfig),
 }
 
 /// Resolved `reconcile` options.
@@ -54,6 +67,22 @@ pub struct ReconcileConfig {
     pub worst: usize,
     /// Forced input format.
     pub input_format: Option<&'static dyn Format>,
+    /// Worker threads, if set.
+    pub jobs: Option<usize>,
+}
+
+/// Resolved inputs and counting options of an analysis.
+pub struct InputConfig {
+    /// Files and directories to read.
+    pub paths: Vec<PathBuf>,
+    /// Tokenizer of the report.
+    pub tokenizer: Tokenizer,
+    /// Tokenizer policies decide with.
+    pub decide_with: Tokenizer,
+    /// Forced input format.
+    pub input_format: Option<&'static dyn Format>,
+    /// Re-split pre-split outputs.
+    pub resplit: bool,
     /// Worker threads, if set.
     pub jobs: Option<usize>,
 }
@@ -86,6 +115,165 @@ fn input_format(name: Option<&str>) -> Result<Option<&'static dyn Format>, Usage
             UsageError(format!("unknown input format `{name}`; valid: auto, {}", format::names()))
         }),
     }
+}
+
+/// Resolved `sweep` options.
+pub struct SweepConfig {
+    /// Inputs.
+    pub input: InputConfig,
+    /// What to sweep.
+    pub settings: SweepSettings,
+    /// Output format.
+    pub format: ExportFormat,
+    /// Where it goes.
+    pub output: Output,
+}
+
+/// Resolved `compare` and `cost` options.
+pub struct CompareConfig {
+    /// Inputs.
+    pub input: InputConfig,
+    /// What to compare.
+    pub settings: CompareSettings,
+    /// Output format.
+    pub format: ExportFormat,
+    /// Where it goes.
+    pub output: Output,
+}
+
+/// Resolved `calibrate` options.
+pub struct CalibrateConfig {
+    /// Inputs.
+    pub input: InputConfig,
+    /// Output format.
+    pub format: ExportFormat,
+    /// Where it goes.
+    pub output: Output,
+}
+
+/// Resolved `report` options.
+pub struct ReportConfig {
+    /// Inputs.
+    pub input: InputConfig,
+    /// Output directory.
+    pub out: PathBuf,
+    /// The sweep.
+    pub sweep: SweepSettings,
+    /// The comparison.
+    pub compare: CompareSettings,
+}
+
+fn usage(e: impl std::fmt::Display) -> UsageError {
+    UsageError(e.to_string())
+}
+
+impl InputConfig {
+    /// Resolves the shared input options (the bundled traces/ when no path is given).
+    pub fn from_args(a: cli::InputArgs) -> Result<InputConfig, UsageError> {
+        let paths = if a.paths.is_empty() {
+            vec![default_traces().ok_or_else(|| {
+                usage("no input given and no traces/ directory here; pass trace files or directories")
+            })?]
+        } else {
+            a.paths
+        };
+        let input_format = match a.input_format.as_deref() {
+            None | Some("auto") => None,
+            Some(name) => Some(format::by_name(name).ok_or_else(|| {
+                usage(format!("unknown input format `{name}`; valid: auto, {}", format::names()))
+            })?),
+        };
+        if a.jobs == Some(0) {
+            return Err(usage("--jobs must be at least 1"));
+        }
+        Ok(InputConfig {
+            paths,
+            tokenizer: a.tokenizer.into(),
+            decide_with: a.decide_with.into(),
+            input_format,
+            resplit: a.resplit,
+            jobs: a.jobs,
+        })
+    }
+}
+
+/// Parses a tolerance in percent (`5`, `5%`, `2.5%`).
+pub fn tolerance(text: &str) -> Result<f64, UsageError> {
+    let t = text.trim();
+    let number = t.strip_suffix('%').unwrap_or(t).trim();
+    match number.parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..=100.0).contains(&v) => Ok(v / 100.0),
+        _ => Err(usage(format!("--tolerance `{t}`: expected a percentage from 0 to 100, e.g. 5%"))),
+    }
+}
+
+fn sweep_settings(
+    thresholds: Option<&str>,
+    policy: &str,
+    tolerance_text: &str,
+    tools: usize,
+) -> Result<SweepSettings, UsageError> {
+    let thresholds = sweep::parse_thresholds(thresholds.unwrap_or(sweep::DEFAULT_THRESHOLDS))
+        .map_err(|e| usage(format!("--thresholds: {e}")))?;
+    Ok(SweepSettings {
+        thresholds,
+        policy: PolicySpec::parse(policy).map_err(usage)?,
+        tolerance: tolerance(tolerance_text)?,
+        top_tools: tools,
+    })
+}
+
+fn compare_settings(
+    policies_given: &[String],
+    threshold: usize,
+    cache: &cli::CacheArgs,
+) -> Result<CompareSettings, UsageError> {
+    Ok(CompareSettings {
+        policies: policies(policies_given)?,
+        threshold,
+        window: cache.window,
+        cache: CacheModel {
+            prices: Prices::parse(&cache.prices).map_err(|e| usage(format!("--prices: {e}")))?,
+            ttl_ms: parse_ttl(&cache.cache_ttl).map_err(|e| usage(format!("--cache-ttl: {e}")))?,
+        },
+    })
+}
+
+impl Config {
+    /// Resolves the analysis subcommands; gives any other command back.
+    fn analysis_from_cli(command: cli::Command) -> Result<Result<Config, cli::Command>, UsageError> {
+        Ok(Ok(match command {
+            cli::Command::Sweep(a) => Config::Sweep(SweepConfig {
+                settings: sweep_settings(a.thresholds.as_deref(), &a.policy, &a.tolerance, a.tools)?,
+                input: InputConfig::from_args(a.input)?,
+                format: a.output.format.into(),
+                output: Output::from_arg(a.output.output.as_deref()),
+            }),
+            cli::Command::Compare(a) => Config::Compare(compare_config(a)?),
+            cli::Command::Cost(a) => Config::Cost(compare_config(a)?),
+            cli::Command::Calibrate(a) => Config::Calibrate(CalibrateConfig {
+                input: InputConfig::from_args(a.input)?,
+                format: a.output.format.into(),
+                output: Output::from_arg(a.output.output.as_deref()),
+            }),
+            cli::Command::Report(a) => Config::Report(ReportConfig {
+                sweep: sweep_settings(a.thresholds.as_deref(), &a.sweep_policy, &a.tolerance, a.tools)?,
+                compare: compare_settings(&a.policies, a.threshold, &a.cache)?,
+                input: InputConfig::from_args(a.input)?,
+                out: a.out,
+            }),
+            other => return Ok(Err(other)),
+        }))
+    }
+}
+
+fn compare_config(a: cli::CompareArgs) -> Result<CompareConfig, UsageError> {
+    Ok(CompareConfig {
+        settings: compare_settings(&a.policies, a.threshold, &a.cache)?,
+        input: InputConfig::from_args(a.input)?,
+        format: a.output.format.into(),
+        output: Output::from_arg(a.output.output.as_deref()),
+    })
 }
 
 /// Resolved `replay` options.
@@ -208,7 +396,11 @@ pub fn decide(arg: DecideArg) -> (DecideWith, Tokenizer) {
 impl Config {
     /// Resolves the command line.
     pub fn from_cli(cli: Cli) -> Result<Config, UsageError> {
-        Ok(match cli.command {
+        let command = match Config::analysis_from_cli(cli.command)? {
+            Ok(config) => return Ok(config),
+            Err(other) => other,
+        };
+        Ok(match command {
             cli::Command::Replay(a) => {
                 let paths = if a.paths.is_empty() && !a.claude && !a.codex {
                     vec![default_traces().ok_or_else(|| {
@@ -278,6 +470,7 @@ impl Config {
                     jobs: a.jobs,
                 })
             }
+            analysis => unreachable!("resolved by analysis_from_cli: {analysis:?}"),
         })
     }
 }

@@ -11,6 +11,7 @@
 
 pub mod analysis;
 pub mod app;
+pub mod chart;
 pub mod cli;
 pub mod config;
 pub mod error;
@@ -22,6 +23,7 @@ pub mod model;
 pub mod pipeline;
 pub mod policy;
 pub mod replay;
+pub mod report;
 pub mod result;
 pub mod split;
 pub mod time;

@@ -5,6 +5,8 @@
 //! output is the same bytes at any thread count. One bad file is reported with its reason and does
 //! not stop the others. This module reads files only through [`crate::input`] and never prints.
 
+use std::path::Path;
+
 use rayon::prelude::*;
 
 use crate::analysis::reconcile::ReconcileReport;
@@ -113,9 +115,31 @@ pub fn link_warnings(trace: &Trace) -> Vec<String> {
     out
 }
 
-/// Loads and replays every file, in parallel, returning outcomes in input order. A file found in a
-/// directory walk that no format recognises is skipped with a warning; named explicitly, it is an
-/// error.
+/// What loading one file found by [`input::discover`] gave.
+pub enum Loaded {
+    /// The trace, with the warnings of the file (its own and broken call/result links).
+    Trace(Trace, Vec<String>),
+    /// A file a directory walk found that no format recognises: skipped with this warning.
+    Skipped(String),
+    /// The file could not be read: the error.
+    Failed(String),
+}
+
+/// Loads one file. A file found in a directory walk that no format recognises is skipped with a
+/// warning; named explicitly, it is an error.
+pub fn load_found(path: &Path, explicit: bool, format: Option<&'static dyn Format>) -> Loaded {
+    match input::load(path, format) {
+        Err(e @ TraceError::Unrecognised { .. }) if !explicit => Loaded::Skipped(e.skip_warning()),
+        Err(e) => Loaded::Failed(e.to_string()),
+        Ok(trace) => {
+            let mut warnings = trace.warnings.clone();
+            warnings.extend(link_warnings(&trace));
+            Loaded::Trace(trace, warnings)
+        }
+    }
+}
+
+/// Loads and replays every file, in parallel, returning outcomes in input order.
 pub fn replay_files(found: &Discovered, job: &Job, meter: &Meter) -> Vec<FileOutcome> {
     found
         .files
@@ -123,19 +147,67 @@ pub fn replay_files(found: &Discovered, job: &Job, meter: &Meter) -> Vec<FileOut
         .zip(found.explicit.par_iter())
         .map(|(path, &explicit)| {
             let shown = path.display().to_string();
-            match input::load(path, job.input_format) {
-                Err(e @ TraceError::Unrecognised { .. }) if !explicit => {
-                    FileOutcome { warnings: vec![e.skip_warning()], path: shown, ..Default::default() }
-                }
-                Ok(trace) => {
+            match load_found(path, explicit, job.input_format) {
+                Loaded::Skipped(w) => FileOutcome { warnings: vec![w], path: shown, ..Default::default() },
+                Loaded::Failed(e) => FileOutcome { path: shown, error: Some(e), ..Default::default() },
+                Loaded::Trace(trace, mut warnings) => {
                     let (runs, policy_warnings) = replay_trace_with_warnings(&shown, &trace, job, meter);
-                    let mut warnings = link_warnings(&trace);
-                    warnings.splice(0..0, trace.warnings);
                     warnings.extend(policy_warnings);
                     FileOutcome { runs, format: Some(trace.format), warnings, path: shown, error: None }
                 }
-                Err(e) => FileOutcome { path: shown, error: Some(e.to_string()), ..Default::default() },
             }
+        })
+        .collect()
+}
+
+/// One input file, loaded and measured (for the analyses, which replay it many times).
+#[derive(Debug, Default)]
+pub struct MeasuredFile {
+    /// The path as given or found.
+    pub path: String,
+    /// The format that read it, if any did.
+    pub format: Option<&'static str>,
+    /// Its conversations, each measured once.
+    pub conversations: Vec<MeasuredConversation>,
+    /// Non-fatal problems.
+    pub warnings: Vec<String>,
+    /// Why the file could not be read, if it could not.
+    pub error: Option<String>,
+}
+
+/// Loads and measures every file in parallel, returning them in input order; `done` is called once
+/// per file as it finishes (for a progress bar). Files are treated as in [`replay_files`]; the
+/// job's thresholds and policies are not used.
+pub fn measure_files(
+    found: &Discovered,
+    job: &Job,
+    meter: &Meter,
+    done: &(dyn Fn() + Sync),
+) -> Vec<MeasuredFile> {
+    let opts = MeasureOptions { resplit: job.resplit, transforms: &job.transforms };
+    found
+        .files
+        .par_iter()
+        .zip(found.explicit.par_iter())
+        .map(|(path, &explicit)| {
+            let shown = path.display().to_string();
+            let out = match load_found(path, explicit, job.input_format) {
+                Loaded::Skipped(w) => MeasuredFile { warnings: vec![w], path: shown, ..Default::default() },
+                Loaded::Failed(e) => MeasuredFile { path: shown, error: Some(e), ..Default::default() },
+                Loaded::Trace(trace, warnings) => MeasuredFile {
+                    conversations: trace
+                        .conversations
+                        .iter()
+                        .map(|c| MeasuredConversation::new(c, meter, &opts))
+                        .collect(),
+                    format: Some(trace.format),
+                    warnings,
+                    path: shown,
+                    error: None,
+                },
+            };
+            done();
+            out
         })
         .collect()
 }
@@ -162,12 +234,10 @@ pub fn reconcile_files(
             let shown = path.display().to_string();
             let mut fits = Vec::new();
             let mut rows: Vec<RequestFit> = Vec::new();
-            let trace = match input::load(path, input_format) {
-                Err(e @ TraceError::Unrecognised { .. }) if !explicit => {
-                    return (shown, fits, rows, vec![e.skip_warning()], None);
-                }
-                Err(e) => return (shown, fits, rows, Vec::new(), Some(e.to_string())),
-                Ok(trace) => trace,
+            let (trace, warnings) = match load_found(path, explicit, input_format) {
+                Loaded::Skipped(w) => return (shown, fits, rows, vec![w], None),
+                Loaded::Failed(e) => return (shown, fits, rows, Vec::new(), Some(e)),
+                Loaded::Trace(trace, warnings) => (trace, warnings),
             };
             for conversation in &trace.conversations {
                 let measured = MeasuredConversation::new(conversation, meter, &opts);
@@ -180,7 +250,7 @@ pub fn reconcile_files(
                 fits.push(fit);
                 rows.extend(fitted);
             }
-            (shown, fits, rows, trace.warnings, None)
+            (shown, fits, rows, warnings, None)
         })
         .collect();
     let mut report = ReconcileReport {

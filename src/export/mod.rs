@@ -7,6 +7,7 @@
 //! through a temporary file that is renamed into place, so an interrupted run never leaves a
 //! half-written report.
 
+pub mod analysis;
 pub mod columns;
 pub mod csv;
 pub mod json;
@@ -129,6 +130,12 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
         .tempfile_in(dir)
         .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
     tmp.write_all(bytes).with_context(|| format!("cannot write {}", path.display()))?;
+    // A temporary file is private (0600); the report is a normal file others may read.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644)).ok();
+    }
     tmp.as_file().sync_all().ok();
     tmp.persist(path).with_context(|| format!("cannot replace {}", path.display()))?;
     Ok(())

@@ -1,0 +1,318 @@
+//! The policy comparison: several policies side by side on the same conversations at one threshold.
+//!
+//! Per policy: peak and total input tokens, savings against `none` at the same threshold (so the
+//! policy's own effect is isolated; `none` is always replayed, first when it is not asked for),
+//! prune events, requests whose context exceeds the window, and the cache-aware cost of
+//! [`super::cost`], also against `none`. A policy that saves tokens but costs more is flagged: the
+//! rewrites its prunes force can outweigh what they free. Any [`PolicySpec`] works, so policies
+//! added to the registry later compare without a change here. Pure: no I/O.
+
+use serde::{Deserialize, Serialize};
+
+use super::cost::{CacheModel, CostTotals, PruneEvent, cost_of_run};
+use crate::measure::MeasuredConversation;
+use crate::model::Tokens;
+use crate::policy::{Policy, PolicySpec};
+use crate::replay::replay;
+use crate::result::Run;
+use crate::tokens::Meter;
+
+/// The default context window, in tokens.
+pub const DEFAULT_WINDOW: Tokens = 200_000;
+
+/// What to compare.
+#[derive(Debug, Clone)]
+pub struct CompareSettings {
+    /// Policies, in display order (`none` is added first when missing).
+    pub policies: Vec<PolicySpec>,
+    /// `SUMMARY_THRESHOLD` in bytes.
+    pub threshold: usize,
+    /// Context window: requests above it are counted.
+    pub window: Tokens,
+    /// How requests are priced.
+    pub cache: CacheModel,
+}
+
+/// One policy over every conversation.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyRow {
+    /// The policy spec.
+    pub policy: String,
+    /// Conversations replayed.
+    pub conversations: usize,
+    /// Requests replayed.
+    pub requests: usize,
+    /// Largest context of any request.
+    pub peak_context_tokens: Tokens,
+    /// Sum of every request's context.
+    pub total_input_tokens: Tokens,
+    /// `1 − total / total under none`.
+    pub savings: f64,
+    /// Tokens the policy removed.
+    pub pruned_tokens: Tokens,
+    /// Requests before which the policy changed the context.
+    pub prune_events: usize,
+    /// Requests whose context exceeds the window.
+    pub over_window: usize,
+    /// Cache-aware cost totals.
+    pub cost: CostTotals,
+    /// `cost / cost under none − 1` (negative is cheaper).
+    pub cost_change: f64,
+    /// The policy saves input tokens but costs more than `none`.
+    pub saves_tokens_costs_more: bool,
+}
+
+/// A prune event with where it happened.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventRow {
+    /// Input path.
+    pub trace: String,
+    /// Conversation id.
+    pub conversation: String,
+    /// Policy spec.
+    pub policy: String,
+    /// The event, priced.
+    pub event: PruneEvent,
+}
+
+/// The runs of one conversation, one per policy in [`Comparison::policies`] order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ConversationRuns {
+    /// Input path.
+    pub trace: String,
+    /// Conversation id.
+    pub conversation: String,
+    /// One run per policy.
+    pub runs: Vec<Run>,
+}
+
+/// The comparison.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Comparison {
+    /// Threshold used.
+    pub threshold: usize,
+    /// Window used.
+    pub window: Tokens,
+    /// Cache model used.
+    pub cache: CacheModel,
+    /// One row per policy, `none` first.
+    pub policies: Vec<PolicyRow>,
+    /// Every prune event, by conversation, policy and request.
+    pub events: Vec<EventRow>,
+    /// The runs behind the rows (for timelines; not serialised).
+    #[serde(skip)]
+    pub conversations: Vec<ConversationRuns>,
+}
+
+/// The policies to run: `none` first unless it is already in the list.
+pub fn with_baseline(policies: &[PolicySpec]) -> Vec<PolicySpec> {
+    let mut out = Vec::with_capacity(policies.len() + 1);
+    if !policies.iter().any(|p| p.as_str() == "none") {
+        out.push(PolicySpec::parse("none").unwrap_or_else(|e| unreachable!("`none` is registered: {e}")));
+    }
+    out.extend(policies.iter().cloned());
+    out
+}
+
+/// Anything that names a policy and builds a fresh one per conversation: a [`PolicySpec`] from the
+/// registry, or a hand-written policy (tests, experiments).
+pub trait PolicySource {
+    /// The name shown in reports.
+    fn label(&self) -> &str;
+    /// A fresh policy for one conversation.
+    fn fresh(&self) -> Box<dyn Policy>;
+}
+
+impl PolicySource for PolicySpec {
+    fn label(&self) -> &str {
+        self.as_str()
+    }
+    fn fresh(&self) -> Box<dyn Policy> {
+        self.build()
+    }
+}
+
+/// Compares `settings.policies` (with `none` first when missing) on `conversations` (input path,
+/// measured conversation).
+pub fn compare(
+    conversations: &[(&str, &MeasuredConversation)],
+    settings: &CompareSettings,
+    meter: &Meter,
+) -> Comparison {
+    let policies = with_baseline(&settings.policies);
+    let sources: Vec<&dyn PolicySource> = policies.iter().map(|p| p as &dyn PolicySource).collect();
+    compare_sources(conversations, &sources, settings, meter)
+}
+
+/// Compares any policies, in the order given (`settings.policies` is not used). Savings and cost
+/// changes are against the source labelled `none`, when there is one.
+pub fn compare_sources(
+    conversations: &[(&str, &MeasuredConversation)],
+    policies: &[&dyn PolicySource],
+    settings: &CompareSettings,
+    meter: &Meter,
+) -> Comparison {
+    let mut rows: Vec<PolicyRow> =
+        policies.iter().map(|p| PolicyRow { policy: p.label().to_owned(), ..Default::default() }).collect();
+    let mut events = Vec::new();
+    let mut runs_out = Vec::with_capacity(conversations.len());
+    for (trace, c) in conversations {
+        let mut runs = Vec::with_capacity(policies.len());
+        for (source, row) in policies.iter().zip(&mut rows) {
+            let mut policy = source.fresh();
+            let mut run = replay(c, settings.threshold, &mut *policy, meter);
+            run.summary.trace = (*trace).to_owned();
+            run.summary.policy = source.label().to_owned();
+            run.summary.tokenizer = meter.report_tokenizer().name().to_owned();
+            run.summary.decide_with = meter.decide_tokenizer().name().to_owned();
+            let (cost, run_events) = cost_of_run(&run.rows, &settings.cache);
+            row.conversations += 1;
+            row.requests += run.summary.requests;
+            row.peak_context_tokens = row.peak_context_tokens.max(run.summary.peak_context_tokens);
+            row.total_input_tokens += run.summary.total_input_tokens;
+            row.pruned_tokens += run.summary.pruned_tokens;
+            row.prune_events += run.summary.prune_events;
+            row.over_window += run.rows.iter().filter(|r| r.context_tokens > settings.window).count();
+            row.cost += cost;
+            events.extend(run_events.into_iter().map(|event| EventRow {
+                trace: (*trace).to_owned(),
+                conversation: c.id.clone(),
+                policy: source.label().to_owned(),
+                event,
+            }));
+            runs.push(run);
+        }
+        runs_out.push(ConversationRuns { trace: (*trace).to_owned(), conversation: c.id.clone(), runs });
+    }
+    if let Some(none) = rows.iter().find(|r| r.policy == "none").cloned() {
+        for r in &mut rows {
+            r.savings = ratio_change(none.total_input_tokens as f64, r.total_input_tokens as f64);
+            r.cost_change = if none.cost.cost == 0.0 { 0.0 } else { r.cost.cost / none.cost.cost - 1.0 };
+            r.saves_tokens_costs_more = r.savings > 0.0 && r.cost_change > 0.0;
+        }
+    }
+    Comparison {
+        threshold: settings.threshold,
+        window: settings.window,
+        cache: settings.cache.clone(),
+        policies: rows,
+        events,
+        conversations: runs_out,
+    }
+}
+
+/// `1 − value / base`, or 0 when the base is 0.
+fn ratio_change(base: f64, value: f64) -> f64 {
+    if base == 0.0 { 0.0 } else { 1.0 - value / base }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::cost::Prices;
+    use crate::analysis::testing::{self, cache_trap};
+    use crate::policy::{Content, Edit, View};
+
+    fn meter() -> Meter {
+        testing::meter().0
+    }
+
+    /// The cache trap of `testing` (195, then 1,195 tokens under `none`).
+    fn measured(meter: &Meter) -> MeasuredConversation {
+        testing::measured(cache_trap([None; 4]), meter)
+    }
+
+    fn settings(specs: &[&str], window: Tokens) -> CompareSettings {
+        CompareSettings {
+            policies: specs.iter().map(|s| PolicySpec::parse(s).unwrap()).collect(),
+            threshold: 16,
+            window,
+            cache: CacheModel { prices: Prices::anthropic(), ttl_ms: Some(300_000) },
+        }
+    }
+
+    #[test]
+    fn none_is_added_first_and_the_numbers_match_a_hand_count() {
+        let meter = meter();
+        let m = measured(&meter);
+        let c = compare(&[("t.jsonl", &m)], &settings(&["keep-turns:n=2", "keep-results:n=0"], 1100), &meter);
+        let names: Vec<&str> = c.policies.iter().map(|p| p.policy.as_str()).collect();
+        assert_eq!(names, ["none", "keep-turns:n=2", "keep-results:n=0"]);
+        let [none, turns, results] = &c.policies[..] else { panic!() };
+        // none: 195, 1195, 1195, 1195.
+        assert_eq!((none.total_input_tokens, none.peak_context_tokens, none.over_window), (3780, 1195, 3));
+        // keep-turns:n=2 prunes before request 2: 195, 1195, 1095, 1095.
+        assert_eq!((turns.total_input_tokens, turns.prune_events, turns.over_window), (3580, 1, 1));
+        assert!((turns.savings - 200.0 / 3780.0).abs() < 1e-12);
+        // Costs (see cost.rs): none 1752.25, keep-turns 2882.25: it saves tokens and costs more.
+        assert!((none.cost.cost - 1752.25).abs() < 1e-9 && (turns.cost.cost - 2882.25).abs() < 1e-9);
+        assert!((turns.cost_change - (2882.25 / 1752.25 - 1.0)).abs() < 1e-12);
+        assert!(turns.saves_tokens_costs_more && !none.saves_tokens_costs_more);
+        // keep-results:n=0 prunes before request 0, before anything is cached: 95, 1095, 1095, 1095.
+        assert_eq!(results.total_input_tokens, 3380);
+        assert!(!results.saves_tokens_costs_more && results.cost_change < 0.0);
+        // One event each for the two pruning policies, with their rewrites.
+        let ev: Vec<(&str, usize, Tokens, Tokens)> = c
+            .events
+            .iter()
+            .map(|e| (e.policy.as_str(), e.event.request, e.event.freed_tokens, e.event.rewritten_tokens))
+            .collect();
+        assert_eq!(ev, [("keep-turns:n=2", 2, 100, 1000), ("keep-results:n=0", 0, 100, 0)]);
+        assert_eq!(c.conversations[0].runs.len(), 3);
+    }
+
+    /// Clears every content with a placeholder from the second request on, afresh each time.
+    struct Placeholder;
+    impl Policy for Placeholder {
+        fn sticky(&self) -> bool {
+            false
+        }
+        fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
+            for r in view.results {
+                if view.request > 0 && matches!(r.content, Content::Present(_)) {
+                    edits.push(Edit::Replace(r.index, "[cleared]".into()));
+                }
+            }
+        }
+    }
+
+    struct Hand(&'static str, fn() -> Box<dyn Policy>);
+    impl PolicySource for Hand {
+        fn label(&self) -> &str {
+            self.0
+        }
+        fn fresh(&self) -> Box<dyn Policy> {
+            (self.1)()
+        }
+    }
+
+    #[test]
+    fn hand_written_policies_compare_beside_registered_ones() {
+        let meter = meter();
+        let m = measured(&meter);
+        let none = PolicySpec::parse("none").unwrap();
+        let budget = PolicySpec::parse("budget:max=1100,target=1100").unwrap();
+        let placeholder = Hand("placeholder", || Box::new(Placeholder));
+        let sources: Vec<&dyn PolicySource> = vec![&none, &placeholder, &budget];
+        let c = compare_sources(&[("t", &m)], &sources, &settings(&[], 200_000), &meter);
+        let totals: Vec<(&str, Tokens, usize)> =
+            c.policies.iter().map(|p| (p.policy.as_str(), p.total_input_tokens, p.prune_events)).collect();
+        // placeholder: 195, then 95 + 9 ("[cleared]") + 1000 = 1104 from request 1 on; only request 1
+        // changes the context (the same placeholder is kept afterwards).
+        // budget: 1195 > 1100 at request 1: prune a (→ 1095) and stay pruned.
+        assert_eq!(
+            totals,
+            [
+                ("none", 3780, 0),
+                ("placeholder", 195 + 3 * 1104, 1),
+                ("budget:max=1100,target=1100", 195 + 3 * 1095, 1)
+            ]
+        );
+        // The placeholder clears a at request 1, before the 1,000-byte message is cached: no rewrite.
+        assert_eq!(c.events[0].event.rewritten_tokens, 0);
+        assert!(c.policies[1].savings > 0.0 && c.policies[1].cost_change < 0.0);
+    }
+}

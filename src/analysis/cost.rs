@@ -1,0 +1,447 @@
+//! The cache-aware cost of a replayed run: what each request would pay with a provider's prompt cache.
+//!
+//! Providers cache prompt prefixes. Pruning an old item changes the prompt from that item on, so the
+//! cache must be written again for everything after it (ANCHORS.md §2 and §8; anomalyco/opencode#32515:
+//! a prune took a request from $0.24 to $1.83 although the context got smaller; langchain#37815: a
+//! re-firing clear rewrote 50k–300k tokens to free one result). The model here, per request:
+//!
+//! - **warm or cold**: the cache holds the previous request's context if that request was made at
+//!   most `ttl` before this one (from the recorded timestamps; a request without a timestamp, or with
+//!   no timestamped predecessor, counts as warm). The first request of a context is cold.
+//! - **read**: a warm request reads from the cache the prefix it shares with the previous request
+//!   ([`RequestRow::shared_prefix_tokens`], computed by the replay); a cold one reads nothing.
+//! - **write**: everything else in the context is written (Anthropic: a cache write; OpenAI: plain
+//!   uncached input, since OpenAI charges no write premium).
+//! - **rewritten**: of the written tokens, those that were already cached in the previous request's
+//!   context but sit after the first item a policy changed: the price of a prune beyond the tokens it
+//!   frees. A prune on a cold cache forces no rewrite (the point of Claude Code's time-based
+//!   microcompact, ANCHORS.md §2).
+//!
+//! Prices are per token in a stated unit. The presets are *relative* to the uncached input price, so
+//! costs come out in **input-token equivalents** (what the prompt costs expressed in uncached input
+//! tokens) and stay true whatever a provider's list price is today:
+//! - `anthropic`: cache write 1.25×, cache read 0.1× (5-minute cache; the ratio of every row of
+//!   Anthropic's price table, platform.claude.com/docs/en/about-claude/pricing, e.g. Claude Sonnet 5.5
+//!   $2 input, $2.50 5-minute write, $0.20 read per million tokens);
+//! - `openai`: no write premium (1×), cached input 0.1× (GPT-5 family; GPT-4.1 is 0.25×, GPT-4o
+//!   0.5×, per OpenAI's pricing page, developers.openai.com/api/docs/pricing);
+//! - `none`: no cache (every token 1×), so cost equals input tokens.
+//!
+//! Explicit prices (`input=2,write=2.5,read=0.2`) are in USD per million tokens and give USD. Not
+//! modelled: output tokens (the same under every policy), minimum cacheable lengths (1,024 tokens on
+//! both providers) and OpenAI's 128-token cache granularity, the 1-hour Anthropic cache (use
+//! `--cache-ttl 1h` with `write=2`). Pure: no I/O.
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::Tokens;
+use crate::result::RequestRow;
+
+/// Prices of input tokens by cache state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Prices {
+    /// Preset name, or `custom`.
+    pub name: String,
+    /// Price of an uncached input token with no cache at all (the reference of the unit).
+    pub input: f64,
+    /// Price of a token written to the cache (or sent uncached when a cache exists).
+    pub write: f64,
+    /// Price of a token read from the cache.
+    pub read: f64,
+    /// Prices are per this many tokens (1 for relative presets, 1,000,000 for USD per MTok).
+    pub per_tokens: f64,
+    /// Unit of every cost computed with these prices.
+    pub unit: String,
+}
+
+/// The unit of relative presets.
+pub const RELATIVE_UNIT: &str = "input-token equivalents";
+
+impl Prices {
+    /// Names of the presets.
+    pub const PRESETS: [&'static str; 3] = ["anthropic", "openai", "none"];
+
+    fn relative(name: &str, write: f64, read: f64) -> Prices {
+        Prices { name: name.into(), input: 1.0, write, read, per_tokens: 1.0, unit: RELATIVE_UNIT.into() }
+    }
+
+    /// Anthropic's 5-minute cache: write 1.25×, read 0.1×.
+    pub fn anthropic() -> Prices {
+        Prices::relative("anthropic", 1.25, 0.1)
+    }
+
+    /// OpenAI's automatic cache: no write premium, read 0.1× (GPT-5 family).
+    pub fn openai() -> Prices {
+        Prices::relative("openai", 1.0, 0.1)
+    }
+
+    /// No cache: every input token costs 1.
+    pub fn none() -> Prices {
+        Prices::relative("none", 1.0, 1.0)
+    }
+
+    /// Parses a preset name or `input=X[,write=Y][,read=Z]` in USD per million tokens (`write` and
+    /// `read` default to `input`).
+    pub fn parse(spec: &str) -> Result<Prices, String> {
+        let spec = spec.trim();
+        match spec {
+            "anthropic" => return Ok(Prices::anthropic()),
+            "openai" => return Ok(Prices::openai()),
+            "none" => return Ok(Prices::none()),
+            _ => {}
+        }
+        let (mut input, mut write, mut read) = (None, None, None);
+        for pair in spec.split(',') {
+            let Some((key, value)) = pair.split_once('=') else {
+                return Err(format!(
+                    "`{spec}` is neither a preset ({}) nor input=X,write=Y,read=Z (USD per million tokens)",
+                    Prices::PRESETS.join(", ")
+                ));
+            };
+            let v: f64 =
+                value.trim().parse().ok().filter(|v: &f64| v.is_finite() && *v >= 0.0).ok_or_else(|| {
+                    format!("price `{}` in `{spec}` is not a non-negative number", value.trim())
+                })?;
+            match key.trim() {
+                "input" => input = Some(v),
+                "write" => write = Some(v),
+                "read" => read = Some(v),
+                other => {
+                    return Err(format!("unknown price `{other}` in `{spec}`; valid: input, write, read"));
+                }
+            }
+        }
+        let input = input.ok_or_else(|| format!("`{spec}` needs input=X (USD per million tokens)"))?;
+        Ok(Prices {
+            name: "custom".into(),
+            input,
+            write: write.unwrap_or(input),
+            read: read.unwrap_or(input),
+            per_tokens: 1_000_000.0,
+            unit: "USD".into(),
+        })
+    }
+
+    /// Cost of `read` cached tokens and `written` uncached ones.
+    pub fn cost(&self, read: Tokens, written: Tokens) -> f64 {
+        (read as f64 * self.read + written as f64 * self.write) / self.per_tokens
+    }
+}
+
+/// Parses a cache lifetime: `never`, or a number with `ms`, `s`, `m` or `h` (`0` alone is allowed).
+/// Returns milliseconds, or `None` for a cache that never expires.
+pub fn parse_ttl(text: &str) -> Result<Option<i64>, String> {
+    let t = text.trim();
+    if t == "never" {
+        return Ok(None);
+    }
+    if t == "0" {
+        return Ok(Some(0));
+    }
+    let split = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let scale = match unit {
+        "ms" => 1.0,
+        "s" => 1_000.0,
+        "m" | "min" => 60_000.0,
+        "h" => 3_600_000.0,
+        _ => return Err(format!("cache TTL `{t}`: expected e.g. 5m, 300s, 1h, 0 or never")),
+    };
+    let n: f64 = number.parse().map_err(|_| format!("cache TTL `{t}`: `{number}` is not a number"))?;
+    Ok(Some((n * scale).round() as i64))
+}
+
+/// Renders a TTL the way [`parse_ttl`] reads it.
+pub fn format_ttl(ttl: Option<i64>) -> String {
+    match ttl {
+        None => "never".into(),
+        Some(ms) if ms % 3_600_000 == 0 && ms > 0 => format!("{}h", ms / 3_600_000),
+        Some(ms) if ms % 60_000 == 0 && ms > 0 => format!("{}m", ms / 60_000),
+        Some(ms) if ms % 1_000 == 0 => format!("{}s", ms / 1_000),
+        Some(ms) => format!("{ms}ms"),
+    }
+}
+
+/// The cache model: prices and how long a cached prefix lives.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheModel {
+    /// Prices per cache state.
+    pub prices: Prices,
+    /// Cache lifetime in milliseconds since the previous request; `None` never expires.
+    pub ttl_ms: Option<i64>,
+}
+
+impl Default for CacheModel {
+    fn default() -> Self {
+        CacheModel { prices: Prices::anthropic(), ttl_ms: Some(5 * 60_000) }
+    }
+}
+
+/// What one request pays.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequestCost {
+    /// The cache did not hold the previous context (first request, after a compaction, or idle
+    /// longer than the TTL).
+    pub cold: bool,
+    /// Tokens read from the cache.
+    pub read_tokens: Tokens,
+    /// Tokens written (sent uncached).
+    pub write_tokens: Tokens,
+    /// Of the written tokens, those cached before that a policy's change forced to be written again.
+    pub rewritten_tokens: Tokens,
+    /// The cost.
+    pub cost: f64,
+}
+
+/// The cost of one request row; `previous` is the row before it in the same run.
+pub fn request_cost(row: &RequestRow, previous: Option<&RequestRow>, model: &CacheModel) -> RequestCost {
+    let expired = matches!((model.ttl_ms, row.gap_ms), (Some(ttl), Some(gap)) if gap > ttl);
+    let cold = row.previous_context_tokens == 0 || expired;
+    let read = if cold { 0 } else { row.shared_prefix_tokens.min(row.context_tokens) };
+    let write = row.context_tokens - read;
+    // The previous context after the cut was cached; what of it is still sent must be written again.
+    // `freed_tokens` is net of placeholders, so the placeholder text written now is added back to
+    // what the change removed from that suffix.
+    let placeholders_added =
+        previous.map_or(0, |p| row.categories.placeholders.saturating_sub(p.categories.placeholders));
+    let rewritten = if cold {
+        0
+    } else {
+        let removed = row.freed_tokens + placeholders_added;
+        row.previous_context_tokens.saturating_sub(read).saturating_sub(removed).min(write)
+    };
+    RequestCost {
+        cold,
+        read_tokens: read,
+        write_tokens: write,
+        rewritten_tokens: rewritten,
+        cost: model.prices.cost(read, write),
+    }
+}
+
+/// One request before which the policy changed the context, priced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PruneEvent {
+    /// Request index in its conversation.
+    pub request: usize,
+    /// Results whose content the policy changed.
+    pub changed_results: usize,
+    /// Tokens the change removed from the context.
+    pub freed_tokens: Tokens,
+    /// Cached tokens the change forced to be written again.
+    pub rewritten_tokens: Tokens,
+    /// The cache was cold anyway (no rewrite is forced).
+    pub cold: bool,
+    /// Extra cost of this request: rewritten tokens at the write price instead of the read price.
+    pub rewrite_cost: f64,
+    /// What each later warm request saves by not reading the freed tokens.
+    pub saving_per_request: f64,
+    /// Later requests needed to recover `rewrite_cost` (`None` when nothing is saved per request).
+    pub break_even_requests: Option<f64>,
+    /// Requests that follow in the conversation.
+    pub later_requests: usize,
+}
+
+impl PruneEvent {
+    /// Whether the later requests of the conversation recover the rewrite cost.
+    pub fn pays_off(&self) -> bool {
+        self.rewrite_cost == 0.0 || self.break_even_requests.is_some_and(|b| self.later_requests as f64 >= b)
+    }
+}
+
+/// Cost totals of one run or many (they add up).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CostTotals {
+    /// Requests priced.
+    pub requests: usize,
+    /// Of them, cold.
+    pub cold_requests: usize,
+    /// Sum of the contexts.
+    pub input_tokens: Tokens,
+    /// Tokens read from the cache.
+    pub read_tokens: Tokens,
+    /// Tokens written.
+    pub write_tokens: Tokens,
+    /// Written tokens that policy changes forced to be written again.
+    pub rewritten_tokens: Tokens,
+    /// Tokens freed by policy changes.
+    pub freed_tokens: Tokens,
+    /// Requests before which the policy changed the context.
+    pub prune_events: usize,
+    /// The cost.
+    pub cost: f64,
+}
+
+impl std::ops::AddAssign for CostTotals {
+    fn add_assign(&mut self, o: CostTotals) {
+        self.requests += o.requests;
+        self.cold_requests += o.cold_requests;
+        self.input_tokens += o.input_tokens;
+        self.read_tokens += o.read_tokens;
+        self.write_tokens += o.write_tokens;
+        self.rewritten_tokens += o.rewritten_tokens;
+        self.freed_tokens += o.freed_tokens;
+        self.prune_events += o.prune_events;
+        self.cost += o.cost;
+    }
+}
+
+/// Prices every request of a run; returns the totals and one entry per prune event.
+pub fn cost_of_run(rows: &[RequestRow], model: &CacheModel) -> (CostTotals, Vec<PruneEvent>) {
+    let mut totals = CostTotals::default();
+    let mut events = Vec::new();
+    let p = &model.prices;
+    for (i, row) in rows.iter().enumerate() {
+        let c = request_cost(row, i.checked_sub(1).map(|j| &rows[j]), model);
+        totals.requests += 1;
+        totals.cold_requests += usize::from(c.cold);
+        totals.input_tokens += row.context_tokens;
+        totals.read_tokens += c.read_tokens;
+        totals.write_tokens += c.write_tokens;
+        totals.rewritten_tokens += c.rewritten_tokens;
+        totals.cost += c.cost;
+        if row.changed_results > 0 {
+            totals.prune_events += 1;
+            totals.freed_tokens += row.freed_tokens;
+            let rewrite_cost = c.rewritten_tokens as f64 * (p.write - p.read) / p.per_tokens;
+            let saving_per_request = row.freed_tokens as f64 * p.read / p.per_tokens;
+            events.push(PruneEvent {
+                request: row.request,
+                changed_results: row.changed_results,
+                freed_tokens: row.freed_tokens,
+                rewritten_tokens: c.rewritten_tokens,
+                cold: c.cold,
+                rewrite_cost,
+                saving_per_request,
+                break_even_requests: (saving_per_request > 0.0).then(|| rewrite_cost / saving_per_request),
+                later_requests: rows.len() - i - 1,
+            });
+        }
+    }
+    (totals, events)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::testing::{cache_trap, measured, meter};
+    use crate::model::Item;
+    use crate::policy::PolicySpec;
+    use crate::replay::replay;
+    use crate::result::Run;
+
+    fn run(items: Vec<Item>, spec: &str) -> Run {
+        let (meter, _) = meter();
+        let m = measured(items, &meter);
+        let mut policy = PolicySpec::parse(spec).unwrap().build();
+        replay(&m, 16, &mut *policy, &meter)
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-9
+    }
+
+    #[test]
+    fn a_prune_that_saves_tokens_can_cost_more_on_a_warm_cache() {
+        let model = CacheModel { prices: Prices::anthropic(), ttl_ms: Some(300_000) };
+        let none = run(cache_trap([None; 4]), "none");
+        let pruned = run(cache_trap([None; 4]), "keep-turns:n=2");
+        // Contexts: none 195, 1195, 1195, 1195 = 3780; keep-turns:n=2 prunes a (100) before request 2.
+        assert_eq!(none.summary.total_input_tokens, 3780);
+        assert_eq!(pruned.summary.total_input_tokens, 3580);
+        let (n, _) = cost_of_run(&none.rows, &model);
+        let (p, events) = cost_of_run(&pruned.rows, &model);
+        // none: 195×1.25 + (1000×1.25 + 195×0.1) + 1195×0.1 + 1195×0.1 = 243.75 + 1269.5 + 119.5 + 119.5.
+        assert!(close(n.cost, 1752.25), "{}", n.cost);
+        // pruned: request 2 shares only "hi" + a's summary (95) and writes the 1,000-byte message again.
+        // 243.75 + 1269.5 + (1000×1.25 + 95×0.1) + 1095×0.1 = 2882.25.
+        assert!(close(p.cost, 2882.25), "{}", p.cost);
+        assert!(p.input_tokens < n.input_tokens && p.cost > n.cost);
+        assert_eq!(
+            (p.read_tokens, p.write_tokens, p.rewritten_tokens),
+            (195 + 95 + 1095, 195 + 1000 + 1000, 1000)
+        );
+        assert_eq!(events.len(), 1);
+        let e = &events[0];
+        assert_eq!(
+            (e.request, e.freed_tokens, e.rewritten_tokens, e.cold, e.later_requests),
+            (2, 100, 1000, false, 1)
+        );
+        // 1000 × (1.25 − 0.1) = 1150 extra now; 100 × 0.1 = 10 saved per later request: 115 to break even.
+        assert!(close(e.rewrite_cost, 1150.0) && close(e.saving_per_request, 10.0));
+        assert!(close(e.break_even_requests.unwrap(), 115.0));
+        assert!(!e.pays_off());
+    }
+
+    #[test]
+    fn the_same_prune_after_an_idle_gap_longer_than_the_ttl_is_free() {
+        let times = [
+            Some("2025-01-01T00:00:00Z"),
+            Some("2025-01-01T00:01:00Z"),
+            Some("2025-01-01T00:20:00Z"), // 19 minutes idle: the cache expired
+            Some("2025-01-01T00:21:00Z"),
+        ];
+        let model = CacheModel { prices: Prices::anthropic(), ttl_ms: Some(300_000) };
+        let (n, _) = cost_of_run(&run(cache_trap(times), "none").rows, &model);
+        let (p, events) = cost_of_run(&run(cache_trap(times), "keep-turns:n=2").rows, &model);
+        // Request 2 is cold under both: none writes 1195, pruned writes 1095.
+        assert!(close(n.cost, 243.75 + 1269.5 + 1195.0 * 1.25 + 119.5), "{}", n.cost);
+        assert!(close(p.cost, 243.75 + 1269.5 + 1095.0 * 1.25 + 109.5), "{}", p.cost);
+        assert!(p.cost < n.cost);
+        assert_eq!(n.cold_requests, 2);
+        assert!(events[0].cold && events[0].rewritten_tokens == 0 && events[0].pays_off());
+        // A cache that never expires makes the idle gap irrelevant again.
+        let forever = CacheModel { prices: Prices::anthropic(), ttl_ms: None };
+        let (p, _) = cost_of_run(&run(cache_trap(times), "keep-turns:n=2").rows, &forever);
+        assert!(close(p.cost, 2882.25));
+    }
+
+    #[test]
+    fn without_a_cache_the_cost_is_the_input_token_count() {
+        let model = CacheModel { prices: Prices::none(), ttl_ms: Some(300_000) };
+        for spec in ["none", "keep-turns:n=2"] {
+            let r = run(cache_trap([None; 4]), spec);
+            let (t, _) = cost_of_run(&r.rows, &model);
+            assert!(close(t.cost, r.summary.total_input_tokens as f64));
+        }
+    }
+
+    #[test]
+    fn openai_charges_no_write_premium() {
+        let model = CacheModel { prices: Prices::openai(), ttl_ms: None };
+        let (p, _) = cost_of_run(&run(cache_trap([None; 4]), "keep-turns:n=2").rows, &model);
+        // Written 195 + 1000 + 1000 at 1, read 195 + 95 + 1095 at 0.1.
+        assert!(close(p.cost, 2195.0 + 138.5), "{}", p.cost);
+    }
+
+    #[test]
+    fn prices_parse_presets_and_explicit_usd() {
+        assert_eq!(Prices::parse("anthropic").unwrap(), Prices::anthropic());
+        let p = Prices::parse("input=2, write=2.5,read=0.2").unwrap();
+        assert_eq!((p.input, p.write, p.read, p.unit.as_str()), (2.0, 2.5, 0.2, "USD"));
+        assert!(close(p.cost(1_000_000, 1_000_000), 2.7));
+        let p = Prices::parse("input=3").unwrap();
+        assert_eq!((p.write, p.read), (3.0, 3.0));
+        for bad in ["antropic", "write=1", "input=-1", "input=1,cache=2"] {
+            assert!(Prices::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn ttls_parse_with_units() {
+        assert_eq!(parse_ttl("5m"), Ok(Some(300_000)));
+        assert_eq!(parse_ttl("300s"), Ok(Some(300_000)));
+        assert_eq!(parse_ttl("1h"), Ok(Some(3_600_000)));
+        assert_eq!(parse_ttl("0"), Ok(Some(0)));
+        assert_eq!(parse_ttl("never"), Ok(None));
+        assert!(parse_ttl("5").is_err() && parse_ttl("m").is_err() && parse_ttl("5d").is_err());
+        for t in ["5m", "1h", "90s", "250ms", "never"] {
+            assert_eq!(format_ttl(parse_ttl(t).unwrap()), t);
+        }
+    }
+}

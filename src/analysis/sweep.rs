@@ -1,0 +1,595 @@
+//! The threshold sweep: which `SUMMARY_THRESHOLD` should the seed's split use under a given policy?
+//!
+//! Every conversation is replayed under one policy at each threshold (measured once, so the counting
+//! cost does not grow with the number of thresholds: a replay only looks measures up). Per threshold:
+//! the share of tool results split, the summary and content tokens the requests carry, the summary
+//! overhead (a split result sends `summary` *and* `content` until the content is pruned), peak and
+//! total input tokens, and the savings.
+//!
+//! **Savings** are against `none` with nothing split (`1 − total / baseline`), the history as the
+//! tool produced it, so every threshold is charged its own summary overhead and the numbers of
+//! different thresholds compare.
+//!
+//! **Recommendation**: the largest threshold whose savings stay within `tolerance` (relative, default
+//! 5%) of the best threshold's, because a larger threshold leaves more outputs whole (fewer lossy
+//! summaries for the model) for almost the same saving. Then, for the tools whose outputs dominate,
+//! the same recommendation with only that tool's threshold varied (every other tool kept at the
+//! overall recommendation), which shows where a per-tool threshold would move. Pure: no I/O.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::measure::{MeasuredConversation, MeasuredItem, MeasuredResult};
+use crate::model::Tokens;
+use crate::policy::{Content, Edit, Policy, PolicySpec, View};
+use crate::replay::replay;
+use crate::result::Run;
+use crate::tokens::Meter;
+
+/// The thresholds swept when none are given: 0, then 64 bytes to 64 KiB, doubling.
+pub const DEFAULT_THRESHOLDS: &str = "0,64..65536:x2";
+/// The default relative tolerance of the recommendation.
+pub const DEFAULT_TOLERANCE: f64 = 0.05;
+/// How many dominant tools get their own recommendation by default.
+pub const DEFAULT_TOP_TOOLS: usize = 5;
+/// The name used for results whose tool is not recorded.
+pub const UNNAMED_TOOL: &str = "(unnamed)";
+
+/// Parses a threshold list: comma-separated numbers and ranges `A..B:xK` (geometric, factor K ≥ 2)
+/// or `A..B:+K` (arithmetic, step K ≥ 1), in bytes. The result is sorted and deduplicated.
+pub fn parse_thresholds(spec: &str) -> Result<Vec<usize>, String> {
+    const MAX: usize = 1000;
+    let mut out = BTreeSet::new();
+    let number = |s: &str| -> Result<usize, String> {
+        s.trim().parse().map_err(|_| format!("`{}` in `{spec}` is not a number of bytes", s.trim()))
+    };
+    for part in spec.split(',').map(str::trim) {
+        if part.is_empty() {
+            return Err(format!("empty item in threshold list `{spec}`"));
+        }
+        let Some((range, step)) = part.split_once("..") else {
+            out.insert(number(part)?);
+            continue;
+        };
+        let (end, step) = step
+            .split_once(':')
+            .ok_or_else(|| format!("range `{part}` needs a step: `A..B:xK` (multiply) or `A..B:+K` (add)"))?;
+        let (mut at, end) = (number(range)?, number(end)?);
+        if at > end {
+            return Err(format!("range `{part}` runs backwards"));
+        }
+        let (geometric, k) = match (step.strip_prefix('x'), step.strip_prefix('+')) {
+            (Some(k), _) => (true, number(k)?),
+            (_, Some(k)) => (false, number(k)?),
+            _ => return Err(format!("step `{step}` in `{part}` must be xK or +K")),
+        };
+        if (geometric && (k < 2 || at == 0)) || (!geometric && k == 0) {
+            return Err(format!(
+                "range `{part}` never advances (a geometric range needs a start above 0 and x2 or more)"
+            ));
+        }
+        while at <= end {
+            out.insert(at);
+            if out.len() > MAX {
+                return Err(format!("`{spec}` gives more than {MAX} thresholds"));
+            }
+            at = if geometric { at.saturating_mul(k) } else { at.saturating_add(k) };
+            if at == usize::MAX {
+                break;
+            }
+        }
+    }
+    if out.len() > MAX {
+        return Err(format!("`{spec}` gives more than {MAX} thresholds"));
+    }
+    Ok(out.into_iter().collect())
+}
+
+/// What to sweep.
+#[derive(Debug, Clone)]
+pub struct SweepSettings {
+    /// Thresholds in bytes (any order; swept ascending).
+    pub thresholds: Vec<usize>,
+    /// The policy replayed at every threshold.
+    pub policy: PolicySpec,
+    /// Relative tolerance of the recommendation (0.05 = within 5% of the best savings).
+    pub tolerance: f64,
+    /// How many dominant tools get their own recommendation.
+    pub top_tools: usize,
+}
+
+/// One threshold of the sweep, summed over every conversation.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepRow {
+    /// `SUMMARY_THRESHOLD` in bytes.
+    pub threshold: usize,
+    /// Tool results.
+    pub tool_results: usize,
+    /// Of them, split into summary + content.
+    pub split_results: usize,
+    /// `split_results / tool_results`.
+    pub split_share: f64,
+    /// Summary tokens of split results, summed over the requests that carry them (they stay resident
+    /// after a prune).
+    pub summary_tokens: Tokens,
+    /// Content tokens, summed over the requests that carry them.
+    pub content_tokens: Tokens,
+    /// Summary tokens sent while the result's content is also sent (what splitting adds before a
+    /// prune), summed over requests.
+    pub overhead_tokens: Tokens,
+    /// Largest context of any request.
+    pub peak_context_tokens: Tokens,
+    /// Sum of every request's context.
+    pub total_input_tokens: Tokens,
+    /// Requests before which the policy changed the context.
+    pub prune_events: usize,
+    /// `1 − total_input_tokens / baseline`, the baseline being `none` with nothing split.
+    pub savings: f64,
+}
+
+/// A recommended threshold and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Recommendation {
+    /// The recommended threshold (bytes).
+    pub threshold: usize,
+    /// Its savings.
+    pub savings: f64,
+    /// The threshold with the largest savings (the largest one on a tie).
+    pub best_threshold: usize,
+    /// Its savings.
+    pub best_savings: f64,
+    /// The relative tolerance used.
+    pub tolerance: f64,
+    /// The next larger threshold tried and its savings, if any.
+    pub next: Option<(usize, f64)>,
+    /// The reason in words.
+    pub reason: String,
+}
+
+/// How the recommendation moves when only one tool's threshold varies.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolRecommendation {
+    /// Tool name.
+    pub tool: String,
+    /// Results of this tool.
+    pub results: usize,
+    /// Real tokens of its outputs, each counted once.
+    pub output_tokens: Tokens,
+    /// Its share of all tool-output tokens.
+    pub output_share: f64,
+    /// Savings with this tool's outputs never split (the others at the overall recommendation): the
+    /// zero point of the tool's own contribution.
+    pub unsplit_savings: f64,
+    /// The recommendation for this tool, if it has any result.
+    pub recommendation: Option<Recommendation>,
+    /// The sweep of this tool's threshold.
+    pub rows: Vec<SweepRow>,
+}
+
+/// The whole sweep.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sweep {
+    /// The policy spec.
+    pub policy: String,
+    /// Conversations swept.
+    pub conversations: usize,
+    /// Requests per replay.
+    pub requests: usize,
+    /// Total input tokens under `none` with nothing split (the savings baseline).
+    pub baseline_total_tokens: Tokens,
+    /// Peak context under `none` with nothing split.
+    pub baseline_peak_tokens: Tokens,
+    /// One row per threshold, ascending.
+    pub rows: Vec<SweepRow>,
+    /// The recommendation (absent when there is nothing to sweep).
+    pub recommendation: Option<Recommendation>,
+    /// Per dominant tool, largest share first.
+    pub per_tool: Vec<ToolRecommendation>,
+}
+
+/// Watches a policy's view to sum summary tokens and the summary overhead per request.
+struct Observed<'p> {
+    inner: &'p mut dyn Policy,
+    summary: Tokens,
+    overhead: Tokens,
+}
+
+impl Policy for Observed<'_> {
+    fn sticky(&self) -> bool {
+        self.inner.sticky()
+    }
+
+    fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
+        let start = edits.len();
+        self.inner.before_request(view, edits);
+        // What this request's edits take away (for a sticky policy the view already shows earlier
+        // edits; a non-sticky policy's view never does, and its edits are all in `edits`).
+        let removed: BTreeSet<usize> = edits[start..]
+            .iter()
+            .filter_map(|e| match e {
+                Edit::Prune(i) | Edit::Replace(i, _) => Some(*i),
+                Edit::ClearCall(..) => None,
+            })
+            .collect();
+        for r in view.results.iter().filter(|r| r.original.is_some()) {
+            self.summary += r.summary.tokens;
+            if matches!(r.content, Content::Present(_)) && !removed.contains(&r.index) {
+                self.overhead += r.summary.tokens;
+            }
+        }
+    }
+}
+
+/// Replays every conversation at `threshold` under `spec` and sums one sweep row (savings left 0).
+fn row_at(
+    conversations: &[&MeasuredConversation],
+    threshold: usize,
+    spec: &PolicySpec,
+    meter: &Meter,
+) -> SweepRow {
+    let mut row = SweepRow { threshold, ..Default::default() };
+    for c in conversations {
+        let mut inner = spec.build();
+        let mut observed = Observed { inner: &mut *inner, summary: 0, overhead: 0 };
+        let run = replay(c, threshold, &mut observed, meter);
+        row.summary_tokens += observed.summary;
+        row.overhead_tokens += observed.overhead;
+        add_run(&mut row, &run);
+    }
+    row.split_share = share(row.split_results, row.tool_results);
+    row
+}
+
+fn add_run(row: &mut SweepRow, run: &Run) {
+    row.tool_results += run.summary.tool_results;
+    row.split_results += run.summary.split_results;
+    row.content_tokens += run.rows.iter().map(|r| r.categories.tool_contents).sum::<Tokens>();
+    row.peak_context_tokens = row.peak_context_tokens.max(run.summary.peak_context_tokens);
+    row.total_input_tokens += run.summary.total_input_tokens;
+    row.prune_events += run.summary.prune_events;
+}
+
+fn share(part: usize, whole: usize) -> f64 {
+    if whole == 0 { 0.0 } else { part as f64 / whole as f64 }
+}
+
+fn savings(total: Tokens, baseline: Tokens) -> f64 {
+    if baseline == 0 { 0.0 } else { 1.0 - total as f64 / baseline as f64 }
+}
+
+/// The largest threshold whose savings are within `tolerance` (relative) of the best.
+pub fn recommend(rows: &[SweepRow], tolerance: f64) -> Option<Recommendation> {
+    let (i, chosen, best) = choose(rows, tolerance, 0.0)?;
+    let next = rows.get(i + 1).map(|r| (r.threshold, r.savings));
+    let reason = if best.savings <= 0.0 {
+        format!(
+            "no threshold saves input tokens (best: {} at {} bytes), so splitting does not pay off under \
+             this policy on these traces; {} bytes is the largest threshold tried within {} of the best",
+            pct(best.savings),
+            best.threshold,
+            chosen.threshold,
+            pct(tolerance)
+        )
+    } else {
+        let tail = match next {
+            Some((t, s)) => format!("the next larger threshold tried, {t} bytes, saves {}", pct(s)),
+            None => "it is the largest threshold tried".to_owned(),
+        };
+        let within = if chosen.threshold == best.threshold {
+            "the best of all thresholds tried".to_owned()
+        } else {
+            format!(
+                "within {} of the best ({} at {} bytes)",
+                pct(tolerance),
+                pct(best.savings),
+                best.threshold
+            )
+        };
+        format!(
+            "{} bytes saves {} of input tokens, {within}, and leaves every output of up to {} bytes whole; {tail}",
+            chosen.threshold,
+            pct(chosen.savings),
+            chosen.threshold
+        )
+    };
+    Some(recommendation(rows, i, best, tolerance, reason))
+}
+
+/// The recommendation for one tool: the largest threshold that keeps the tool's own contribution
+/// (savings minus `unsplit`, the savings with this tool never split) within `tolerance` of its best.
+pub fn recommend_tool(rows: &[SweepRow], tolerance: f64, tool: &str, unsplit: f64) -> Option<Recommendation> {
+    let (i, chosen, best) = choose(rows, tolerance, unsplit)?;
+    let points = |v: f64| format!("{:.1} points", (v - unsplit) * 100.0);
+    let reason = if best.savings <= unsplit {
+        format!(
+            "splitting {tool} outputs saves nothing under this policy; {} bytes keeps them whole",
+            chosen.threshold
+        )
+    } else {
+        format!(
+            "splitting {tool} outputs adds at best {} of savings (at {} bytes); {} bytes keeps {} of it, \
+             within {} of that best",
+            points(best.savings),
+            best.threshold,
+            chosen.threshold,
+            points(chosen.savings),
+            pct(tolerance)
+        )
+    };
+    Some(recommendation(rows, i, best, tolerance, reason))
+}
+
+fn pct(v: f64) -> String {
+    format!("{:.1}%", v * 100.0)
+}
+
+/// `(index, chosen row, best row)`: the best savings (largest threshold on a tie) and the largest
+/// threshold whose savings above `zero` are within `tolerance` of the best's.
+fn choose(rows: &[SweepRow], tolerance: f64, zero: f64) -> Option<(usize, &SweepRow, &SweepRow)> {
+    // `max_by` keeps the last of equal elements: the largest threshold on a tie.
+    let best = rows.iter().max_by(|a, b| a.savings.total_cmp(&b.savings))?;
+    let gain = best.savings - zero;
+    let floor = best.savings - tolerance * gain.abs();
+    let (i, chosen) = rows.iter().enumerate().rev().find(|(_, r)| r.savings >= floor)?;
+    Some((i, chosen, best))
+}
+
+fn recommendation(
+    rows: &[SweepRow],
+    i: usize,
+    best: &SweepRow,
+    tolerance: f64,
+    reason: String,
+) -> Recommendation {
+    Recommendation {
+        threshold: rows[i].threshold,
+        savings: rows[i].savings,
+        best_threshold: best.threshold,
+        best_savings: best.savings,
+        tolerance,
+        next: rows.get(i + 1).map(|r| (r.threshold, r.savings)),
+        reason,
+    }
+}
+
+fn tool_of(r: &MeasuredResult) -> &str {
+    r.name.as_deref().unwrap_or(UNNAMED_TOOL)
+}
+
+fn results(c: &MeasuredConversation) -> impl Iterator<Item = &MeasuredResult> {
+    c.items.iter().filter_map(|i| match i {
+        MeasuredItem::ToolResult(r) => Some(&**r),
+        _ => None,
+    })
+}
+
+/// Tools by total output tokens (largest first, then by name): `(name, results, tokens)`.
+pub fn tools_by_output(conversations: &[&MeasuredConversation]) -> Vec<(String, usize, Tokens)> {
+    let mut by: BTreeMap<&str, (usize, Tokens)> = BTreeMap::new();
+    for r in conversations.iter().flat_map(|c| results(c)) {
+        let e = by.entry(tool_of(r)).or_default();
+        e.0 += 1;
+        e.1 += r.output_measure().tokens;
+    }
+    let mut out: Vec<(String, usize, Tokens)> =
+        by.into_iter().map(|(n, (k, t))| (n.to_owned(), k, t)).collect();
+    out.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
+    out
+}
+
+/// A copy of `c` in which every raw result of another tool than `tool` is split as at `threshold`,
+/// whatever threshold the copy is later replayed at.
+pub fn fix_other_tools(c: &MeasuredConversation, tool: &str, threshold: usize) -> MeasuredConversation {
+    let mut out = c.clone();
+    for item in &mut out.items {
+        let MeasuredItem::ToolResult(r) = item else { continue };
+        if r.presplit.is_some() || tool_of(r) == tool {
+            continue;
+        }
+        if r.text.len() > threshold {
+            r.presplit = Some(true);
+        } else {
+            r.presplit = Some(false);
+            r.summary_measure = r.text_measure;
+            r.summary = r.text.clone();
+        }
+    }
+    out
+}
+
+/// Sweeps `settings.thresholds` over `conversations`.
+pub fn sweep(conversations: &[&MeasuredConversation], settings: &SweepSettings, meter: &Meter) -> Sweep {
+    let mut thresholds = settings.thresholds.clone();
+    thresholds.sort_unstable();
+    thresholds.dedup();
+    let none = PolicySpec::parse("none").unwrap_or_else(|e| unreachable!("`none` is registered: {e}"));
+    let baseline = row_at(conversations, usize::MAX, &none, meter);
+    let rows_for = |convs: &[&MeasuredConversation]| -> Vec<SweepRow> {
+        thresholds
+            .iter()
+            .map(|&t| {
+                let mut row = row_at(convs, t, &settings.policy, meter);
+                row.savings = savings(row.total_input_tokens, baseline.total_input_tokens);
+                row
+            })
+            .collect()
+    };
+    let rows = rows_for(conversations);
+    let recommendation = recommend(&rows, settings.tolerance);
+    let tools = tools_by_output(conversations);
+    let all_output: Tokens = tools.iter().map(|t| t.2).sum();
+    let mut per_tool = Vec::new();
+    if let Some(overall) = &recommendation {
+        for (tool, count, tokens) in tools.into_iter().take(settings.top_tools) {
+            let fixed: Vec<MeasuredConversation> =
+                conversations.iter().map(|c| fix_other_tools(c, &tool, overall.threshold)).collect();
+            let refs: Vec<&MeasuredConversation> = fixed.iter().collect();
+            let rows = rows_for(&refs);
+            let unsplit = row_at(&refs, usize::MAX, &settings.policy, meter);
+            let unsplit_savings = savings(unsplit.total_input_tokens, baseline.total_input_tokens);
+            per_tool.push(ToolRecommendation {
+                output_share: if all_output == 0 { 0.0 } else { tokens as f64 / all_output as f64 },
+                recommendation: recommend_tool(&rows, settings.tolerance, &tool, unsplit_savings),
+                unsplit_savings,
+                tool,
+                results: count,
+                output_tokens: tokens,
+                rows,
+            });
+        }
+    }
+    Sweep {
+        policy: settings.policy.as_str().to_owned(),
+        conversations: conversations.len(),
+        requests: conversations.iter().map(|c| c.requests()).sum(),
+        baseline_total_tokens: baseline.total_input_tokens,
+        baseline_peak_tokens: baseline.peak_context_tokens,
+        rows,
+        recommendation,
+        per_tool,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::testing::{self, meter, request, result, user};
+    use std::sync::atomic::Ordering;
+
+    /// "hi" (2 tokens); a 100-byte `read` result (automatic summary 93 bytes); request; a 40-byte
+    /// `ls` result (summary "1 lines | " + 40 + "…" = 53); request; two more requests.
+    fn measured(meter: &Meter) -> MeasuredConversation {
+        let items = vec![
+            user("hi"),
+            result("a", "read", "x".repeat(100)),
+            request(None),
+            result("b", "ls", "y".repeat(40)),
+            request(None),
+            request(None),
+            request(None),
+        ];
+        testing::measured(items, meter)
+    }
+
+    fn settings(thresholds: Vec<usize>, spec: &str) -> SweepSettings {
+        SweepSettings {
+            thresholds,
+            policy: PolicySpec::parse(spec).unwrap(),
+            tolerance: DEFAULT_TOLERANCE,
+            top_tools: 5,
+        }
+    }
+
+    #[test]
+    fn threshold_lists_take_numbers_and_ranges() {
+        assert_eq!(parse_thresholds("256, 0,64").unwrap(), [0, 64, 256]);
+        assert_eq!(parse_thresholds("64..1024:x2").unwrap(), [64, 128, 256, 512, 1024]);
+        assert_eq!(parse_thresholds("0..300:+100,1000").unwrap(), [0, 100, 200, 300, 1000]);
+        assert_eq!(parse_thresholds(DEFAULT_THRESHOLDS).unwrap().len(), 12);
+        for bad in ["", "a", "64..16", "64..128", "0..64:x2", "1..9:x1", "1..9:+0", "1..9:y2", "0..100000:+1"]
+        {
+            assert!(parse_thresholds(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn sweep_numbers_match_a_hand_count() {
+        let (meter, _) = meter();
+        let m = measured(&meter);
+        let s = sweep(&[&m], &settings(vec![200, 50, 16], "keep-turns:n=2"), &meter);
+        // Baseline (none, nothing split): 102, 142, 142, 142.
+        assert_eq!(s.baseline_total_tokens, 528);
+        assert_eq!(s.baseline_peak_tokens, 142);
+        let at: Vec<usize> = s.rows.iter().map(|r| r.threshold).collect();
+        assert_eq!(at, [16, 50, 200]);
+        // Threshold 16: both split. Contexts: 2+193=195; +53+40 → 288; request 2 prunes a (−100)
+        // → 188; request 3 prunes b (−40) → 148. Total 819.
+        let r = &s.rows[0];
+        assert_eq!(
+            (r.split_results, r.total_input_tokens, r.peak_context_tokens, r.prune_events),
+            (2, 819, 288, 2)
+        );
+        // Summaries resident: 93, 93+53, 93+53, 93+53 = 531; overhead while content present:
+        // 93, 93+53, 53 (a pruned before request 2), 0 = 292; contents: 100, 140, 40, 0 = 280.
+        assert_eq!((r.summary_tokens, r.overhead_tokens, r.content_tokens), (531, 292, 280));
+        assert!((r.savings - (1.0 - 819.0 / 528.0)).abs() < 1e-12);
+        // Threshold 50: only a splits. 195, 235, 135, 135 = 700.
+        let r = &s.rows[1];
+        assert_eq!((r.split_results, r.total_input_tokens), (1, 700));
+        assert_eq!((r.summary_tokens, r.overhead_tokens, r.content_tokens), (4 * 93, 2 * 93, 200));
+        assert!((r.split_share - 0.5).abs() < 1e-12);
+        // Threshold 200: nothing splits: the baseline itself.
+        assert_eq!((s.rows[2].split_results, s.rows[2].total_input_tokens, s.rows[2].savings), (0, 528, 0.0));
+        // Best is 200 (0%, the others cost more than they save), so it is recommended.
+        let rec = s.recommendation.as_ref().unwrap();
+        assert_eq!(rec.threshold, 200);
+        assert!(rec.reason.contains("no threshold saves input tokens"), "{}", rec.reason);
+    }
+
+    #[test]
+    fn the_recommendation_is_the_largest_threshold_within_tolerance_of_the_best() {
+        let row = |threshold, savings| SweepRow { threshold, savings, ..Default::default() };
+        let rows = [row(0, 0.50), row(64, 0.52), row(128, 0.50), row(256, 0.495), row(512, 0.40)];
+        // Best 52% at 64; 5% of it is 2.6 points: 256 (49.5%) is within, 512 (40%) is not.
+        let r = recommend(&rows, 0.05).unwrap();
+        assert_eq!((r.threshold, r.best_threshold, r.next), (256, 64, Some((512, 0.40))));
+        assert!(r.reason.starts_with(
+            "256 bytes saves 49.5% of input tokens, within 5.0% of the best (52.0% at 64 bytes)"
+        ));
+        assert_eq!(recommend(&rows, 0.0).unwrap().threshold, 64);
+        assert_eq!(recommend(&rows, 0.5).unwrap().threshold, 512);
+        assert_eq!(recommend(&[], 0.05), None);
+    }
+
+    #[test]
+    fn counting_cost_does_not_grow_with_the_number_of_thresholds() {
+        let (meter, calls) = meter();
+        let m = measured(&meter);
+        let after_measuring = calls.load(Ordering::SeqCst);
+        assert!(after_measuring > 0);
+        let few = sweep(&[&m], &settings(vec![64], "keep-results:n=1"), &meter);
+        assert_eq!(calls.load(Ordering::SeqCst), after_measuring, "a one-threshold sweep recounted");
+        let many =
+            sweep(&[&m], &settings(parse_thresholds("0..4096:+16").unwrap(), "keep-results:n=1"), &meter);
+        assert_eq!(calls.load(Ordering::SeqCst), after_measuring, "a 257-threshold sweep recounted");
+        assert_eq!(many.rows.len(), 257);
+        assert_eq!(few.rows[0], many.rows.iter().find(|r| r.threshold == 64).unwrap().clone());
+        // Every text was counted exactly once, when it was measured.
+        assert_eq!(after_measuring, meter.distinct_texts());
+    }
+
+    #[test]
+    fn per_tool_sweeps_vary_one_tool_and_keep_the_others_at_the_recommendation() {
+        let (meter, _) = meter();
+        let m = measured(&meter);
+        let s = sweep(&[&m], &settings(vec![16, 50, 200], "keep-turns:n=2"), &meter);
+        let names: Vec<&str> = s.per_tool.iter().map(|t| t.tool.as_str()).collect();
+        assert_eq!(names, ["read", "ls"]);
+        assert_eq!((s.per_tool[0].results, s.per_tool[0].output_tokens), (1, 100));
+        assert!((s.per_tool[0].output_share - 100.0 / 140.0).abs() < 1e-12);
+        // Varying only `ls` with `read` fixed at 200 (unsplit): threshold 16 splits ls alone.
+        // Contexts: 102, 102+93, 102+93, 102+53 = 545 (ls pruned before request 3).
+        let ls = &s.per_tool[1];
+        assert_eq!(ls.rows[0].total_input_tokens, 102 + 195 + 195 + 155);
+        assert_eq!(ls.rows[2].total_input_tokens, 528);
+        assert_eq!(ls.recommendation.as_ref().unwrap().threshold, 200);
+    }
+
+    #[test]
+    fn fixing_other_tools_keeps_their_split_at_any_threshold() {
+        let (meter, _) = meter();
+        let m = measured(&meter);
+        let fixed = fix_other_tools(&m, "ls", 16);
+        let none = PolicySpec::parse("none").unwrap();
+        // read is split (fixed at 16) even when replayed at a huge threshold.
+        let r = row_at(&[&fixed], 10_000, &none, &meter);
+        assert_eq!(r.split_results, 1);
+        let unsplit = fix_other_tools(&m, "ls", 1_000);
+        assert_eq!(row_at(&[&unsplit], 0, &none, &meter).split_results, 1, "only ls splits");
+    }
+}

@@ -1,0 +1,105 @@
+//! The estimate-versus-real chart: for the tools with the most output tokens, the real tokens beside
+//! each estimator's estimate, so under- and over-counting per tool is visible at a glance.
+
+use super::BarChart;
+use crate::analysis::calibration::Calibration;
+
+/// How many tools the chart shows.
+pub const TOOLS: usize = 10;
+
+/// Prepares the chart from a calibration: the first [`TOOLS`] tools of the first estimator.
+pub fn prepare(c: &Calibration) -> BarChart {
+    let tools: Vec<String> = match c.rows.first() {
+        Some(first) => c
+            .rows
+            .iter()
+            .filter(|r| r.estimator == first.estimator && r.group == "tool")
+            .take(TOOLS)
+            .map(|r| r.key.clone())
+            .collect(),
+        None => Vec::new(),
+    };
+    let mut estimators: Vec<&str> = Vec::new();
+    for r in &c.rows {
+        if !estimators.contains(&r.estimator.as_str()) {
+            estimators.push(&r.estimator);
+        }
+    }
+    let value = |estimator: &str, tool: &str, real: bool| {
+        c.rows
+            .iter()
+            .find(|r| r.estimator == estimator && r.group == "tool" && r.key == tool)
+            .map_or(0.0, |r| if real { r.tokens as f64 } else { r.estimate })
+    };
+    let mut series = Vec::new();
+    if let Some(first) = estimators.first() {
+        series
+            .push((format!("real ({})", c.tokenizer), tools.iter().map(|t| value(first, t, true)).collect()));
+    }
+    for e in &estimators {
+        series.push((format!("estimate {e}"), tools.iter().map(|t| value(e, t, false)).collect()));
+    }
+    BarChart {
+        title: format!("Estimate versus real tokens per tool ({})", c.tokenizer),
+        y_desc: "tokens (all outputs of the tool)".into(),
+        x_desc: "tool".into(),
+        categories: tools,
+        series,
+        reference: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::calibration::CalibrationRow;
+
+    fn calibration() -> Calibration {
+        let row = |group: &str, key: &str, tokens, estimate| CalibrationRow {
+            estimator: "len/4".into(),
+            group: group.into(),
+            key: key.into(),
+            tokens,
+            estimate,
+            ..Default::default()
+        };
+        Calibration {
+            tokenizer: "o200k".into(),
+            rows: vec![
+                row("all", "all", 300, 250.0),
+                row("tool", "Read", 200, 180.0),
+                row("tool", "Bash", 100, 70.0),
+                row("kind", "code", 300, 250.0),
+            ],
+        }
+    }
+
+    #[test]
+    fn real_and_estimated_tokens_per_tool() {
+        let c = prepare(&calibration());
+        assert_eq!(c.categories, ["Read", "Bash"]);
+        assert_eq!(
+            c.series,
+            [
+                ("real (o200k)".to_owned(), vec![200.0, 100.0]),
+                ("estimate len/4".to_owned(), vec![180.0, 70.0])
+            ]
+        );
+    }
+
+    #[test]
+    fn the_svg_has_the_title_axes_series_and_tools() {
+        let svg = super::super::svg(&prepare(&calibration())).unwrap();
+        for needle in [
+            "Estimate versus real tokens per tool (o200k)",
+            "tokens (all outputs of the tool)",
+            "tool",
+            "real (o200k)",
+            "estimate len/4",
+            "Read",
+            "Bash",
+        ] {
+            assert!(super::super::has_text(&svg, needle), "missing {needle}");
+        }
+    }
+}

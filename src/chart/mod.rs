@@ -1,0 +1,347 @@
+//! Charts drawn with plotters, as SVG and PNG, one file per chart.
+//!
+//! Each chart is a plain data struct made by a `prepare` function (unit-tested without drawing) and
+//! a [`Chart::draw`] that returns `Result` and never unwraps (the pattern of criterion's `plot/`).
+//! This module holds what they share: style constants, every output path, the font and the two
+//! renderers. Nothing needs a system package at build or run time: text is laid out with ab_glyph
+//! from an embedded DejaVu Sans (`assets/DejaVuSans.ttf`, Bitstream Vera licence in
+//! `assets/DejaVuSans-LICENSE.txt`), PNGs are encoded in memory with the `png` crate (TOKENIZERS.md
+//! §5). Output bytes are deterministic: no timestamps, stable order, so SVGs can be checked in tests.
+//! Nothing here writes files: the caller writes the returned bytes.
+
+pub mod calibration;
+pub mod policies;
+pub mod sweep;
+pub mod timeline;
+
+use std::sync::OnceLock;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+/// Result of drawing.
+pub type DrawResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
+
+/// A chart could not be drawn or encoded.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot draw the chart `{chart}`: {message}")]
+pub struct ChartError {
+    /// The chart's title.
+    pub chart: String,
+    /// What went wrong.
+    pub message: String,
+}
+
+/// A chart: data prepared beforehand, drawn onto any plotters backend.
+pub trait Chart {
+    /// The caption (also names the chart in errors).
+    fn title(&self) -> &str;
+    /// Size in pixels.
+    fn size(&self) -> (u32, u32) {
+        (WIDTH, HEIGHT)
+    }
+    /// Draws the chart onto `root`.
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
+    where
+        DB::ErrorType: 'static;
+}
+
+// ---- style ----
+
+/// Default chart width in pixels.
+pub const WIDTH: u32 = 960;
+/// Default chart height in pixels.
+pub const HEIGHT: u32 = 480;
+/// The one font family (registered from the embedded font).
+pub const FONT: &str = "sans-serif";
+/// Caption size.
+pub const TITLE_SIZE: u32 = 20;
+/// Axis description size.
+pub const AXIS_SIZE: u32 = 15;
+/// Tick and legend label size.
+pub const LABEL_SIZE: u32 = 13;
+/// Longest category label on a bar chart, in chars (longer ones end in `…`).
+pub const MAX_LABEL_CHARS: usize = 26;
+/// Colours of the context categories, in [`crate::measure::Category::ALL`] order.
+pub const CATEGORY_COLORS: [RGBColor; 8] = [
+    RGBColor(158, 158, 158), // system
+    RGBColor(120, 144, 156), // user
+    RGBColor(174, 213, 129), // assistant
+    RGBColor(206, 147, 216), // thinking
+    RGBColor(255, 204, 128), // tool calls
+    RGBColor(129, 212, 250), // tool summaries
+    RGBColor(2, 136, 209),   // tool contents
+    RGBColor(255, 241, 118), // placeholders
+];
+/// Colours of series (policies, measures), in order.
+pub const SERIES_COLORS: [RGBColor; 8] = [
+    RGBColor(33, 33, 33),
+    RGBColor(216, 67, 21),
+    RGBColor(46, 125, 50),
+    RGBColor(106, 27, 154),
+    RGBColor(0, 131, 143),
+    RGBColor(249, 168, 37),
+    RGBColor(93, 64, 55),
+    RGBColor(194, 24, 91),
+];
+/// Colour of reference lines (the context window, 100%, a recommendation).
+pub const MARK_COLOR: RGBColor = RGBColor(211, 47, 47);
+
+/// The colour of series `i`.
+pub fn series_color(i: usize) -> RGBColor {
+    SERIES_COLORS[i % SERIES_COLORS.len()]
+}
+
+// ---- output paths (relative to the report directory) ----
+
+/// Directory of the chart files.
+pub const DIR: &str = "charts";
+/// File stem of the sweep chart.
+pub const SWEEP: &str = "charts/sweep";
+/// File stem of the policy comparison chart.
+pub const POLICIES: &str = "charts/policies";
+/// File stem of the calibration chart.
+pub const CALIBRATION: &str = "charts/calibration";
+
+/// File stem of the timeline of conversation `index` (0-based, in input order).
+pub fn timeline_stem(index: usize) -> String {
+    format!("{DIR}/timeline-{:03}", index + 1)
+}
+
+/// `stem.ext`.
+pub fn path(stem: &str, ext: &str) -> String {
+    format!("{stem}.{ext}")
+}
+
+// ---- rendering ----
+
+static FONT_BYTES: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
+
+fn fonts() -> Result<(), String> {
+    static DONE: OnceLock<Result<(), String>> = OnceLock::new();
+    DONE.get_or_init(|| {
+        plotters::style::register_font(FONT, FontStyle::Normal, FONT_BYTES)
+            .map_err(|_| "the embedded DejaVu Sans could not be loaded".to_owned())
+    })
+    .clone()
+}
+
+fn error(chart: &impl Chart, message: impl ToString) -> ChartError {
+    ChartError { chart: chart.title().to_owned(), message: message.to_string() }
+}
+
+/// The chart as an SVG document.
+pub fn svg(chart: &impl Chart) -> Result<String, ChartError> {
+    fonts().map_err(|e| error(chart, e))?;
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, chart.size()).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| error(chart, e))?;
+        chart.draw(&root).map_err(|e| error(chart, e))?;
+        root.present().map_err(|e| error(chart, e))?;
+    }
+    Ok(out)
+}
+
+/// The chart as PNG bytes.
+pub fn png(chart: &impl Chart) -> Result<Vec<u8>, ChartError> {
+    fonts().map_err(|e| error(chart, e))?;
+    let (w, h) = chart.size();
+    let mut pixels = vec![0u8; w as usize * h as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut pixels, (w, h)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| error(chart, e))?;
+        chart.draw(&root).map_err(|e| error(chart, e))?;
+        root.present().map_err(|e| error(chart, e))?;
+    }
+    let mut out = Vec::new();
+    let mut encoder = ::png::Encoder::new(&mut out, w, h);
+    encoder.set_color(::png::ColorType::Rgb);
+    encoder.set_depth(::png::BitDepth::Eight);
+    let mut writer = encoder.write_header().map_err(|e| error(chart, e))?;
+    writer.write_image_data(&pixels).map_err(|e| error(chart, e))?;
+    writer.finish().map_err(|e| error(chart, e))?;
+    Ok(out)
+}
+
+/// `text` cut to `max` chars with a trailing `…`.
+pub fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_owned()
+    } else {
+        let mut s: String = text.chars().take(max.saturating_sub(1)).collect();
+        s.push('…');
+        s
+    }
+}
+
+/// A nice upper bound for an axis: `value` rounded up to 1, 2 or 5 × a power of ten.
+pub fn nice_ceiling(value: f64) -> f64 {
+    if !value.is_finite() || value <= 0.0 {
+        return 1.0;
+    }
+    let magnitude = 10f64.powf(value.log10().floor());
+    [1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0]
+        .iter()
+        .map(|m| m * magnitude)
+        .find(|v| *v >= value)
+        .unwrap_or(10.0 * magnitude)
+}
+
+/// An axis tick label: whole numbers, thousands as `k` from 10,000 on.
+pub fn axis_number(v: &f64) -> String {
+    if v.abs() >= 10_000.0 { format!("{:.0}k", v / 1000.0) } else { format!("{v:.0}") }
+}
+
+/// An axis tick label for whole positions (requests): empty between them.
+pub fn whole_number(v: &f64) -> String {
+    if (v - v.round()).abs() < 1e-9 { format!("{v:.0}") } else { String::new() }
+}
+
+/// Draws the legend of every labelled series in the house style.
+pub fn legend<'a, DB, CT>(chart: &mut ChartContext<'a, DB, CT>, position: SeriesLabelPosition) -> DrawResult
+where
+    DB: DrawingBackend + 'a,
+    DB::ErrorType: 'static,
+    CT: plotters::coord::CoordTranslate,
+{
+    chart
+        .configure_series_labels()
+        .position(position)
+        .label_font((FONT, LABEL_SIZE))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()?;
+    Ok(())
+}
+
+/// Grouped vertical bars: one group per category, one bar per series, an optional horizontal
+/// reference line. Category labels are drawn under the groups (shortened), series in a legend.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BarChart {
+    /// Caption.
+    pub title: String,
+    /// Y axis description.
+    pub y_desc: String,
+    /// X axis description.
+    pub x_desc: String,
+    /// One label per group.
+    pub categories: Vec<String>,
+    /// `(name, one value per category)`.
+    pub series: Vec<(String, Vec<f64>)>,
+    /// A horizontal line at this value, with its label.
+    pub reference: Option<(f64, String)>,
+}
+
+impl Chart for BarChart {
+    fn title(&self) -> &str {
+        &self.title
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
+    where
+        DB::ErrorType: 'static,
+    {
+        draw_bars(root, self)
+    }
+}
+
+/// Draws grouped bars.
+pub fn draw_bars<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, b: &BarChart) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let n = b.categories.len().max(1);
+    let top = b
+        .series
+        .iter()
+        .flat_map(|(_, v)| v.iter().copied())
+        .chain(b.reference.as_ref().map(|r| r.0))
+        .fold(0.0, f64::max);
+    let y_max = nice_ceiling(top * 1.08);
+    let mut chart = ChartBuilder::on(root)
+        .caption(&b.title, (FONT, TITLE_SIZE))
+        .margin(12)
+        .x_label_area_size(48)
+        .y_label_area_size(72)
+        .build_cartesian_2d(0f64..n as f64, 0f64..y_max)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(0)
+        .y_label_formatter(&axis_number)
+        .x_desc(&b.x_desc)
+        .y_desc(&b.y_desc)
+        .axis_desc_style((FONT, AXIS_SIZE))
+        .label_style((FONT, LABEL_SIZE))
+        .draw()?;
+    let groups = b.series.len().max(1) as f64;
+    let width = 0.8 / groups;
+    for (s, (name, values)) in b.series.iter().enumerate() {
+        let color = series_color(s + 1);
+        chart
+            .draw_series(values.iter().enumerate().map(|(i, v)| {
+                let x0 = i as f64 + 0.1 + s as f64 * width;
+                Rectangle::new([(x0, 0.0), (x0 + width * 0.92, *v)], color.filled())
+            }))?
+            .label(name.as_str())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
+    }
+    if let Some((value, label)) = &b.reference {
+        chart
+            .draw_series(LineSeries::new([(0.0, *value), (n as f64, *value)], MARK_COLOR.stroke_width(2)))?
+            .label(label.as_str())
+            .legend(|(x, y)| PathElement::new([(x, y), (x + 12, y)], MARK_COLOR.stroke_width(2)));
+    }
+    legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+    let style = TextStyle::from((FONT, LABEL_SIZE).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+    for (i, label) in b.categories.iter().enumerate() {
+        let (x, y) = chart.backend_coord(&(i as f64 + 0.5, 0.0));
+        root.draw(&Text::new(shorten(label, MAX_LABEL_CHARS), (x, y + 6), style.clone()))?;
+    }
+    Ok(())
+}
+
+/// Whether `svg` has a text element that reads exactly `text` (plotters writes each on its own line).
+#[cfg(test)]
+pub fn has_text(svg: &str, text: &str) -> bool {
+    svg.contains(&format!(">\n{text}\n</text>"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nice_ceilings_round_up_to_round_numbers() {
+        assert_eq!(nice_ceiling(0.0), 1.0);
+        assert_eq!(nice_ceiling(87.0), 100.0);
+        assert_eq!(nice_ceiling(101.0), 120.0);
+        assert_eq!(nice_ceiling(240.0), 250.0);
+        assert_eq!(nice_ceiling(7.0), 8.0);
+        assert_eq!(nice_ceiling(98_565.0), 100_000.0);
+    }
+
+    #[test]
+    fn tick_labels_are_whole_numbers_with_thousands_shortened() {
+        assert_eq!(axis_number(&2500.0), "2500");
+        assert_eq!(axis_number(&250_000.0), "250k");
+        assert_eq!(whole_number(&3.0), "3");
+        assert_eq!(whole_number(&2.5), "");
+    }
+
+    #[test]
+    fn long_labels_are_shortened_with_an_ellipsis() {
+        assert_eq!(shorten("none", 5), "none");
+        assert_eq!(shorten("budget:max=100000", 8), "budget:…");
+    }
+
+    #[test]
+    fn output_paths_live_under_the_charts_directory() {
+        assert_eq!(path(&timeline_stem(0), "svg"), "charts/timeline-001.svg");
+        for stem in [SWEEP, POLICIES, CALIBRATION] {
+            assert!(stem.starts_with("charts/"));
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! The policy comparison chart: total input tokens and cache-aware cost of each policy, as a
+//! percentage of `none`, side by side, so a policy that saves tokens but costs more stands out (its
+//! cost bar is above its token bar, possibly above 100%).
+
+use super::BarChart;
+use crate::analysis::compare::Comparison;
+
+/// Prepares the chart from a comparison: input tokens, then cost, as percentages of `none`.
+pub fn prepare(c: &Comparison) -> BarChart {
+    let percent = |change: f64| (1.0 + change) * 100.0;
+    BarChart {
+        title: format!(
+            "Input tokens and cost per policy, % of none (threshold {}, prices {}, cache TTL {})",
+            c.threshold,
+            c.cache.prices.name,
+            crate::analysis::cost::format_ttl(c.cache.ttl_ms)
+        ),
+        y_desc: "% of none".into(),
+        x_desc: "policy".into(),
+        categories: c.policies.iter().map(|p| p.policy.clone()).collect(),
+        series: vec![
+            ("input tokens".into(), c.policies.iter().map(|p| percent(-p.savings)).collect()),
+            ("cost".into(), c.policies.iter().map(|p| percent(p.cost_change)).collect()),
+        ],
+        reference: Some((100.0, "none = 100%".into())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::compare::PolicyRow;
+    use crate::analysis::cost::CacheModel;
+
+    fn comparison() -> Comparison {
+        let row = |policy: &str, savings, cost_change| PolicyRow {
+            policy: policy.into(),
+            savings,
+            cost_change,
+            ..Default::default()
+        };
+        Comparison {
+            threshold: 256,
+            window: 200_000,
+            cache: CacheModel::default(),
+            policies: vec![row("none", 0.0, 0.0), row("keep-results:n=5", 0.5, 0.12)],
+            events: Vec::new(),
+            conversations: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn bars_are_percentages_of_none() {
+        let c = prepare(&comparison());
+        assert_eq!(c.categories, ["none", "keep-results:n=5"]);
+        assert_eq!(c.series[0], ("input tokens".to_owned(), vec![100.0, 50.0]));
+        assert_eq!(c.series[1].0, "cost");
+        assert!((c.series[1].1[1] - 112.0).abs() < 1e-9);
+        assert!(c.title.contains("prices anthropic, cache TTL 5m"), "{}", c.title);
+    }
+
+    #[test]
+    fn the_svg_has_the_title_axes_series_and_policies() {
+        let svg = super::super::svg(&prepare(&comparison())).unwrap();
+        for needle in [
+            "Input tokens and cost per policy, % of none (threshold 256, prices anthropic, cache TTL 5m)",
+            "% of none",
+            "policy",
+            "input tokens",
+            "cost",
+            "none = 100%",
+            "keep-results:n=5",
+        ] {
+            assert!(super::super::has_text(&svg, needle), "missing {needle}");
+        }
+    }
+}

@@ -1,0 +1,409 @@
+//! Tables of the analyses (sweep, comparison, cost, calibration) and their rendering in every output
+//! format, sharing the column model and renderers of the replay report so all outputs agree.
+//!
+//! A rendered analysis is a list of [`Section`]s (a title, an optional table, lines of text such as
+//! the recommendation). Terminal and Markdown output show every section; CSV gives the first table
+//! (the report writes each table to its own CSV file); JSON is the analysis struct verbatim.
+
+use anyhow::Result;
+use serde::Serialize;
+
+use super::ExportFormat;
+use super::columns::{Tabular, percent};
+use crate::analysis::calibration::Calibration;
+use crate::analysis::compare::{Comparison, EventRow};
+use crate::analysis::sweep::{Recommendation, Sweep, SweepRow};
+
+/// A titled part of an analysis output.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Section {
+    /// Title.
+    pub title: String,
+    /// Lines of text shown after the title.
+    pub text: Vec<String>,
+    /// The table, if any.
+    pub table: Option<Tabular>,
+}
+
+/// A fraction as a percentage with one decimal.
+pub fn pct(v: f64) -> String {
+    percent(Some(v))
+}
+
+/// A cost in its unit: two decimals for small values (USD), none for token equivalents.
+pub fn money(v: f64, unit: &str) -> String {
+    if unit == "USD" { format!("{v:.4}") } else { format!("{v:.0}") }
+}
+
+fn mark(threshold: usize, rec: Option<&Recommendation>) -> String {
+    match rec {
+        Some(r) if r.threshold == threshold && r.best_threshold == threshold => "recommended, best".into(),
+        Some(r) if r.threshold == threshold => "recommended".into(),
+        Some(r) if r.best_threshold == threshold => "best".into(),
+        _ => String::new(),
+    }
+}
+
+/// One row per threshold.
+pub fn sweep_rows(rows: &[SweepRow], rec: Option<&Recommendation>) -> Tabular {
+    Tabular {
+        headers: vec![
+            "threshold",
+            "split_results",
+            "split_share",
+            "summary_tokens",
+            "content_tokens",
+            "overhead_tokens",
+            "peak_context_tokens",
+            "total_input_tokens",
+            "savings",
+            "prune_events",
+            "mark",
+        ],
+        rows: rows
+            .iter()
+            .map(|r| {
+                vec![
+                    r.threshold.to_string(),
+                    r.split_results.to_string(),
+                    pct(r.split_share),
+                    r.summary_tokens.to_string(),
+                    r.content_tokens.to_string(),
+                    r.overhead_tokens.to_string(),
+                    r.peak_context_tokens.to_string(),
+                    r.total_input_tokens.to_string(),
+                    pct(r.savings),
+                    r.prune_events.to_string(),
+                    mark(r.threshold, rec),
+                ]
+            })
+            .collect(),
+    }
+}
+
+/// One row per dominant tool: where its own recommendation lands.
+pub fn sweep_tools(sweep: &Sweep) -> Tabular {
+    let overall = sweep.recommendation.as_ref().map(|r| r.threshold);
+    Tabular {
+        headers: vec![
+            "tool",
+            "results",
+            "output_tokens",
+            "output_share",
+            "recommended_threshold",
+            "tool_savings",
+            "best_threshold",
+            "best_tool_savings",
+            "versus_overall",
+        ],
+        rows: sweep
+            .per_tool
+            .iter()
+            .map(|t| {
+                let r = t.recommendation.as_ref();
+                let moves = match (r.map(|r| r.threshold), overall) {
+                    (Some(a), Some(b)) if a > b => "larger",
+                    (Some(a), Some(b)) if a < b => "smaller",
+                    (Some(_), Some(_)) => "same",
+                    _ => "",
+                };
+                vec![
+                    t.tool.clone(),
+                    t.results.to_string(),
+                    t.output_tokens.to_string(),
+                    pct(t.output_share),
+                    r.map(|r| r.threshold.to_string()).unwrap_or_default(),
+                    r.map(|r| pct(r.savings - t.unsplit_savings)).unwrap_or_default(),
+                    r.map(|r| r.best_threshold.to_string()).unwrap_or_default(),
+                    r.map(|r| pct(r.best_savings - t.unsplit_savings)).unwrap_or_default(),
+                    moves.to_owned(),
+                ]
+            })
+            .collect(),
+    }
+}
+
+/// The sweep as sections: the recommendation, the thresholds, the tools.
+pub fn sweep_sections(sweep: &Sweep) -> Vec<Section> {
+    let rec = sweep.recommendation.as_ref();
+    let mut text = vec![format!(
+        "{} conversations, {} requests; baseline (`none`, nothing split): {} input tokens, peak {}.",
+        sweep.conversations, sweep.requests, sweep.baseline_total_tokens, sweep.baseline_peak_tokens
+    )];
+    text.push(match rec {
+        Some(r) => format!("Recommended SUMMARY_THRESHOLD: {} bytes. {}.", r.threshold, r.reason),
+        None => "No recommendation: nothing to sweep.".into(),
+    });
+    vec![
+        Section {
+            title: format!("Threshold sweep under {}", sweep.policy),
+            text,
+            table: Some(sweep_rows(&sweep.rows, rec)),
+        },
+        Section {
+            title: "Per tool (only that tool's threshold varies; the others stay at the recommendation)"
+                .into(),
+            text: vec![
+                "tool_savings: input tokens saved by splitting this tool's outputs (share of the baseline); \
+                 the recommendation keeps it within the tolerance of best_tool_savings."
+                    .into(),
+            ],
+            table: Some(sweep_tools(sweep)),
+        },
+    ]
+}
+
+/// One row per policy: tokens, window, cost.
+pub fn compare_policies(c: &Comparison) -> Tabular {
+    let unit = &c.cache.prices.unit;
+    Tabular {
+        headers: vec![
+            "policy",
+            "requests",
+            "peak_context_tokens",
+            "total_input_tokens",
+            "savings",
+            "prune_events",
+            "over_window",
+            "cost",
+            "cost_change",
+            "note",
+        ],
+        rows: c
+            .policies
+            .iter()
+            .map(|p| {
+                vec![
+                    p.policy.clone(),
+                    p.requests.to_string(),
+                    p.peak_context_tokens.to_string(),
+                    p.total_input_tokens.to_string(),
+                    pct(p.savings),
+                    p.prune_events.to_string(),
+                    p.over_window.to_string(),
+                    money(p.cost.cost, unit),
+                    pct(p.cost_change),
+                    if p.saves_tokens_costs_more { "saves tokens, costs more".into() } else { String::new() },
+                ]
+            })
+            .collect(),
+    }
+}
+
+/// One row per policy: where the cost goes.
+pub fn cost_policies(c: &Comparison) -> Tabular {
+    let unit = &c.cache.prices.unit;
+    Tabular {
+        headers: vec![
+            "policy",
+            "cost",
+            "cost_change",
+            "cold_requests",
+            "read_tokens",
+            "write_tokens",
+            "rewritten_tokens",
+            "freed_tokens",
+            "prune_events",
+            "events_paying_off",
+        ],
+        rows: c
+            .policies
+            .iter()
+            .map(|p| {
+                let paying = c.events.iter().filter(|e| e.policy == p.policy && e.event.pays_off()).count();
+                vec![
+                    p.policy.clone(),
+                    money(p.cost.cost, unit),
+                    pct(p.cost_change),
+                    p.cost.cold_requests.to_string(),
+                    p.cost.read_tokens.to_string(),
+                    p.cost.write_tokens.to_string(),
+                    p.cost.rewritten_tokens.to_string(),
+                    p.cost.freed_tokens.to_string(),
+                    p.cost.prune_events.to_string(),
+                    paying.to_string(),
+                ]
+            })
+            .collect(),
+    }
+}
+
+/// One row per prune event.
+pub fn cost_events(events: &[EventRow], unit: &str) -> Tabular {
+    Tabular {
+        headers: vec![
+            "trace",
+            "conversation",
+            "policy",
+            "request",
+            "changed_results",
+            "freed_tokens",
+            "rewritten_tokens",
+            "cache",
+            "rewrite_cost",
+            "break_even_requests",
+            "later_requests",
+            "pays_off",
+        ],
+        rows: events
+            .iter()
+            .map(|e| {
+                let v = &e.event;
+                vec![
+                    e.trace.clone(),
+                    e.conversation.clone(),
+                    e.policy.clone(),
+                    v.request.to_string(),
+                    v.changed_results.to_string(),
+                    v.freed_tokens.to_string(),
+                    v.rewritten_tokens.to_string(),
+                    if v.cold { "cold".into() } else { "warm".into() },
+                    money(v.rewrite_cost, unit),
+                    v.break_even_requests.map(|b| format!("{b:.1}")).unwrap_or_default(),
+                    v.later_requests.to_string(),
+                    if v.pays_off() { "yes".into() } else { "no".into() },
+                ]
+            })
+            .collect(),
+    }
+}
+
+fn cache_line(c: &Comparison) -> String {
+    let p = &c.cache.prices;
+    format!(
+        "Prices `{}`: write {}, read {} per {} token{} ({}); cache TTL {}; threshold {} bytes; window {} tokens.",
+        p.name,
+        p.write,
+        p.read,
+        if p.per_tokens == 1.0 { "1".to_owned() } else { format!("{}", p.per_tokens) },
+        if p.per_tokens == 1.0 { "" } else { "s" },
+        p.unit,
+        crate::analysis::cost::format_ttl(c.cache.ttl_ms),
+        c.threshold,
+        c.window
+    )
+}
+
+/// The comparison as sections.
+pub fn compare_sections(c: &Comparison) -> Vec<Section> {
+    let mut text = vec![cache_line(c)];
+    for p in c.policies.iter().filter(|p| p.saves_tokens_costs_more) {
+        text.push(format!(
+            "{} saves {} of input tokens but costs {} more: its prunes force cached tokens to be written again.",
+            p.policy,
+            pct(p.savings),
+            pct(p.cost_change)
+        ));
+    }
+    vec![Section { title: "Policies side by side".into(), text, table: Some(compare_policies(c)) }]
+}
+
+/// The cost analysis as sections: per policy, then per prune event.
+pub fn cost_sections(c: &Comparison) -> Vec<Section> {
+    let unit = &c.cache.prices.unit;
+    vec![
+        Section {
+            title: "Cache-aware cost per policy".into(),
+            text: vec![cache_line(c)],
+            table: Some(cost_policies(c)),
+        },
+        Section {
+            title: "Prune events: tokens freed versus cached tokens written again".into(),
+            text: Vec::new(),
+            table: Some(cost_events(&c.events, unit)),
+        },
+    ]
+}
+
+/// Every calibration row.
+pub fn calibration_rows(c: &Calibration) -> Tabular {
+    Tabular {
+        headers: vec![
+            "estimator",
+            "group",
+            "key",
+            "results",
+            "bytes",
+            "tokens",
+            "estimate",
+            "error",
+            "bytes_per_token",
+            "mean_abs_error",
+            "calibrated_mean_abs_error",
+        ],
+        rows: c
+            .rows
+            .iter()
+            .map(|r| {
+                vec![
+                    r.estimator.clone(),
+                    r.group.clone(),
+                    r.key.clone(),
+                    r.results.to_string(),
+                    r.bytes.to_string(),
+                    r.tokens.to_string(),
+                    format!("{:.0}", r.estimate),
+                    pct(r.error),
+                    format!("{:.2}", r.bytes_per_token),
+                    pct(r.mean_abs_error),
+                    pct(r.calibrated_mean_abs_error),
+                ]
+            })
+            .collect(),
+    }
+}
+
+/// The calibration as sections.
+pub fn calibration_sections(c: &Calibration) -> Vec<Section> {
+    vec![Section {
+        title: format!("Estimate versus real ({} tokens), per tool and per content kind", c.tokenizer),
+        text: vec![
+            "error < 0: the estimate under-counts; bytes_per_token: the divisor that makes a bytes-based \
+             estimate right; calibrated_mean_abs_error: the per-output error left after that fix."
+                .into(),
+        ],
+        table: Some(calibration_rows(c)),
+    }]
+}
+
+/// Renders sections (or, for JSON, `value`) in `format`.
+pub fn render(format: ExportFormat, sections: &[Section], value: &impl Serialize) -> Result<Vec<u8>> {
+    match format {
+        ExportFormat::Json => {
+            let mut out = serde_json::to_vec_pretty(value)?;
+            out.push(b'\n');
+            Ok(out)
+        }
+        ExportFormat::Csv => match sections.iter().find_map(|s| s.table.as_ref()) {
+            Some(t) => super::csv::render_tabular(t),
+            None => Ok(Vec::new()),
+        },
+        ExportFormat::Table | ExportFormat::Markdown => {
+            let markdown = format == ExportFormat::Markdown;
+            let mut out = String::new();
+            for (i, s) in sections.iter().enumerate() {
+                if i > 0 {
+                    out.push('\n');
+                }
+                out.push_str(&if markdown {
+                    format!("## {}\n\n", s.title)
+                } else {
+                    format!("{}\n", s.title)
+                });
+                for line in &s.text {
+                    out.push_str(line);
+                    out.push_str(if markdown { "\n\n" } else { "\n" });
+                }
+                if let Some(t) = &s.table {
+                    if markdown {
+                        out.push_str(&super::markdown::render_tabular(t));
+                    } else {
+                        out.push_str(&super::table::render_tabular(t));
+                        out.push('\n');
+                    }
+                }
+            }
+            Ok(out.into_bytes())
+        }
+    }
+}

@@ -1,0 +1,334 @@
+//! The HTML report: one self-contained `index.html` (charts inline as SVG, tables, the
+//! recommendation in words, the inputs and settings used) plus the CSV and JSON behind it and every
+//! chart as SVG and PNG under `charts/`.
+//!
+//! [`build`] turns finished analyses into `(relative path, bytes)` pairs, `index.html` last, so a
+//! caller that writes them in order (each atomically) leaves a complete index only once everything
+//! it links to exists. No timestamps: the same inputs give the same bytes. The page carries a
+//! four-line script that records how many charts and tables the browser rendered in
+//! `<body data-rendered>`, which the headless-browser test reads; the page needs no script to show.
+//! Nothing here touches files.
+
+use serde::Serialize;
+
+use crate::analysis::calibration::Calibration;
+use crate::analysis::compare::Comparison;
+use crate::analysis::cost::format_ttl;
+use crate::analysis::sweep::Sweep;
+use crate::chart::{self, Chart, ChartError};
+use crate::export::analysis::{self as tables, Section, money, pct};
+use crate::export::columns::{self, Tabular};
+
+/// The index page.
+pub const INDEX: &str = "index.html";
+/// Every data file the report writes besides the charts, with what it holds.
+pub const DATA_FILES: [(&str, &str); 8] = [
+    ("report.json", "everything below, as one JSON document"),
+    ("sweep.csv", "threshold sweep, one row per threshold"),
+    ("sweep-tools.csv", "per-tool recommendations"),
+    ("compare.csv", "policies side by side"),
+    ("cost.csv", "cache-aware cost per policy"),
+    ("prune-events.csv", "every prune event: tokens freed versus cached tokens written again"),
+    ("calibration.csv", "estimate versus real per tool and per content kind"),
+    ("timeline.csv", "every request of every conversation under every policy"),
+];
+
+/// One file of the report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportFile {
+    /// Path relative to the report directory.
+    pub path: String,
+    /// Contents.
+    pub bytes: Vec<u8>,
+}
+
+/// An input file as read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct InputFile {
+    /// Path as found.
+    pub path: String,
+    /// Format that read it, if any.
+    pub format: Option<String>,
+    /// Conversations in it.
+    pub conversations: usize,
+}
+
+/// Everything the report shows.
+#[derive(Debug, Serialize)]
+pub struct ReportInput<'a> {
+    /// ctxbudget version.
+    pub version: &'a str,
+    /// Paths as given on the command line.
+    pub paths: Vec<String>,
+    /// Files read.
+    pub files: Vec<InputFile>,
+    /// Settings as `(name, value)`, in display order.
+    pub settings: Vec<(String, String)>,
+    /// The threshold sweep.
+    pub sweep: &'a Sweep,
+    /// The policy comparison with costs.
+    pub comparison: &'a Comparison,
+    /// Estimate versus real.
+    pub calibration: &'a Calibration,
+    /// Non-fatal problems.
+    pub warnings: &'a [String],
+    /// Inputs that could not be read.
+    pub errors: &'a [String],
+}
+
+fn csv(t: &Tabular) -> Result<Vec<u8>, ChartError> {
+    crate::export::csv::render_tabular(t)
+        .map_err(|e| ChartError { chart: "csv".into(), message: e.to_string() })
+}
+
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+fn html_table(t: &Tabular) -> String {
+    let mut out = String::from("<table>\n<thead><tr>");
+    for h in &t.headers {
+        out.push_str(&format!("<th>{}</th>", escape(h)));
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for row in &t.rows {
+        out.push_str("<tr>");
+        for cell in row {
+            let numeric = !cell.is_empty() && cell.trim_end_matches('%').parse::<f64>().is_ok();
+            let class = if numeric { " class=\"n\"" } else { "" };
+            out.push_str(&format!("<td{class}>{}</td>", escape(cell)));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody>\n</table>\n");
+    out
+}
+
+fn sections_html(sections: &[Section]) -> String {
+    let mut out = String::new();
+    for s in sections {
+        out.push_str(&format!("<h3>{}</h3>\n", escape(&s.title)));
+        for line in &s.text {
+            out.push_str(&format!("<p>{}</p>\n", escape(line)));
+        }
+        if let Some(t) = &s.table {
+            out.push_str(&html_table(t));
+        }
+    }
+    out
+}
+
+/// A chart rendered both ways, and its `<figure>`.
+fn figure(chart: &impl Chart, stem: &str, files: &mut Vec<ReportFile>) -> Result<String, ChartError> {
+    let svg = chart::svg(chart)?;
+    files.push(ReportFile { path: chart::path(stem, "png"), bytes: chart::png(chart)? });
+    files.push(ReportFile { path: chart::path(stem, "svg"), bytes: svg.clone().into_bytes() });
+    Ok(format!(
+        "<figure>\n{svg}\n<figcaption>{} (<a href=\"{}\">SVG</a>, <a href=\"{}\">PNG</a>)</figcaption>\n</figure>\n",
+        escape(chart.title()),
+        chart::path(stem, "svg"),
+        chart::path(stem, "png")
+    ))
+}
+
+/// The findings in words.
+pub fn findings(input: &ReportInput<'_>) -> Vec<String> {
+    let mut out = Vec::new();
+    match &input.sweep.recommendation {
+        Some(r) => out.push(format!(
+            "Recommended SUMMARY_THRESHOLD under {}: {} bytes. {}.",
+            input.sweep.policy, r.threshold, r.reason
+        )),
+        None => out.push("No threshold recommendation: the inputs have no tool results to sweep.".into()),
+    }
+    let moved: Vec<String> = input
+        .sweep
+        .per_tool
+        .iter()
+        .filter_map(|t| {
+            let r = t.recommendation.as_ref()?;
+            let overall = input.sweep.recommendation.as_ref()?.threshold;
+            (r.threshold != overall).then(|| format!("{} → {} bytes", t.tool, r.threshold))
+        })
+        .collect();
+    if !moved.is_empty() {
+        out.push(format!("Per tool, the recommendation moves: {}.", moved.join(", ")));
+    }
+    let c = input.comparison;
+    let unit = &c.cache.prices.unit;
+    if let Some(cheapest) = c.policies.iter().min_by(|a, b| a.cost.cost.total_cmp(&b.cost.cost)) {
+        out.push(format!(
+            "Cheapest policy at threshold {} with `{}` prices and a {} cache: {} ({} {unit}, {} against none; {} of input tokens saved).",
+            c.threshold,
+            c.cache.prices.name,
+            format_ttl(c.cache.ttl_ms),
+            cheapest.policy,
+            money(cheapest.cost.cost, unit),
+            pct(cheapest.cost_change),
+            pct(cheapest.savings)
+        ));
+    }
+    for p in c.policies.iter().filter(|p| p.saves_tokens_costs_more) {
+        out.push(format!(
+            "{} saves {} of input tokens but costs {} more than none: its prunes force {} cached tokens to be written again for {} tokens freed.",
+            p.policy,
+            pct(p.savings),
+            pct(p.cost_change),
+            p.cost.rewritten_tokens,
+            p.cost.freed_tokens
+        ));
+    }
+    if let Some(all) = input.calibration.rows.iter().find(|r| r.group == "all") {
+        out.push(format!(
+            "{} is {} off real {} tokens over all tool outputs ({:.2} bytes per token; the seed assumes 4).",
+            all.estimator,
+            pct(all.error),
+            input.calibration.tokenizer,
+            all.bytes_per_token
+        ));
+    }
+    out
+}
+
+const STYLE: &str = "body{font-family:sans-serif;margin:2em auto;max-width:1100px;padding:0 1em;color:#212121}\
+table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:13px}\
+th,td{border:1px solid #ccc;padding:2px 6px;text-align:left}td.n{text-align:right}\
+th{background:#f5f5f5}figure{margin:1em 0}figure svg{max-width:100%;height:auto}\
+figcaption{font-size:13px;color:#555}ul.findings li{margin:.4em 0}details{margin:1em 0}";
+
+const SCRIPT: &str = "addEventListener('load',()=>{const s=[...document.querySelectorAll('figure svg')];\
+const d=s.filter(e=>{const b=e.getBBox();return b.width>0&&b.height>0}).length;\
+document.body.dataset.rendered='charts='+d+'/'+s.length+' tables='+document.querySelectorAll('table').length;});";
+
+/// Every file of the report, `index.html` last.
+pub fn build(input: &ReportInput<'_>) -> Result<Vec<ReportFile>, ChartError> {
+    let mut files = Vec::new();
+    let json = serde_json::to_vec_pretty(input)
+        .map_err(|e| ChartError { chart: "json".into(), message: e.to_string() })?;
+    files.push(ReportFile { path: "report.json".into(), bytes: json });
+    let c = input.comparison;
+    let unit = &c.cache.prices.unit;
+    let sweep_rows = tables::sweep_rows(&input.sweep.rows, input.sweep.recommendation.as_ref());
+    let timeline_runs: Vec<_> = c
+        .conversations
+        .iter()
+        .flat_map(|conv| &conv.runs)
+        .map(|r| {
+            let mut s = r.summary.clone();
+            s.timeline = Some(r.rows.clone());
+            s
+        })
+        .collect();
+    for (path, table) in [
+        ("sweep.csv", &sweep_rows),
+        ("sweep-tools.csv", &tables::sweep_tools(input.sweep)),
+        ("compare.csv", &tables::compare_policies(c)),
+        ("cost.csv", &tables::cost_policies(c)),
+        ("prune-events.csv", &tables::cost_events(&c.events, unit)),
+        ("calibration.csv", &tables::calibration_rows(input.calibration)),
+        ("timeline.csv", &columns::timeline(&timeline_runs)),
+    ] {
+        files.push(ReportFile { path: path.into(), bytes: csv(table)? });
+    }
+
+    let mut html = String::new();
+    html.push_str(&format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>ctxbudget report</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>ctxbudget report</h1>\n"
+    ));
+    html.push_str("<h2 id=\"findings\">Findings</h2>\n<ul class=\"findings\">\n");
+    for f in findings(input) {
+        html.push_str(&format!("<li>{}</li>\n", escape(&f)));
+    }
+    html.push_str("</ul>\n");
+
+    html.push_str("<h2 id=\"sweep\">Threshold sweep</h2>\n");
+    html.push_str(&figure(&chart::sweep::prepare(input.sweep), chart::SWEEP, &mut files)?);
+    html.push_str(&sections_html(&tables::sweep_sections(input.sweep)));
+
+    html.push_str("<h2 id=\"policies\">Policies and cost</h2>\n");
+    html.push_str(&figure(&chart::policies::prepare(c), chart::POLICIES, &mut files)?);
+    html.push_str(&sections_html(&tables::compare_sections(c)));
+    let cost = tables::cost_sections(c);
+    html.push_str(&sections_html(&cost[..1]));
+    html.push_str(&format!(
+        "<details>\n<summary>Every prune event ({}; also in prune-events.csv)</summary>\n{}</details>\n",
+        c.events.len(),
+        sections_html(&cost[1..])
+    ));
+
+    html.push_str("<h2 id=\"calibration\">Estimate versus real</h2>\n");
+    html.push_str(&figure(&chart::calibration::prepare(input.calibration), chart::CALIBRATION, &mut files)?);
+    html.push_str(&sections_html(&tables::calibration_sections(input.calibration)));
+
+    html.push_str("<h2 id=\"timelines\">Budget timelines</h2>\n");
+    html.push_str(&format!(
+        "<p>Context per request of each conversation: stacked by category under {}, one line per policy.</p>\n",
+        escape(c.policies.first().map_or("", |p| p.policy.as_str()))
+    ));
+    for (i, conv) in c.conversations.iter().enumerate() {
+        let t = chart::timeline::prepare(&conv.trace, &conv.conversation, &conv.runs, c.window);
+        html.push_str(&figure(&t, &chart::timeline_stem(i), &mut files)?);
+    }
+
+    html.push_str("<h2 id=\"settings\">Inputs and settings</h2>\n");
+    let mut settings = Tabular { headers: vec!["setting", "value"], rows: Vec::new() };
+    settings.rows.push(vec!["ctxbudget".into(), input.version.into()]);
+    settings.rows.push(vec!["paths".into(), input.paths.join(" ")]);
+    settings.rows.extend(input.settings.iter().map(|(k, v)| vec![k.clone(), v.clone()]));
+    html.push_str(&html_table(&settings));
+    let inputs = Tabular {
+        headers: vec!["file", "format", "conversations"],
+        rows: input
+            .files
+            .iter()
+            .map(|f| vec![f.path.clone(), f.format.clone().unwrap_or_default(), f.conversations.to_string()])
+            .collect(),
+    };
+    html.push_str(&html_table(&inputs));
+    if !input.warnings.is_empty() || !input.errors.is_empty() {
+        html.push_str("<h3>Problems</h3>\n<ul>\n");
+        for e in input.errors {
+            html.push_str(&format!("<li>error: {}</li>\n", escape(e)));
+        }
+        for w in input.warnings {
+            html.push_str(&format!("<li>warning: {}</li>\n", escape(w)));
+        }
+        html.push_str("</ul>\n");
+    }
+    html.push_str("<h2 id=\"files\">Data files</h2>\n<ul>\n");
+    for (path, about) in DATA_FILES {
+        html.push_str(&format!("<li><a href=\"{path}\">{path}</a>: {}</li>\n", escape(about)));
+    }
+    html.push_str("</ul>\n");
+    html.push_str(&format!("<script>{SCRIPT}</script>\n</body>\n</html>\n"));
+    files.push(ReportFile { path: INDEX.into(), bytes: html.into_bytes() });
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_escaped_for_html() {
+        assert_eq!(escape("a<b & \"c\">"), "a&lt;b &amp; &quot;c&quot;&gt;");
+    }
+
+    #[test]
+    fn tables_right_align_numbers_and_escape_cells() {
+        let t =
+            Tabular { headers: vec!["policy", "savings"], rows: vec![vec!["<none>".into(), "5.0%".into()]] };
+        let html = html_table(&t);
+        assert!(html.contains("<td>&lt;none&gt;</td><td class=\"n\">5.0%</td>"), "{html}");
+    }
+}

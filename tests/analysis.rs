@@ -1,0 +1,187 @@
+//! Black-box tests of `sweep`, `compare`, `cost` and `calibrate` on the hand-made cache-trap fixture
+//! (expected numbers derived in `tests/fixtures/cache-trap/EXPECTED.md`), JSON read back through the
+//! strict result types, snapshots of the rendered tables, and invariants on the corpus.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use ctxbudget::analysis::calibration::Calibration;
+use ctxbudget::analysis::compare::Comparison;
+use ctxbudget::analysis::sweep::Sweep;
+
+fn ctxbudget() -> Command {
+    Command::cargo_bin("ctxbudget").unwrap()
+}
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cache-trap")
+}
+
+/// Runs from the crate root with the fixture's relative path, so snapshots hold no machine paths.
+fn run(args: &[&str]) -> String {
+    let out = ctxbudget()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .arg("tests/fixtures/cache-trap")
+        .args(["--tokenizer", "estimate"])
+        .assert()
+        .success();
+    String::from_utf8(out.get_output().stdout.clone()).unwrap()
+}
+
+const TRAP: [&str; 3] = ["--policy", "keep-turns:n=2", "--format"];
+
+#[test]
+fn the_comparison_matches_the_hand_count_and_flags_the_costly_prune() {
+    let c: Comparison = serde_json::from_str(&run(&["compare", TRAP[0], TRAP[1], TRAP[2], "json"])).unwrap();
+    let names: Vec<&str> = c.policies.iter().map(|p| p.policy.as_str()).collect();
+    assert_eq!(names, ["none", "keep-turns:n=2"]);
+    let (none, pruned) = (&c.policies[0], &c.policies[1]);
+    assert_eq!((none.total_input_tokens, none.peak_context_tokens), (3892, 1223));
+    assert_eq!((pruned.total_input_tokens, pruned.prune_events), (3692, 1));
+    assert!((pruned.savings - 200.0 / 3892.0).abs() < 1e-12);
+    assert!((none.cost.cost - 1795.65).abs() < 1e-9, "{}", none.cost.cost);
+    assert!((pruned.cost.cost - 2925.65).abs() < 1e-9, "{}", pruned.cost.cost);
+    assert!(pruned.saves_tokens_costs_more);
+    assert_eq!(c.events.len(), 1);
+    let e = &c.events[0].event;
+    assert_eq!((e.request, e.freed_tokens, e.rewritten_tokens, e.cold), (2, 100, 1000, false));
+    assert!((e.rewrite_cost - 1150.0).abs() < 1e-9 && (e.break_even_requests.unwrap() - 115.0).abs() < 1e-9);
+}
+
+#[test]
+fn a_ttl_shorter_than_the_gaps_makes_every_request_cold_and_the_prune_cheaper() {
+    let c: Comparison =
+        serde_json::from_str(&run(&["cost", TRAP[0], TRAP[1], "--cache-ttl", "30s", TRAP[2], "json"]))
+            .unwrap();
+    assert!((c.policies[0].cost.cost - 4865.0).abs() < 1e-9);
+    assert!((c.policies[1].cost.cost - 4615.0).abs() < 1e-9);
+    assert_eq!((c.policies[0].cost.cold_requests, c.policies[1].saves_tokens_costs_more), (4, false));
+    let usd: Comparison =
+        serde_json::from_str(&run(&["cost", "--prices", "input=2,write=2.5,read=0.2", TRAP[2], "json"]))
+            .unwrap();
+    // none in USD: (223 + 1000) written × 2.5 + (223 + 1223 + 1223) read × 0.2, per million tokens.
+    assert!((usd.policies[0].cost.cost - (1223.0 * 2.5 + 2669.0 * 0.2) / 1e6).abs() < 1e-12);
+    assert_eq!(usd.cache.prices.unit, "USD");
+}
+
+#[test]
+fn the_sweep_matches_the_hand_count() {
+    let s: Sweep = serde_json::from_str(&run(&[
+        "sweep",
+        "--thresholds",
+        "64,256,512",
+        TRAP[0],
+        TRAP[1],
+        TRAP[2],
+        "json",
+    ]))
+    .unwrap();
+    assert_eq!(s.baseline_total_tokens, 3800);
+    let got: Vec<(usize, u64, u64, u64, u64)> = s
+        .rows
+        .iter()
+        .map(|r| (r.threshold, r.total_input_tokens, r.summary_tokens, r.overhead_tokens, r.content_tokens))
+        .collect();
+    assert_eq!(got, [(64, 3692, 92, 46, 200), (256, 3692, 92, 46, 200), (512, 3800, 0, 0, 0)]);
+    let rec = s.recommendation.unwrap();
+    assert_eq!((rec.threshold, rec.best_threshold), (256, 256));
+    assert!((rec.savings - (1.0 - 3692.0 / 3800.0)).abs() < 1e-12);
+}
+
+#[test]
+fn calibration_reads_back_and_counts_every_output() {
+    let c: Calibration = serde_json::from_str(&run(&["calibrate", "--format", "json"])).unwrap();
+    let all = c.rows.iter().find(|r| r.group == "all").unwrap();
+    // Measured with the estimate itself, len/4 is exact.
+    assert_eq!((all.results, all.bytes, all.tokens), (1, 400, 100));
+    assert!(all.error.abs() < 1e-12 && (all.bytes_per_token - 4.0).abs() < 1e-12);
+}
+
+#[test]
+fn tables_are_stable() {
+    insta::assert_snapshot!("sweep", run(&["sweep", "--thresholds", "64,256,512", TRAP[0], TRAP[1]]));
+    insta::assert_snapshot!("compare", run(&["compare", TRAP[0], TRAP[1]]));
+    insta::assert_snapshot!("cost", run(&["cost", TRAP[0], TRAP[1], "--format", "markdown"]));
+    insta::assert_snapshot!("calibrate", run(&["calibrate"]));
+}
+
+#[test]
+fn csv_gives_the_main_table() {
+    let csv = run(&["compare", TRAP[0], TRAP[1], "--format", "csv"]);
+    let mut lines = csv.lines();
+    assert!(
+        lines.next().unwrap().starts_with("policy,requests,peak_context_tokens,total_input_tokens,savings")
+    );
+    assert!(lines.next().unwrap().starts_with("none,4,1223,3892,0.0%"));
+    assert!(lines.next().unwrap().starts_with("keep-turns:n=2,4,1223,3692,5.1%"));
+}
+
+#[test]
+fn bad_settings_are_usage_errors() {
+    for args in [
+        &["sweep", "--thresholds", "64..16"][..],
+        &["sweep", "--tolerance", "150%"],
+        &["compare", "--prices", "antropic"],
+        &["cost", "--cache-ttl", "5 minutes"],
+        &["compare", "--policy", "keep-last"],
+    ] {
+        ctxbudget().args(args).arg(fixture()).assert().code(2);
+    }
+}
+
+fn corpus() -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/claude-code");
+    if p.is_dir() {
+        Some(p)
+    } else {
+        println!("skipped: ../shared/corpus not found");
+        None
+    }
+}
+
+#[test]
+fn on_the_corpus_the_recommendation_obeys_its_rule() {
+    let Some(corpus) = corpus() else { return };
+    let out = ctxbudget()
+        .arg("sweep")
+        .arg(&corpus)
+        .args(["--format", "json", "--tolerance", "5"])
+        .assert()
+        .success();
+    let s: Sweep = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let rec = s.recommendation.expect("the corpus has tool results");
+    let best = s.rows.iter().map(|r| r.savings).fold(f64::MIN, f64::max);
+    assert_eq!(rec.best_savings, best);
+    assert!(rec.savings >= best - 0.05 * best.abs());
+    // Every larger threshold falls outside the tolerance.
+    for r in s.rows.iter().filter(|r| r.threshold > rec.threshold) {
+        assert!(r.savings < best - 0.05 * best.abs(), "{} would qualify", r.threshold);
+    }
+    // The split share can only fall as the threshold grows.
+    assert!(s.rows.windows(2).all(|w| w[0].split_share >= w[1].split_share));
+    // Every tool row sweeps the same thresholds.
+    assert!(s.per_tool.iter().all(|t| t.rows.len() == s.rows.len()));
+}
+
+#[test]
+fn on_the_corpus_compare_and_cost_agree_with_replay() {
+    let Some(corpus) = corpus() else { return };
+    let out = ctxbudget().arg("compare").arg(&corpus).args(["--format", "json"]).assert().success();
+    let c: Comparison = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let replay = ctxbudget().arg("replay").arg(&corpus).args(["--format", "json"]).assert().success();
+    let r: serde_json::Value = serde_json::from_slice(&replay.get_output().stdout).unwrap();
+    for p in &c.policies {
+        let total: u64 = r["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|run| run["policy"] == p.policy.as_str())
+            .map(|run| run["total_input_tokens"].as_u64().unwrap())
+            .sum();
+        assert_eq!(total, p.total_input_tokens, "{}", p.policy);
+        // Reads and writes split each request's context exactly.
+        assert_eq!(p.cost.read_tokens + p.cost.write_tokens, p.total_input_tokens);
+        assert!(p.cost.rewritten_tokens <= p.cost.write_tokens);
+    }
+}

@@ -1,0 +1,140 @@
+//! `ctxbudget report`: the files it writes, the page's content, the default traces/ → reports/ run,
+//! and the page opened in headless Chromium (Debian's `chromium`; `.ci/run` installs it, locally the
+//! test says it is skipped when the browser is missing).
+
+use std::path::{Path, PathBuf};
+use std::process::Command as Process;
+
+use assert_cmd::Command;
+
+fn ctxbudget() -> Command {
+    Command::cargo_bin("ctxbudget").unwrap()
+}
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cache-trap")
+}
+
+fn report(out: &Path) -> String {
+    let done = ctxbudget()
+        .arg("report")
+        .arg(fixture())
+        .args(["--tokenizer", "estimate", "--policy", "keep-turns:n=2", "--out"])
+        .arg(out)
+        .assert()
+        .success();
+    String::from_utf8(done.get_output().stdout.clone()).unwrap()
+}
+
+#[test]
+fn the_report_writes_every_file_and_says_the_recommendation_in_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rep");
+    let said = report(&out);
+    assert!(said.contains("Recommended SUMMARY_THRESHOLD under keep-turns:n=3"), "{said}");
+    assert!(
+        said.contains("keep-turns:n=2 saves 5.1% of input tokens but costs 62.9% more than none"),
+        "{said}"
+    );
+    for (file, _) in ctxbudget::report::DATA_FILES {
+        assert!(out.join(file).is_file(), "{file} missing");
+    }
+    for stem in ["charts/sweep", "charts/policies", "charts/calibration", "charts/timeline-001"] {
+        for ext in ["svg", "png"] {
+            let p = out.join(format!("{stem}.{ext}"));
+            assert!(std::fs::metadata(&p).is_ok_and(|m| m.len() > 1000), "{} missing or tiny", p.display());
+        }
+    }
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert_eq!(html.matches("<figure>").count(), 4);
+    assert_eq!(html.matches("<svg ").count(), 4, "charts are inline");
+    for needle in [
+        "Findings",
+        "Threshold sweep",
+        "Policies and cost",
+        "Estimate versus real",
+        "Inputs and settings",
+        "cache TTL",
+    ] {
+        assert!(html.contains(needle), "{needle} missing");
+    }
+    assert!(!html.contains("src=\"http") && !html.contains("href=\"http"), "the page must be self-contained");
+    // Same inputs, same bytes.
+    let again = dir.path().join("again");
+    report(&again);
+    for f in ["index.html", "report.json", "charts/sweep.svg", "charts/policies.png"] {
+        assert_eq!(std::fs::read(out.join(f)).unwrap(), std::fs::read(again.join(f)).unwrap(), "{f} differs");
+    }
+    let timeline = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
+    assert_eq!(timeline.lines().count(), 1 + 2 * 4, "header + 2 policies × 4 requests");
+}
+
+#[test]
+fn with_no_arguments_it_reports_the_bundled_traces_into_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("traces")).unwrap();
+    std::fs::copy(fixture().join("session.jsonl"), dir.path().join("traces/session.jsonl")).unwrap();
+    ctxbudget().current_dir(dir.path()).args(["report", "--tokenizer", "estimate"]).assert().success();
+    assert!(dir.path().join("reports/index.html").is_file());
+    assert!(dir.path().join("reports/charts/sweep.svg").is_file());
+}
+
+#[test]
+fn a_report_inside_an_input_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(fixture().join("session.jsonl"), dir.path().join("session.jsonl")).unwrap();
+    ctxbudget().arg("report").arg(dir.path()).arg("--out").arg(dir.path().join("rep")).assert().code(2);
+}
+
+fn chromium() -> Option<&'static str> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| Process::new(b).arg("--version").output().is_ok_and(|o| o.status.success()))
+}
+
+#[test]
+fn the_report_renders_its_charts_and_tables_in_headless_chromium() {
+    let Some(browser) = chromium() else {
+        println!("skipped: chromium not found (apt-get install chromium; .ci/run installs it)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rep");
+    report(&out);
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let (figures, tables) = (html.matches("<figure>").count(), html.matches("<table>").count());
+    let page = format!("file://{}", out.join("index.html").display());
+    let profile = tempfile::tempdir().unwrap();
+    let browse = |extra: &[&str]| {
+        Process::new(browser)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--enable-logging=stderr",
+                "--virtual-time-budget=10000",
+            ])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .args(extra)
+            .arg(&page)
+            .output()
+            .unwrap()
+    };
+    let dom = browse(&["--dump-dom"]);
+    assert!(dom.status.success(), "{}", String::from_utf8_lossy(&dom.stderr));
+    let dom_text = String::from_utf8_lossy(&dom.stdout);
+    // The page's own script counts the charts the browser laid out with a non-empty box.
+    let expected = format!("data-rendered=\"charts={figures}/{figures} tables={tables}\"");
+    assert!(dom_text.contains(&expected), "expected {expected} in the rendered DOM");
+    let log = String::from_utf8_lossy(&dom.stderr);
+    assert!(!log.contains("Uncaught"), "script error: {log}");
+    let shot = dir.path().join("shot.png");
+    let taken = browse(&[&format!("--screenshot={}", shot.display()), "--window-size=1200,2400"]);
+    assert!(taken.status.success(), "{}", String::from_utf8_lossy(&taken.stderr));
+    assert!(std::fs::metadata(&shot).is_ok_and(|m| m.len() > 10_000), "empty screenshot");
+}
