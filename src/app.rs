@@ -84,12 +84,12 @@ impl Loaded {
 pub fn load(input: &InputConfig) -> Loaded {
     use std::io::IsTerminal;
     let found = input::discover(&input.paths);
-    let meter = Meter::new(input.tokenizer, input.decide_with);
+    let meter = input.meter();
     let job = Job {
         thresholds: Vec::new(),
         policies: Vec::new(),
         resplit: input.resplit,
-        transforms: Vec::new(),
+        transforms: &input.transforms,
         input_format: input.input_format,
     };
     let bar = if std::io::stderr().is_terminal() {
@@ -251,7 +251,7 @@ fn report_settings(c: &ReportConfig) -> Vec<(String, String)> {
     let specs = |v: &[crate::policy::PolicySpec]| v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" ");
     vec![
         ("tokenizer".into(), c.input.tokenizer.name().into()),
-        ("decide with".into(), c.input.decide_with.name().into()),
+        ("decide with".into(), c.input.decide.name().into()),
         ("input format".into(), c.input.input_format.map_or("auto".into(), |f| f.name().to_owned())),
         ("re-split pre-split outputs".into(), c.input.resplit.to_string()),
         ("sweep policy".into(), c.sweep.policy.as_str().into()),
@@ -290,20 +290,17 @@ fn reconcile(c: ReconcileConfig) -> Result<ExitCode> {
     with_jobs(c.jobs, run)
 }
 
-fn replay(mut c: ReplayConfig) -> Result<ExitCode> {
-    if let Err(e) = c.output.check(&c.paths) {
-        return Err(UsageError(format!("{e:#}")).into());
-    }
-    let transforms = std::mem::take(&mut c.transforms);
-    let run = || -> Result<ExitCode> {
-        let found = input::discover(&c.paths);
-        let meter = Meter::new(c.tokenizer, c.decide_with).deciding(c.decide);
+fn replay(c: ReplayConfig) -> Result<ExitCode> {
+    check_output(&c.output, &c.input.paths)?;
+    with_jobs(c.input.jobs, || {
+        let found = input::discover(&c.input.paths);
+        let meter = c.input.meter();
         let job = Job {
             thresholds: vec![c.threshold],
             policies: c.policies.clone(),
-            resplit: c.resplit,
-            transforms,
-            input_format: c.input_format,
+            resplit: c.input.resplit,
+            transforms: &c.input.transforms,
+            input_format: c.input.input_format,
         };
         let outcomes = replay_files(&found, &job, &meter);
         let mut report = ReplayReport { errors: found.errors.clone(), ..Default::default() };
@@ -323,8 +320,7 @@ fn replay(mut c: ReplayConfig) -> Result<ExitCode> {
         let bytes = c.format.exporter().render(&report, c.per_request)?;
         c.output.write(&bytes)?;
         Ok(print_problems(&report.warnings, &report.errors))
-    };
-    with_jobs(c.jobs, run)
+    })
 }
 
 /// Prints warnings and errors to stderr once; the exit code says whether any input failed.

@@ -85,55 +85,34 @@ pub enum FormatArg {
 /// Options of `replay`.
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
-    /// Trace files or directories (searched recursively). Default: the bundled traces/.
-    pub paths: Vec<PathBuf>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub input: InputArgs,
     /// SUMMARY_THRESHOLD in bytes: outputs longer than this are split into summary + content.
     #[arg(long, default_value_t = 256)]
     pub threshold: usize,
-    /// Prune policy as name:key=value,... (repeatable). Default: none, keep-turns:n=3,
-    /// keep-results:n=5, budget:max=100000,target=50000. `ctxbudget policies` lists them all.
-    #[arg(long = "policy", value_name = "SPEC")]
-    pub policies: Vec<String>,
-    /// Tokenizer for every reported token count.
-    #[arg(long, value_enum, default_value_t = TokenizerArg::O200k)]
-    pub tokenizer: TokenizerArg,
-    /// What the policies decide with: each one's own anchor estimator, the report's tokenizer
-    /// (real), or one counter for all.
-    #[arg(long, value_enum, default_value_t = DecideArg::Anchor)]
-    pub decide_with: DecideArg,
-    /// Policies named and configured in a TOML file (see README, "Policies"); combinable with
-    /// --policy (those come first).
-    #[arg(long = "policies", value_name = "FILE")]
-    pub policies_file: Option<PathBuf>,
-    /// Record-time transform applied to every tool output before the split, as
-    /// name[:key=value,...] (repeatable, applied in order): truncate:codex, truncate:mini,
-    /// spill:head=H,tail=T. `ctxbudget policies` lists them.
-    #[arg(long = "transform", value_name = "SPEC")]
-    pub transforms: Vec<String>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
-    pub format: FormatArg,
-    /// Write the report here instead of stdout (`-` = stdout). Written atomically.
-    #[arg(long, short)]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub policies: PolicyArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub output: OutputArgs,
     /// Report one row per request (the budget timeline) instead of one per conversation.
     #[arg(long)]
     pub per_request: bool,
-    /// Read every input with this format instead of detecting it (see README for the list).
-    #[arg(long, value_name = "FORMAT")]
-    pub input_format: Option<String>,
-    /// Re-split outputs that a tool already split into summary and content.
-    #[arg(long)]
-    pub resplit: bool,
-    /// Worker threads (default: all cores). Output is identical at any count.
-    #[arg(long, short = 'j')]
-    pub jobs: Option<usize>,
-    /// Also read Claude Code sessions in place, from ~/.claude/projects.
-    #[arg(long)]
-    pub claude: bool,
-    /// Also read Codex CLI rollouts in place, from ~/.codex/sessions.
-    #[arg(long)]
-    pub codex: bool,
+}
+
+/// Which policies to replay.
+#[derive(Debug, Args)]
+pub struct PolicyArgs {
+    /// Prune policy as name:key=value,... (repeatable). Default: none, keep-turns:n=3,
+    /// keep-results:n=5, budget:max=100000,target=50000. `ctxbudget policies` lists them all.
+    #[arg(long = "policy", value_name = "SPEC")]
+    pub specs: Vec<String>,
+    /// Policies named and configured in a TOML file (see README, "Policies"); combinable with
+    /// --policy (those come first).
+    #[arg(long = "policies", value_name = "FILE")]
+    pub file: Option<PathBuf>,
 }
 
 /// Options of `reconcile`.
@@ -193,17 +172,29 @@ pub struct CountArgs {
     pub tokenizer: Option<TokenizerArg>,
 }
 
-/// Inputs and counting options shared by the analyses.
+/// Inputs and counting options shared by `replay` and the analyses.
 #[derive(Debug, Args)]
 pub struct InputArgs {
     /// Trace files or directories (searched recursively). Default: the bundled traces/.
     pub paths: Vec<PathBuf>,
+    /// Also read Claude Code sessions in place, from ~/.claude/projects.
+    #[arg(long)]
+    pub claude: bool,
+    /// Also read Codex CLI rollouts in place, from ~/.codex/sessions.
+    #[arg(long)]
+    pub codex: bool,
     /// Tokenizer for every reported token count.
     #[arg(long, value_enum, default_value_t = TokenizerArg::O200k)]
     pub tokenizer: TokenizerArg,
-    /// Tokenizer the policies decide with (a runtime would use the estimate).
-    #[arg(long, value_enum, default_value_t = TokenizerArg::Estimate)]
-    pub decide_with: TokenizerArg,
+    /// What the policies decide with: each one's own anchor estimator, the report's tokenizer
+    /// (real), or one counter for all.
+    #[arg(long, value_enum, default_value_t = DecideArg::Anchor)]
+    pub decide_with: DecideArg,
+    /// Record-time transform applied to every tool output before the split, as
+    /// name[:key=value,...] (repeatable, applied in order): truncate:codex, truncate:mini,
+    /// spill:head=H,tail=T. `ctxbudget policies` lists them.
+    #[arg(long = "transform", value_name = "SPEC")]
+    pub transforms: Vec<String>,
     /// Read every input with this format instead of detecting it (see README for the list).
     #[arg(long, value_name = "FORMAT")]
     pub input_format: Option<String>,
@@ -218,7 +209,7 @@ pub struct InputArgs {
 /// Where and how an analysis is written.
 #[derive(Debug, Args)]
 pub struct OutputArgs {
-    /// Output format (csv gives the main table; json the whole analysis).
+    /// Output format (for analyses, csv gives the main table and json everything).
     #[arg(long, value_enum, default_value_t = FormatArg::Table)]
     pub format: FormatArg,
     /// Write the output here instead of stdout (`-` = stdout). Written atomically.
@@ -272,10 +263,9 @@ pub struct CompareArgs {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub input: InputArgs,
-    /// Prune policy as name:key=value,... (repeatable; `none` is always added as the baseline).
-    /// Default: none, keep-turns:n=3, keep-results:n=5, budget:max=100000,target=50000.
-    #[arg(long = "policy", value_name = "SPEC")]
-    pub policies: Vec<String>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub policies: PolicyArgs,
     /// SUMMARY_THRESHOLD in bytes.
     #[arg(long, default_value_t = 256)]
     pub threshold: usize,
@@ -307,9 +297,9 @@ pub struct ReportArgs {
     /// Directory to write index.html, the CSV and JSON files and charts/ into (created if missing).
     #[arg(long, default_value = "reports")]
     pub out: PathBuf,
-    /// Policies to compare (repeatable; default as in `compare`).
-    #[arg(long = "policy", value_name = "SPEC")]
-    pub policies: Vec<String>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub policies: PolicyArgs,
     /// SUMMARY_THRESHOLD of the comparison, in bytes.
     #[arg(long, default_value_t = 256)]
     pub threshold: usize,

@@ -15,7 +15,7 @@ use crate::format::{self, Format};
 use crate::input;
 use crate::input::{AgentHome, agent_homes};
 use crate::policy::PolicySpec;
-use crate::tokens::{DecideWith, Tokenizer};
+use crate::tokens::{DecideWith, Meter, Tokenizer};
 use crate::transform::{self, Transform};
 
 /// The policies `replay` runs when none is given.
@@ -73,12 +73,17 @@ pub struct ReconcileConfig {
 
 /// Resolved inputs and counting options of an analysis.
 pub struct InputConfig {
-    /// Files and directories to read.
+    /// Files and directories to read (agent homes included).
     pub paths: Vec<PathBuf>,
     /// Tokenizer of the report.
     pub tokenizer: Tokenizer,
-    /// Tokenizer policies decide with.
+    /// What policies decide with.
+    pub decide: DecideWith,
+    /// Tokenizer of the decision counter ([`crate::tokens::Measure::decide`]); the cheap estimate
+    /// when policies decide with their anchors or the report's tokenizer.
     pub decide_with: Tokenizer,
+    /// Record-time transforms, applied in order to every raw tool output.
+    pub transforms: Vec<Box<dyn Transform>>,
     /// Forced input format.
     pub input_format: Option<&'static dyn Format>,
     /// Re-split pre-split outputs.
@@ -168,32 +173,35 @@ fn usage(e: impl std::fmt::Display) -> UsageError {
 }
 
 impl InputConfig {
-    /// Resolves the shared input options (the bundled traces/ when no path is given).
+    /// Resolves the shared input options: the bundled traces/ when no path and no agent folder
+    /// is given.
     pub fn from_args(a: cli::InputArgs) -> Result<InputConfig, UsageError> {
-        let paths = if a.paths.is_empty() {
+        let paths = if a.paths.is_empty() && !a.claude && !a.codex {
             vec![default_traces().ok_or_else(|| {
                 usage("no input given and no traces/ directory here; pass trace files or directories")
             })?]
         } else {
-            a.paths
-        };
-        let input_format = match a.input_format.as_deref() {
-            None | Some("auto") => None,
-            Some(name) => Some(format::by_name(name).ok_or_else(|| {
-                usage(format!("unknown input format `{name}`; valid: auto, {}", format::names()))
-            })?),
+            with_agent_homes(a.paths, a.claude, a.codex)?
         };
         if a.jobs == Some(0) {
             return Err(usage("--jobs must be at least 1"));
         }
+        let (decide, decide_with) = decide(a.decide_with);
         Ok(InputConfig {
             paths,
             tokenizer: a.tokenizer.into(),
-            decide_with: a.decide_with.into(),
-            input_format,
+            decide,
+            decide_with,
+            transforms: transforms(&a.transforms)?,
+            input_format: input_format(a.input_format.as_deref())?,
             resplit: a.resplit,
             jobs: a.jobs,
         })
+    }
+
+    /// The meter these options count with.
+    pub fn meter(&self) -> Meter {
+        Meter::new(self.tokenizer, self.decide_with).deciding(self.decide)
     }
 }
 
@@ -224,12 +232,12 @@ fn sweep_settings(
 }
 
 fn compare_settings(
-    policies_given: &[String],
+    policies_given: &cli::PolicyArgs,
     threshold: usize,
     cache: &cli::CacheArgs,
 ) -> Result<CompareSettings, UsageError> {
     Ok(CompareSettings {
-        policies: policies(policies_given)?,
+        policies: policies_with_file(&policies_given.specs, policies_given.file.as_deref())?,
         threshold,
         window: cache.window,
         cache: CacheModel {
@@ -278,33 +286,18 @@ fn compare_config(a: cli::CompareArgs) -> Result<CompareConfig, UsageError> {
 
 /// Resolved `replay` options.
 pub struct ReplayConfig {
-    /// Files and directories to read.
-    pub paths: Vec<PathBuf>,
+    /// Inputs and counting options.
+    pub input: InputConfig,
     /// SUMMARY_THRESHOLD in bytes.
     pub threshold: usize,
     /// Policies to replay.
     pub policies: Vec<PolicySpec>,
-    /// Tokenizer of the report.
-    pub tokenizer: Tokenizer,
-    /// Tokenizer of the decision counter ([`crate::tokens::Measure::decide`]); the cheap estimate
-    /// when policies decide with their anchors or the report's tokenizer.
-    pub decide_with: Tokenizer,
-    /// What policies decide with.
-    pub decide: DecideWith,
-    /// Record-time transforms, applied in order to every raw tool output.
-    pub transforms: Vec<Box<dyn Transform>>,
     /// Report format.
     pub format: ExportFormat,
     /// Where the report goes.
     pub output: Output,
     /// Per-request timeline instead of per-conversation summaries.
     pub per_request: bool,
-    /// Forced input format.
-    pub input_format: Option<&'static dyn Format>,
-    /// Re-split pre-split outputs.
-    pub resplit: bool,
-    /// Worker threads, if set.
-    pub jobs: Option<usize>,
 }
 
 /// Resolved `split` options.
@@ -401,43 +394,14 @@ impl Config {
             Err(other) => other,
         };
         Ok(match command {
-            cli::Command::Replay(a) => {
-                let paths = if a.paths.is_empty() && !a.claude && !a.codex {
-                    vec![default_traces().ok_or_else(|| {
-                        UsageError(
-                            "no input given and no traces/ directory here; pass trace files or directories"
-                                .into(),
-                        )
-                    })?]
-                } else {
-                    with_agent_homes(a.paths, a.claude, a.codex)?
-                };
-                let input_format = match a.input_format.as_deref() {
-                    None | Some("auto") => None,
-                    Some(name) => Some(format::by_name(name).ok_or_else(|| {
-                        UsageError(format!("unknown input format `{name}`; valid: auto, {}", format::names()))
-                    })?),
-                };
-                if a.jobs == Some(0) {
-                    return Err(UsageError("--jobs must be at least 1".into()));
-                }
-                let (decide, decide_with) = decide(a.decide_with);
-                Config::Replay(ReplayConfig {
-                    paths,
-                    threshold: a.threshold,
-                    policies: policies_with_file(&a.policies, a.policies_file.as_deref())?,
-                    tokenizer: a.tokenizer.into(),
-                    decide_with,
-                    decide,
-                    transforms: transforms(&a.transforms)?,
-                    format: a.format.into(),
-                    output: Output::from_arg(a.output.as_deref()),
-                    per_request: a.per_request,
-                    input_format,
-                    resplit: a.resplit,
-                    jobs: a.jobs,
-                })
-            }
+            cli::Command::Replay(a) => Config::Replay(ReplayConfig {
+                threshold: a.threshold,
+                policies: policies_with_file(&a.policies.specs, a.policies.file.as_deref())?,
+                format: a.output.format.into(),
+                output: Output::from_arg(a.output.output.as_deref()),
+                per_request: a.per_request,
+                input: InputConfig::from_args(a.input)?,
+            }),
             cli::Command::Split(a) => {
                 Config::Split(SplitConfig { file: a.file, threshold: a.threshold, json: a.json })
             }
@@ -504,7 +468,7 @@ mod tests {
         };
         assert_eq!(c.paths, [PathBuf::from("x"), home.join(".codex/sessions")]);
         let Config::Replay(c) = config(&["ctxbudget", "replay", "--claude"]).ok().unwrap() else { panic!() };
-        assert_eq!(c.paths, [home.join(".claude/projects")]);
+        assert_eq!(c.input.paths, [home.join(".claude/projects")]);
     }
 
     #[test]
@@ -518,7 +482,7 @@ mod tests {
     #[test]
     fn decide_with_defaults_to_each_anchor_and_keeps_the_tokenizer_names() {
         let Config::Replay(c) = config(&["ctxbudget", "replay", "x"]).ok().unwrap() else { panic!() };
-        assert_eq!((c.decide, c.decide_with), (DecideWith::Anchor, Tokenizer::Estimate));
+        assert_eq!((c.input.decide, c.input.decide_with), (DecideWith::Anchor, Tokenizer::Estimate));
         for (arg, expected) in [
             ("real", DecideWith::Real),
             ("estimate", DecideWith::Tokenizer(Tokenizer::Estimate)),
@@ -529,7 +493,7 @@ mod tests {
             else {
                 panic!()
             };
-            assert_eq!(c.decide, expected, "{arg}");
+            assert_eq!(c.input.decide, expected, "{arg}");
         }
     }
 
@@ -538,7 +502,7 @@ mod tests {
         let args =
             ["ctxbudget", "replay", "x", "--transform", "spill:head=3", "--transform", "truncate:codex"];
         let Config::Replay(c) = config(&args).ok().unwrap() else { panic!() };
-        let specs: Vec<String> = c.transforms.iter().map(|t| t.spec()).collect();
+        let specs: Vec<String> = c.input.transforms.iter().map(|t| t.spec()).collect();
         assert_eq!(specs, ["spill:head=3", "truncate:codex"]);
         let e = config(&["ctxbudget", "replay", "x", "--transform", "gzip"]).err().unwrap();
         assert!(e.0.starts_with("unknown transform `gzip`"), "{e}");

@@ -22,7 +22,7 @@ use crate::tokens::Meter;
 use crate::transform::Transform;
 
 /// What to replay and how.
-pub struct Job {
+pub struct Job<'a> {
     /// Thresholds (bytes) to split at.
     pub thresholds: Vec<usize>,
     /// Policies to replay.
@@ -30,7 +30,7 @@ pub struct Job {
     /// Re-split outputs that a tool already split.
     pub resplit: bool,
     /// Record-time transforms applied to outputs before the split.
-    pub transforms: Vec<Box<dyn Transform>>,
+    pub transforms: &'a [Box<dyn Transform>],
     /// Read every file with this format instead of detecting.
     pub input_format: Option<&'static dyn Format>,
 }
@@ -51,7 +51,7 @@ pub struct FileOutcome {
 }
 
 /// Replays one loaded trace.
-pub fn replay_trace(path: &str, trace: &Trace, job: &Job, meter: &Meter) -> Vec<Run> {
+pub fn replay_trace(path: &str, trace: &Trace, job: &Job<'_>, meter: &Meter) -> Vec<Run> {
     replay_trace_with_warnings(path, trace, job, meter).0
 }
 
@@ -60,10 +60,10 @@ pub fn replay_trace(path: &str, trace: &Trace, job: &Job, meter: &Meter) -> Vec<
 pub fn replay_trace_with_warnings(
     path: &str,
     trace: &Trace,
-    job: &Job,
+    job: &Job<'_>,
     meter: &Meter,
 ) -> (Vec<Run>, Vec<String>) {
-    let opts = MeasureOptions { resplit: job.resplit, transforms: &job.transforms };
+    let opts = MeasureOptions { resplit: job.resplit, transforms: job.transforms };
     let mut runs = Vec::new();
     let mut warnings: Vec<String> = Vec::new();
     for conversation in &trace.conversations {
@@ -140,7 +140,7 @@ pub fn load_found(path: &Path, explicit: bool, format: Option<&'static dyn Forma
 }
 
 /// Loads and replays every file, in parallel, returning outcomes in input order.
-pub fn replay_files(found: &Discovered, job: &Job, meter: &Meter) -> Vec<FileOutcome> {
+pub fn replay_files(found: &Discovered, job: &Job<'_>, meter: &Meter) -> Vec<FileOutcome> {
     found
         .files
         .par_iter()
@@ -180,11 +180,11 @@ pub struct MeasuredFile {
 /// job's thresholds and policies are not used.
 pub fn measure_files(
     found: &Discovered,
-    job: &Job,
+    job: &Job<'_>,
     meter: &Meter,
     done: &(dyn Fn() + Sync),
 ) -> Vec<MeasuredFile> {
-    let opts = MeasureOptions { resplit: job.resplit, transforms: &job.transforms };
+    let opts = MeasureOptions { resplit: job.resplit, transforms: job.transforms };
     found
         .files
         .par_iter()
