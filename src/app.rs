@@ -166,7 +166,7 @@ fn calibrate(c: CalibrateConfig) -> Result<ExitCode> {
             loaded.conversations().into_iter().map(|(_, c)| c).collect();
         let result = analysis::calibration::calibrate(
             &conversations,
-            &[&analysis::calibration::LenOver4],
+            &analysis::calibration::default_estimators(),
             c.input.tokenizer.name(),
         );
         let bytes =
@@ -204,7 +204,7 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
         let comparison = analysis::compare::compare(&pairs, &c.compare, &loaded.meter);
         let calibration = analysis::calibration::calibrate(
             &conversations,
-            &[&analysis::calibration::LenOver4],
+            &analysis::calibration::default_estimators(),
             c.input.tokenizer.name(),
         );
         let input = crate::report::ReportInput {

@@ -21,8 +21,9 @@
 //!    lines wins if it covers at least 30% of them (code on a tie);
 //! 4. **prose**: everything else.
 //!
-//! The seam for policies' own estimators: implement [`Estimator`] (from a text's [`Measure`]:
-//! bytes, chars, non-ASCII chars, UTF-16 units) and pass it to [`calibrate`]. Pure: no I/O.
+//! Estimators: the seed's `len/4` and the anchors' own ([`AnchorEstimator`]: opencode, LangChain,
+//! Gemini CLI, computed exactly as the policies compute them); any other plugs in by implementing
+//! [`Estimator`] and passing it to [`calibrate`]. Pure: no I/O.
 
 use std::collections::BTreeMap;
 
@@ -32,12 +33,12 @@ use crate::measure::{MeasuredConversation, MeasuredItem};
 use crate::model::Tokens;
 use crate::tokens::Measure;
 
-/// A token estimator computed from a text's measure.
+/// A token estimator of one tool output.
 pub trait Estimator: Send + Sync {
     /// Name shown in reports.
     fn name(&self) -> String;
-    /// Estimated tokens of one text.
-    fn estimate(&self, text: &Measure) -> f64;
+    /// Estimated tokens of the output `text` of tool `tool`, whose measure is `measure`.
+    fn estimate(&self, tool: &str, text: &str, measure: &Measure) -> f64;
 }
 
 /// The seed's estimate: UTF-8 bytes / 4, rounded down per text.
@@ -48,9 +49,45 @@ impl Estimator for LenOver4 {
     fn name(&self) -> String {
         "len/4".into()
     }
-    fn estimate(&self, text: &Measure) -> f64 {
-        text.estimate as f64
+    fn estimate(&self, _tool: &str, _text: &str, measure: &Measure) -> f64 {
+        measure.estimate as f64
     }
+}
+
+/// The estimators the anchor policies decide with by default (`--decide-with anchor`), applied to
+/// one tool output as each anchor counts it (see [`crate::policy::estimator`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnchorEstimator {
+    /// opencode: `round(length / 4)` on the UTF-16 length.
+    OpenCode,
+    /// LangChain `count_tokens_approximately`: `ceil(chars / 4)` plus 3 for the tool message.
+    LangChain,
+    /// Gemini CLI: a function response counts `(name + JSON.stringify({output}).length) / 4`.
+    Gemini,
+}
+
+impl Estimator for AnchorEstimator {
+    fn name(&self) -> String {
+        match self {
+            AnchorEstimator::OpenCode => "opencode".into(),
+            AnchorEstimator::LangChain => "langchain".into(),
+            AnchorEstimator::Gemini => "gemini".into(),
+        }
+    }
+
+    fn estimate(&self, tool: &str, text: &str, measure: &Measure) -> f64 {
+        use crate::policy::estimator::Estimator as Anchor;
+        match self {
+            AnchorEstimator::OpenCode => Anchor::OpenCode.tokens(measure) as f64,
+            AnchorEstimator::LangChain => Anchor::LangChain.tokens(measure) as f64 + 3.0,
+            AnchorEstimator::Gemini => crate::policy::gemini::response_tokens(tool, text) as f64,
+        }
+    }
+}
+
+/// The seed's `len/4` and the anchors' own estimators, in report order.
+pub fn default_estimators() -> [&'static dyn Estimator; 4] {
+    [&LenOver4, &AnchorEstimator::OpenCode, &AnchorEstimator::LangChain, &AnchorEstimator::Gemini]
 }
 
 /// What a text mostly is.
@@ -241,13 +278,14 @@ pub struct Calibration {
     pub rows: Vec<CalibrationRow>,
 }
 
-struct Sample {
+struct Sample<'a> {
     tool: String,
+    text: &'a str,
     kind: ContentKind,
     measure: Measure,
 }
 
-fn samples(conversations: &[&MeasuredConversation]) -> Vec<Sample> {
+fn samples<'a>(conversations: &[&'a MeasuredConversation]) -> Vec<Sample<'a>> {
     let mut out = Vec::new();
     for item in conversations.iter().flat_map(|c| &c.items) {
         let MeasuredItem::ToolResult(r) = item else { continue };
@@ -259,6 +297,7 @@ fn samples(conversations: &[&MeasuredConversation]) -> Vec<Sample> {
         out.push(Sample {
             tool: r.name.clone().unwrap_or_else(|| super::sweep::UNNAMED_TOOL.to_owned()),
             kind: classify(text),
+            text,
             measure,
         });
     }
@@ -273,7 +312,8 @@ fn row(estimator: &dyn Estimator, group: &str, key: &str, members: &[&Sample]) -
         results: members.len(),
         ..Default::default()
     };
-    let estimates: Vec<f64> = members.iter().map(|s| estimator.estimate(&s.measure)).collect();
+    let estimates: Vec<f64> =
+        members.iter().map(|s| estimator.estimate(&s.tool, s.text, &s.measure)).collect();
     for s in members {
         r.bytes += s.measure.bytes;
         r.tokens += s.measure.tokens;
@@ -334,6 +374,20 @@ mod tests {
     use crate::tokens::{Counter, Meter, Tokenizer};
 
     #[test]
+    fn anchor_estimators_count_a_tool_output_as_their_policies_do() {
+        let meter = Meter::new(Tokenizer::Estimate, Tokenizer::Estimate);
+        let text = "héllo wörld\n"; // 12 chars, 14 bytes, 12 UTF-16 units, 2 non-ASCII
+        let m = meter.measure(text);
+        assert_eq!(LenOver4.estimate("Bash", text, &m), 3.0); // 14 / 4
+        assert_eq!(AnchorEstimator::OpenCode.estimate("Bash", text, &m), 3.0); // round(12 / 4)
+        assert_eq!(AnchorEstimator::LangChain.estimate("Bash", text, &m), 6.0); // ceil(12 / 4) + 3
+        // (name 4 + `{"output":"` 11 + `"}` 2 + 12 units + 1 for the escaped newline) / 4, rounded down.
+        assert_eq!(AnchorEstimator::Gemini.estimate("Bash", text, &m), 7.0);
+        let names: Vec<String> = default_estimators().iter().map(|e| e.name()).collect();
+        assert_eq!(names, ["len/4", "opencode", "langchain", "gemini"]);
+    }
+
+    #[test]
     fn the_classifier_tells_the_kinds_apart() {
         assert_eq!(classify("fn main() {\n    println!(\"hi\");\n}\n"), ContentKind::Code);
         assert_eq!(classify("     1→use std::io;\n     2→\n     3→fn f() {}\n"), ContentKind::Code);
@@ -370,7 +424,7 @@ mod tests {
         fn name(&self) -> String {
             "exact".into()
         }
-        fn estimate(&self, m: &Measure) -> f64 {
+        fn estimate(&self, _tool: &str, _text: &str, m: &Measure) -> f64 {
             m.tokens as f64
         }
     }
