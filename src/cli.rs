@@ -17,17 +17,11 @@ pub struct Cli {
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Write one self-contained HTML report (charts, tables, the recommendation in words, the
+    /// settings) plus the CSV and JSON behind it.
+    Report(ReportArgs),
     /// Replay sessions request by request under prune policies and report their context budget.
     Replay(ReplayArgs),
-    /// Show exactly how the seed's From<String> would split one tool output (read from stdin or FILE).
-    Split(SplitArgs),
-    /// Count the tokens of a text (stdin or FILE) with real tokenizers beside the len/4 estimate.
-    Count(CountArgs),
-    /// List every policy and record-time transform with its parameters, defaults and source.
-    Policies,
-    /// Set each request's replayed context beside the prompt size the provider recorded, fit
-    /// recorded ≈ a + b·replayed per conversation and report the error.
-    Reconcile(ReconcileArgs),
     /// Sweep SUMMARY_THRESHOLD under one policy and recommend a threshold (overall and per tool).
     Sweep(SweepArgs),
     /// Compare policies side by side: peak and total input tokens, savings, prune events, requests
@@ -36,11 +30,17 @@ pub enum Command {
     /// Price each policy with a prompt cache: tokens read and written, and for every prune event the
     /// tokens it freed versus the cached tokens it forced to be written again.
     Cost(CompareArgs),
-    /// How far len/4 is from real tokens, per tool name and per content kind.
+    /// How far len/4 and the anchors' own estimators are from real tokens, per tool and content kind.
     Calibrate(CalibrateArgs),
-    /// Write one self-contained HTML report (charts, tables, the recommendation in words, the
-    /// settings) plus the CSV and JSON behind it.
-    Report(ReportArgs),
+    /// Set each request's replayed context beside the prompt size the provider recorded, fit
+    /// recorded ≈ a + b·replayed per conversation and report the error.
+    Reconcile(ReconcileArgs),
+    /// Show exactly how the seed's From<String> would split one tool output (read from stdin or FILE).
+    Split(SplitArgs),
+    /// Count the tokens of a text (stdin or FILE) with real tokenizers beside the len/4 estimate.
+    Count(CountArgs),
+    /// List every policy and record-time transform with its parameters, defaults and source.
+    Policies,
 }
 
 /// Tokenizers.
