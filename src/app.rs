@@ -82,7 +82,6 @@ impl Loaded {
 
 /// Finds, loads and measures the inputs, with a progress bar on stderr when it is a terminal.
 pub fn load(input: &InputConfig) -> Loaded {
-    use std::io::IsTerminal;
     let found = input::discover(&input.paths);
     let meter = input.meter();
     let job = Job {
@@ -92,18 +91,7 @@ pub fn load(input: &InputConfig) -> Loaded {
         transforms: &input.transforms,
         input_format: input.input_format,
     };
-    let bar = if std::io::stderr().is_terminal() {
-        let bar = indicatif::ProgressBar::new(found.files.len() as u64);
-        if let Ok(style) =
-            indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} files ({elapsed})")
-        {
-            bar.set_style(style.progress_chars("=> "));
-        }
-        bar.set_message("measuring");
-        bar
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    let bar = progress_bar(found.files.len(), "measuring");
     let files = measure_files(&found, &job, &meter, &|| bar.inc(1));
     bar.finish_and_clear();
     let mut loaded = Loaded { meter, files: Vec::new(), errors: found.errors.clone(), warnings: Vec::new() };
@@ -115,6 +103,22 @@ pub fn load(input: &InputConfig) -> Loaded {
         loaded.files.push(f);
     }
     loaded
+}
+
+/// A progress bar over `files` files on stderr when it is a terminal; hidden otherwise.
+fn progress_bar(files: usize, message: &'static str) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(files as u64);
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} files ({elapsed})")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message(message);
+    bar
 }
 
 /// Runs `f` on `jobs` threads when set, else on rayon's default pool.
@@ -302,7 +306,9 @@ fn replay(c: ReplayConfig) -> Result<ExitCode> {
             transforms: &c.input.transforms,
             input_format: c.input.input_format,
         };
-        let outcomes = replay_files(&found, &job, &meter);
+        let bar = progress_bar(found.files.len(), "replaying");
+        let outcomes = replay_files(&found, &job, &meter, &|| bar.inc(1));
+        bar.finish_and_clear();
         let mut report = ReplayReport { errors: found.errors.clone(), ..Default::default() };
         for o in outcomes {
             report.warnings.extend(o.warnings.iter().map(|w| prefix_path(&o.path, w)));

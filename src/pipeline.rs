@@ -139,15 +139,21 @@ pub fn load_found(path: &Path, explicit: bool, format: Option<&'static dyn Forma
     }
 }
 
-/// Loads and replays every file, in parallel, returning outcomes in input order.
-pub fn replay_files(found: &Discovered, job: &Job<'_>, meter: &Meter) -> Vec<FileOutcome> {
+/// Loads and replays every file, in parallel, returning outcomes in input order; `done` is called
+/// once per file as it finishes (for a progress bar).
+pub fn replay_files(
+    found: &Discovered,
+    job: &Job<'_>,
+    meter: &Meter,
+    done: &(dyn Fn() + Sync),
+) -> Vec<FileOutcome> {
     found
         .files
         .par_iter()
         .zip(found.explicit.par_iter())
         .map(|(path, &explicit)| {
             let shown = path.display().to_string();
-            match load_found(path, explicit, job.input_format) {
+            let out = match load_found(path, explicit, job.input_format) {
                 Loaded::Skipped(w) => FileOutcome { warnings: vec![w], path: shown, ..Default::default() },
                 Loaded::Failed(e) => FileOutcome { path: shown, error: Some(e), ..Default::default() },
                 Loaded::Trace(trace, mut warnings) => {
@@ -155,7 +161,9 @@ pub fn replay_files(found: &Discovered, job: &Job<'_>, meter: &Meter) -> Vec<Fil
                     warnings.extend(policy_warnings);
                     FileOutcome { runs, format: Some(trace.format), warnings, path: shown, error: None }
                 }
-            }
+            };
+            done();
+            out
         })
         .collect()
 }
