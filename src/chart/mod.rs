@@ -85,8 +85,21 @@ pub const SERIES_COLORS: [RGBColor; 8] = [
     RGBColor(93, 64, 55),
     RGBColor(194, 24, 91),
 ];
-/// Colour of reference lines (the context window, 100%, a recommendation).
+/// Colour of reference lines (the context window, 100%, a recommendation). They are also dashed
+/// ([`MARK_DASH`]), so a reference never reads as one of the series.
 pub const MARK_COLOR: RGBColor = RGBColor(211, 47, 47);
+/// Dash length and gap of reference lines, in pixels.
+pub const MARK_DASH: (u32, u32) = (8, 5);
+
+/// The legend glyph of a reference line: two dashes.
+pub fn mark_legend<DB: DrawingBackend>(
+    (x, y): (i32, i32),
+) -> plotters::element::ComposedElement<(i32, i32), DB, PathElement<(i32, i32)>, PathElement<(i32, i32)>> {
+    let style = MARK_COLOR.stroke_width(2);
+    EmptyElement::at((x, y))
+        + PathElement::new([(0, 0), (5, 0)], style)
+        + PathElement::new([(8, 0), (13, 0)], style)
+}
 
 /// The colour of series `i`.
 pub fn series_color(i: usize) -> RGBColor {
@@ -290,9 +303,14 @@ where
     }
     if let Some((value, label)) = &b.reference {
         chart
-            .draw_series(LineSeries::new([(0.0, *value), (n as f64, *value)], MARK_COLOR.stroke_width(2)))?
+            .draw_series(DashedLineSeries::new(
+                [(0.0, *value), (n as f64, *value)],
+                MARK_DASH.0,
+                MARK_DASH.1,
+                MARK_COLOR.stroke_width(2),
+            ))?
             .label(label.as_str())
-            .legend(|(x, y)| PathElement::new([(x, y), (x + 12, y)], MARK_COLOR.stroke_width(2)));
+            .legend(mark_legend);
     }
     legend(&mut chart, SeriesLabelPosition::UpperRight)?;
     let style = TextStyle::from((FONT, LABEL_SIZE).into_font()).pos(Pos::new(HPos::Center, VPos::Top));

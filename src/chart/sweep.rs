@@ -4,7 +4,9 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{AXIS_SIZE, Chart, DrawResult, FONT, LABEL_SIZE, MARK_COLOR, TITLE_SIZE, series_color};
+use super::{
+    AXIS_SIZE, Chart, DrawResult, FONT, LABEL_SIZE, MARK_COLOR, MARK_DASH, TITLE_SIZE, series_color,
+};
 use crate::analysis::sweep::Sweep;
 
 /// Data of the sweep chart.
@@ -90,12 +92,14 @@ impl Chart for SweepChart {
         if let Some(i) = self.recommended {
             let label = format!("recommended: {} bytes", self.thresholds[i]);
             chart
-                .draw_series(LineSeries::new(
+                .draw_series(DashedLineSeries::new(
                     [(i as i32, y_min), (i as i32, 100.0)],
+                    MARK_DASH.0,
+                    MARK_DASH.1,
                     MARK_COLOR.stroke_width(2),
                 ))?
                 .label(label)
-                .legend(|(x, y)| PathElement::new([(x, y), (x + 12, y)], MARK_COLOR.stroke_width(2)));
+                .legend(super::mark_legend);
         }
         super::legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         Ok(())

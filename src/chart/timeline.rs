@@ -7,8 +7,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::{
-    AXIS_SIZE, CATEGORY_COLORS, Chart, DrawResult, FONT, LABEL_SIZE, MARK_COLOR, TITLE_SIZE, axis_number,
-    nice_ceiling, series_color, whole_number,
+    AXIS_SIZE, CATEGORY_COLORS, Chart, DrawResult, FONT, LABEL_SIZE, MARK_COLOR, MARK_DASH, TITLE_SIZE,
+    axis_number, nice_ceiling, series_color, whole_number,
 };
 use crate::model::Tokens;
 use crate::result::Run;
@@ -137,9 +137,9 @@ impl Chart for Timeline {
             (Vec::new(), format!("context window ({}, above the scale)", self.window))
         };
         chart
-            .draw_series(LineSeries::new(points, MARK_COLOR.stroke_width(2)))?
+            .draw_series(DashedLineSeries::new(points, MARK_DASH.0, MARK_DASH.1, MARK_COLOR.stroke_width(2)))?
             .label(label)
-            .legend(|(x, y)| PathElement::new([(x, y), (x + 12, y)], MARK_COLOR.stroke_width(2)));
+            .legend(super::mark_legend);
         super::legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         Ok(())
     }
