@@ -91,10 +91,12 @@ pub const MARK_COLOR: RGBColor = RGBColor(211, 47, 47);
 /// Dash length and gap of reference lines, in pixels.
 pub const MARK_DASH: (u32, u32) = (8, 5);
 
+/// Two path elements drawn as one, in backend pixels.
+pub type TwoPaths<DB> =
+    plotters::element::ComposedElement<(i32, i32), DB, PathElement<(i32, i32)>, PathElement<(i32, i32)>>;
+
 /// The legend glyph of a reference line: two dashes.
-pub fn mark_legend<DB: DrawingBackend>(
-    (x, y): (i32, i32),
-) -> plotters::element::ComposedElement<(i32, i32), DB, PathElement<(i32, i32)>, PathElement<(i32, i32)>> {
+pub fn mark_legend<DB: DrawingBackend>((x, y): (i32, i32)) -> TwoPaths<DB> {
     let style = MARK_COLOR.stroke_width(2);
     EmptyElement::at((x, y))
         + PathElement::new([(0, 0), (5, 0)], style)
