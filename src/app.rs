@@ -281,7 +281,7 @@ fn reconcile(c: ReconcileConfig) -> Result<ExitCode> {
     }
     let run = || -> Result<ExitCode> {
         let found = input::discover(&c.paths);
-        let meter = Meter::new(c.tokenizer, c.tokenizer);
+        let meter = Meter::with_backend(c.tokenizer, c.tokenizer, c.counter);
         let report = reconcile_files(&found, c.input_format, &meter, c.per_request, c.worst);
         let bytes = crate::export::reconcile::render(&report, c.format, c.per_request)?;
         c.output.write(&bytes)?;
@@ -423,8 +423,8 @@ fn count(c: CountConfig) -> Result<ExitCode> {
         "estimate",
         estimate(&text)
     );
-    for t in c.tokenizers.into_iter().filter(|t| *t != Tokenizer::Estimate) {
-        let n = t.counter().count(&text);
+    for t in c.tokenizers.iter().copied().filter(|t| *t != Tokenizer::Estimate) {
+        let n = t.counter_with(c.counter).count(&text);
         let ratio = if n > 0 {
             format!("  ({:.2} bytes/token)", text.len() as f64 / n as f64)
         } else {

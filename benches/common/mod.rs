@@ -1,0 +1,56 @@
+//! Helpers shared by the benchmarks, the speed harness (`examples/speed.rs`) and the differential
+//! counter test (`tests/counters.rs`): where the shared corpus is, and every text a replay of it
+//! counts. Included with `#[path]`, so each user compiles only what it calls.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use ctxbudget::input;
+use ctxbudget::pipeline::{Job, replay_files};
+use ctxbudget::policy::{PolicySpec, registry};
+use ctxbudget::tokens::{Backend, DecideWith, Meter, Recording, Tokenizer};
+
+#[path = "../../tests/common/mod.rs"]
+mod tests_common;
+
+/// The shared corpus beside the checkout, or `None` (after printing why) when it is absent.
+pub fn corpus() -> Option<std::path::PathBuf> {
+    tests_common::corpus("")
+}
+
+/// Every registered policy with its default parameters, in registry order.
+pub fn every_policy() -> Vec<PolicySpec> {
+    registry()
+        .iter()
+        .map(|k| PolicySpec::parse(k.name).unwrap_or_else(|e| panic!("registered policy `{}`: {e}", k.name)))
+        .collect()
+}
+
+/// The policies `replay` runs by default.
+pub fn default_policies() -> Vec<PolicySpec> {
+    ctxbudget::config::policies(&[]).expect("the default policies parse")
+}
+
+/// Every distinct text that measuring the files under `dir` and replaying them under every
+/// policy at `threshold` counts (tool outputs, summaries, messages, call arguments, placeholders),
+/// sorted. Counted with tiktoken-rs o200k; the counts are not kept.
+pub fn replayed_texts(dir: &Path, threshold: usize) -> Vec<String> {
+    let texts = Arc::new(Mutex::new(Vec::new()));
+    let report = Recording::new(Tokenizer::O200k.counter_with(Backend::TiktokenRs), texts.clone());
+    let decide = Tokenizer::Estimate.counter();
+    let meter = Meter::with_counters(Box::new(report), decide).deciding(DecideWith::Anchor);
+    let job = Job {
+        thresholds: vec![threshold],
+        policies: every_policy(),
+        resplit: false,
+        transforms: &[],
+        input_format: None,
+    };
+    let outcomes = replay_files(&input::discover(&[dir.to_owned()]), &job, &meter);
+    assert!(outcomes.iter().any(|o| !o.runs.is_empty()), "nothing replayed under {}", dir.display());
+    let mut texts = std::mem::take(&mut *texts.lock().expect("no thread panicked while recording"));
+    texts.sort_unstable();
+    texts.dedup();
+    texts
+}
