@@ -17,7 +17,9 @@ use crate::config::{
 use crate::export::Output;
 use crate::input;
 use crate::measure::MeasuredConversation;
-use crate::pipeline::{Job, MeasuredFile, measure_files, reconcile_files, replay_files};
+use crate::pipeline::{
+    Job, MeasuredFile, measure_files, reconcile_files, replay_files, replay_files_without_rows,
+};
 use crate::policy::registry;
 use crate::result::ReplayReport;
 use crate::split::ToolOutput;
@@ -302,7 +304,11 @@ fn replay(c: ReplayConfig) -> Result<ExitCode> {
             transforms: &c.input.transforms,
             input_format: c.input.input_format,
         };
-        let outcomes = replay_files(&found, &job, &meter);
+        let outcomes = if c.per_request {
+            replay_files(&found, &job, &meter)
+        } else {
+            replay_files_without_rows(&found, &job, &meter)
+        };
         let mut report = ReplayReport { errors: found.errors.clone(), ..Default::default() };
         for o in outcomes {
             report.warnings.extend(o.warnings.iter().map(|w| prefix_path(&o.path, w)));

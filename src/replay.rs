@@ -378,6 +378,27 @@ pub fn replay(
     policy: &mut dyn Policy,
     meter: &Meter,
 ) -> Run {
+    replay_keeping(conversation, threshold, policy, meter, true)
+}
+
+/// [`replay`] without the per-request rows: the same summary (the rows come back empty), without
+/// the cost of building a row per request, for sweeps and reports of one row per run.
+pub fn replay_summary(
+    conversation: &MeasuredConversation,
+    threshold: usize,
+    policy: &mut dyn Policy,
+    meter: &Meter,
+) -> Run {
+    replay_keeping(conversation, threshold, policy, meter, false)
+}
+
+fn replay_keeping(
+    conversation: &MeasuredConversation,
+    threshold: usize,
+    policy: &mut dyn Policy,
+    meter: &Meter,
+    keep_rows: bool,
+) -> Run {
     let n = conversation.items.len();
     let mut e = Engine {
         meter,
@@ -408,6 +429,7 @@ pub fn replay(
     let mut rows = Vec::new();
     let mut edits = Vec::new();
     let mut recorded_any = false;
+    let mut recorded_sum: Tokens = 0;
 
     for (position, item) in conversation.items.iter().enumerate() {
         match item {
@@ -513,48 +535,54 @@ pub fn replay(
                 let contents = e.sums[slot(Category::ToolContents)];
                 let pruned = e.unpruned.saturating_sub(context_tokens);
 
-                let (shared, previous_tokens) = match e.previous {
-                    None => (0, 0),
-                    Some((previous_position, previous_tokens, _)) => {
-                        let first_change = [e.changed_at, transient_change].into_iter().flatten().min();
-                        let end = head(previous_position);
-                        let cut = first_change.map_or(end, |c| c.min(end));
-                        let base = e.prefix.before(head(e.context_start));
-                        let shared = e.prefix.before(cut) - base + e.transient_below(cut);
-                        (shared.clamp(0, previous_tokens as i64) as Tokens, previous_tokens)
-                    }
-                };
-                let previous_pruned = e.previous.map_or(0, |p| p.2);
-                let gap_ms = match (timestamp, e.previous_timestamp) {
-                    (Some(now), Some(before)) => Some(now - before),
-                    _ => None,
-                };
-                if usage.is_some() {
+                if let Some(u) = usage {
                     recorded_any = true;
+                    recorded_sum += u.input_tokens;
                     summary.recorded_requests += 1;
                 }
-                // The seed's estimate of the context as sent: contents removed by a transient edit
-                // are taken out of it too.
-                let estimate = (estimate as i64 + prunable_adjust[1]).max(0) as Tokens;
-                rows.push(RequestRow {
-                    request: e.requests,
-                    id: id.clone(),
-                    timestamp: timestamp.map(format_rfc3339),
-                    turn: e.turn,
-                    categories,
-                    context_tokens,
-                    context_estimate: estimate,
-                    prunable_tokens: (contents.tokens as i64 + prunable_adjust[0]).max(0) as Tokens,
-                    prunable_estimate: (contents.estimate as i64 + prunable_adjust[1]).max(0) as Tokens,
-                    pruned_tokens: pruned,
-                    freed_tokens: pruned.saturating_sub(previous_pruned),
-                    changed_results: changed,
-                    shared_prefix_tokens: shared,
-                    previous_context_tokens: previous_tokens,
-                    gap_ms,
-                    recorded_input_tokens: usage.map(|u| u.input_tokens),
-                    recorded_cache_read_tokens: usage.and_then(|u| u.cache_read_tokens),
-                });
+                summary.peak_context_tokens = summary.peak_context_tokens.max(context_tokens);
+                summary.total_input_tokens += context_tokens;
+                summary.final_context_tokens = context_tokens;
+                if keep_rows {
+                    let (shared, previous_tokens) = match e.previous {
+                        None => (0, 0),
+                        Some((previous_position, previous_tokens, _)) => {
+                            let first_change = [e.changed_at, transient_change].into_iter().flatten().min();
+                            let end = head(previous_position);
+                            let cut = first_change.map_or(end, |c| c.min(end));
+                            let base = e.prefix.before(head(e.context_start));
+                            let shared = e.prefix.before(cut) - base + e.transient_below(cut);
+                            (shared.clamp(0, previous_tokens as i64) as Tokens, previous_tokens)
+                        }
+                    };
+                    let previous_pruned = e.previous.map_or(0, |p| p.2);
+                    let gap_ms = match (timestamp, e.previous_timestamp) {
+                        (Some(now), Some(before)) => Some(now - before),
+                        _ => None,
+                    };
+                    // The seed's estimate of the context as sent: contents removed by a transient
+                    // edit are taken out of it too.
+                    let estimate = (estimate as i64 + prunable_adjust[1]).max(0) as Tokens;
+                    rows.push(RequestRow {
+                        request: e.requests,
+                        id: id.clone(),
+                        timestamp: timestamp.map(format_rfc3339),
+                        turn: e.turn,
+                        categories,
+                        context_tokens,
+                        context_estimate: estimate,
+                        prunable_tokens: (contents.tokens as i64 + prunable_adjust[0]).max(0) as Tokens,
+                        prunable_estimate: (contents.estimate as i64 + prunable_adjust[1]).max(0) as Tokens,
+                        pruned_tokens: pruned,
+                        freed_tokens: pruned.saturating_sub(previous_pruned),
+                        changed_results: changed,
+                        shared_prefix_tokens: shared,
+                        previous_context_tokens: previous_tokens,
+                        gap_ms,
+                        recorded_input_tokens: usage.map(|u| u.input_tokens),
+                        recorded_cache_read_tokens: usage.and_then(|u| u.cache_read_tokens),
+                    });
+                }
                 if changed > 0 {
                     summary.prune_events += 1;
                 }
@@ -569,15 +597,9 @@ pub fn replay(
     }
 
     summary.requests = e.requests;
-    summary.peak_context_tokens = rows.iter().map(|r| r.context_tokens).max().unwrap_or(0);
-    summary.total_input_tokens = rows.iter().map(|r| r.context_tokens).sum();
-    summary.final_context_tokens = rows.last().map_or(0, |r| r.context_tokens);
     summary.pruned_tokens = e.pruned_carry + e.previous.map_or(0, |p| p.2);
-    summary.recorded_input_tokens = if recorded_any {
-        Some(rows.iter().filter_map(|r| r.recorded_input_tokens).sum())
-    } else {
-        conversation.recorded_total.map(|t| t.input_tokens)
-    };
+    summary.recorded_input_tokens =
+        if recorded_any { Some(recorded_sum) } else { conversation.recorded_total.map(|t| t.input_tokens) };
     summary.conversation = conversation.id.clone();
     summary.transforms = conversation.transforms.clone();
     Run { summary, rows }
@@ -642,6 +664,28 @@ mod tests {
     fn run(items: Vec<Item>, threshold: usize, spec: &str) -> Run {
         let mut policy = PolicySpec::parse(spec).unwrap().build();
         replay_at(items, threshold, &mut *policy)
+    }
+
+    #[test]
+    fn a_summary_replay_reports_the_summary_of_a_full_replay_without_rows() {
+        let meter = meter();
+        let mut items = three_results();
+        items[1] = Item::Request(Request {
+            usage: Some(crate::model::Usage { input_tokens: 7, ..Default::default() }),
+            ..Default::default()
+        });
+        let conv = Conversation { id: "main".into(), items, recorded_total: None };
+        let m = MeasuredConversation::new(&conv, &meter, &MeasureOptions { resplit: false, transforms: &[] });
+        for spec in ["none", "keep-turns:n=1", "swe-agent:n=1", "anthropic:trigger=150,keep=1"] {
+            for threshold in [0, 16, 1000] {
+                let build = || PolicySpec::parse(spec).unwrap().build();
+                let full = replay(&m, threshold, &mut *build(), &meter);
+                let lean = replay_summary(&m, threshold, &mut *build(), &meter);
+                assert_eq!(full.rows.len(), 4, "{spec} at {threshold}");
+                assert!(lean.rows.is_empty());
+                assert_eq!(lean.summary, full.summary, "{spec} at {threshold}");
+            }
+        }
     }
 
     /// user "hi" (2), then three results of 100 bytes, each followed by a request.

@@ -36,17 +36,17 @@ pub fn default_policies() -> Vec<PolicySpec> {
 /// policy at `threshold` counts (tool outputs, summaries, messages, call arguments, placeholders),
 /// sorted. Counted with tiktoken-rs o200k; the counts are not kept.
 pub fn replayed_texts(dir: &Path, threshold: usize) -> Vec<String> {
+    replayed_texts_with(dir, threshold, every_policy())
+}
+
+/// [`replayed_texts`] under these policies only.
+pub fn replayed_texts_with(dir: &Path, threshold: usize, policies: Vec<PolicySpec>) -> Vec<String> {
     let texts = Arc::new(Mutex::new(Vec::new()));
     let report = Recording::new(Tokenizer::O200k.counter_with(Backend::TiktokenRs), texts.clone());
     let decide = Tokenizer::Estimate.counter();
     let meter = Meter::with_counters(Box::new(report), decide).deciding(DecideWith::Anchor);
-    let job = Job {
-        thresholds: vec![threshold],
-        policies: every_policy(),
-        resplit: false,
-        transforms: &[],
-        input_format: None,
-    };
+    let job =
+        Job { thresholds: vec![threshold], policies, resplit: false, transforms: &[], input_format: None };
     let outcomes = replay_files(&input::discover(&[dir.to_owned()]), &job, &meter);
     assert!(outcomes.iter().any(|o| !o.runs.is_empty()), "nothing replayed under {}", dir.display());
     let mut texts = std::mem::take(&mut *texts.lock().expect("no thread panicked while recording"));
