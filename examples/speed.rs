@@ -117,7 +117,11 @@ impl Options {
     }
 }
 
+/// `P;P;...`, or `sweep` (the eight of the sweep goal), or `all` (every registered policy).
 fn policies(text: &str) -> Vec<PolicySpec> {
+    if text == "all" {
+        return common::every_policy();
+    }
     let text = if text == "sweep" { SWEEP_POLICIES } else { text };
     text.split(';').map(|s| PolicySpec::parse(s.trim()).unwrap_or_else(|e| panic!("{e}"))).collect()
 }

@@ -61,6 +61,19 @@ enum Transient {
     Replaced(Measure),
 }
 
+/// What one transient edit changes in a request's counts, kept with the edit so that taking it
+/// out undoes exactly what putting it in did.
+#[derive(Debug, Clone, Copy, Default)]
+struct Effect {
+    /// Token deltas per category.
+    categories: [i64; 8],
+    /// Deltas of the prunable contents: real tokens and the seed's estimate.
+    prunable: [i64; 2],
+    /// Prefix slot of the edited tail, and its token delta.
+    at: usize,
+    delta: i64,
+}
+
 /// A tool call in the context.
 struct CallState {
     position: usize,
@@ -93,10 +106,16 @@ struct Engine<'a> {
     /// The previous request in this context: (position, context tokens, pruned tokens, timestamp).
     previous: Option<(usize, Tokens, Tokens)>,
     previous_timestamp: Option<i64>,
-    transient: BTreeMap<usize, Transient>,
-    /// Calls whose arguments a non-sticky policy replaced for this request: call index → the
-    /// call as sent (name + replacement).
-    transient_calls: BTreeMap<usize, Measure>,
+    /// Results a non-sticky policy edits for the current request: result index → the edit.
+    transient: BTreeMap<usize, (Transient, Effect)>,
+    /// Calls whose arguments a non-sticky policy replaced for the current request: call index →
+    /// the call as sent (name + replacement).
+    transient_calls: BTreeMap<usize, (Measure, Effect)>,
+    /// The transient edits' effects, summed: category deltas and prunable deltas.
+    transient_categories: [i64; 8],
+    transient_prunable: [i64; 2],
+    /// The transient edits' token deltas by prefix slot, for the shared prefix in O(log n).
+    transient_prefix: Prefix,
     /// Pruned tokens of contexts that a compaction replaced.
     pruned_carry: Tokens,
     /// What the context holds, counted as [`View`] documents.
@@ -203,8 +222,7 @@ impl<'a> Engine<'a> {
         self.context_start = position;
         self.previous = None;
         self.changed_at = None;
-        self.transient.clear();
-        self.transient_calls.clear();
+        self.clear_transient();
         self.call_by_id.clear();
         self.counts = Counts::default();
         self.compactions += 1;
@@ -218,6 +236,8 @@ impl<'a> Engine<'a> {
     fn apply(&mut self, edit: &Edit) -> bool {
         let index = match edit {
             Edit::Prune(i) | Edit::Replace(i, _) | Edit::ClearCall(i, _) => *i,
+            // Sticky edits always stay.
+            Edit::KeepPrevious => return false,
         };
         if index < self.first_result || index >= self.results.len() {
             return false;
@@ -266,17 +286,24 @@ impl<'a> Engine<'a> {
                 self.mark_changed(tail(position));
                 true
             }
+            Edit::KeepPrevious => false,
         }
     }
 
     /// Turns a non-sticky policy's edits into this request's transient state; returns the category
-    /// adjustments (as signed token deltas), the number of results that differ from the previous
-    /// request, and the smallest position that differs.
+    /// adjustments (as signed token deltas), the prunable adjustments, the number of results and
+    /// calls that differ from the previous request, and the smallest position that differs.
+    ///
+    /// The edits are the whole set for this request, or, after an [`Edit::KeepPrevious`], what
+    /// changes in the previous request's set: then the work is in proportion to the edits, not to
+    /// the set, and a policy whose set grows request by request replays in linear time.
     fn transient_edits(&mut self, edits: &[Edit]) -> ([i64; 8], [i64; 2], usize, Option<usize>) {
+        let keep = edits.iter().any(|e| matches!(e, Edit::KeepPrevious));
         let mut next: BTreeMap<usize, Transient> = BTreeMap::new();
         let mut next_calls: BTreeMap<usize, Measure> = BTreeMap::new();
         for e in edits {
             match e {
+                Edit::KeepPrevious => {}
                 Edit::Prune(i) => {
                     next.insert(*i, Transient::Pruned);
                 }
@@ -301,72 +328,103 @@ impl<'a> Engine<'a> {
                 && *i < self.results.len()
                 && matches!(self.results[*i].content, Content::Present(_) | Content::Replaced(_))
         });
-        let mut adjust = [0i64; 8];
-        let mut prunable = [0i64; 2];
-        for (i, t) in &next {
-            let (removed, category) = match self.results[*i].content {
-                Content::Present(c) => (c, Category::ToolContents),
-                Content::Replaced(p) => (p, Category::Placeholders),
-                _ => continue,
-            };
-            adjust[slot(category)] -= removed.tokens as i64;
-            if category == Category::ToolContents {
-                prunable[0] -= removed.tokens as i64;
-                prunable[1] -= removed.estimate as i64;
-            }
-            if let Transient::Replaced(p) = t {
-                adjust[slot(Category::Placeholders)] += p.tokens as i64;
-            }
-        }
-        for (c, sent) in &next_calls {
-            adjust[slot(Category::ToolCalls)] += sent.tokens as i64 - self.calls[*c].measure.tokens as i64;
-        }
         let mut changed = 0;
         let mut first_change: Option<usize> = None;
-        let mut note = |p: usize| first_change = Some(first_change.map_or(p, |c: usize| c.min(p)));
-        let keys: std::collections::BTreeSet<usize> =
-            next.keys().chain(self.transient.keys()).copied().collect();
-        for i in keys {
-            if next.get(&i) != self.transient.get(&i) {
+        if !keep {
+            let gone: Vec<usize> = self.transient.keys().filter(|i| !next.contains_key(i)).copied().collect();
+            let gone_calls: Vec<usize> =
+                self.transient_calls.keys().filter(|c| !next_calls.contains_key(c)).copied().collect();
+            for i in gone {
+                self.set_result(i, None, &mut first_change);
                 changed += 1;
-                note(tail(self.results[i].position));
+            }
+            for c in gone_calls {
+                self.set_call(c, None, &mut first_change);
+                changed += 1;
             }
         }
-        let calls: std::collections::BTreeSet<usize> =
-            next_calls.keys().chain(self.transient_calls.keys()).copied().collect();
-        for c in calls {
-            if next_calls.get(&c) != self.transient_calls.get(&c) {
+        for (i, t) in next {
+            if self.transient.get(&i).map(|e| e.0) != Some(t) {
+                self.set_result(i, Some(t), &mut first_change);
                 changed += 1;
-                note(tail(self.calls[c].position));
             }
         }
-        self.transient = next;
-        self.transient_calls = next_calls;
-        (adjust, prunable, changed, first_change)
+        for (c, sent) in next_calls {
+            if self.transient_calls.get(&c).map(|e| e.0) != Some(sent) {
+                self.set_call(c, Some(sent), &mut first_change);
+                changed += 1;
+            }
+        }
+        (self.transient_categories, self.transient_prunable, changed, first_change)
+    }
+
+    /// Sets (or with `None` clears) the transient edit of result `i`.
+    fn set_result(&mut self, i: usize, state: Option<Transient>, first_change: &mut Option<usize>) {
+        if let Some((_, old)) = self.transient.remove(&i) {
+            self.add_effect(&old, -1);
+        }
+        let at = tail(self.results[i].position);
+        *first_change = Some(first_change.map_or(at, |c| c.min(at)));
+        let Some(state) = state else { return };
+        let mut effect = Effect { at, ..Effect::default() };
+        let (removed, category) = match self.results[i].content {
+            Content::Present(c) => (c, Category::ToolContents),
+            Content::Replaced(p) => (p, Category::Placeholders),
+            // Filtered out by the caller: there is nothing to edit.
+            Content::None | Content::Pruned => return,
+        };
+        effect.categories[slot(category)] -= removed.tokens as i64;
+        effect.delta -= removed.tokens as i64;
+        if category == Category::ToolContents {
+            effect.prunable = [-(removed.tokens as i64), -(removed.estimate as i64)];
+        }
+        if let Transient::Replaced(p) = state {
+            effect.categories[slot(Category::Placeholders)] += p.tokens as i64;
+            effect.delta += p.tokens as i64;
+        }
+        self.add_effect(&effect, 1);
+        self.transient.insert(i, (state, effect));
+    }
+
+    /// Sets (or with `None` clears) the transient arguments of call `c`.
+    fn set_call(&mut self, c: usize, sent: Option<Measure>, first_change: &mut Option<usize>) {
+        if let Some((_, old)) = self.transient_calls.remove(&c) {
+            self.add_effect(&old, -1);
+        }
+        let at = tail(self.calls[c].position);
+        *first_change = Some(first_change.map_or(at, |f| f.min(at)));
+        let Some(sent) = sent else { return };
+        let delta = sent.tokens as i64 - self.calls[c].measure.tokens as i64;
+        let mut effect = Effect { at, delta, ..Effect::default() };
+        effect.categories[slot(Category::ToolCalls)] = delta;
+        self.add_effect(&effect, 1);
+        self.transient_calls.insert(c, (sent, effect));
+    }
+
+    fn add_effect(&mut self, effect: &Effect, sign: i64) {
+        for (sum, d) in self.transient_categories.iter_mut().zip(effect.categories) {
+            *sum += sign * d;
+        }
+        for (sum, d) in self.transient_prunable.iter_mut().zip(effect.prunable) {
+            *sum += sign * d;
+        }
+        self.transient_prefix.add(effect.at, sign * effect.delta);
+    }
+
+    /// Takes every transient edit out (a compaction replaced the context).
+    fn clear_transient(&mut self) {
+        let effects: Vec<Effect> =
+            self.transient.values().map(|e| e.1).chain(self.transient_calls.values().map(|e| e.1)).collect();
+        for effect in &effects {
+            self.add_effect(effect, -1);
+        }
+        self.transient.clear();
+        self.transient_calls.clear();
     }
 
     /// Tokens the current transient edits add below `position`.
     fn transient_below(&self, position: usize) -> i64 {
-        let mut delta = 0;
-        for (i, t) in &self.transient {
-            let r = &self.results[*i];
-            if tail(r.position) >= position {
-                continue;
-            }
-            if let Content::Present(c) | Content::Replaced(c) = r.content {
-                delta -= c.tokens as i64;
-            }
-            if let Transient::Replaced(p) = t {
-                delta += p.tokens as i64;
-            }
-        }
-        for (c, sent) in &self.transient_calls {
-            let call = &self.calls[*c];
-            if tail(call.position) < position {
-                delta += sent.tokens as i64 - call.measure.tokens as i64;
-            }
-        }
-        delta
+        self.transient_prefix.before(position)
     }
 }
 
@@ -420,6 +478,9 @@ fn replay_keeping(
         previous_timestamp: None,
         transient: BTreeMap::new(),
         transient_calls: BTreeMap::new(),
+        transient_categories: [0; 8],
+        transient_prunable: [0; 2],
+        transient_prefix: Prefix::new(2 * n),
         pruned_carry: 0,
         counts: Counts::default(),
         compactions: 0,
@@ -685,6 +746,69 @@ mod tests {
                 assert!(lean.rows.is_empty());
                 assert_eq!(lean.summary, full.summary, "{spec} at {threshold}");
             }
+        }
+    }
+
+    /// Elides every result but the newest `keep` of the current context (placeholder "gone", the
+    /// call's arguments cleared too), non-sticky: the whole set before every request, or with
+    /// `cumulative` only the newly elided ones after `KeepPrevious`.
+    struct ElideOld {
+        keep: usize,
+        cumulative: bool,
+        done: usize,
+        compactions: usize,
+    }
+
+    impl Policy for ElideOld {
+        fn sticky(&self) -> bool {
+            false
+        }
+        fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
+            if view.compactions != self.compactions {
+                (self.compactions, self.done) = (view.compactions, 0);
+            }
+            let end = view.results.len().saturating_sub(self.keep);
+            let start = if self.cumulative {
+                edits.push(Edit::KeepPrevious);
+                self.done.min(end)
+            } else {
+                0
+            };
+            for r in &view.results[start..end] {
+                edits.push(Edit::Replace(r.index, "gone".into()));
+                edits.push(Edit::ClearCall(r.index, "{}".into()));
+            }
+            self.done = self.done.max(end);
+        }
+    }
+
+    #[test]
+    fn a_cumulative_non_sticky_policy_replays_exactly_as_one_that_resends_its_whole_set() {
+        let big = "x".repeat(100);
+        let call =
+            |id: &str| Item::ToolCall { call_id: id.into(), name: "t".into(), arguments: "a".repeat(30) };
+        let mut items = vec![user("hi"), request()];
+        for (k, id) in ["a", "b", "c", "d", "e", "f", "g"].iter().enumerate() {
+            items.extend([call(id), result(id, &big), request()]);
+            if k == 3 {
+                items.push(Item::Compaction { summary: Some("summary".into()) });
+                items.push(request());
+            }
+        }
+        for keep in [0, 1, 2] {
+            let whole = replay_items(
+                items.clone(),
+                &mut ElideOld { keep, cumulative: false, done: 0, compactions: 0 },
+            );
+            let cumulative = replay_items(
+                items.clone(),
+                &mut ElideOld { keep, cumulative: true, done: 0, compactions: 0 },
+            );
+            assert_eq!(cumulative.rows, whole.rows, "keep {keep}");
+            assert_eq!(cumulative.summary, whole.summary, "keep {keep}");
+            // Something was elided, and the context changed more than once.
+            assert!(whole.rows.iter().any(|r| r.categories.placeholders > 0), "keep {keep}");
+            assert!(whole.summary.prune_events > 1, "keep {keep}");
         }
     }
 

@@ -200,6 +200,16 @@ struct Observed<'p> {
     overhead: Tokens,
     /// Content tokens the requests carry (each request's `tool_contents`).
     contents: Tokens,
+    /// For a non-sticky policy: the results its edits took away before the previous request
+    /// (which [`Edit::KeepPrevious`] keeps), and the compactions seen then (one drops them).
+    previous: BTreeSet<usize>,
+    compactions: usize,
+}
+
+impl<'p> Observed<'p> {
+    fn new(inner: &'p mut dyn Policy) -> Self {
+        Observed { inner, summary: 0, overhead: 0, contents: 0, previous: BTreeSet::new(), compactions: 0 }
+    }
 }
 
 impl Policy for Observed<'_> {
@@ -211,14 +221,25 @@ impl Policy for Observed<'_> {
         let start = edits.len();
         self.inner.before_request(view, edits);
         // What this request's edits take away (for a sticky policy the view already shows earlier
-        // edits; a non-sticky policy's view never does, and its edits are all in `edits`).
-        let removed: BTreeSet<usize> = edits[start..]
+        // edits; a non-sticky policy's view never does, and its edits are all in `edits`, or
+        // added to the previous request's after `KeepPrevious`).
+        let mut removed: BTreeSet<usize> = edits[start..]
             .iter()
             .filter_map(|e| match e {
                 Edit::Prune(i) | Edit::Replace(i, _) => Some(*i),
-                Edit::ClearCall(..) => None,
+                Edit::ClearCall(..) | Edit::KeepPrevious => None,
             })
             .collect();
+        if !self.inner.sticky() {
+            if view.compactions != self.compactions {
+                self.previous.clear();
+                self.compactions = view.compactions;
+            }
+            if edits[start..].contains(&Edit::KeepPrevious) {
+                removed.extend(self.previous.iter().copied());
+            }
+            self.previous = removed.clone();
+        }
         for r in view.results.iter().filter(|r| r.original.is_some()) {
             self.summary += r.summary.tokens;
             if let Content::Present(content) = r.content {
@@ -292,7 +313,7 @@ fn conversation_row(
 ) -> SweepRow {
     let mut row = SweepRow::default();
     let mut inner = spec.build();
-    let mut observed = Observed { inner: &mut *inner, summary: 0, overhead: 0, contents: 0 };
+    let mut observed = Observed::new(&mut *inner);
     let run = replay_summary(c, threshold, &mut observed, meter);
     row.summary_tokens = observed.summary;
     row.overhead_tokens = observed.overhead;

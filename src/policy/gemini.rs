@@ -78,6 +78,8 @@ pub const KIND: Kind = Kind {
             shell_tools: p.list("shell_tools"),
             dir: p.text("dir").to_owned(),
             text_estimate,
+            estimates: Vec::new(),
+            masked_estimates: Vec::new(),
         }))
     },
 };
@@ -93,6 +95,11 @@ pub struct Gemini {
     shell_tools: Vec<String>,
     dir: String,
     text_estimate: bool,
+    /// Each tool output's estimate and its masked snippet's, by result index, computed once:
+    /// they read the whole output, and every request scans every output of the history (an
+    /// output whose snippet would not be smaller stays a candidate for ever).
+    estimates: Vec<Option<Tokens>>,
+    masked_estimates: Vec<Option<Tokens>>,
 }
 
 impl Gemini {
@@ -130,7 +137,17 @@ impl Policy for Gemini {
             if matches!(r.content, Content::Pruned | Content::Replaced(_)) {
                 continue;
             }
-            let tokens = self.estimate(view, r.tool(), &r.result.text, &r.output());
+            if self.estimates.len() <= r.index {
+                self.estimates.resize(r.index + 1, None);
+            }
+            let tokens = match self.estimates[r.index] {
+                Some(tokens) => tokens,
+                None => {
+                    let tokens = self.estimate(view, r.tool(), &r.result.text, &r.output());
+                    self.estimates[r.index] = Some(tokens);
+                    tokens
+                }
+            };
             if !boundary_reached {
                 cumulative += tokens;
                 if cumulative <= self.protect {
@@ -148,10 +165,20 @@ impl Policy for Gemini {
             return;
         }
         for (r, tokens) in candidates.into_iter().rev() {
-            let snippet = self.snippet(r);
-            let masked = self.estimate(view, r.tool(), &snippet, &view.measure(&snippet));
+            if self.masked_estimates.len() <= r.index {
+                self.masked_estimates.resize(r.index + 1, None);
+            }
+            let (masked, snippet) = match self.masked_estimates[r.index] {
+                Some(masked) => (masked, None),
+                None => {
+                    let snippet = self.snippet(r);
+                    let masked = self.estimate(view, r.tool(), &snippet, &view.measure(&snippet));
+                    self.masked_estimates[r.index] = Some(masked);
+                    (masked, Some(snippet))
+                }
+            };
             if masked < tokens {
-                edits.push(Edit::Replace(r.index, snippet));
+                edits.push(Edit::Replace(r.index, snippet.unwrap_or_else(|| self.snippet(r))));
             }
         }
     }

@@ -212,6 +212,12 @@ pub enum Edit {
     Replace(usize, String),
     /// Replace the arguments of the call linked to result `index` with `text` (the name stays).
     ClearCall(usize, String),
+    /// For a non-sticky policy: the previous request's edits still apply (until a compaction),
+    /// and the other edits of this request change or add to them. Without it a non-sticky
+    /// policy's edits are the whole set for the request. A policy whose edits only accumulate
+    /// (elide everything older than a point that moves forward) then gives only the new ones, and
+    /// the replay stays linear in the trace. Sticky edits always stay; this changes nothing there.
+    KeepPrevious,
 }
 
 /// A prune policy.

@@ -35,17 +35,25 @@ pub const KIND: Kind = Kind {
         Ok(Box::new(SweAgent {
             n: p.at_least("n", 1)?,
             polling: p.at_least("polling", 1)?,
-            cache: Vec::new(),
+            elided: 0,
+            compactions: 0,
         }))
     },
 };
 
 /// SWE-agent's observation elision.
+///
+/// The elided observations are always the oldest ones up to a cut that only moves forward (until
+/// a compaction starts a new context), so before each request the policy gives only the newly
+/// elided ones after [`Edit::KeepPrevious`]: the same context as recomputing the whole set, in
+/// time linear in the trace.
 pub struct SweAgent {
     n: usize,
     polling: usize,
-    /// Placeholder text per result index, computed once (the line count needs the whole text).
-    cache: Vec<Option<String>>,
+    /// Results of the current context (from its first) already elided.
+    elided: usize,
+    /// Compactions seen: a new one starts a context with nothing elided.
+    compactions: usize,
 }
 
 impl Policy for SweAgent {
@@ -54,18 +62,20 @@ impl Policy for SweAgent {
     }
 
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
+        if view.compactions != self.compactions {
+            self.compactions = view.compactions;
+            self.elided = 0;
+        }
         let observations = 1 + view.results.len();
         let last_removed = ((observations / self.polling) * self.polling).saturating_sub(self.n);
         let elided = last_removed.saturating_sub(1).min(view.results.len());
-        for r in &view.results[..elided] {
+        edits.push(Edit::KeepPrevious);
+        for r in &view.results[self.elided.min(elided)..elided] {
             if let Content::Present(_) = r.content {
-                if self.cache.len() <= r.index {
-                    self.cache.resize(r.index + 1, None);
-                }
-                let text = self.cache[r.index].get_or_insert_with(|| placeholder(r, true)).clone();
-                edits.push(Edit::Replace(r.index, text));
+                edits.push(Edit::Replace(r.index, placeholder(r, true)));
             }
         }
+        self.elided = self.elided.max(elided);
     }
 }
 
