@@ -10,6 +10,8 @@
 //! they are applied here. Items are measured in parallel and kept in order. Pure: no I/O, no
 //! printing.
 
+use std::sync::OnceLock;
+
 use rayon::prelude::*;
 
 use crate::model::{Conversation, Item, Millis, Output, RecordedTotal, Usage};
@@ -89,9 +91,18 @@ pub struct MeasuredResult {
     pub presplit: Option<bool>,
     /// Bytes of the output as recorded, before transforms.
     pub recorded_bytes: u64,
+    /// Lines of `text` as Python counts them, once asked for ([`MeasuredResult::python_lines`]).
+    python_lines: OnceLock<usize>,
 }
 
 impl MeasuredResult {
+    /// Lines of `text` as Python's `str.splitlines` counts them ([`python_line_count`]): SWE-agent's
+    /// placeholder names them, in every replay of a sweep, so they are counted once, when first
+    /// asked for.
+    pub fn python_lines(&self) -> usize {
+        *self.python_lines.get_or_init(|| python_line_count(&self.text))
+    }
+
     /// Summary and content measures at `threshold`, by the seed's rule.
     pub fn split_at(&self, threshold: usize) -> (Measure, Option<Measure>) {
         match self.presplit {
@@ -228,6 +239,37 @@ impl MeasuredConversation {
     }
 }
 
+/// `len(text.splitlines())` in Python: lines end at `\n`, `\r`, `\r\n`, `\v`, `\f`, `\x1c`-`\x1e`,
+/// `\x85`, U+2028 and U+2029; a last line without an ending counts too.
+///
+/// Read byte by byte (every replay of a sweep counts the lines of every elided output): in UTF-8
+/// no byte of a multi-byte character is ASCII, `0xc2` or `0xe2`, so the three non-ASCII breaks are
+/// exactly the byte sequences `c2 85`, `e2 80 a8` and `e2 80 a9`.
+pub fn python_line_count(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    let (mut count, mut open, mut i) = (0, false, 0);
+    while i < bytes.len() {
+        let next = |k: usize| bytes.get(i + k).copied();
+        let width = match bytes[i] {
+            b'\n' | 0x0b | 0x0c | 0x1c..=0x1e => 1,
+            b'\r' if next(1) == Some(b'\n') => 2,
+            b'\r' => 1,
+            0xc2 if next(1) == Some(0x85) => 2,
+            0xe2 if next(1) == Some(0x80) && matches!(next(2), Some(0xa8 | 0xa9)) => 3,
+            _ => 0,
+        };
+        if width == 0 {
+            open = true;
+            i += 1;
+        } else {
+            count += 1;
+            open = false;
+            i += width;
+        }
+    }
+    count + usize::from(open)
+}
+
 /// Measures one item.
 fn measure_item(item: &Item, meter: &Meter, opts: &MeasureOptions<'_>) -> MeasuredItem {
     match item {
@@ -271,6 +313,7 @@ fn measure_item(item: &Item, meter: &Meter, opts: &MeasureOptions<'_>) -> Measur
                 summary,
                 presplit,
                 recorded_bytes,
+                python_lines: OnceLock::new(),
             }))
         }
         Item::Request(r) => {
