@@ -15,6 +15,9 @@
 //! speed sweep DIR [-j N] [--thresholds SPEC] [--policies 'P;P;...']
 //!                                      DIR measured once, then `ctxbudget sweep`'s threshold sweep
 //!                                      (no per-tool part) under each policy
+//! speed phases DIR [-j N]             the stages of a whole replay one after the other: building the
+//!                                      tokenizer's tables, import, measure (split and count),
+//!                                      replay under the default policies
 //! speed engine DIR [--thresholds SPEC] [--policies 'P;P;...']
 //!                                      the replay engine alone (texts measured first), per policy
 //! ```
@@ -56,6 +59,7 @@ fn main() {
         "cache" => cache(&options),
         "engine" => engine(&options),
         "sweep" => sweep(&options),
+        "phases" => phases(&options),
         _ => usage(),
     });
 }
@@ -407,5 +411,38 @@ fn sweep(o: &Options) {
         "{}",
         json!({"thresholds": o.thresholds.len(), "policies": o.policies.len(), "rows": rows, "jobs": o.jobs,
                "measure_s": seconds(measured), "seconds": seconds(start.elapsed())})
+    );
+}
+
+/// `speed phases DIR`: a whole replay's stages one after the other (each on the pool), to show
+/// where its time goes.
+fn phases(o: &Options) {
+    let meter = o.meter();
+    let start = Instant::now();
+    meter.prepare();
+    let tables = start.elapsed();
+    let start = Instant::now();
+    let found = input::discover(&[o.path(0)]);
+    let traces: Vec<Trace> = found.files.par_iter().filter_map(|p| input::load(p, None).ok()).collect();
+    let import = start.elapsed();
+    let start = Instant::now();
+    let opts = MeasureOptions { resplit: false, transforms: &[] };
+    let measured: Vec<MeasuredConversation> = traces
+        .par_iter()
+        .flat_map_iter(|t| t.conversations.iter().map(|c| MeasuredConversation::new(c, &meter, &opts)))
+        .collect();
+    let measure = start.elapsed();
+    let start = Instant::now();
+    let defaults = common::default_policies();
+    let runs: usize = measured
+        .par_iter()
+        .map(|m| defaults.iter().map(|p| replay(m, 256, &mut *p.build(), &meter).rows.len()).sum::<usize>())
+        .sum();
+    let replayed = start.elapsed();
+    let bytes: usize = found.files.iter().map(|p| std::fs::metadata(p).map_or(0, |m| m.len() as usize)).sum();
+    println!(
+        "{}",
+        json!({"jobs": o.jobs, "tables_s": seconds(tables), "import_s": seconds(import), "measure_s": seconds(measure),
+               "replay_s": seconds(replayed), "corpus_bytes": bytes, "distinct_texts": meter.distinct_texts(), "rows": runs})
     );
 }

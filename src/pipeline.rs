@@ -214,24 +214,56 @@ fn replay_files_keeping(found: &Discovered, job: &Job<'_>, meter: &Meter, rows: 
     })
 }
 
-/// Loads every file found, in parallel, and hands each one (its path as shown, what loading
-/// gave) to `f`; the results come back in input order. A spare thread loads the meter's
-/// tokenizer tables meanwhile ([`Meter::prepare`]): building them takes tens of milliseconds,
-/// which then overlap finding and reading the first files instead of stalling the first count.
+/// Files are read in batches of about this many bytes: a batch is read (in parallel) before it is
+/// measured, which bounds the memory held at once and lets the first batch's reading overlap the
+/// building of the tokenizer's tables.
+const BATCH_BYTES: u64 = 32 << 20;
+
+/// Loads every file found and hands each one (its path as shown, what loading gave) to `f`; the
+/// results come back in input order. Files are read in batches ([`BATCH_BYTES`]), each batch read
+/// in parallel and then handed over in parallel. A spare thread builds the meter's tokenizer tables
+/// meanwhile ([`Meter::prepare`]): that takes tens of milliseconds, which then overlap reading the
+/// first batch instead of stalling the first count.
 fn each_file<T: Send>(
     found: &Discovered,
     format: Option<&'static dyn Format>,
     meter: &Meter,
     f: impl Fn(String, Loaded) -> T + Sync,
 ) -> Vec<T> {
+    each_file_in_batches(found, format, meter, BATCH_BYTES, f)
+}
+
+/// [`each_file`] with batches of `batch_bytes`.
+fn each_file_in_batches<T: Send>(
+    found: &Discovered,
+    format: Option<&'static dyn Format>,
+    meter: &Meter,
+    batch_bytes: u64,
+    f: impl Fn(String, Loaded) -> T + Sync,
+) -> Vec<T> {
     std::thread::scope(|s| {
         s.spawn(|| meter.prepare());
-        found
-            .files
-            .par_iter()
-            .zip(found.explicit.par_iter())
-            .map(|(path, &explicit)| f(path.display().to_string(), load_found(path, explicit, format)))
-            .collect()
+        let sizes = input::sizes(&found.files);
+        let mut out = Vec::with_capacity(found.files.len());
+        let mut start = 0;
+        while start < found.files.len() {
+            let mut end = start + 1;
+            let mut bytes = sizes[start];
+            while end < found.files.len() && bytes + sizes[end] <= batch_bytes {
+                bytes += sizes[end];
+                end += 1;
+            }
+            let loaded: Vec<(String, Loaded)> = (start..end)
+                .into_par_iter()
+                .map(|i| {
+                    let path = &found.files[i];
+                    (path.display().to_string(), load_found(path, found.explicit[i], format))
+                })
+                .collect();
+            out.par_extend(loaded.into_par_iter().map(|(shown, loaded)| f(shown, loaded)));
+            start = end;
+        }
+        out
     })
 }
 
@@ -396,6 +428,29 @@ mod tests {
             assert_eq!(run.summary.policy, spec.as_str());
             assert_eq!(run.rows, alone.rows, "{} at {threshold}", spec.as_str());
             assert_eq!(run.summary.total_input_tokens, alone.summary.total_input_tokens);
+        }
+    }
+
+    #[test]
+    fn files_read_in_batches_come_back_whole_and_in_input_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut files = Vec::new();
+        for (k, size) in [10, 300, 20, 20, 500, 5, 5].iter().enumerate() {
+            let line = format!("{{\"type\":\"user\",\"text\":\"{}\"}}\n", "x".repeat(*size));
+            let path = dir.path().join(format!("{k}.jsonl"));
+            std::fs::write(&path, line).unwrap();
+            files.push(path);
+        }
+        let found = Discovered { explicit: vec![true; files.len()], files, errors: vec![] };
+        let meter = crate::tokens::testing::bytes_meter();
+        let expected: Vec<String> = found.files.iter().map(|p| p.display().to_string()).collect();
+        // Budgets that make one file per batch, several per batch, and one batch.
+        for budget in [1, 400, 1 << 20] {
+            let seen = each_file_in_batches(&found, None, &meter, budget, |shown, loaded| {
+                assert!(matches!(loaded, Loaded::Trace(..)), "{shown}");
+                shown
+            });
+            assert_eq!(seen, expected, "budget {budget}");
         }
     }
 

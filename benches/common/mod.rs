@@ -54,3 +54,52 @@ pub fn replayed_texts_with(dir: &Path, threshold: usize, policies: Vec<PolicySpe
     texts.dedup();
     texts
 }
+
+/// The eight policies of the sweep goal: the four defaults and four anchors (three of them
+/// non-sticky, recomputed before every request).
+pub const SWEEP_POLICIES: [&str; 8] = [
+    "none",
+    "keep-turns:n=3",
+    "keep-results:n=5",
+    "budget:max=100000,target=50000",
+    "anthropic",
+    "langchain",
+    "swe-agent",
+    "opencode",
+];
+
+/// The 32 thresholds of the sweep goal: 0 to 7,936 bytes in steps of 256.
+pub const SWEEP_THRESHOLDS: &str = "0..7936:+256";
+
+/// Parses policy specs that are known to be valid.
+pub fn specs(specs: &[&str]) -> Vec<PolicySpec> {
+    specs.iter().map(|s| PolicySpec::parse(s).unwrap_or_else(|e| panic!("{e}"))).collect()
+}
+
+/// The meter `ctxbudget replay` uses by default: o200k reports, policies decide with their anchors.
+pub fn default_meter() -> Meter {
+    Meter::with_backend(Tokenizer::O200k, Tokenizer::Estimate, Backend::default())
+        .deciding(DecideWith::Anchor)
+}
+
+/// Every file under `dir` a directory walk finds, with its size in bytes.
+pub fn files_with_sizes(dir: &Path) -> Vec<(std::path::PathBuf, u64)> {
+    input::discover(&[dir.to_owned()])
+        .files
+        .into_iter()
+        .map(|p| {
+            let size = std::fs::metadata(&p).map_or(0, |m| m.len());
+            (p, size)
+        })
+        .collect()
+}
+
+/// Every conversation under `dir`, measured with `meter` (files no format reads are left out).
+pub fn measured(dir: &Path, meter: &Meter) -> Vec<ctxbudget::measure::MeasuredConversation> {
+    let job =
+        Job { thresholds: vec![], policies: vec![], resplit: false, transforms: &[], input_format: None };
+    ctxbudget::pipeline::measure_files(&input::discover(&[dir.to_owned()]), &job, meter, &|| {})
+        .into_iter()
+        .flat_map(|f| f.conversations)
+        .collect()
+}
