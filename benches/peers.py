@@ -208,12 +208,16 @@ def main():
         ("Sweep, 32 thresholds × 8 policies (4 default, anthropic, langchain, swe-agent, opencode), "
          f"measured once, over one replay, {threads} threads each", fmt(r["sweep"]), "≤ 1.3×"),
     ]
-    for label, lines in scale.items():
-        whole = [l["whole_ratio"] for l in lines]
-        engine = [l["replay_ratio"] for l in lines]
-        rows.append((f"16× longer trace ({lines[0]['requests'][0]} → {lines[0]['requests'][1]} requests), "
-                     f"{label}: load + count + replay (replay alone)",
-                     f"{fmt(whole, '×', 1)} ({stat(engine)[0]:.1f}×)", "≤ 17×"))
+    defaults = scale.pop("default policies")
+    requests = defaults[0]["requests"]
+    rows.append((f"16× longer trace ({requests[0]} → {requests[1]} requests, distinct texts), the 4 default "
+                 "policies: load + count + replay (replay alone, warm)",
+                 f"{fmt([l['whole_ratio'] for l in defaults], '×', 1)} "
+                 f"({stat([l['replay_ratio'] for l in defaults])[0]:.1f}×)", "≤ 17×"))
+    worst = max(scale, key=lambda k: stat([l["whole_ratio"] for l in scale[k]])[0])
+    rows.append((f"… each of the {len(scale)} policies alone, the worst ({worst})",
+                 f"{fmt([l['whole_ratio'] for l in scale[worst]], '×', 1)} "
+                 f"({stat([l['replay_ratio'] for l in scale[worst]])[0]:.1f}×)", "≤ 17×"))
     rows += [
         (f"{threads} threads over 1 thread, whole replay of the shared corpus", fmt(r["threads"]), "≥ 1.8×"),
         (f"… what the machine gave at the time: two single-thread counting processes at once over one",
@@ -253,6 +257,14 @@ def main():
     print("|---|---:|---:|")
     for label, value, target in rows:
         print(f"| {label} | {value} | {target} |")
+    print()
+    print("16× longer trace, per policy: load + count + replay (replay alone, warm), median")
+    print()
+    print("| policy | whole | replay alone |")
+    print("|---|---:|---:|")
+    for label, lines in scale.items():
+        print(f"| {label} | {stat([l['whole_ratio'] for l in lines])[0]:.1f}× "
+              f"| {stat([l['replay_ratio'] for l in lines])[0]:.1f}× |")
 
 
 if __name__ == "__main__":

@@ -215,13 +215,13 @@ fn replay_files_keeping(found: &Discovered, job: &Job<'_>, meter: &Meter, rows: 
 }
 
 /// Files are read in batches of about this many bytes: a batch is read (in parallel) before it is
-/// measured, which bounds the memory held at once and lets the first batch's reading overlap the
-/// building of the tokenizer's tables.
+/// measured, while the next one is read, which bounds the memory held at once (two batches) and
+/// lets the first batch's reading overlap the building of the tokenizer's tables.
 const BATCH_BYTES: u64 = 32 << 20;
 
 /// Loads every file found and hands each one (its path as shown, what loading gave) to `f`; the
 /// results come back in input order. Files are read in batches ([`BATCH_BYTES`]), each batch read
-/// in parallel and then handed over in parallel. A spare thread builds the meter's tokenizer tables
+/// in parallel and then handed over in parallel while the next is read. A spare thread builds the meter's tokenizer tables
 /// meanwhile ([`Meter::prepare`]): that takes tens of milliseconds, which then overlap reading the
 /// first batch instead of stalling the first count.
 fn each_file<T: Send>(
@@ -241,27 +241,42 @@ fn each_file_in_batches<T: Send>(
     batch_bytes: u64,
     f: impl Fn(String, Loaded) -> T + Sync,
 ) -> Vec<T> {
+    // Consecutive ranges of files of about `batch_bytes` each (at least one file).
+    let sizes = input::sizes(&found.files);
+    let mut batches = Vec::new();
+    let mut start = 0;
+    while start < found.files.len() {
+        let (mut end, mut bytes) = (start + 1, sizes[start]);
+        while end < found.files.len() && bytes + sizes[end] <= batch_bytes {
+            bytes += sizes[end];
+            end += 1;
+        }
+        batches.push(start..end);
+        start = end;
+    }
+    let read = |range: std::ops::Range<usize>| -> Vec<(String, Loaded)> {
+        range
+            .into_par_iter()
+            .map(|i| {
+                let path = &found.files[i];
+                (path.display().to_string(), load_found(path, found.explicit[i], format))
+            })
+            .collect()
+    };
     std::thread::scope(|s| {
         s.spawn(|| meter.prepare());
-        let sizes = input::sizes(&found.files);
         let mut out = Vec::with_capacity(found.files.len());
-        let mut start = 0;
-        while start < found.files.len() {
-            let mut end = start + 1;
-            let mut bytes = sizes[start];
-            while end < found.files.len() && bytes + sizes[end] <= batch_bytes {
-                bytes += sizes[end];
-                end += 1;
-            }
-            let loaded: Vec<(String, Loaded)> = (start..end)
-                .into_par_iter()
-                .map(|i| {
-                    let path = &found.files[i];
-                    (path.display().to_string(), load_found(path, found.explicit[i], format))
-                })
-                .collect();
-            out.par_extend(loaded.into_par_iter().map(|(shown, loaded)| f(shown, loaded)));
-            start = end;
+        let mut batches = batches.into_iter();
+        let mut next = batches.next().map(read);
+        // Each batch is handed over while the next one is read, so no thread waits for the
+        // slowest file of a batch: at most two batches are in memory.
+        while let Some(current) = next {
+            let (done, following) = rayon::join(
+                || current.into_par_iter().map(|(shown, loaded)| f(shown, loaded)).collect::<Vec<T>>(),
+                || batches.next().map(read),
+            );
+            out.extend(done);
+            next = following;
         }
         out
     })
