@@ -17,7 +17,9 @@ use crate::config::{
 use crate::export::Output;
 use crate::input;
 use crate::measure::MeasuredConversation;
-use crate::pipeline::{Job, MeasuredFile, measure_files, reconcile_files, replay_files};
+use crate::pipeline::{
+    Job, MeasuredFile, measure_files, reconcile_files, replay_files, replay_files_without_rows,
+};
 use crate::policy::registry;
 use crate::result::ReplayReport;
 use crate::split::ToolOutput;
@@ -285,7 +287,7 @@ fn reconcile(c: ReconcileConfig) -> Result<ExitCode> {
     }
     let run = || -> Result<ExitCode> {
         let found = input::discover(&c.paths);
-        let meter = Meter::new(c.tokenizer, c.tokenizer);
+        let meter = Meter::with_backend(c.tokenizer, c.tokenizer, c.counter);
         let report = reconcile_files(&found, c.input_format, &meter, c.per_request, c.worst);
         let bytes = crate::export::reconcile::render(&report, c.format, c.per_request)?;
         c.output.write(&bytes)?;
@@ -307,7 +309,11 @@ fn replay(c: ReplayConfig) -> Result<ExitCode> {
             input_format: c.input.input_format,
         };
         let bar = progress_bar(found.files.len(), "replaying");
-        let outcomes = replay_files(&found, &job, &meter, &|| bar.inc(1));
+        let outcomes = if c.per_request {
+            replay_files(&found, &job, &meter, &|| bar.inc(1))
+        } else {
+            replay_files_without_rows(&found, &job, &meter, &|| bar.inc(1))
+        };
         bar.finish_and_clear();
         let mut report = ReplayReport { errors: found.errors.clone(), ..Default::default() };
         for o in outcomes {
@@ -429,8 +435,8 @@ fn count(c: CountConfig) -> Result<ExitCode> {
         "estimate",
         estimate(&text)
     );
-    for t in c.tokenizers.into_iter().filter(|t| *t != Tokenizer::Estimate) {
-        let n = t.counter().count(&text);
+    for t in c.tokenizers.iter().copied().filter(|t| *t != Tokenizer::Estimate) {
+        let n = t.counter_with(c.counter).count(&text);
         let ratio = if n > 0 {
             format!("  ({:.2} bytes/token)", text.len() as f64 / n as f64)
         } else {

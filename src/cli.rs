@@ -54,6 +54,15 @@ pub enum TokenizerArg {
     Cl100k,
 }
 
+/// Implementations of the exact tokenizers (both give the same counts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CounterArg {
+    /// The `tiktoken` crate (goliajp): the fastest measured.
+    Tiktoken,
+    /// tiktoken-rs: OpenAI's own core, vendored; the reference.
+    TiktokenRs,
+}
+
 /// What policies decide with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum DecideArg {
@@ -129,6 +138,10 @@ pub struct ReconcileArgs {
     /// Tokenizer of the replayed counts (o200k is exact only for OpenAI's current models).
     #[arg(long, value_enum, default_value_t = TokenizerArg::O200k)]
     pub tokenizer: TokenizerArg,
+    /// Implementation of o200k and cl100k: tiktoken (the fastest) or tiktoken-rs (OpenAI's own
+    /// core, the reference). Both give the same counts.
+    #[arg(long, value_enum, default_value_t = CounterArg::Tiktoken)]
+    pub counter: CounterArg,
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Table)]
     pub format: FormatArg,
@@ -170,6 +183,10 @@ pub struct CountArgs {
     /// Only this tokenizer (default: o200k and cl100k beside the estimate).
     #[arg(long, value_enum)]
     pub tokenizer: Option<TokenizerArg>,
+    /// Implementation of o200k and cl100k: tiktoken (the fastest) or tiktoken-rs (OpenAI's own
+    /// core, the reference). Both give the same counts.
+    #[arg(long, value_enum, default_value_t = CounterArg::Tiktoken)]
+    pub counter: CounterArg,
 }
 
 /// Inputs and counting options shared by `replay` and the analyses.
@@ -186,6 +203,10 @@ pub struct InputArgs {
     /// Tokenizer for every reported token count.
     #[arg(long, value_enum, default_value_t = TokenizerArg::O200k)]
     pub tokenizer: TokenizerArg,
+    /// Implementation of o200k and cl100k: tiktoken (the fastest) or tiktoken-rs (OpenAI's own
+    /// core, the reference). Both give the same counts.
+    #[arg(long, value_enum, default_value_t = CounterArg::Tiktoken)]
+    pub counter: CounterArg,
     /// What the policies decide with: each one's own anchor estimator, the report's tokenizer
     /// (real), or one counter for all.
     #[arg(long, value_enum, default_value_t = DecideArg::Anchor)]

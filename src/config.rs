@@ -9,13 +9,13 @@ use std::path::{Path, PathBuf};
 use crate::analysis::compare::CompareSettings;
 use crate::analysis::cost::{CacheModel, Prices, parse_ttl};
 use crate::analysis::sweep::{self, SweepSettings};
-use crate::cli::{self, Cli, DecideArg, FormatArg, TokenizerArg};
+use crate::cli::{self, Cli, CounterArg, DecideArg, FormatArg, TokenizerArg};
 use crate::export::{ExportFormat, Output};
 use crate::format::{self, Format};
 use crate::input;
 use crate::input::{AgentHome, agent_homes};
 use crate::policy::PolicySpec;
-use crate::tokens::{DecideWith, Meter, Tokenizer};
+use crate::tokens::{Backend, DecideWith, Meter, Tokenizer};
 use crate::transform::{self, Transform};
 
 /// The policies `replay` runs when none is given.
@@ -57,6 +57,8 @@ pub struct ReconcileConfig {
     pub paths: Vec<PathBuf>,
     /// Tokenizer of the replayed counts.
     pub tokenizer: Tokenizer,
+    /// Implementation of the exact tokenizers.
+    pub counter: Backend,
     /// Report format.
     pub format: ExportFormat,
     /// Where the report goes.
@@ -77,6 +79,8 @@ pub struct InputConfig {
     pub paths: Vec<PathBuf>,
     /// Tokenizer of the report.
     pub tokenizer: Tokenizer,
+    /// Implementation of the exact tokenizers.
+    pub counter: Backend,
     /// What policies decide with.
     pub decide: DecideWith,
     /// Tokenizer of the decision counter ([`crate::tokens::Measure::decide`]); the cheap estimate
@@ -190,6 +194,7 @@ impl InputConfig {
         Ok(InputConfig {
             paths,
             tokenizer: a.tokenizer.into(),
+            counter: a.counter.into(),
             decide,
             decide_with,
             transforms: transforms(&a.transforms)?,
@@ -201,7 +206,7 @@ impl InputConfig {
 
     /// The meter these options count with.
     pub fn meter(&self) -> Meter {
-        Meter::new(self.tokenizer, self.decide_with).deciding(self.decide)
+        Meter::with_backend(self.tokenizer, self.decide_with, self.counter).deciding(self.decide)
     }
 }
 
@@ -316,6 +321,8 @@ pub struct CountConfig {
     pub file: Option<PathBuf>,
     /// Tokenizers to count with, besides the estimate.
     pub tokenizers: Vec<Tokenizer>,
+    /// Implementation of the exact tokenizers.
+    pub counter: Backend,
 }
 
 impl From<TokenizerArg> for Tokenizer {
@@ -324,6 +331,15 @@ impl From<TokenizerArg> for Tokenizer {
             TokenizerArg::Estimate => Tokenizer::Estimate,
             TokenizerArg::O200k => Tokenizer::O200k,
             TokenizerArg::Cl100k => Tokenizer::Cl100k,
+        }
+    }
+}
+
+impl From<CounterArg> for Backend {
+    fn from(c: CounterArg) -> Backend {
+        match c {
+            CounterArg::Tiktoken => Backend::Tiktoken,
+            CounterArg::TiktokenRs => Backend::TiktokenRs,
         }
     }
 }
@@ -411,6 +427,7 @@ impl Config {
                     Some(t) => vec![t.into()],
                     None => vec![Tokenizer::O200k, Tokenizer::Cl100k],
                 },
+                counter: a.counter.into(),
             }),
             cli::Command::Policies => Config::Policies,
             cli::Command::Reconcile(a) => {
@@ -426,6 +443,7 @@ impl Config {
                 Config::Reconcile(ReconcileConfig {
                     paths,
                     tokenizer: a.tokenizer.into(),
+                    counter: a.counter.into(),
                     format: a.format.into(),
                     output: Output::from_arg(a.output.as_deref()),
                     per_request: a.per_request,

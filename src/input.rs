@@ -139,6 +139,11 @@ fn walk(dir: &Path, seen: &mut BTreeSet<PathBuf>, found: &mut Discovered) {
     }
 }
 
+/// The size in bytes of each file (0 for one that cannot be read: reading it will say why).
+pub fn sizes(files: &[PathBuf]) -> Vec<u64> {
+    files.iter().map(|p| std::fs::metadata(p).map_or(0, |m| m.len())).collect()
+}
+
 /// A short, actionable description of an I/O error.
 pub fn describe_io(e: &std::io::Error) -> String {
     match e.kind() {

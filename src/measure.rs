@@ -7,7 +7,12 @@
 //! That is what keeps a sweep over many thresholds as cheap as one replay.
 //!
 //! Record-time transforms (truncation, spilling to a file) change the output *before* the split;
-//! they are applied here. Pure: no I/O, no printing.
+//! they are applied here. Items are measured in parallel and kept in order. Pure: no I/O, no
+//! printing.
+
+use std::sync::OnceLock;
+
+use rayon::prelude::*;
 
 use crate::model::{Conversation, Item, Millis, Output, RecordedTotal, Usage};
 use crate::split::summary_of;
@@ -86,9 +91,18 @@ pub struct MeasuredResult {
     pub presplit: Option<bool>,
     /// Bytes of the output as recorded, before transforms.
     pub recorded_bytes: u64,
+    /// Lines of `text` as Python counts them, once asked for ([`MeasuredResult::python_lines`]).
+    python_lines: OnceLock<usize>,
 }
 
 impl MeasuredResult {
+    /// Lines of `text` as Python's `str.splitlines` counts them ([`python_line_count`]): SWE-agent's
+    /// placeholder names them, in every replay of a sweep, so they are counted once, when first
+    /// asked for.
+    pub fn python_lines(&self) -> usize {
+        *self.python_lines.get_or_init(|| python_line_count(&self.text))
+    }
+
     /// Summary and content measures at `threshold`, by the seed's rule.
     pub fn split_at(&self, threshold: usize) -> (Measure, Option<Measure>) {
         match self.presplit {
@@ -185,70 +199,21 @@ pub struct MeasureOptions<'a> {
 }
 
 impl MeasuredConversation {
-    /// Measures every text of `conversation` with `meter`.
+    /// Measures every text of `conversation` with `meter`. Items are measured in parallel (rayon),
+    /// each on its own, and kept in order, so the result does not depend on the thread count.
     pub fn new(
         conversation: &Conversation,
         meter: &Meter,
         opts: &MeasureOptions<'_>,
     ) -> MeasuredConversation {
-        let mut items = Vec::with_capacity(conversation.items.len());
-        for item in &conversation.items {
-            items.push(match item {
-                Item::System { text } => text_item(Category::System, meter.measure(text), false),
-                Item::User { text, meta, .. } => text_item(Category::User, meter.measure(text), !meta),
-                Item::Assistant { text } => text_item(Category::Assistant, meter.measure(text), false),
-                Item::Thinking { text } => text_item(Category::Thinking, meter.measure(text), false),
-                Item::ToolCall { call_id, name, arguments } => {
-                    let name_measure = meter.measure(name);
-                    let mut measure = name_measure;
-                    measure += meter.measure(arguments);
-                    MeasuredItem::ToolCall {
-                        call_id: call_id.clone(),
-                        name: name.clone(),
-                        measure,
-                        name_measure,
-                    }
-                }
-                Item::ToolResult(r) => {
-                    let recorded_bytes = r.output.full_text().len() as u64;
-                    let (text, summary, presplit) = match &r.output {
-                        Output::Split { summary, content } if !opts.resplit => {
-                            (content.clone().unwrap_or_default(), summary.clone(), Some(content.is_some()))
-                        }
-                        output => {
-                            let mut text = output.full_text().into_owned();
-                            for t in opts.transforms {
-                                if let Some(changed) = t.apply(&text, r.name.as_deref()) {
-                                    text = changed;
-                                }
-                            }
-                            let summary = summary_of(&text);
-                            (text, summary, None)
-                        }
-                    };
-                    let text_measure =
-                        if presplit == Some(false) { Measure::default() } else { meter.measure(&text) };
-                    MeasuredItem::ToolResult(Box::new(MeasuredResult {
-                        call_id: r.call_id.clone(),
-                        name: r.name.clone(),
-                        is_error: r.is_error,
-                        images: r.images,
-                        summary_measure: meter.measure(&summary),
-                        text_measure,
-                        text,
-                        summary,
-                        presplit,
-                        recorded_bytes,
-                    }))
-                }
-                Item::Request(r) => {
-                    MeasuredItem::Request { id: r.id.clone(), timestamp: r.timestamp, usage: r.usage }
-                }
-                Item::Compaction { summary } => {
-                    MeasuredItem::Compaction { summary: summary.as_deref().map(|s| meter.measure(s)) }
-                }
-            });
-        }
+        // Small items are cheap: handing them out one by one would cost more than measuring them.
+        const ITEMS_PER_TASK: usize = 8;
+        let items = conversation
+            .items
+            .par_iter()
+            .with_min_len(ITEMS_PER_TASK)
+            .map(|item| measure_item(item, meter, opts))
+            .collect();
         MeasuredConversation {
             id: conversation.id.clone(),
             items,
@@ -257,9 +222,106 @@ impl MeasuredConversation {
         }
     }
 
+    /// How many outputs the seed's rule splits at `threshold`. The rule is monotone (a longer
+    /// output is split whenever a shorter one is), so two thresholds with the same count split
+    /// exactly the same outputs, and since the threshold is used for nothing else, replays at
+    /// them are identical but for the threshold they report: a sweep replays each count once.
+    pub fn splits_at(&self, threshold: usize) -> usize {
+        self.items
+            .iter()
+            .filter(|i| matches!(i, MeasuredItem::ToolResult(r) if r.split_at(threshold).1.is_some()))
+            .count()
+    }
+
     /// Number of request boundaries.
     pub fn requests(&self) -> usize {
         self.items.iter().filter(|i| matches!(i, MeasuredItem::Request { .. })).count()
+    }
+}
+
+/// `len(text.splitlines())` in Python: lines end at `\n`, `\r`, `\r\n`, `\v`, `\f`, `\x1c`-`\x1e`,
+/// `\x85`, U+2028 and U+2029; a last line without an ending counts too.
+///
+/// Read byte by byte (every replay of a sweep counts the lines of every elided output): in UTF-8
+/// no byte of a multi-byte character is ASCII, `0xc2` or `0xe2`, so the three non-ASCII breaks are
+/// exactly the byte sequences `c2 85`, `e2 80 a8` and `e2 80 a9`.
+pub fn python_line_count(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    let (mut count, mut open, mut i) = (0, false, 0);
+    while i < bytes.len() {
+        let next = |k: usize| bytes.get(i + k).copied();
+        let width = match bytes[i] {
+            b'\n' | 0x0b | 0x0c | 0x1c..=0x1e => 1,
+            b'\r' if next(1) == Some(b'\n') => 2,
+            b'\r' => 1,
+            0xc2 if next(1) == Some(0x85) => 2,
+            0xe2 if next(1) == Some(0x80) && matches!(next(2), Some(0xa8 | 0xa9)) => 3,
+            _ => 0,
+        };
+        if width == 0 {
+            open = true;
+            i += 1;
+        } else {
+            count += 1;
+            open = false;
+            i += width;
+        }
+    }
+    count + usize::from(open)
+}
+
+/// Measures one item.
+fn measure_item(item: &Item, meter: &Meter, opts: &MeasureOptions<'_>) -> MeasuredItem {
+    match item {
+        Item::System { text } => text_item(Category::System, meter.measure(text), false),
+        Item::User { text, meta, .. } => text_item(Category::User, meter.measure(text), !meta),
+        Item::Assistant { text } => text_item(Category::Assistant, meter.measure(text), false),
+        Item::Thinking { text } => text_item(Category::Thinking, meter.measure(text), false),
+        Item::ToolCall { call_id, name, arguments } => {
+            let name_measure = meter.measure(name);
+            let mut measure = name_measure;
+            measure += meter.measure(arguments);
+            MeasuredItem::ToolCall { call_id: call_id.clone(), name: name.clone(), measure, name_measure }
+        }
+        Item::ToolResult(r) => {
+            let recorded_bytes = r.output.full_text().len() as u64;
+            let (text, summary, presplit) = match &r.output {
+                Output::Split { summary, content } if !opts.resplit => {
+                    (content.clone().unwrap_or_default(), summary.clone(), Some(content.is_some()))
+                }
+                output => {
+                    let mut text = output.full_text().into_owned();
+                    for t in opts.transforms {
+                        if let Some(changed) = t.apply(&text, r.name.as_deref()) {
+                            text = changed;
+                        }
+                    }
+                    let summary = summary_of(&text);
+                    (text, summary, None)
+                }
+            };
+            let text_measure =
+                if presplit == Some(false) { Measure::default() } else { meter.measure(&text) };
+            MeasuredItem::ToolResult(Box::new(MeasuredResult {
+                call_id: r.call_id.clone(),
+                name: r.name.clone(),
+                is_error: r.is_error,
+                images: r.images,
+                summary_measure: meter.measure(&summary),
+                text_measure,
+                text,
+                summary,
+                presplit,
+                recorded_bytes,
+                python_lines: OnceLock::new(),
+            }))
+        }
+        Item::Request(r) => {
+            MeasuredItem::Request { id: r.id.clone(), timestamp: r.timestamp, usage: r.usage }
+        }
+        Item::Compaction { summary } => {
+            MeasuredItem::Compaction { summary: summary.as_deref().map(|s| meter.measure(s)) }
+        }
     }
 }
 
@@ -306,6 +368,16 @@ mod tests {
         let MeasuredItem::ToolResult(r) = &m.items[0] else { panic!() };
         assert_eq!(r.split_at(1_000).1, None);
         assert_eq!(r.text, format!("sum\n{}", "c".repeat(10)));
+    }
+
+    #[test]
+    fn splits_at_counts_the_outputs_the_threshold_splits() {
+        let raw = |n: usize| result(Output::Raw { output: "x".repeat(n) });
+        let presplit = result(Output::Split { summary: "s".into(), content: Some("c".into()) });
+        let m = measured(vec![raw(10), raw(100), presplit, raw(50)], false);
+        // The pre-split output counts at every threshold; raw ones when longer than it.
+        let counts: Vec<usize> = [0, 9, 10, 49, 50, 99, 100].iter().map(|&t| m.splits_at(t)).collect();
+        assert_eq!(counts, [4, 4, 3, 3, 2, 2, 1]);
     }
 
     #[test]

@@ -1,8 +1,11 @@
 //! The replay pipeline over many files: load each file, measure each conversation once, replay it
 //! under every policy at every threshold, and collect the runs in a deterministic order.
 //!
-//! Files are processed in parallel (rayon) and the results are put back in input order, so the
-//! output is the same bytes at any thread count. One bad file is reported with its reason and does
+//! Files are processed in parallel (rayon), and so are the texts of a conversation and its replays
+//! (see [`replay_trace_with_warnings`]); results are put back in input order, so the output is the
+//! same bytes at any thread count. A spare thread loads the tokenizer while the first files are
+//! read. Only the files being worked on are in memory, and [`replay_files_without_rows`] keeps
+//! only each run's summary, so memory does not grow with the corpus. One bad file is reported with its reason and does
 //! not stop the others. This module reads files only through [`crate::input`] and never prints.
 
 use std::path::Path;
@@ -16,7 +19,7 @@ use crate::input::{self, Discovered};
 use crate::measure::{MeasureOptions, MeasuredConversation};
 use crate::model::Trace;
 use crate::policy::PolicySpec;
-use crate::replay::replay;
+use crate::replay::{replay, replay_summary};
 use crate::result::Run;
 use crate::tokens::Meter;
 use crate::transform::Transform;
@@ -57,36 +60,85 @@ pub fn replay_trace(path: &str, trace: &Trace, job: &Job<'_>, meter: &Meter) -> 
 
 /// Replays one loaded trace, with the warnings its policies reported (each once, in order,
 /// naming the conversation and the policy).
+///
+/// Conversations are measured one after the other (each in parallel inside), then every
+/// conversation × threshold × policy is replayed in parallel and the runs are put back in that
+/// nesting order, so the output does not depend on the thread count.
 pub fn replay_trace_with_warnings(
     path: &str,
     trace: &Trace,
     job: &Job<'_>,
     meter: &Meter,
 ) -> (Vec<Run>, Vec<String>) {
+    replay_trace_keeping(path, trace, job, meter, true)
+}
+
+/// [`replay_trace_with_warnings`], keeping the per-request rows or not ([`replay_summary`]).
+fn replay_trace_keeping(
+    path: &str,
+    trace: &Trace,
+    job: &Job<'_>,
+    meter: &Meter,
+    rows: bool,
+) -> (Vec<Run>, Vec<String>) {
     let opts = MeasureOptions { resplit: job.resplit, transforms: job.transforms };
-    let mut runs = Vec::new();
-    let mut warnings: Vec<String> = Vec::new();
-    for conversation in &trace.conversations {
-        let measured = MeasuredConversation::new(conversation, meter, &opts);
+    let measured: Vec<MeasuredConversation> =
+        trace.conversations.iter().map(|c| MeasuredConversation::new(c, meter, &opts)).collect();
+    // Thresholds that split the same outputs give the same replay: each is replayed once
+    // ([`MeasuredConversation::splits_at`]) and copied to the others with its own threshold.
+    let mut unique: Vec<(&MeasuredConversation, usize, &PolicySpec)> = Vec::new();
+    let mut slots: Vec<(usize, usize)> = Vec::new();
+    for m in &measured {
+        let mut first: Vec<(usize, usize)> = Vec::new();
         for &threshold in &job.thresholds {
-            for spec in &job.policies {
-                let mut policy = spec.build();
-                let mut run = replay(&measured, threshold, &mut *policy, meter);
-                for w in policy.warnings() {
-                    let w = format!("conversation `{}`: policy `{}`: {w}", conversation.id, spec.as_str());
-                    if !warnings.contains(&w) {
-                        warnings.push(w);
-                    }
+            let splits = m.splits_at(threshold);
+            let base = match first.iter().find(|(s, _)| *s == splits) {
+                Some(&(_, base)) => base,
+                None => {
+                    let base = unique.len();
+                    first.push((splits, base));
+                    unique.extend(job.policies.iter().map(|p| (m, threshold, p)));
+                    base
                 }
-                let s = &mut run.summary;
-                s.trace = path.to_owned();
-                s.format = trace.format.to_owned();
-                s.policy = spec.as_str().to_owned();
-                s.tokenizer = meter.report_tokenizer().name().to_owned();
-                s.decide_with = meter.decide_with().name().to_owned();
-                runs.push(run);
+            };
+            slots.extend((0..job.policies.len()).map(|k| (base + k, threshold)));
+        }
+    }
+    let replayed: Vec<(Run, Vec<String>)> = unique
+        .into_par_iter()
+        .map(|(measured, threshold, spec)| {
+            let mut policy = spec.build();
+            let mut run = if rows {
+                replay(measured, threshold, &mut *policy, meter)
+            } else {
+                replay_summary(measured, threshold, &mut *policy, meter)
+            };
+            let warnings = policy
+                .warnings()
+                .into_iter()
+                .map(|w| format!("conversation `{}`: policy `{}`: {w}", measured.id, spec.as_str()))
+                .collect();
+            let s = &mut run.summary;
+            s.trace = path.to_owned();
+            s.format = trace.format.to_owned();
+            s.policy = spec.as_str().to_owned();
+            s.tokenizer = meter.report_tokenizer().name().to_owned();
+            s.decide_with = meter.decide_with().name().to_owned();
+            (run, warnings)
+        })
+        .collect();
+    let mut runs = Vec::with_capacity(slots.len());
+    let mut warnings: Vec<String> = Vec::new();
+    for (index, threshold) in slots {
+        let (run, run_warnings) = &replayed[index];
+        for w in run_warnings {
+            if !warnings.contains(w) {
+                warnings.push(w.clone());
             }
         }
+        let mut run = run.clone();
+        run.summary.threshold = threshold;
+        runs.push(run);
     }
     (runs, warnings)
 }
@@ -147,25 +199,108 @@ pub fn replay_files(
     meter: &Meter,
     done: &(dyn Fn() + Sync),
 ) -> Vec<FileOutcome> {
-    found
-        .files
-        .par_iter()
-        .zip(found.explicit.par_iter())
-        .map(|(path, &explicit)| {
-            let shown = path.display().to_string();
-            let out = match load_found(path, explicit, job.input_format) {
-                Loaded::Skipped(w) => FileOutcome { warnings: vec![w], path: shown, ..Default::default() },
-                Loaded::Failed(e) => FileOutcome { path: shown, error: Some(e), ..Default::default() },
-                Loaded::Trace(trace, mut warnings) => {
-                    let (runs, policy_warnings) = replay_trace_with_warnings(&shown, &trace, job, meter);
-                    warnings.extend(policy_warnings);
-                    FileOutcome { runs, format: Some(trace.format), warnings, path: shown, error: None }
-                }
-            };
-            done();
-            out
-        })
-        .collect()
+    replay_files_keeping(found, job, meter, true, done)
+}
+
+/// [`replay_files`] without the per-request rows of the runs (their summaries stay): what a
+/// report of one row per conversation needs, in memory that does not grow with the requests.
+pub fn replay_files_without_rows(
+    found: &Discovered,
+    job: &Job<'_>,
+    meter: &Meter,
+    done: &(dyn Fn() + Sync),
+) -> Vec<FileOutcome> {
+    replay_files_keeping(found, job, meter, false, done)
+}
+
+fn replay_files_keeping(
+    found: &Discovered,
+    job: &Job<'_>,
+    meter: &Meter,
+    rows: bool,
+    done: &(dyn Fn() + Sync),
+) -> Vec<FileOutcome> {
+    each_file(found, job.input_format, meter, |shown, loaded| {
+        let out = match loaded {
+            Loaded::Skipped(w) => FileOutcome { warnings: vec![w], path: shown, ..Default::default() },
+            Loaded::Failed(e) => FileOutcome { path: shown, error: Some(e), ..Default::default() },
+            Loaded::Trace(trace, mut warnings) => {
+                let (runs, policy_warnings) = replay_trace_keeping(&shown, &trace, job, meter, rows);
+                warnings.extend(policy_warnings);
+                FileOutcome { runs, format: Some(trace.format), warnings, path: shown, error: None }
+            }
+        };
+        done();
+        out
+    })
+}
+
+/// Files are read in batches of about this many bytes: a batch is read (in parallel) before it is
+/// measured, while the next one is read, which bounds the memory held at once (two batches) and
+/// lets the first batch's reading overlap the building of the tokenizer's tables.
+const BATCH_BYTES: u64 = 32 << 20;
+
+/// Loads every file found and hands each one (its path as shown, what loading gave) to `f`; the
+/// results come back in input order. Files are read in batches ([`BATCH_BYTES`]), each batch read
+/// in parallel and then handed over in parallel while the next is read. A spare thread builds the meter's tokenizer tables
+/// meanwhile ([`Meter::prepare`]): that takes tens of milliseconds, which then overlap reading the
+/// first batch instead of stalling the first count.
+fn each_file<T: Send>(
+    found: &Discovered,
+    format: Option<&'static dyn Format>,
+    meter: &Meter,
+    f: impl Fn(String, Loaded) -> T + Sync,
+) -> Vec<T> {
+    each_file_in_batches(found, format, meter, BATCH_BYTES, f)
+}
+
+/// [`each_file`] with batches of `batch_bytes`.
+fn each_file_in_batches<T: Send>(
+    found: &Discovered,
+    format: Option<&'static dyn Format>,
+    meter: &Meter,
+    batch_bytes: u64,
+    f: impl Fn(String, Loaded) -> T + Sync,
+) -> Vec<T> {
+    // Consecutive ranges of files of about `batch_bytes` each (at least one file).
+    let sizes = input::sizes(&found.files);
+    let mut batches = Vec::new();
+    let mut start = 0;
+    while start < found.files.len() {
+        let (mut end, mut bytes) = (start + 1, sizes[start]);
+        while end < found.files.len() && bytes + sizes[end] <= batch_bytes {
+            bytes += sizes[end];
+            end += 1;
+        }
+        batches.push(start..end);
+        start = end;
+    }
+    let read = |range: std::ops::Range<usize>| -> Vec<(String, Loaded)> {
+        range
+            .into_par_iter()
+            .map(|i| {
+                let path = &found.files[i];
+                (path.display().to_string(), load_found(path, found.explicit[i], format))
+            })
+            .collect()
+    };
+    std::thread::scope(|s| {
+        s.spawn(|| meter.prepare());
+        let mut out = Vec::with_capacity(found.files.len());
+        let mut batches = batches.into_iter();
+        let mut next = batches.next().map(read);
+        // Each batch is handed over while the next one is read, so no thread waits for the
+        // slowest file of a batch: at most two batches are in memory.
+        while let Some(current) = next {
+            let (done, following) = rayon::join(
+                || current.into_par_iter().map(|(shown, loaded)| f(shown, loaded)).collect::<Vec<T>>(),
+                || batches.next().map(read),
+            );
+            out.extend(done);
+            next = following;
+        }
+        out
+    })
 }
 
 /// One input file, loaded and measured (for the analyses, which replay it many times).
@@ -193,31 +328,25 @@ pub fn measure_files(
     done: &(dyn Fn() + Sync),
 ) -> Vec<MeasuredFile> {
     let opts = MeasureOptions { resplit: job.resplit, transforms: job.transforms };
-    found
-        .files
-        .par_iter()
-        .zip(found.explicit.par_iter())
-        .map(|(path, &explicit)| {
-            let shown = path.display().to_string();
-            let out = match load_found(path, explicit, job.input_format) {
-                Loaded::Skipped(w) => MeasuredFile { warnings: vec![w], path: shown, ..Default::default() },
-                Loaded::Failed(e) => MeasuredFile { path: shown, error: Some(e), ..Default::default() },
-                Loaded::Trace(trace, warnings) => MeasuredFile {
-                    conversations: trace
-                        .conversations
-                        .iter()
-                        .map(|c| MeasuredConversation::new(c, meter, &opts))
-                        .collect(),
-                    format: Some(trace.format),
-                    warnings,
-                    path: shown,
-                    error: None,
-                },
-            };
-            done();
-            out
-        })
-        .collect()
+    each_file(found, job.input_format, meter, |shown, loaded| {
+        let out = match loaded {
+            Loaded::Skipped(w) => MeasuredFile { warnings: vec![w], path: shown, ..Default::default() },
+            Loaded::Failed(e) => MeasuredFile { path: shown, error: Some(e), ..Default::default() },
+            Loaded::Trace(trace, warnings) => MeasuredFile {
+                conversations: trace
+                    .conversations
+                    .iter()
+                    .map(|c| MeasuredConversation::new(c, meter, &opts))
+                    .collect(),
+                format: Some(trace.format),
+                warnings,
+                path: shown,
+                error: None,
+            },
+        };
+        done();
+        out
+    })
 }
 
 /// Loads every file in parallel and reconciles each conversation's replayed context with its
@@ -234,33 +363,26 @@ pub fn reconcile_files(
     use crate::analysis::reconcile::{self, RequestFit};
     let tokenizer = meter.report_tokenizer();
     let opts = MeasureOptions { resplit: false, transforms: &[] };
-    let outcomes: Vec<_> = found
-        .files
-        .par_iter()
-        .zip(found.explicit.par_iter())
-        .map(|(path, &explicit)| {
-            let shown = path.display().to_string();
-            let mut fits = Vec::new();
-            let mut rows: Vec<RequestFit> = Vec::new();
-            let (trace, warnings) = match load_found(path, explicit, input_format) {
-                Loaded::Skipped(w) => return (shown, fits, rows, vec![w], None),
-                Loaded::Failed(e) => return (shown, fits, rows, Vec::new(), Some(e)),
-                Loaded::Trace(trace, warnings) => (trace, warnings),
-            };
-            for conversation in &trace.conversations {
-                let measured = MeasuredConversation::new(conversation, meter, &opts);
-                let sent = reconcile::sent_contexts(&shown, conversation, &measured);
-                let (mut fit, fitted) =
-                    reconcile::reconcile(&shown, trace.format, conversation, sent, tokenizer);
-                if per_request {
-                    fit.requests_detail = Some(fitted.clone());
-                }
-                fits.push(fit);
-                rows.extend(fitted);
+    let outcomes: Vec<_> = each_file(found, input_format, meter, |shown, loaded| {
+        let mut fits = Vec::new();
+        let mut rows: Vec<RequestFit> = Vec::new();
+        let (trace, warnings) = match loaded {
+            Loaded::Skipped(w) => return (shown, fits, rows, vec![w], None),
+            Loaded::Failed(e) => return (shown, fits, rows, Vec::new(), Some(e)),
+            Loaded::Trace(trace, warnings) => (trace, warnings),
+        };
+        for conversation in &trace.conversations {
+            let measured = MeasuredConversation::new(conversation, meter, &opts);
+            let sent = reconcile::sent_contexts(&shown, conversation, &measured);
+            let (mut fit, fitted) = reconcile::reconcile(&shown, trace.format, conversation, sent, tokenizer);
+            if per_request {
+                fit.requests_detail = Some(fitted.clone());
             }
-            (shown, fits, rows, warnings, None)
-        })
-        .collect();
+            fits.push(fit);
+            rows.extend(fitted);
+        }
+        (shown, fits, rows, warnings, None)
+    });
     let mut report = ReconcileReport {
         tokenizer: tokenizer.name().to_owned(),
         errors: found.errors.clone(),
@@ -300,6 +422,72 @@ mod tests {
             is_error: false,
             images: 0,
         })
+    }
+
+    #[test]
+    fn a_grid_of_thresholds_gives_each_threshold_its_own_replay_in_nesting_order() {
+        let raw = |id: &str, n: usize| {
+            Item::ToolResult(ToolResult {
+                call_id: id.into(),
+                name: None,
+                output: Output::Raw { output: "x".repeat(n) },
+                is_error: false,
+                images: 0,
+            })
+        };
+        let request = || Item::Request(Default::default());
+        let mut c = Conversation::new("main");
+        c.items = vec![raw("a", 30), request(), raw("b", 300), request(), raw("c", 3000), request()];
+        let trace = Trace { format: "native", conversations: vec![c.clone()], warnings: vec![] };
+        let policies: Vec<PolicySpec> = ["none", "keep-turns:n=1", "swe-agent:n=1"]
+            .iter()
+            .map(|p| PolicySpec::parse(p).unwrap())
+            .collect();
+        // 0 and 10 split the same outputs, as do 400 and 2000: each pair is replayed once.
+        let thresholds = vec![0, 10, 400, 2000, 5000];
+        let job = Job {
+            thresholds: thresholds.clone(),
+            policies,
+            resplit: false,
+            transforms: &[],
+            input_format: None,
+        };
+        let meter = crate::tokens::testing::bytes_meter();
+        let runs = replay_trace("t", &trace, &job, &meter);
+        assert_eq!(runs.len(), thresholds.len() * job.policies.len());
+        let measured =
+            MeasuredConversation::new(&c, &meter, &MeasureOptions { resplit: false, transforms: &[] });
+        for (k, run) in runs.iter().enumerate() {
+            let (threshold, spec) = (thresholds[k / 3], &job.policies[k % 3]);
+            let alone = replay(&measured, threshold, &mut *spec.build(), &meter);
+            assert_eq!(run.summary.threshold, threshold);
+            assert_eq!(run.summary.policy, spec.as_str());
+            assert_eq!(run.rows, alone.rows, "{} at {threshold}", spec.as_str());
+            assert_eq!(run.summary.total_input_tokens, alone.summary.total_input_tokens);
+        }
+    }
+
+    #[test]
+    fn files_read_in_batches_come_back_whole_and_in_input_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut files = Vec::new();
+        for (k, size) in [10, 300, 20, 20, 500, 5, 5].iter().enumerate() {
+            let line = format!("{{\"type\":\"user\",\"text\":\"{}\"}}\n", "x".repeat(*size));
+            let path = dir.path().join(format!("{k}.jsonl"));
+            std::fs::write(&path, line).unwrap();
+            files.push(path);
+        }
+        let found = Discovered { explicit: vec![true; files.len()], files, errors: vec![] };
+        let meter = crate::tokens::testing::bytes_meter();
+        let expected: Vec<String> = found.files.iter().map(|p| p.display().to_string()).collect();
+        // Budgets that make one file per batch, several per batch, and one batch.
+        for budget in [1, 400, 1 << 20] {
+            let seen = each_file_in_batches(&found, None, &meter, budget, |shown, loaded| {
+                assert!(matches!(loaded, Loaded::Trace(..)), "{shown}");
+                shown
+            });
+            assert_eq!(seen, expected, "budget {budget}");
+        }
     }
 
     #[test]

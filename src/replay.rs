@@ -6,10 +6,13 @@
 //! estimate, what is still prunable, what the policy has removed, and the prefix it shares with the
 //! previous request (what a prompt cache could serve). A compaction marker empties the context.
 //!
-//! Linear in the trace: running sums per category, a Fenwick tree over item positions for prefix
-//! sizes, and policies that keep cursors. Nothing is recounted per request (texts were measured once
-//! in [`crate::measure`]; only text a policy writes, such as a placeholder, is measured here, through
-//! the cache). Pure: no I/O, no printing.
+//! Linear in the trace (up to the log of the Fenwick trees): running sums per category, a Fenwick
+//! tree over item positions for prefix sizes, and policies that keep cursors. A non-sticky policy's
+//! edits are kept from request to request with their effect on the sums (and a second Fenwick tree
+//! for the shared prefix), so a policy that gives only what changed ([`Edit::KeepPrevious`]) costs
+//! in proportion to its changes. Nothing is recounted per request (texts were measured once in
+//! [`crate::measure`]; only text a policy writes, such as a placeholder, is measured here, through
+//! the cache). [`replay_summary`] skips the per-request rows. Pure: no I/O, no printing.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -61,6 +64,19 @@ enum Transient {
     Replaced(Measure),
 }
 
+/// What one transient edit changes in a request's counts, kept with the edit so that taking it
+/// out undoes exactly what putting it in did.
+#[derive(Debug, Clone, Copy, Default)]
+struct Effect {
+    /// Token deltas per category.
+    categories: [i64; 8],
+    /// Deltas of the prunable contents: real tokens and the seed's estimate.
+    prunable: [i64; 2],
+    /// Prefix slot of the edited tail, and its token delta.
+    at: usize,
+    delta: i64,
+}
+
 /// A tool call in the context.
 struct CallState {
     position: usize,
@@ -93,10 +109,16 @@ struct Engine<'a> {
     /// The previous request in this context: (position, context tokens, pruned tokens, timestamp).
     previous: Option<(usize, Tokens, Tokens)>,
     previous_timestamp: Option<i64>,
-    transient: BTreeMap<usize, Transient>,
-    /// Calls whose arguments a non-sticky policy replaced for this request: call index → the
-    /// call as sent (name + replacement).
-    transient_calls: BTreeMap<usize, Measure>,
+    /// Results a non-sticky policy edits for the current request: result index → the edit.
+    transient: BTreeMap<usize, (Transient, Effect)>,
+    /// Calls whose arguments a non-sticky policy replaced for the current request: call index →
+    /// the call as sent (name + replacement).
+    transient_calls: BTreeMap<usize, (Measure, Effect)>,
+    /// The transient edits' effects, summed: category deltas and prunable deltas.
+    transient_categories: [i64; 8],
+    transient_prunable: [i64; 2],
+    /// The transient edits' token deltas by prefix slot, for the shared prefix in O(log n).
+    transient_prefix: Prefix,
     /// Pruned tokens of contexts that a compaction replaced.
     pruned_carry: Tokens,
     /// What the context holds, counted as [`View`] documents.
@@ -203,8 +225,7 @@ impl<'a> Engine<'a> {
         self.context_start = position;
         self.previous = None;
         self.changed_at = None;
-        self.transient.clear();
-        self.transient_calls.clear();
+        self.clear_transient();
         self.call_by_id.clear();
         self.counts = Counts::default();
         self.compactions += 1;
@@ -218,6 +239,8 @@ impl<'a> Engine<'a> {
     fn apply(&mut self, edit: &Edit) -> bool {
         let index = match edit {
             Edit::Prune(i) | Edit::Replace(i, _) | Edit::ClearCall(i, _) => *i,
+            // Sticky edits always stay.
+            Edit::KeepPrevious => return false,
         };
         if index < self.first_result || index >= self.results.len() {
             return false;
@@ -266,17 +289,24 @@ impl<'a> Engine<'a> {
                 self.mark_changed(tail(position));
                 true
             }
+            Edit::KeepPrevious => false,
         }
     }
 
     /// Turns a non-sticky policy's edits into this request's transient state; returns the category
-    /// adjustments (as signed token deltas), the number of results that differ from the previous
-    /// request, and the smallest position that differs.
+    /// adjustments (as signed token deltas), the prunable adjustments, the number of results and
+    /// calls that differ from the previous request, and the smallest position that differs.
+    ///
+    /// The edits are the whole set for this request, or, after an [`Edit::KeepPrevious`], what
+    /// changes in the previous request's set: then the work is in proportion to the edits, not to
+    /// the set, and a policy whose set grows request by request replays in linear time.
     fn transient_edits(&mut self, edits: &[Edit]) -> ([i64; 8], [i64; 2], usize, Option<usize>) {
+        let keep = edits.iter().any(|e| matches!(e, Edit::KeepPrevious));
         let mut next: BTreeMap<usize, Transient> = BTreeMap::new();
         let mut next_calls: BTreeMap<usize, Measure> = BTreeMap::new();
         for e in edits {
             match e {
+                Edit::KeepPrevious => {}
                 Edit::Prune(i) => {
                     next.insert(*i, Transient::Pruned);
                 }
@@ -301,72 +331,103 @@ impl<'a> Engine<'a> {
                 && *i < self.results.len()
                 && matches!(self.results[*i].content, Content::Present(_) | Content::Replaced(_))
         });
-        let mut adjust = [0i64; 8];
-        let mut prunable = [0i64; 2];
-        for (i, t) in &next {
-            let (removed, category) = match self.results[*i].content {
-                Content::Present(c) => (c, Category::ToolContents),
-                Content::Replaced(p) => (p, Category::Placeholders),
-                _ => continue,
-            };
-            adjust[slot(category)] -= removed.tokens as i64;
-            if category == Category::ToolContents {
-                prunable[0] -= removed.tokens as i64;
-                prunable[1] -= removed.estimate as i64;
-            }
-            if let Transient::Replaced(p) = t {
-                adjust[slot(Category::Placeholders)] += p.tokens as i64;
-            }
-        }
-        for (c, sent) in &next_calls {
-            adjust[slot(Category::ToolCalls)] += sent.tokens as i64 - self.calls[*c].measure.tokens as i64;
-        }
         let mut changed = 0;
         let mut first_change: Option<usize> = None;
-        let mut note = |p: usize| first_change = Some(first_change.map_or(p, |c: usize| c.min(p)));
-        let keys: std::collections::BTreeSet<usize> =
-            next.keys().chain(self.transient.keys()).copied().collect();
-        for i in keys {
-            if next.get(&i) != self.transient.get(&i) {
+        if !keep {
+            let gone: Vec<usize> = self.transient.keys().filter(|i| !next.contains_key(i)).copied().collect();
+            let gone_calls: Vec<usize> =
+                self.transient_calls.keys().filter(|c| !next_calls.contains_key(c)).copied().collect();
+            for i in gone {
+                self.set_result(i, None, &mut first_change);
                 changed += 1;
-                note(tail(self.results[i].position));
+            }
+            for c in gone_calls {
+                self.set_call(c, None, &mut first_change);
+                changed += 1;
             }
         }
-        let calls: std::collections::BTreeSet<usize> =
-            next_calls.keys().chain(self.transient_calls.keys()).copied().collect();
-        for c in calls {
-            if next_calls.get(&c) != self.transient_calls.get(&c) {
+        for (i, t) in next {
+            if self.transient.get(&i).map(|e| e.0) != Some(t) {
+                self.set_result(i, Some(t), &mut first_change);
                 changed += 1;
-                note(tail(self.calls[c].position));
             }
         }
-        self.transient = next;
-        self.transient_calls = next_calls;
-        (adjust, prunable, changed, first_change)
+        for (c, sent) in next_calls {
+            if self.transient_calls.get(&c).map(|e| e.0) != Some(sent) {
+                self.set_call(c, Some(sent), &mut first_change);
+                changed += 1;
+            }
+        }
+        (self.transient_categories, self.transient_prunable, changed, first_change)
+    }
+
+    /// Sets (or with `None` clears) the transient edit of result `i`.
+    fn set_result(&mut self, i: usize, state: Option<Transient>, first_change: &mut Option<usize>) {
+        if let Some((_, old)) = self.transient.remove(&i) {
+            self.add_effect(&old, -1);
+        }
+        let at = tail(self.results[i].position);
+        *first_change = Some(first_change.map_or(at, |c| c.min(at)));
+        let Some(state) = state else { return };
+        let mut effect = Effect { at, ..Effect::default() };
+        let (removed, category) = match self.results[i].content {
+            Content::Present(c) => (c, Category::ToolContents),
+            Content::Replaced(p) => (p, Category::Placeholders),
+            // Filtered out by the caller: there is nothing to edit.
+            Content::None | Content::Pruned => return,
+        };
+        effect.categories[slot(category)] -= removed.tokens as i64;
+        effect.delta -= removed.tokens as i64;
+        if category == Category::ToolContents {
+            effect.prunable = [-(removed.tokens as i64), -(removed.estimate as i64)];
+        }
+        if let Transient::Replaced(p) = state {
+            effect.categories[slot(Category::Placeholders)] += p.tokens as i64;
+            effect.delta += p.tokens as i64;
+        }
+        self.add_effect(&effect, 1);
+        self.transient.insert(i, (state, effect));
+    }
+
+    /// Sets (or with `None` clears) the transient arguments of call `c`.
+    fn set_call(&mut self, c: usize, sent: Option<Measure>, first_change: &mut Option<usize>) {
+        if let Some((_, old)) = self.transient_calls.remove(&c) {
+            self.add_effect(&old, -1);
+        }
+        let at = tail(self.calls[c].position);
+        *first_change = Some(first_change.map_or(at, |f| f.min(at)));
+        let Some(sent) = sent else { return };
+        let delta = sent.tokens as i64 - self.calls[c].measure.tokens as i64;
+        let mut effect = Effect { at, delta, ..Effect::default() };
+        effect.categories[slot(Category::ToolCalls)] = delta;
+        self.add_effect(&effect, 1);
+        self.transient_calls.insert(c, (sent, effect));
+    }
+
+    fn add_effect(&mut self, effect: &Effect, sign: i64) {
+        for (sum, d) in self.transient_categories.iter_mut().zip(effect.categories) {
+            *sum += sign * d;
+        }
+        for (sum, d) in self.transient_prunable.iter_mut().zip(effect.prunable) {
+            *sum += sign * d;
+        }
+        self.transient_prefix.add(effect.at, sign * effect.delta);
+    }
+
+    /// Takes every transient edit out (a compaction replaced the context).
+    fn clear_transient(&mut self) {
+        let effects: Vec<Effect> =
+            self.transient.values().map(|e| e.1).chain(self.transient_calls.values().map(|e| e.1)).collect();
+        for effect in &effects {
+            self.add_effect(effect, -1);
+        }
+        self.transient.clear();
+        self.transient_calls.clear();
     }
 
     /// Tokens the current transient edits add below `position`.
     fn transient_below(&self, position: usize) -> i64 {
-        let mut delta = 0;
-        for (i, t) in &self.transient {
-            let r = &self.results[*i];
-            if tail(r.position) >= position {
-                continue;
-            }
-            if let Content::Present(c) | Content::Replaced(c) = r.content {
-                delta -= c.tokens as i64;
-            }
-            if let Transient::Replaced(p) = t {
-                delta += p.tokens as i64;
-            }
-        }
-        for (c, sent) in &self.transient_calls {
-            let call = &self.calls[*c];
-            if tail(call.position) < position {
-                delta += sent.tokens as i64 - call.measure.tokens as i64;
-            }
-        }
-        delta
+        self.transient_prefix.before(position)
     }
 }
 
@@ -377,6 +438,27 @@ pub fn replay(
     threshold: usize,
     policy: &mut dyn Policy,
     meter: &Meter,
+) -> Run {
+    replay_keeping(conversation, threshold, policy, meter, true)
+}
+
+/// [`replay`] without the per-request rows: the same summary (the rows come back empty), without
+/// the cost of building a row per request, for sweeps and reports of one row per run.
+pub fn replay_summary(
+    conversation: &MeasuredConversation,
+    threshold: usize,
+    policy: &mut dyn Policy,
+    meter: &Meter,
+) -> Run {
+    replay_keeping(conversation, threshold, policy, meter, false)
+}
+
+fn replay_keeping(
+    conversation: &MeasuredConversation,
+    threshold: usize,
+    policy: &mut dyn Policy,
+    meter: &Meter,
+    keep_rows: bool,
 ) -> Run {
     let n = conversation.items.len();
     let mut e = Engine {
@@ -399,6 +481,9 @@ pub fn replay(
         previous_timestamp: None,
         transient: BTreeMap::new(),
         transient_calls: BTreeMap::new(),
+        transient_categories: [0; 8],
+        transient_prunable: [0; 2],
+        transient_prefix: Prefix::new(2 * n),
         pruned_carry: 0,
         counts: Counts::default(),
         compactions: 0,
@@ -408,6 +493,7 @@ pub fn replay(
     let mut rows = Vec::new();
     let mut edits = Vec::new();
     let mut recorded_any = false;
+    let mut recorded_sum: Tokens = 0;
 
     for (position, item) in conversation.items.iter().enumerate() {
         match item {
@@ -513,48 +599,54 @@ pub fn replay(
                 let contents = e.sums[slot(Category::ToolContents)];
                 let pruned = e.unpruned.saturating_sub(context_tokens);
 
-                let (shared, previous_tokens) = match e.previous {
-                    None => (0, 0),
-                    Some((previous_position, previous_tokens, _)) => {
-                        let first_change = [e.changed_at, transient_change].into_iter().flatten().min();
-                        let end = head(previous_position);
-                        let cut = first_change.map_or(end, |c| c.min(end));
-                        let base = e.prefix.before(head(e.context_start));
-                        let shared = e.prefix.before(cut) - base + e.transient_below(cut);
-                        (shared.clamp(0, previous_tokens as i64) as Tokens, previous_tokens)
-                    }
-                };
-                let previous_pruned = e.previous.map_or(0, |p| p.2);
-                let gap_ms = match (timestamp, e.previous_timestamp) {
-                    (Some(now), Some(before)) => Some(now - before),
-                    _ => None,
-                };
-                if usage.is_some() {
+                if let Some(u) = usage {
                     recorded_any = true;
+                    recorded_sum += u.input_tokens;
                     summary.recorded_requests += 1;
                 }
-                // The seed's estimate of the context as sent: contents removed by a transient edit
-                // are taken out of it too.
-                let estimate = (estimate as i64 + prunable_adjust[1]).max(0) as Tokens;
-                rows.push(RequestRow {
-                    request: e.requests,
-                    id: id.clone(),
-                    timestamp: timestamp.map(format_rfc3339),
-                    turn: e.turn,
-                    categories,
-                    context_tokens,
-                    context_estimate: estimate,
-                    prunable_tokens: (contents.tokens as i64 + prunable_adjust[0]).max(0) as Tokens,
-                    prunable_estimate: (contents.estimate as i64 + prunable_adjust[1]).max(0) as Tokens,
-                    pruned_tokens: pruned,
-                    freed_tokens: pruned.saturating_sub(previous_pruned),
-                    changed_results: changed,
-                    shared_prefix_tokens: shared,
-                    previous_context_tokens: previous_tokens,
-                    gap_ms,
-                    recorded_input_tokens: usage.map(|u| u.input_tokens),
-                    recorded_cache_read_tokens: usage.and_then(|u| u.cache_read_tokens),
-                });
+                summary.peak_context_tokens = summary.peak_context_tokens.max(context_tokens);
+                summary.total_input_tokens += context_tokens;
+                summary.final_context_tokens = context_tokens;
+                if keep_rows {
+                    let (shared, previous_tokens) = match e.previous {
+                        None => (0, 0),
+                        Some((previous_position, previous_tokens, _)) => {
+                            let first_change = [e.changed_at, transient_change].into_iter().flatten().min();
+                            let end = head(previous_position);
+                            let cut = first_change.map_or(end, |c| c.min(end));
+                            let base = e.prefix.before(head(e.context_start));
+                            let shared = e.prefix.before(cut) - base + e.transient_below(cut);
+                            (shared.clamp(0, previous_tokens as i64) as Tokens, previous_tokens)
+                        }
+                    };
+                    let previous_pruned = e.previous.map_or(0, |p| p.2);
+                    let gap_ms = match (timestamp, e.previous_timestamp) {
+                        (Some(now), Some(before)) => Some(now - before),
+                        _ => None,
+                    };
+                    // The seed's estimate of the context as sent: contents removed by a transient
+                    // edit are taken out of it too.
+                    let estimate = (estimate as i64 + prunable_adjust[1]).max(0) as Tokens;
+                    rows.push(RequestRow {
+                        request: e.requests,
+                        id: id.clone(),
+                        timestamp: timestamp.map(format_rfc3339),
+                        turn: e.turn,
+                        categories,
+                        context_tokens,
+                        context_estimate: estimate,
+                        prunable_tokens: (contents.tokens as i64 + prunable_adjust[0]).max(0) as Tokens,
+                        prunable_estimate: (contents.estimate as i64 + prunable_adjust[1]).max(0) as Tokens,
+                        pruned_tokens: pruned,
+                        freed_tokens: pruned.saturating_sub(previous_pruned),
+                        changed_results: changed,
+                        shared_prefix_tokens: shared,
+                        previous_context_tokens: previous_tokens,
+                        gap_ms,
+                        recorded_input_tokens: usage.map(|u| u.input_tokens),
+                        recorded_cache_read_tokens: usage.and_then(|u| u.cache_read_tokens),
+                    });
+                }
                 if changed > 0 {
                     summary.prune_events += 1;
                 }
@@ -569,15 +661,9 @@ pub fn replay(
     }
 
     summary.requests = e.requests;
-    summary.peak_context_tokens = rows.iter().map(|r| r.context_tokens).max().unwrap_or(0);
-    summary.total_input_tokens = rows.iter().map(|r| r.context_tokens).sum();
-    summary.final_context_tokens = rows.last().map_or(0, |r| r.context_tokens);
     summary.pruned_tokens = e.pruned_carry + e.previous.map_or(0, |p| p.2);
-    summary.recorded_input_tokens = if recorded_any {
-        Some(rows.iter().filter_map(|r| r.recorded_input_tokens).sum())
-    } else {
-        conversation.recorded_total.map(|t| t.input_tokens)
-    };
+    summary.recorded_input_tokens =
+        if recorded_any { Some(recorded_sum) } else { conversation.recorded_total.map(|t| t.input_tokens) };
     summary.conversation = conversation.id.clone();
     summary.transforms = conversation.transforms.clone();
     Run { summary, rows }
@@ -642,6 +728,91 @@ mod tests {
     fn run(items: Vec<Item>, threshold: usize, spec: &str) -> Run {
         let mut policy = PolicySpec::parse(spec).unwrap().build();
         replay_at(items, threshold, &mut *policy)
+    }
+
+    #[test]
+    fn a_summary_replay_reports_the_summary_of_a_full_replay_without_rows() {
+        let meter = meter();
+        let mut items = three_results();
+        items[1] = Item::Request(Request {
+            usage: Some(crate::model::Usage { input_tokens: 7, ..Default::default() }),
+            ..Default::default()
+        });
+        let conv = Conversation { id: "main".into(), items, recorded_total: None };
+        let m = MeasuredConversation::new(&conv, &meter, &MeasureOptions { resplit: false, transforms: &[] });
+        for spec in ["none", "keep-turns:n=1", "swe-agent:n=1", "anthropic:trigger=150,keep=1"] {
+            for threshold in [0, 16, 1000] {
+                let build = || PolicySpec::parse(spec).unwrap().build();
+                let full = replay(&m, threshold, &mut *build(), &meter);
+                let lean = replay_summary(&m, threshold, &mut *build(), &meter);
+                assert_eq!(full.rows.len(), 4, "{spec} at {threshold}");
+                assert!(lean.rows.is_empty());
+                assert_eq!(lean.summary, full.summary, "{spec} at {threshold}");
+            }
+        }
+    }
+
+    /// Elides every result but the newest `keep` of the current context (placeholder "gone", the
+    /// call's arguments cleared too), non-sticky: the whole set before every request, or with
+    /// `cumulative` only the newly elided ones after `KeepPrevious`.
+    struct ElideOld {
+        keep: usize,
+        cumulative: bool,
+        done: usize,
+        compactions: usize,
+    }
+
+    impl Policy for ElideOld {
+        fn sticky(&self) -> bool {
+            false
+        }
+        fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
+            if view.compactions != self.compactions {
+                (self.compactions, self.done) = (view.compactions, 0);
+            }
+            let end = view.results.len().saturating_sub(self.keep);
+            let start = if self.cumulative {
+                edits.push(Edit::KeepPrevious);
+                self.done.min(end)
+            } else {
+                0
+            };
+            for r in &view.results[start..end] {
+                edits.push(Edit::Replace(r.index, "gone".into()));
+                edits.push(Edit::ClearCall(r.index, "{}".into()));
+            }
+            self.done = self.done.max(end);
+        }
+    }
+
+    #[test]
+    fn a_cumulative_non_sticky_policy_replays_exactly_as_one_that_resends_its_whole_set() {
+        let big = "x".repeat(100);
+        let call =
+            |id: &str| Item::ToolCall { call_id: id.into(), name: "t".into(), arguments: "a".repeat(30) };
+        let mut items = vec![user("hi"), request()];
+        for (k, id) in ["a", "b", "c", "d", "e", "f", "g"].iter().enumerate() {
+            items.extend([call(id), result(id, &big), request()]);
+            if k == 3 {
+                items.push(Item::Compaction { summary: Some("summary".into()) });
+                items.push(request());
+            }
+        }
+        for keep in [0, 1, 2] {
+            let whole = replay_items(
+                items.clone(),
+                &mut ElideOld { keep, cumulative: false, done: 0, compactions: 0 },
+            );
+            let cumulative = replay_items(
+                items.clone(),
+                &mut ElideOld { keep, cumulative: true, done: 0, compactions: 0 },
+            );
+            assert_eq!(cumulative.rows, whole.rows, "keep {keep}");
+            assert_eq!(cumulative.summary, whole.summary, "keep {keep}");
+            // Something was elided, and the context changed more than once.
+            assert!(whole.rows.iter().any(|r| r.categories.placeholders > 0), "keep {keep}");
+            assert!(whole.summary.prune_events > 1, "keep {keep}");
+        }
     }
 
     /// user "hi" (2), then three results of 100 bytes, each followed by a request.

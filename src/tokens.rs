@@ -1,11 +1,13 @@
 //! Token counters behind one trait, and the cache that counts each distinct text once.
 //!
 //! Three counters: `estimate` (the seed's `len / 4`, UTF-8 bytes, integer division per text),
-//! `o200k` and `cl100k` (OpenAI's encodings, exact, via tiktoken-rs `encode_ordinary`, so recorded text
-//! such as `<|endoftext|>` counts as the plain text it is). tiktoken-rs panics on whitespace runs
-//! of roughly a million characters (fancy-regex's backtracking limit); such texts are counted by
-//! bpe-openai instead, which implements the same encodings without backtracking and gives the same
-//! counts, so the count stays exact and nothing crashes.
+//! `o200k` and `cl100k` (OpenAI's encodings, exact, always as ordinary text, so recorded text such
+//! as `<|endoftext|>` counts as the plain text it is). Two [`Backend`]s implement the exact ones
+//! and give the same counts: the `tiktoken` crate (the default, the fastest measured, see README
+//! "Performance") and tiktoken-rs (OpenAI's vendored core, the reference, `--counter tiktoken-rs`).
+//! tiktoken-rs panics on whitespace runs of roughly a million characters (fancy-regex's
+//! backtracking limit); it is never given such a text, and a backend that panics on any text hands
+//! it to the other one, so a count stays exact and nothing crashes.
 //!
 //! A [`Meter`] pairs the report's counter with the counter policies decide with and caches counts by
 //! a 128-bit hash of the text, so a replay with many policies and thresholds never recounts a text.
@@ -13,9 +15,10 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::hash::{BuildHasher, Hasher};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::str::FromStr;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
@@ -46,12 +49,9 @@ impl Tokenizer {
         }
     }
 
-    /// A counter for this tokenizer.
+    /// A counter for this tokenizer, with the default [`Backend`].
     pub fn counter(self) -> Box<dyn Counter> {
-        match self {
-            Tokenizer::Estimate => Box::new(Estimate),
-            Tokenizer::O200k | Tokenizer::Cl100k => Box::new(Bpe::new(self)),
-        }
+        self.counter_with(Backend::default())
     }
 }
 
@@ -112,6 +112,9 @@ pub trait Counter: Send + Sync {
     fn tokenizer(&self) -> Tokenizer;
     /// Tokens in `text`.
     fn count(&self, text: &str) -> Tokens;
+    /// Builds whatever the counter loads lazily (an encoding's tables), so that a caller can do it
+    /// on a spare thread while files are read. Counting works without it.
+    fn prepare(&self) {}
 }
 
 /// The seed's estimate: `len / 4` in UTF-8 bytes.
@@ -132,36 +135,98 @@ impl Counter for Estimate {
     }
 }
 
-/// Whitespace runs at least this long go to bpe-openai: tiktoken-rs panics somewhere between 500k
-/// and 1M spaces; this leaves a wide margin and such runs are rare in real output.
+/// Whitespace runs at least this long are never given to tiktoken-rs, which panics somewhere
+/// between 500k and 1M spaces (fancy-regex's backtracking limit, TOKENIZERS.md §1); this leaves a
+/// wide margin, and such runs are rare in real output.
 const LONG_WHITESPACE_RUN: usize = 100_000;
 
-/// An exact OpenAI BPE counter (tiktoken-rs, with bpe-openai for pathological whitespace).
+/// Which implementation counts the exact encodings (`--counter`).
+///
+/// Both give OpenAI's counts: `tests/counters.rs` checks every text a replay of the shared corpus
+/// counts, for o200k and cl100k, and the unit tests below check pathological whitespace. The
+/// default is the fastest; tiktoken-rs stays available as the reference (README, "Performance",
+/// has the measurements behind the choice).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub enum Backend {
+    /// The `tiktoken` crate (goliajp/rust-tiktoken): a pure-Rust port with
+    /// allocation-free counting and a per-thread cache of merged pieces. No backtracking regex.
+    #[default]
+    Tiktoken,
+    /// tiktoken-rs `encode_ordinary`: OpenAI's own core, vendored; the reference.
+    TiktokenRs,
+}
+
+impl Backend {
+    /// Every backend, in display order.
+    pub const ALL: [Backend; 2] = [Backend::Tiktoken, Backend::TiktokenRs];
+
+    /// The name used on the command line (the crate's name).
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Tiktoken => "tiktoken",
+            Backend::TiktokenRs => "tiktoken-rs",
+        }
+    }
+
+    /// The other backend: where a text goes when this one cannot count it.
+    fn other(self) -> Backend {
+        match self {
+            Backend::Tiktoken => Backend::TiktokenRs,
+            Backend::TiktokenRs => Backend::Tiktoken,
+        }
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Backend {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Backend::ALL
+            .into_iter()
+            .find(|b| b.name() == s)
+            .ok_or_else(|| format!("unknown counter `{s}` (expected tiktoken or tiktoken-rs)"))
+    }
+}
+
+impl Tokenizer {
+    /// A counter for this tokenizer, implemented by `backend` (ignored for the estimate).
+    pub fn counter_with(self, backend: Backend) -> Box<dyn Counter> {
+        match (self, backend) {
+            (Tokenizer::Estimate, _) => Box::new(Estimate),
+            (_, backend) => Box::new(Bpe::with_backend(self, backend)),
+        }
+    }
+}
+
+/// An exact OpenAI BPE counter: tiktoken-rs by default ([`Bpe::new`]), or any [`Backend`]. The
+/// guards of [`Backend`] apply: tiktoken-rs never sees a whitespace run that would make it panic,
+/// and a backend that panics hands the text to the other one.
 pub struct Bpe {
     tokenizer: Tokenizer,
-    tiktoken: &'static tiktoken_rs::CoreBPE,
+    backend: Backend,
 }
 
 impl Bpe {
-    /// A counter for `o200k` or `cl100k`.
+    /// A tiktoken-rs counter for `o200k` or `cl100k` (the encoding is loaded on first use).
     ///
     /// # Panics
     /// When given [`Tokenizer::Estimate`], which is not a BPE encoding.
     pub fn new(tokenizer: Tokenizer) -> Bpe {
-        let tiktoken = match tokenizer {
-            Tokenizer::O200k => tiktoken_rs::o200k_base_singleton(),
-            Tokenizer::Cl100k => tiktoken_rs::cl100k_base_singleton(),
-            Tokenizer::Estimate => panic!("estimate is not a BPE encoding"),
-        };
-        Bpe { tokenizer, tiktoken }
+        Bpe::with_backend(tokenizer, Backend::TiktokenRs)
     }
 
-    fn fallback(&self, text: &str) -> Tokens {
-        let bpe = match self.tokenizer {
-            Tokenizer::O200k => bpe_openai::o200k_base(),
-            _ => bpe_openai::cl100k_base(),
-        };
-        bpe.count(text) as Tokens
+    /// A counter for `o200k` or `cl100k` on `backend`.
+    ///
+    /// # Panics
+    /// When given [`Tokenizer::Estimate`], which is not a BPE encoding.
+    pub fn with_backend(tokenizer: Tokenizer, backend: Backend) -> Bpe {
+        assert!(tokenizer != Tokenizer::Estimate, "estimate is not a BPE encoding");
+        Bpe { tokenizer, backend }
     }
 }
 
@@ -169,14 +234,86 @@ impl Counter for Bpe {
     fn tokenizer(&self) -> Tokenizer {
         self.tokenizer
     }
-
     fn count(&self, text: &str) -> Tokens {
-        if longest_whitespace_run(text) >= LONG_WHITESPACE_RUN {
-            return self.fallback(text);
+        exact(self.tokenizer, self.backend, text)
+    }
+    fn prepare(&self) {
+        raw_count(self.tokenizer, self.backend, "");
+    }
+}
+
+/// Counts `text` with `backend`, unguarded. Each encoding is a lazily built static (built once
+/// per process, on first use, by whichever thread gets there first; the others wait for it).
+fn raw_count(tokenizer: Tokenizer, backend: Backend, text: &str) -> Tokens {
+    match (backend, tokenizer) {
+        (Backend::TiktokenRs, Tokenizer::Cl100k) => {
+            tiktoken_rs::cl100k_base_singleton().encode_ordinary(text).len() as Tokens
         }
-        // Belt and braces: any other input that trips the regex engine is counted by the fallback.
-        catch_unwind(AssertUnwindSafe(|| self.tiktoken.encode_ordinary(text).len() as Tokens))
-            .unwrap_or_else(|_| self.fallback(text))
+        (Backend::TiktokenRs, _) => tiktoken_rs::o200k_base_singleton().encode_ordinary(text).len() as Tokens,
+        (Backend::Tiktoken, t) => {
+            let name = if t == Tokenizer::Cl100k { "cl100k_base" } else { "o200k_base" };
+            // Both vocabularies are compiled in (Cargo.toml features), so the lookup cannot fail.
+            let bpe = tiktoken::get_encoding(name).expect("o200k_base and cl100k_base are compiled in");
+            bpe.count(text) as Tokens
+        }
+    }
+}
+
+/// Counts `text` exactly, starting with `backend`: tiktoken-rs never gets a text with a whitespace
+/// run of [`LONG_WHITESPACE_RUN`] characters, and a backend that panics hands the text to the
+/// other one. A text that makes both panic (never observed) is counted in two halves, which can
+/// differ from the true count by a token or two at the seam, rather than crash the run.
+fn exact(tokenizer: Tokenizer, backend: Backend, text: &str) -> Tokens {
+    exact_with(&|b, t| raw_count(tokenizer, b, t), backend, text)
+}
+
+/// [`exact`] over any raw counter (tests inject one that panics).
+fn exact_with(raw: &dyn Fn(Backend, &str) -> Tokens, backend: Backend, text: &str) -> Tokens {
+    for b in [backend, backend.other()] {
+        if b == Backend::TiktokenRs && longest_whitespace_run(text) >= LONG_WHITESPACE_RUN {
+            continue;
+        }
+        if let Ok(n) = catch_unwind(AssertUnwindSafe(|| raw(b, text))) {
+            return n;
+        }
+    }
+    let mut mid = text.len() / 2;
+    while !text.is_char_boundary(mid) {
+        mid += 1;
+    }
+    if mid == 0 || mid == text.len() {
+        // Empty or a single character: at most four bytes, and a byte-level BPE never counts
+        // more tokens than bytes.
+        return text.len() as Tokens;
+    }
+    exact_with(raw, backend, &text[..mid]) + exact_with(raw, backend, &text[mid..])
+}
+
+/// A counter that keeps a copy of every text it counts, for differential tests and benchmarks
+/// (behind a [`Meter`], whose cache asks for each distinct text once, that is every distinct text
+/// a measurement and a replay count). The order of the texts depends on thread scheduling.
+pub struct Recording {
+    inner: Box<dyn Counter>,
+    texts: Arc<Mutex<Vec<String>>>,
+}
+
+impl Recording {
+    /// Counts with `inner` and appends every text to `texts`.
+    pub fn new(inner: Box<dyn Counter>, texts: Arc<Mutex<Vec<String>>>) -> Recording {
+        Recording { inner, texts }
+    }
+}
+
+impl Counter for Recording {
+    fn tokenizer(&self) -> Tokenizer {
+        self.inner.tokenizer()
+    }
+    fn count(&self, text: &str) -> Tokens {
+        lock(&self.texts).push(text.to_owned());
+        self.inner.count(text)
+    }
+    fn prepare(&self) {
+        self.inner.prepare();
     }
 }
 
@@ -197,14 +334,50 @@ pub fn longest_whitespace_run(text: &str) -> usize {
 const SHARDS: usize = 64;
 
 /// Counts by 128-bit text hash, shared between threads. Counts do not depend on the order in
-/// which texts arrive, so sharing the cache cannot change any output.
+/// which texts arrive, so sharing the cache cannot change any output. The lock is held only to
+/// look a count up or put it in, never while counting, and the 64 shards each sit on their own
+/// cache lines: two threads meet only when they want the same shard at the same moment.
 pub struct CountCache {
-    shards: Vec<Mutex<HashMap<u128, Tokens>>>,
+    shards: Vec<Shard>,
+}
+
+/// One shard, alone on two 64-byte cache lines (processors prefetch lines in pairs), so that
+/// threads working in different shards never write to the same line.
+#[repr(align(128))]
+struct Shard(Mutex<HashMap<u128, Tokens, KeyHash>>);
+
+/// The map's keys are already hashes of the texts: their high half serves as the map's hash (the
+/// low half picks the shard).
+#[derive(Debug, Default, Clone, Copy)]
+struct KeyHash;
+
+impl BuildHasher for KeyHash {
+    type Hasher = KeyHasher;
+    fn build_hasher(&self) -> KeyHasher {
+        KeyHasher(0)
+    }
+}
+
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `u128` keys are hashed (`write_u128`); this keeps any other input well defined.
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u128(&mut self, n: u128) {
+        self.0 = (n >> 64) as u64;
+    }
 }
 
 impl Default for CountCache {
     fn default() -> Self {
-        CountCache { shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect() }
+        CountCache { shards: (0..SHARDS).map(|_| Shard(Mutex::new(HashMap::default()))).collect() }
     }
 }
 
@@ -212,7 +385,7 @@ impl CountCache {
     /// The cached count of `text`, computing it with `count` on a miss.
     pub fn get_or_count(&self, text: &str, count: impl FnOnce(&str) -> Tokens) -> Tokens {
         let key = xxhash_rust::xxh3::xxh3_128(text.as_bytes());
-        let shard = &self.shards[(key as usize) % SHARDS];
+        let shard = &self.shards[(key as usize) % SHARDS].0;
         if let Some(n) = lock(shard).get(&key) {
             return *n;
         }
@@ -223,7 +396,7 @@ impl CountCache {
 
     /// Number of distinct texts counted.
     pub fn len(&self) -> usize {
-        self.shards.iter().map(|s| lock(s).len()).sum()
+        self.shards.iter().map(|s| lock(&s.0).len()).sum()
     }
 
     /// Whether nothing was counted yet.
@@ -307,6 +480,19 @@ impl Meter {
     /// A meter that reports with `report` and lets policies decide with `decide`.
     pub fn new(report: Tokenizer, decide: Tokenizer) -> Meter {
         Meter::with_counters(report.counter(), decide.counter())
+    }
+
+    /// A meter that reports with `report` and lets policies decide with `decide`, both counted
+    /// by `backend`.
+    pub fn with_backend(report: Tokenizer, decide: Tokenizer, backend: Backend) -> Meter {
+        Meter::with_counters(report.counter_with(backend), decide.counter_with(backend))
+    }
+
+    /// Loads both counters' tables now (see [`Counter::prepare`]): call it on a spare thread
+    /// while files are read, so the first count does not wait.
+    pub fn prepare(&self) {
+        self.report.prepare();
+        self.decide.prepare();
     }
 
     /// A meter over any two counters (tests use deterministic stubs).
@@ -442,43 +628,86 @@ mod tests {
     }
 
     #[test]
-    fn o200k_and_cl100k_count_known_strings() {
+    fn o200k_and_cl100k_count_known_strings_with_every_backend() {
         // Reference counts from OpenAI's tokenizers.
-        assert_eq!(Bpe::new(Tokenizer::O200k).count("hello world"), 2);
-        assert_eq!(Bpe::new(Tokenizer::Cl100k).count("hello world"), 2);
-        assert_eq!(Bpe::new(Tokenizer::Cl100k).count("before <|endoftext|> after <|fim_prefix|>"), 14);
-    }
-
-    #[test]
-    fn special_token_text_counts_as_ordinary_text() {
-        let n = Bpe::new(Tokenizer::O200k).count("<|endoftext|>");
-        assert!(n > 1, "counted as a single special token: {n}");
-    }
-
-    #[test]
-    fn a_million_spaces_do_not_crash_and_match_the_reference_scaled_case() {
-        for t in [Tokenizer::O200k, Tokenizer::Cl100k] {
-            let bpe = Bpe::new(t);
-            let text = format!("{}x", " ".repeat(1_000_000));
-            let n = bpe.count(&text);
-            assert!(n > 1000, "{t}: {n}");
+        for b in Backend::ALL {
+            assert_eq!(Tokenizer::O200k.counter_with(b).count("hello world"), 2, "{b}");
+            assert_eq!(Tokenizer::Cl100k.counter_with(b).count("hello world"), 2, "{b}");
+            let specials = "before <|endoftext|> after <|fim_prefix|>";
+            assert_eq!(Tokenizer::Cl100k.counter_with(b).count(specials), 14, "{b}");
         }
     }
 
     #[test]
-    fn fallback_agrees_with_tiktoken_below_the_crash_size() {
+    fn special_token_text_counts_as_ordinary_text() {
+        for b in Backend::ALL {
+            let n = Tokenizer::O200k.counter_with(b).count("<|endoftext|>");
+            assert!(n > 1, "{b}: counted as a single special token: {n}");
+        }
+    }
+
+    #[test]
+    fn a_million_spaces_do_not_crash_and_count_as_bpe_openai_does() {
+        // 7,814 is what bpe-openai 0.3.2 (no backtracking, so no crash) counts for this text in
+        // both encodings (TOKENIZERS.md §2), an implementation independent of both backends.
+        let text = format!("{}x", " ".repeat(1_000_000));
         for t in [Tokenizer::O200k, Tokenizer::Cl100k] {
-            let bpe = Bpe::new(t);
+            for b in Backend::ALL {
+                assert_eq!(t.counter_with(b).count(&text), 7_814, "{t} {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn backends_agree_on_long_whitespace_below_the_crash_size() {
+        for t in [Tokenizer::O200k, Tokenizer::Cl100k] {
             for text in [
                 format!("a{}b", " ".repeat(150_000)),
                 format!("{}\n{}x", " ".repeat(120_000), "\t".repeat(3)),
                 "fn main() {\n    println!(\"日本語 <|endoftext|>\");\n}\n".repeat(50),
             ] {
-                let reference = bpe.tiktoken.encode_ordinary(&text).len() as Tokens;
-                assert_eq!(bpe.fallback(&text), reference, "{t}");
-                assert_eq!(bpe.count(&text), reference, "{t}");
+                let reference = raw_count(t, Backend::TiktokenRs, &text);
+                assert_eq!(raw_count(t, Backend::Tiktoken, &text), reference, "{t}");
+                for b in Backend::ALL {
+                    assert_eq!(t.counter_with(b).count(&text), reference, "{t} {b}");
+                }
             }
         }
+    }
+
+    #[test]
+    fn a_backend_that_panics_hands_the_text_to_the_other_and_long_runs_skip_tiktoken_rs() {
+        let calls = std::sync::Mutex::new(Vec::new());
+        let raw = |b: Backend, t: &str| -> Tokens {
+            calls.lock().unwrap().push(b);
+            if b == Backend::Tiktoken && t.len() > 3 {
+                panic!("injected");
+            }
+            t.len() as Tokens
+        };
+        assert_eq!(exact_with(&raw, Backend::Tiktoken, "abcdef"), 6);
+        assert_eq!(*calls.lock().unwrap(), [Backend::Tiktoken, Backend::TiktokenRs]);
+        // A long whitespace run never reaches tiktoken-rs, even as the preferred backend.
+        let calls = std::sync::Mutex::new(Vec::new());
+        let raw = |b: Backend, t: &str| -> Tokens {
+            calls.lock().unwrap().push(b);
+            t.len() as Tokens
+        };
+        let spaces = " ".repeat(LONG_WHITESPACE_RUN);
+        assert_eq!(exact_with(&raw, Backend::TiktokenRs, &spaces), LONG_WHITESPACE_RUN as Tokens);
+        assert_eq!(*calls.lock().unwrap(), [Backend::Tiktoken]);
+    }
+
+    #[test]
+    fn a_text_both_backends_panic_on_is_counted_in_halves() {
+        let raw = |_: Backend, t: &str| -> Tokens {
+            if t.chars().count() > 2 {
+                panic!("injected");
+            }
+            1
+        };
+        // 5 chars → 2 + 3 → 2 + (1 + 2): three pieces of at most 2 chars, one token each.
+        assert_eq!(exact_with(&raw, Backend::Tiktoken, "aあbいc"), 3);
     }
 
     #[test]

@@ -18,12 +18,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::measure::{MeasuredConversation, MeasuredItem, MeasuredResult};
 use crate::model::Tokens;
 use crate::policy::{Content, Edit, Policy, PolicySpec, View};
-use crate::replay::replay;
+use crate::replay::replay_summary;
 use crate::result::Run;
 use crate::tokens::Meter;
 
@@ -197,6 +198,18 @@ struct Observed<'p> {
     inner: &'p mut dyn Policy,
     summary: Tokens,
     overhead: Tokens,
+    /// Content tokens the requests carry (each request's `tool_contents`).
+    contents: Tokens,
+    /// For a non-sticky policy: the results its edits took away before the previous request
+    /// (which [`Edit::KeepPrevious`] keeps), and the compactions seen then (one drops them).
+    previous: BTreeSet<usize>,
+    compactions: usize,
+}
+
+impl<'p> Observed<'p> {
+    fn new(inner: &'p mut dyn Policy) -> Self {
+        Observed { inner, summary: 0, overhead: 0, contents: 0, previous: BTreeSet::new(), compactions: 0 }
+    }
 }
 
 impl Policy for Observed<'_> {
@@ -208,18 +221,32 @@ impl Policy for Observed<'_> {
         let start = edits.len();
         self.inner.before_request(view, edits);
         // What this request's edits take away (for a sticky policy the view already shows earlier
-        // edits; a non-sticky policy's view never does, and its edits are all in `edits`).
-        let removed: BTreeSet<usize> = edits[start..]
+        // edits; a non-sticky policy's view never does, and its edits are all in `edits`, or
+        // added to the previous request's after `KeepPrevious`).
+        let mut removed: BTreeSet<usize> = edits[start..]
             .iter()
             .filter_map(|e| match e {
                 Edit::Prune(i) | Edit::Replace(i, _) => Some(*i),
-                Edit::ClearCall(..) => None,
+                Edit::ClearCall(..) | Edit::KeepPrevious => None,
             })
             .collect();
+        if !self.inner.sticky() {
+            if view.compactions != self.compactions {
+                self.previous.clear();
+                self.compactions = view.compactions;
+            }
+            if edits[start..].contains(&Edit::KeepPrevious) {
+                removed.extend(self.previous.iter().copied());
+            }
+            self.previous = removed.clone();
+        }
         for r in view.results.iter().filter(|r| r.original.is_some()) {
             self.summary += r.summary.tokens;
-            if matches!(r.content, Content::Present(_)) && !removed.contains(&r.index) {
-                self.overhead += r.summary.tokens;
+            if let Content::Present(content) = r.content {
+                if !removed.contains(&r.index) {
+                    self.overhead += r.summary.tokens;
+                    self.contents += content.tokens;
+                }
             }
         }
     }
@@ -232,23 +259,83 @@ fn row_at(
     spec: &PolicySpec,
     meter: &Meter,
 ) -> SweepRow {
-    let mut row = SweepRow { threshold, ..Default::default() };
-    for c in conversations {
-        let mut inner = spec.build();
-        let mut observed = Observed { inner: &mut *inner, summary: 0, overhead: 0 };
-        let run = replay(c, threshold, &mut observed, meter);
-        row.summary_tokens += observed.summary;
-        row.overhead_tokens += observed.overhead;
-        add_run(&mut row, &run);
-    }
-    row.split_share = share(row.split_results, row.tool_results);
+    rows_at(conversations, &[threshold], spec, meter).remove(0)
+}
+
+/// One sweep row per threshold (savings left 0). Conversations are replayed in parallel, each
+/// once per distinct split: thresholds that split the same outputs replay identically
+/// ([`MeasuredConversation::splits_at`]). Rows are sums and maxima, so the order in which the
+/// conversations finish does not matter.
+fn rows_at(
+    conversations: &[&MeasuredConversation],
+    thresholds: &[usize],
+    spec: &PolicySpec,
+    meter: &Meter,
+) -> Vec<SweepRow> {
+    let per_conversation: Vec<Vec<SweepRow>> = conversations
+        .par_iter()
+        .map(|c| {
+            let mut replayed: Vec<(usize, SweepRow)> = Vec::new();
+            thresholds
+                .iter()
+                .map(|&t| {
+                    let splits = c.splits_at(t);
+                    if let Some((_, row)) = replayed.iter().find(|(s, _)| *s == splits) {
+                        return row.clone();
+                    }
+                    let row = conversation_row(c, t, spec, meter);
+                    replayed.push((splits, row.clone()));
+                    row
+                })
+                .collect()
+        })
+        .collect();
+    thresholds
+        .iter()
+        .enumerate()
+        .map(|(i, &threshold)| {
+            let mut row = SweepRow { threshold, ..Default::default() };
+            for rows in &per_conversation {
+                add_row(&mut row, &rows[i]);
+            }
+            row.split_share = share(row.split_results, row.tool_results);
+            row
+        })
+        .collect()
+}
+
+/// One conversation's share of a sweep row.
+fn conversation_row(
+    c: &MeasuredConversation,
+    threshold: usize,
+    spec: &PolicySpec,
+    meter: &Meter,
+) -> SweepRow {
+    let mut row = SweepRow::default();
+    let mut inner = spec.build();
+    let mut observed = Observed::new(&mut *inner);
+    let run = replay_summary(c, threshold, &mut observed, meter);
+    row.summary_tokens = observed.summary;
+    row.overhead_tokens = observed.overhead;
+    row.content_tokens = observed.contents;
+    add_run(&mut row, &run);
     row
+}
+
+fn add_row(row: &mut SweepRow, part: &SweepRow) {
+    row.tool_results += part.tool_results;
+    row.split_results += part.split_results;
+    row.summary_tokens += part.summary_tokens;
+    row.content_tokens += part.content_tokens;
+    row.overhead_tokens += part.overhead_tokens;
+    row.peak_context_tokens = row.peak_context_tokens.max(part.peak_context_tokens);
+    row.total_input_tokens += part.total_input_tokens;
+    row.prune_events += part.prune_events;
 }
 
 fn add_run(row: &mut SweepRow, run: &Run) {
     row.tool_results += run.summary.tool_results;
     row.split_results += run.summary.split_results;
-    row.content_tokens += run.rows.iter().map(|r| r.categories.tool_contents).sum::<Tokens>();
     row.peak_context_tokens = row.peak_context_tokens.max(run.summary.peak_context_tokens);
     row.total_input_tokens += run.summary.total_input_tokens;
     row.prune_events += run.summary.prune_events;
@@ -410,14 +497,11 @@ pub fn sweep(conversations: &[&MeasuredConversation], settings: &SweepSettings, 
     let none = PolicySpec::parse("none").unwrap_or_else(|e| unreachable!("`none` is registered: {e}"));
     let baseline = row_at(conversations, usize::MAX, &none, meter);
     let rows_for = |convs: &[&MeasuredConversation]| -> Vec<SweepRow> {
-        thresholds
-            .iter()
-            .map(|&t| {
-                let mut row = row_at(convs, t, &settings.policy, meter);
-                row.savings = savings(row.total_input_tokens, baseline.total_input_tokens);
-                row
-            })
-            .collect()
+        let mut rows = rows_at(convs, &thresholds, &settings.policy, meter);
+        for row in &mut rows {
+            row.savings = savings(row.total_input_tokens, baseline.total_input_tokens);
+        }
+        rows
     };
     let rows = rows_for(conversations);
     let recommendation = recommend(&rows, settings.tolerance);

@@ -94,6 +94,7 @@ pub const KIND: Kind = Kind {
             placeholder: p.text("placeholder").to_owned(),
             sticky: p.get("sticky")?,
             cleared_upto: 0,
+            edited_upto: 0,
         }))
     },
 };
@@ -110,6 +111,11 @@ pub struct Anthropic {
     sticky: bool,
     /// Results with a conversation-wide index below this are cleared (the clearing point).
     cleared_upto: usize,
+    /// Results below this index have had their edit (the clearing point only moves forward, so
+    /// each result is edited once: sticky, the edit stays; non-sticky, it is kept with
+    /// [`Edit::KeepPrevious`], which gives the same requests as resending the whole set, in time
+    /// linear in the trace).
+    edited_upto: usize,
 }
 
 impl Anthropic {
@@ -135,9 +141,10 @@ impl Policy for Anthropic {
                 let boundary = last.index + 1;
                 if boundary > self.cleared_upto {
                     let placeholder = view.tokens(Estimator::Real, &view.measure(&self.placeholder));
-                    let gain: u64 = view.results[..keep_from]
+                    let uncleared = view.results.partition_point(|r| r.index < self.cleared_upto);
+                    let gain: u64 = view.results[uncleared.min(keep_from)..keep_from]
                         .iter()
-                        .filter(|r| r.index >= self.cleared_upto && self.clearable(r))
+                        .filter(|r| self.clearable(r))
                         .map(|r| {
                             let mut freed = r.present().map_or(0, |c| view.tokens(Estimator::Real, &c));
                             if self.clear_tool_inputs {
@@ -158,7 +165,11 @@ impl Policy for Anthropic {
         if !triggered && !self.sticky {
             return;
         }
-        for r in view.results.iter().take_while(|r| r.index < self.cleared_upto) {
+        if !self.sticky {
+            edits.push(Edit::KeepPrevious);
+        }
+        let first = view.results.partition_point(|r| r.index < self.edited_upto);
+        for r in view.results[first..].iter().take_while(|r| r.index < self.cleared_upto) {
             if self.clearable(r) {
                 edits.push(Edit::Replace(r.index, self.placeholder.clone()));
                 if self.clear_tool_inputs {
@@ -166,6 +177,7 @@ impl Policy for Anthropic {
                 }
             }
         }
+        self.edited_upto = self.edited_upto.max(self.cleared_upto);
     }
 }
 

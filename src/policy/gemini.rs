@@ -78,6 +78,7 @@ pub const KIND: Kind = Kind {
             shell_tools: p.list("shell_tools"),
             dir: p.text("dir").to_owned(),
             text_estimate,
+            scan: Scan::default(),
         }))
     },
 };
@@ -93,6 +94,31 @@ pub struct Gemini {
     shell_tools: Vec<String>,
     dir: String,
     text_estimate: bool,
+    scan: Scan,
+}
+
+/// Where `mask()`'s newest-to-oldest scan stands in the current context, carried from request to
+/// request. The history only grows at its new end and masking only takes outputs at or before the
+/// boundary, so the boundary only moves towards the new end: each request takes in the outputs
+/// that became history, moves the boundary past the outputs the protected window no longer holds,
+/// and masks what is pending. That is the same decision as rescanning the whole history, and
+/// each output is estimated once and passed once, so the policy is linear in the trace.
+#[derive(Debug, Default)]
+struct Scan {
+    /// Compactions seen: a new one starts a context, and the scan over.
+    compactions: usize,
+    /// Estimates of the outputs taken into the history so far, by position in the context.
+    estimates: Vec<Tokens>,
+    /// Position of the boundary: the newest output at which the running total from the newest
+    /// first exceeds `protect`. It and every unmasked output before it are prunable.
+    boundary: Option<usize>,
+    /// Estimates of the outputs after the boundary (at most `protect`).
+    protected: Tokens,
+    /// Estimates of the present, unmasked outputs up to the boundary.
+    prunable: Tokens,
+    /// Of those, the ones whose snippet is smaller (the others are never masked): position,
+    /// estimate and snippet, oldest first.
+    pending: Vec<(usize, Tokens, String)>,
 }
 
 impl Gemini {
@@ -122,37 +148,39 @@ impl Gemini {
 
 impl Policy for Gemini {
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
-        let (mut cumulative, mut prunable) = (0u64, 0u64);
-        let mut boundary_reached = false;
-        let mut candidates = Vec::new();
+        if view.compactions != self.scan.compactions {
+            self.scan = Scan { compactions: view.compactions, ..Scan::default() };
+        }
         // Results that entered with this request are the request itself, not yet history.
-        for r in view.results.iter().rev().filter(|r| r.first_request < view.request) {
-            if matches!(r.content, Content::Pruned | Content::Replaced(_)) {
-                continue;
-            }
+        let history = view.results.partition_point(|r| r.first_request < view.request);
+        for r in &view.results[self.scan.estimates.len()..history] {
             let tokens = self.estimate(view, r.tool(), &r.result.text, &r.output());
-            if !boundary_reached {
-                cumulative += tokens;
-                if cumulative <= self.protect {
-                    continue;
-                }
-                boundary_reached = true;
-            }
+            self.scan.estimates.push(tokens);
+            self.scan.protected += tokens;
+        }
+        // Outputs after the boundary are unmasked (masking stops at the boundary), so moving it
+        // takes each one's estimate out of the protected window.
+        while self.scan.protected > self.protect {
+            let next = self.scan.boundary.map_or(0, |b| b + 1);
+            let tokens = self.scan.estimates[next];
+            self.scan.protected -= tokens;
+            self.scan.boundary = Some(next);
             // Only a present content can be masked in the seed's model.
+            let r = &view.results[next];
             if matches!(r.content, Content::Present(_)) {
-                prunable += tokens;
-                candidates.push((r, tokens));
+                self.scan.prunable += tokens;
+                let snippet = self.snippet(r);
+                if self.estimate(view, r.tool(), &snippet, &view.measure(&snippet)) < tokens {
+                    self.scan.pending.push((next, tokens, snippet));
+                }
             }
         }
-        if prunable < self.minimum {
+        if self.scan.prunable < self.minimum {
             return;
         }
-        for (r, tokens) in candidates.into_iter().rev() {
-            let snippet = self.snippet(r);
-            let masked = self.estimate(view, r.tool(), &snippet, &view.measure(&snippet));
-            if masked < tokens {
-                edits.push(Edit::Replace(r.index, snippet));
-            }
+        for (position, tokens, snippet) in self.scan.pending.drain(..) {
+            edits.push(Edit::Replace(view.results[position].index, snippet));
+            self.scan.prunable -= tokens;
         }
     }
 }

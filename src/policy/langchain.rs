@@ -64,6 +64,9 @@ pub const KIND: Kind = Kind {
             exclude_tools: p.list("exclude_tools"),
             clear_tool_inputs: p.get("clear_tool_inputs")?,
             placeholder: p.text("placeholder").to_owned(),
+            considered: 0,
+            cleared: 0,
+            compactions: 0,
         }))
     },
 };
@@ -76,6 +79,15 @@ pub struct LangChain {
     exclude_tools: Vec<String>,
     clear_tool_inputs: bool,
     placeholder: String,
+    /// Results of the current context (from its first) already considered for clearing. Once
+    /// the trigger is crossed it stays crossed and `keep` only slides forward, so the cleared set
+    /// only grows: each request gives the newly cleared results after [`Edit::KeepPrevious`],
+    /// which is the request the middleware builds, in time linear in the trace.
+    considered: usize,
+    /// Tokens cleared so far in this context (for `clear_at_least`).
+    cleared: u64,
+    /// Compactions seen: a new one starts a context with nothing cleared.
+    compactions: usize,
 }
 
 impl Policy for LangChain {
@@ -93,10 +105,20 @@ impl Policy for LangChain {
         if count <= self.trigger {
             return;
         }
+        if view.compactions != self.compactions {
+            self.compactions = view.compactions;
+            self.considered = 0;
+            self.cleared = 0;
+        }
+        edits.push(Edit::KeepPrevious);
         let candidates = view.results.len().saturating_sub(self.keep);
+        if self.clear_at_least > 0 && self.cleared >= self.clear_at_least {
+            return;
+        }
         let placeholder = view.tokens(Estimator::LangChain, &view.measure(&self.placeholder));
-        let mut cleared = 0u64;
-        for r in &view.results[..candidates] {
+        let start = self.considered.min(candidates);
+        for (k, r) in view.results[start..candidates].iter().enumerate() {
+            self.considered = start + k + 1;
             let Content::Present(content) = r.content else { continue };
             // The originating tool call must be found (in the context) and not excluded.
             let Some(call) = r.call else { continue };
@@ -110,8 +132,8 @@ impl Policy for LangChain {
                 freed += view.tokens(Estimator::LangChain, &call);
             }
             if self.clear_at_least > 0 {
-                cleared += freed;
-                if cleared >= self.clear_at_least {
+                self.cleared += freed;
+                if self.cleared >= self.clear_at_least {
                     break;
                 }
             }

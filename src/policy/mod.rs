@@ -5,7 +5,9 @@
 //! remove a result's content (the seed's prune: the summary stays), or put some text in its place
 //! (a placeholder or a preview). A *sticky* policy's edits persist, as in the seed (once content is
 //! `None` it stays so); a non-sticky policy is asked afresh for every request and its edits apply to
-//! that request only, the way an API that edits the request copy behaves.
+//! that request only, the way an API that edits the request copy behaves. A non-sticky policy whose
+//! edits only accumulate may give just the new ones after [`Edit::KeepPrevious`]: the requests are
+//! the same, and the replay stays linear in the trace.
 //!
 //! Policies are parsed from `name:key=value,...` specs ([`PolicySpec::parse`]) against the
 //! [`registry`], which lists every policy with its parameters, defaults and source. A spec builds a
@@ -212,6 +214,12 @@ pub enum Edit {
     Replace(usize, String),
     /// Replace the arguments of the call linked to result `index` with `text` (the name stays).
     ClearCall(usize, String),
+    /// For a non-sticky policy: the previous request's edits still apply (until a compaction),
+    /// and the other edits of this request change or add to them. Without it a non-sticky
+    /// policy's edits are the whole set for the request. A policy whose edits only accumulate
+    /// (elide everything older than a point that moves forward) then gives only the new ones, and
+    /// the replay stays linear in the trace. Sticky edits always stay; this changes nothing there.
+    KeepPrevious,
 }
 
 /// A prune policy.

@@ -35,17 +35,25 @@ pub const KIND: Kind = Kind {
         Ok(Box::new(SweAgent {
             n: p.at_least("n", 1)?,
             polling: p.at_least("polling", 1)?,
-            cache: Vec::new(),
+            elided: 0,
+            compactions: 0,
         }))
     },
 };
 
 /// SWE-agent's observation elision.
+///
+/// The elided observations are always the oldest ones up to a cut that only moves forward (until
+/// a compaction starts a new context), so before each request the policy gives only the newly
+/// elided ones after [`Edit::KeepPrevious`]: the same context as recomputing the whole set, in
+/// time linear in the trace.
 pub struct SweAgent {
     n: usize,
     polling: usize,
-    /// Placeholder text per result index, computed once (the line count needs the whole text).
-    cache: Vec<Option<String>>,
+    /// Results of the current context (from its first) already elided.
+    elided: usize,
+    /// Compactions seen: a new one starts a context with nothing elided.
+    compactions: usize,
 }
 
 impl Policy for SweAgent {
@@ -54,25 +62,31 @@ impl Policy for SweAgent {
     }
 
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
+        if view.compactions != self.compactions {
+            self.compactions = view.compactions;
+            self.elided = 0;
+        }
         let observations = 1 + view.results.len();
         let last_removed = ((observations / self.polling) * self.polling).saturating_sub(self.n);
         let elided = last_removed.saturating_sub(1).min(view.results.len());
-        for r in &view.results[..elided] {
+        edits.push(Edit::KeepPrevious);
+        for r in &view.results[self.elided.min(elided)..elided] {
             if let Content::Present(_) = r.content {
-                if self.cache.len() <= r.index {
-                    self.cache.resize(r.index + 1, None);
-                }
-                let text = self.cache[r.index].get_or_insert_with(|| placeholder(r, true)).clone();
-                edits.push(Edit::Replace(r.index, text));
+                edits.push(Edit::Replace(r.index, placeholder(r, true)));
             }
         }
+        self.elided = self.elided.max(elided);
     }
 }
 
 /// SWE-agent's text for an elided observation: `Old environment output: (N lines omitted)`, and
 /// ` (M images omitted)` when `with_images` and the result has images.
 pub fn placeholder(r: &ResultState<'_>, with_images: bool) -> String {
-    let lines = python_line_count(&observation_text(r));
+    let lines = match r.result.presplit {
+        // Counted once per output, not once per replay (a sweep replays it at every threshold).
+        None => r.result.python_lines(),
+        _ => python_line_count(&observation_text(r)),
+    };
     let mut text = format!("Old environment output: ({lines} lines omitted)");
     if with_images && r.result.images > 0 {
         text.push_str(&format!(" ({} images omitted)", r.result.images));
@@ -89,36 +103,56 @@ fn observation_text<'a>(r: &'a ResultState<'a>) -> Cow<'a, str> {
     }
 }
 
-/// `len(text.splitlines())` in Python: lines end at `\n`, `\r`, `\r\n`, `\v`, `\f`, `\x1c`-`\x1e`,
-/// `\x85`, U+2028 and U+2029; a last line without an ending counts too.
-pub fn python_line_count(text: &str) -> usize {
-    let mut count = 0;
-    let mut open = false;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\r' => {
-                if chars.peek() == Some(&'\n') {
-                    chars.next();
-                }
-                count += 1;
-                open = false;
-            }
-            '\n' | '\u{b}' | '\u{c}' | '\u{1c}' | '\u{1d}' | '\u{1e}' | '\u{85}' | '\u{2028}'
-            | '\u{2029}' => {
-                count += 1;
-                open = false;
-            }
-            _ => open = true,
-        }
-    }
-    count + usize::from(open)
-}
+pub use crate::measure::python_line_count;
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::policy::testing::{Convo, lines, replay_spec};
+
+    /// The char-by-char reading of Python's rule, to check the byte-wise one against.
+    fn reference_line_count(text: &str) -> usize {
+        let mut count = 0;
+        let mut open = false;
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '\r' => {
+                    if chars.peek() == Some(&'\n') {
+                        chars.next();
+                    }
+                    count += 1;
+                    open = false;
+                }
+                '\n' | '\u{b}' | '\u{c}' | '\u{1c}' | '\u{1d}' | '\u{1e}' | '\u{85}' | '\u{2028}'
+                | '\u{2029}' => {
+                    count += 1;
+                    open = false;
+                }
+                _ => open = true,
+            }
+        }
+        count + usize::from(open)
+    }
+
+    #[test]
+    fn line_count_reads_bytes_as_python_reads_chars() {
+        // Every pair and triple of pieces that matter: breaks, their look-alikes (other chars
+        // sharing a first byte: U+00E9 is c3 a9, U+0080 is c2 80, U+2014 is e2 80 94, U+2029's
+        // neighbour U+202A is e2 80 aa) and plain text.
+        let pieces = [
+            "a", "\n", "\r", "\r\n", "\u{b}", "\u{1d}", "\u{85}", "\u{2028}", "\u{2029}", "é", "\u{80}", "—",
+            "\u{202a}", "日",
+        ];
+        for a in pieces {
+            for b in pieces {
+                for c in pieces {
+                    let text = format!("{a}{b}{c}");
+                    assert_eq!(python_line_count(&text), reference_line_count(&text), "{text:?}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn python_splitlines_counts() {

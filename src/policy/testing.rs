@@ -177,7 +177,7 @@ impl Replayed {
             .iter()
             .filter_map(|e| match e {
                 Edit::Prune(i) | Edit::Replace(i, _) => Some(*i),
-                Edit::ClearCall(..) => None,
+                Edit::ClearCall(..) | Edit::KeepPrevious => None,
             })
             .collect()
     }
@@ -196,10 +196,14 @@ impl Replayed {
     }
 }
 
-/// Records what the wrapped policy emits.
+/// Records the edits in force before each request: what the wrapped policy emits, with the
+/// previous request's set added in when a non-sticky policy keeps it ([`Edit::KeepPrevious`]).
 struct Recorder<'a> {
     inner: Box<dyn Policy>,
     log: &'a mut Vec<Vec<Edit>>,
+    /// The set in force before the previous request, and the compactions seen then.
+    previous: Vec<Edit>,
+    compactions: usize,
 }
 
 impl Policy for Recorder<'_> {
@@ -210,7 +214,27 @@ impl Policy for Recorder<'_> {
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
         let start = edits.len();
         self.inner.before_request(view, edits);
-        self.log.push(edits[start..].to_vec());
+        let new = &edits[start..];
+        if view.compactions != self.compactions {
+            self.previous.clear();
+            self.compactions = view.compactions;
+        }
+        let mut set = if !self.inner.sticky() && new.contains(&Edit::KeepPrevious) {
+            self.previous.clone()
+        } else {
+            Vec::new()
+        };
+        for e in new.iter().filter(|e| **e != Edit::KeepPrevious) {
+            let same = |old: &Edit| match (old, e) {
+                (Edit::ClearCall(a, _), Edit::ClearCall(b, _)) => a == b,
+                (Edit::Prune(a) | Edit::Replace(a, _), Edit::Prune(b) | Edit::Replace(b, _)) => a == b,
+                _ => false,
+            };
+            set.retain(|old| !same(old));
+            set.push(e.clone());
+        }
+        self.previous = set.clone();
+        self.log.push(set);
     }
 
     fn warnings(&self) -> Vec<String> {
@@ -226,7 +250,8 @@ pub fn replay_with(convo: Convo, spec: &str, decide: DecideWith) -> Replayed {
         MeasuredConversation::new(&conversation, &meter, &MeasureOptions { resplit: false, transforms: &[] });
     let spec = PolicySpec::parse(spec).unwrap_or_else(|e| panic!("{e}"));
     let mut edits = Vec::new();
-    let mut recorder = Recorder { inner: spec.build(), log: &mut edits };
+    let mut recorder =
+        Recorder { inner: spec.build(), log: &mut edits, previous: Vec::new(), compactions: 0 };
     let run = replay(&measured, THRESHOLD, &mut recorder, &meter);
     let warnings = recorder.warnings();
     Replayed { run, edits, warnings }

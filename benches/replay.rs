@@ -1,0 +1,45 @@
+//! Replay: the engine alone on the measured corpus under the default policies (throughput in
+//! requests replayed), and the whole replay of the corpus as `ctxbudget replay` runs it (find,
+//! read, split, count every text with a fresh cache, replay the default policies; throughput in
+//! corpus bytes).
+
+#[path = "common/mod.rs"]
+mod common;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use ctxbudget::input;
+use ctxbudget::pipeline::{Job, replay_files_without_rows};
+use ctxbudget::replay::replay_summary;
+
+fn replay(c: &mut Criterion) {
+    let Some(corpus) = common::corpus() else { return };
+    let meter = common::default_meter();
+    let conversations = common::measured(&corpus, &meter);
+    let policies = common::default_policies();
+    let requests: usize = conversations.iter().map(|c| c.requests()).sum();
+    let mut group = c.benchmark_group("replay");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements((requests * policies.len()) as u64));
+    group.bench_function("engine/default-policies", |b| {
+        b.iter(|| {
+            let mut total = 0;
+            for c in &conversations {
+                for p in &policies {
+                    total += replay_summary(c, 256, &mut *p.build(), &meter).summary.total_input_tokens;
+                }
+            }
+            total
+        })
+    });
+    let found = input::discover(std::slice::from_ref(&corpus));
+    let bytes: u64 = common::files_with_sizes(&corpus).iter().map(|f| f.1).sum();
+    let job = Job { thresholds: vec![256], policies, resplit: false, transforms: &[], input_format: None };
+    group.throughput(Throughput::Bytes(bytes));
+    group.bench_function("whole/default-policies", |b| {
+        b.iter(|| replay_files_without_rows(&found, &job, &common::default_meter(), &|| {}).len())
+    });
+    group.finish();
+}
+
+criterion_group!(benches, replay);
+criterion_main!(benches);
