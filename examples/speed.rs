@@ -188,6 +188,7 @@ fn grid(o: &Options) {
         policies: o.policies.iter().map(|p| PolicySpec::parse(p.as_str()).expect("parsed once")).collect(),
         resplit: false,
         transforms: &[],
+        overhead: 0,
         input_format: None,
     };
     let outcomes = replay_files_without_rows(&input::discover(&[o.path(0)]), &job, &meter, &|| {});
@@ -295,7 +296,7 @@ fn scale(o: &Options) {
                 let start = Instant::now();
                 let meter = o.meter();
                 let trace = input::load(path, None).expect("a readable trace");
-                let opts = MeasureOptions { resplit: false, transforms: &[] };
+                let opts = MeasureOptions::default();
                 let measured: Vec<MeasuredConversation> =
                     trace.conversations.iter().map(|c| MeasuredConversation::new(c, &meter, &opts)).collect();
                 let replayed = Instant::now();
@@ -367,8 +368,14 @@ fn cache(o: &Options) {
 /// one thread: what a sweep adds to a replay.
 fn engine(o: &Options) {
     let meter = o.meter();
-    let job =
-        Job { thresholds: vec![], policies: vec![], resplit: false, transforms: &[], input_format: None };
+    let job = Job {
+        thresholds: vec![],
+        policies: vec![],
+        resplit: false,
+        transforms: &[],
+        overhead: 0,
+        input_format: None,
+    };
     let files = ctxbudget::pipeline::measure_files(&input::discover(&[o.path(0)]), &job, &meter, &|| {});
     let conversations: Vec<&MeasuredConversation> = files.iter().flat_map(|f| &f.conversations).collect();
     let requests: usize = conversations.iter().map(|c| c.requests()).sum();
@@ -399,8 +406,14 @@ fn sweep(o: &Options) {
     use ctxbudget::analysis::sweep::{DEFAULT_TOLERANCE, SweepSettings, sweep};
     let start = Instant::now();
     let meter = o.meter();
-    let job =
-        Job { thresholds: vec![], policies: vec![], resplit: false, transforms: &[], input_format: None };
+    let job = Job {
+        thresholds: vec![],
+        policies: vec![],
+        resplit: false,
+        transforms: &[],
+        overhead: 0,
+        input_format: None,
+    };
     let files = ctxbudget::pipeline::measure_files(&input::discover(&[o.path(0)]), &job, &meter, &|| {});
     let conversations: Vec<&MeasuredConversation> = files.iter().flat_map(|f| &f.conversations).collect();
     let measured = start.elapsed();
@@ -433,7 +446,7 @@ fn phases(o: &Options) {
     let traces: Vec<Trace> = found.files.par_iter().filter_map(|p| input::load(p, None).ok()).collect();
     let import = start.elapsed();
     let start = Instant::now();
-    let opts = MeasureOptions { resplit: false, transforms: &[] };
+    let opts = MeasureOptions::default();
     let measured: Vec<MeasuredConversation> = traces
         .par_iter()
         .flat_map_iter(|t| t.conversations.iter().map(|c| MeasuredConversation::new(c, &meter, &opts)))

@@ -91,6 +91,7 @@ pub fn load(input: &InputConfig) -> Loaded {
         policies: Vec::new(),
         resplit: input.resplit,
         transforms: &input.transforms,
+        overhead: input.overhead,
         input_format: input.input_format,
     };
     let bar = progress_bar(found.files.len(), "measuring");
@@ -306,6 +307,7 @@ fn replay(c: ReplayConfig) -> Result<ExitCode> {
             policies: c.policies.clone(),
             resplit: c.input.resplit,
             transforms: &c.input.transforms,
+            overhead: c.input.overhead,
             input_format: c.input.input_format,
         };
         let bar = progress_bar(found.files.len(), "replaying");

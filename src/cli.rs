@@ -222,6 +222,11 @@ pub struct InputArgs {
     /// Re-split outputs that a tool already split into summary and content.
     #[arg(long)]
     pub resplit: bool,
+    /// Tokens every request sends that the traces do not record (system prompt, tool schemas):
+    /// added to every context as `unrecorded`, so triggers and costs see it. `reconcile` estimates
+    /// it per conversation (its `a`).
+    #[arg(long, value_name = "TOKENS", default_value_t = 0)]
+    pub overhead: u64,
     /// Worker threads (default: all cores). Output is identical at any count.
     #[arg(long, short = 'j')]
     pub jobs: Option<usize>,

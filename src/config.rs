@@ -14,6 +14,7 @@ use crate::export::{ExportFormat, Output};
 use crate::format::{self, Format};
 use crate::input;
 use crate::input::{AgentHome, agent_homes};
+use crate::model::Tokens;
 use crate::policy::PolicySpec;
 use crate::tokens::{Backend, DecideWith, Meter, Tokenizer};
 use crate::transform::{self, Transform};
@@ -92,6 +93,8 @@ pub struct InputConfig {
     pub input_format: Option<&'static dyn Format>,
     /// Re-split pre-split outputs.
     pub resplit: bool,
+    /// Unrecorded tokens every request sends.
+    pub overhead: Tokens,
     /// Worker threads, if set.
     pub jobs: Option<usize>,
 }
@@ -200,6 +203,7 @@ impl InputConfig {
             transforms: transforms(&a.transforms)?,
             input_format: input_format(a.input_format.as_deref())?,
             resplit: a.resplit,
+            overhead: a.overhead,
             jobs: a.jobs,
         })
     }

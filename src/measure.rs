@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 
 use rayon::prelude::*;
 
-use crate::model::{Conversation, Item, Millis, Output, RecordedTotal, Usage};
+use crate::model::{Conversation, Item, Millis, Output, RecordedTotal, Tokens, Usage};
 use crate::split::summary_of;
 use crate::tokens::{Measure, Meter};
 use crate::transform::Transform;
@@ -22,6 +22,9 @@ use crate::transform::Transform;
 /// What a piece of sent text is, for the per-category breakdown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Category {
+    /// Tokens every request sends that the trace does not record (system prompt, tool schemas),
+    /// as given by `--overhead`.
+    Unrecorded,
     /// System prompt and developer instructions.
     System,
     /// User text (typed or injected), compaction summaries.
@@ -41,8 +44,12 @@ pub enum Category {
 }
 
 impl Category {
+    /// Number of categories.
+    pub const COUNT: usize = 9;
+
     /// Every category in report order.
-    pub const ALL: [Category; 8] = [
+    pub const ALL: [Category; Category::COUNT] = [
+        Category::Unrecorded,
         Category::System,
         Category::User,
         Category::Assistant,
@@ -56,6 +63,7 @@ impl Category {
     /// Name used in reports.
     pub fn name(self) -> &'static str {
         match self {
+            Category::Unrecorded => "unrecorded",
             Category::System => "system",
             Category::User => "user",
             Category::Assistant => "assistant",
@@ -191,11 +199,31 @@ pub struct MeasuredConversation {
 }
 
 /// How to measure.
+#[derive(Default)]
 pub struct MeasureOptions<'a> {
     /// Re-split outputs that a tool already split.
     pub resplit: bool,
     /// Record-time transforms, applied in order to each raw output.
     pub transforms: &'a [Box<dyn Transform>],
+    /// Tokens every request sends that the trace does not record (system prompt, tool schemas):
+    /// an [`Category::Unrecorded`] item at the start of the conversation and after every
+    /// compaction (the system prompt is sent again with the summary).
+    pub overhead: Tokens,
+}
+
+/// The measure of `tokens` unrecorded tokens: as many tokens under every counter, and four ASCII
+/// bytes (chars, UTF-16 units) per token, so every estimator (`len/4`, opencode, LangChain,
+/// Gemini CLI) also counts `tokens`.
+pub fn overhead_measure(tokens: Tokens) -> Measure {
+    Measure {
+        bytes: 4 * tokens,
+        chars: 4 * tokens,
+        non_ascii: 0,
+        utf16: 4 * tokens,
+        tokens,
+        estimate: tokens,
+        decide: tokens,
+    }
 }
 
 impl MeasuredConversation {
@@ -208,12 +236,31 @@ impl MeasuredConversation {
     ) -> MeasuredConversation {
         // Small items are cheap: handing them out one by one would cost more than measuring them.
         const ITEMS_PER_TASK: usize = 8;
-        let items = conversation
+        let measured: Vec<MeasuredItem> = conversation
             .items
             .par_iter()
             .with_min_len(ITEMS_PER_TASK)
             .map(|item| measure_item(item, meter, opts))
             .collect();
+        let items = if opts.overhead == 0 {
+            measured
+        } else {
+            let unrecorded = || MeasuredItem::Text {
+                category: Category::Unrecorded,
+                measure: overhead_measure(opts.overhead),
+                turn_start: false,
+            };
+            let mut items = Vec::with_capacity(measured.len() + 1);
+            items.push(unrecorded());
+            for item in measured {
+                let compaction = matches!(item, MeasuredItem::Compaction { .. });
+                items.push(item);
+                if compaction {
+                    items.push(unrecorded());
+                }
+            }
+            items
+        };
         MeasuredConversation {
             id: conversation.id.clone(),
             items,
@@ -342,7 +389,40 @@ mod tests {
     fn measured(items: Vec<Item>, resplit: bool) -> MeasuredConversation {
         let conv = Conversation { id: "main".into(), items, recorded_total: None };
         let meter = Meter::new(Tokenizer::Estimate, Tokenizer::Estimate);
-        MeasuredConversation::new(&conv, &meter, &MeasureOptions { resplit, transforms: &[] })
+        MeasuredConversation::new(&conv, &meter, &MeasureOptions { resplit, ..Default::default() })
+    }
+
+    #[test]
+    fn overhead_is_sent_first_and_again_after_each_compaction() {
+        let conv = Conversation {
+            id: "main".into(),
+            items: vec![
+                Item::User { text: "hi".into(), meta: false, images: 0 },
+                Item::Compaction { summary: Some("s".into()) },
+                Item::User { text: "again".into(), meta: false, images: 0 },
+            ],
+            recorded_total: None,
+        };
+        let meter = Meter::new(Tokenizer::Estimate, Tokenizer::Estimate);
+        let m =
+            MeasuredConversation::new(&conv, &meter, &MeasureOptions { overhead: 500, ..Default::default() });
+        let kinds: Vec<String> = m
+            .items
+            .iter()
+            .map(|i| match i {
+                MeasuredItem::Text { category, measure, .. } => {
+                    format!("{}:{}", category.name(), measure.tokens)
+                }
+                MeasuredItem::Compaction { .. } => "compaction".into(),
+                _ => "other".into(),
+            })
+            .collect();
+        assert_eq!(kinds, ["unrecorded:500", "user:0", "compaction", "unrecorded:500", "user:1"]);
+        // Every estimator counts the overhead as the same number of tokens.
+        let o = overhead_measure(500);
+        assert_eq!((o.tokens, o.estimate, o.decide, o.bytes / 4, o.utf16 / 4), (500, 500, 500, 500, 500));
+        let m = MeasuredConversation::new(&conv, &meter, &MeasureOptions::default());
+        assert_eq!(m.items.len(), 3, "no overhead, no item");
     }
 
     #[test]

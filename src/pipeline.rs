@@ -34,6 +34,8 @@ pub struct Job<'a> {
     pub resplit: bool,
     /// Record-time transforms applied to outputs before the split.
     pub transforms: &'a [Box<dyn Transform>],
+    /// Unrecorded tokens every request sends (see [`MeasureOptions::overhead`]).
+    pub overhead: crate::model::Tokens,
     /// Read every file with this format instead of detecting.
     pub input_format: Option<&'static dyn Format>,
 }
@@ -81,7 +83,7 @@ fn replay_trace_keeping(
     meter: &Meter,
     rows: bool,
 ) -> (Vec<Run>, Vec<String>) {
-    let opts = MeasureOptions { resplit: job.resplit, transforms: job.transforms };
+    let opts = MeasureOptions { resplit: job.resplit, transforms: job.transforms, overhead: job.overhead };
     let measured: Vec<MeasuredConversation> =
         trace.conversations.iter().map(|c| MeasuredConversation::new(c, meter, &opts)).collect();
     // Thresholds that split the same outputs give the same replay: each is replayed once
@@ -327,7 +329,7 @@ pub fn measure_files(
     meter: &Meter,
     done: &(dyn Fn() + Sync),
 ) -> Vec<MeasuredFile> {
-    let opts = MeasureOptions { resplit: job.resplit, transforms: job.transforms };
+    let opts = MeasureOptions { resplit: job.resplit, transforms: job.transforms, overhead: job.overhead };
     each_file(found, job.input_format, meter, |shown, loaded| {
         let out = match loaded {
             Loaded::Skipped(w) => MeasuredFile { warnings: vec![w], path: shown, ..Default::default() },
@@ -362,7 +364,7 @@ pub fn reconcile_files(
 ) -> ReconcileReport {
     use crate::analysis::reconcile::{self, RequestFit};
     let tokenizer = meter.report_tokenizer();
-    let opts = MeasureOptions { resplit: false, transforms: &[] };
+    let opts = MeasureOptions::default();
     let outcomes: Vec<_> = each_file(found, input_format, meter, |shown, loaded| {
         let mut fits = Vec::new();
         let mut rows: Vec<RequestFit> = Vec::new();
@@ -450,13 +452,13 @@ mod tests {
             policies,
             resplit: false,
             transforms: &[],
+            overhead: 0,
             input_format: None,
         };
         let meter = crate::tokens::testing::bytes_meter();
         let runs = replay_trace("t", &trace, &job, &meter);
         assert_eq!(runs.len(), thresholds.len() * job.policies.len());
-        let measured =
-            MeasuredConversation::new(&c, &meter, &MeasureOptions { resplit: false, transforms: &[] });
+        let measured = MeasuredConversation::new(&c, &meter, &MeasureOptions::default());
         for (k, run) in runs.iter().enumerate() {
             let (threshold, spec) = (thresholds[k / 3], &job.policies[k % 3]);
             let alone = replay(&measured, threshold, &mut *spec.build(), &meter);

@@ -69,7 +69,7 @@ enum Transient {
 #[derive(Debug, Clone, Copy, Default)]
 struct Effect {
     /// Token deltas per category.
-    categories: [i64; 8],
+    categories: [i64; Category::COUNT],
     /// Deltas of the prunable contents: real tokens and the seed's estimate.
     prunable: [i64; 2],
     /// Prefix slot of the edited tail, and its token delta.
@@ -95,7 +95,7 @@ struct Engine<'a> {
     call_by_id: HashMap<&'a str, usize>,
     /// Index of the first result in the current context.
     first_result: usize,
-    sums: [Measure; 8],
+    sums: [Measure; Category::COUNT],
     /// Tokens the context would have with no edit at all.
     unpruned: Tokens,
     prefix: Prefix,
@@ -115,7 +115,7 @@ struct Engine<'a> {
     /// the call as sent (name + replacement).
     transient_calls: BTreeMap<usize, (Measure, Effect)>,
     /// The transient edits' effects, summed: category deltas and prunable deltas.
-    transient_categories: [i64; 8],
+    transient_categories: [i64; Category::COUNT],
     transient_prunable: [i64; 2],
     /// The transient edits' token deltas by prefix slot, for the shared prefix in O(log n).
     transient_prefix: Prefix,
@@ -219,7 +219,7 @@ impl<'a> Engine<'a> {
         if let Some((_, _, pruned)) = self.previous {
             self.pruned_carry += pruned;
         }
-        self.sums = [Measure::default(); 8];
+        self.sums = [Measure::default(); Category::COUNT];
         self.unpruned = 0;
         self.first_result = self.results.len();
         self.context_start = position;
@@ -300,7 +300,10 @@ impl<'a> Engine<'a> {
     /// The edits are the whole set for this request, or, after an [`Edit::KeepPrevious`], what
     /// changes in the previous request's set: then the work is in proportion to the edits, not to
     /// the set, and a policy whose set grows request by request replays in linear time.
-    fn transient_edits(&mut self, edits: &[Edit]) -> ([i64; 8], [i64; 2], usize, Option<usize>) {
+    fn transient_edits(
+        &mut self,
+        edits: &[Edit],
+    ) -> ([i64; Category::COUNT], [i64; 2], usize, Option<usize>) {
         let keep = edits.iter().any(|e| matches!(e, Edit::KeepPrevious));
         let mut next: BTreeMap<usize, Transient> = BTreeMap::new();
         let mut next_calls: BTreeMap<usize, Measure> = BTreeMap::new();
@@ -469,7 +472,7 @@ fn replay_keeping(
         calls: Vec::new(),
         call_by_id: HashMap::new(),
         first_result: 0,
-        sums: [Measure::default(); 8],
+        sums: [Measure::default(); Category::COUNT],
         unpruned: 0,
         prefix: Prefix::new(2 * n),
         context_start: 0,
@@ -481,7 +484,7 @@ fn replay_keeping(
         previous_timestamp: None,
         transient: BTreeMap::new(),
         transient_calls: BTreeMap::new(),
-        transient_categories: [0; 8],
+        transient_categories: [0; Category::COUNT],
         transient_prunable: [0; 2],
         transient_prefix: Prefix::new(2 * n),
         pruned_carry: 0,
@@ -583,7 +586,7 @@ fn replay_keeping(
                     for edit in &edits {
                         changed += usize::from(e.apply(edit));
                     }
-                    ([0; 8], [0; 2], changed, None)
+                    ([0; Category::COUNT], [0; 2], changed, None)
                 } else {
                     e.transient_edits(&edits)
                 };
@@ -671,6 +674,7 @@ fn replay_keeping(
 
 fn set_category(c: &mut Categories, category: Category, tokens: Tokens) {
     let slot = match category {
+        Category::Unrecorded => &mut c.unrecorded,
         Category::System => &mut c.system,
         Category::User => &mut c.user,
         Category::Assistant => &mut c.assistant,
@@ -700,7 +704,7 @@ mod tests {
     fn replay_at(items: Vec<Item>, threshold: usize, policy: &mut dyn Policy) -> Run {
         let meter = meter();
         let conv = Conversation { id: "main".into(), items, recorded_total: None };
-        let m = MeasuredConversation::new(&conv, &meter, &MeasureOptions { resplit: false, transforms: &[] });
+        let m = MeasuredConversation::new(&conv, &meter, &MeasureOptions::default());
         replay(&m, threshold, policy, &meter)
     }
 
@@ -739,7 +743,7 @@ mod tests {
             ..Default::default()
         });
         let conv = Conversation { id: "main".into(), items, recorded_total: None };
-        let m = MeasuredConversation::new(&conv, &meter, &MeasureOptions { resplit: false, transforms: &[] });
+        let m = MeasuredConversation::new(&conv, &meter, &MeasureOptions::default());
         for spec in ["none", "keep-turns:n=1", "swe-agent:n=1", "anthropic:trigger=150,keep=1"] {
             for threshold in [0, 16, 1000] {
                 let build = || PolicySpec::parse(spec).unwrap().build();

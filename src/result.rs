@@ -13,6 +13,8 @@ use crate::model::{Bytes, Tokens};
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Categories {
+    /// Tokens the trace does not record but every request sends (`--overhead`).
+    pub unrecorded: Tokens,
     /// System prompt and developer instructions.
     pub system: Tokens,
     /// User text, including harness-injected text and compaction summaries.
@@ -34,7 +36,8 @@ pub struct Categories {
 impl Categories {
     /// Sum over all categories.
     pub fn total(&self) -> Tokens {
-        self.system
+        self.unrecorded
+            + self.system
             + self.user
             + self.assistant
             + self.thinking
@@ -45,8 +48,9 @@ impl Categories {
     }
 
     /// `(name, tokens)` pairs in report order.
-    pub fn named(&self) -> [(&'static str, Tokens); 8] {
+    pub fn named(&self) -> [(&'static str, Tokens); 9] {
         [
+            ("unrecorded", self.unrecorded),
             ("system", self.system),
             ("user", self.user),
             ("assistant", self.assistant),
@@ -272,6 +276,7 @@ mod tests {
     #[test]
     fn categories_total_is_the_sum_of_the_parts() {
         let c = Categories {
+            unrecorded: 9,
             system: 1,
             user: 2,
             assistant: 3,
@@ -281,7 +286,7 @@ mod tests {
             tool_contents: 7,
             placeholders: 8,
         };
-        assert_eq!(c.total(), 36);
-        assert_eq!(c.named().iter().map(|(_, n)| n).sum::<Tokens>(), 36);
+        assert_eq!(c.total(), 45);
+        assert_eq!(c.named().iter().map(|(_, n)| n).sum::<Tokens>(), 45);
     }
 }

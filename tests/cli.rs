@@ -253,3 +253,26 @@ fn broken_call_links_are_warnings_naming_the_conversation_and_request() {
     );
     assert_eq!(r.runs[0].tool_results, 1, "the orphan result is still counted");
 }
+
+#[test]
+fn overhead_adds_the_unrecorded_prefix_to_every_request_and_policies_see_it() {
+    let text = std::fs::read_to_string(root().join("tests/fixtures/native/small.expected.json")).unwrap();
+    let expected: BTreeMap<String, Expected> = serde_json::from_str(&text).unwrap();
+    let base = &expected["none@8"].contexts;
+    let args =
+        ["replay", SMALL, "--tokenizer", "estimate", "--threshold", "8", "--format", "json", "--per-request"];
+    let r = report(&[&args[..], &["--policy", "none", "--overhead", "1000"]].concat());
+    let rows = r.runs[0].timeline.as_ref().unwrap();
+    let contexts: Vec<u64> = rows.iter().map(|row| row.context_tokens).collect();
+    assert_eq!(contexts, base.iter().map(|c| c + 1000).collect::<Vec<_>>());
+    assert!(rows.iter().all(|row| row.categories.unrecorded == 1000));
+    // The overhead is the start of every context, so the prompt cache serves it.
+    assert!(rows[1..].iter().all(|row| row.shared_prefix_tokens >= 1000));
+    // A budget of 1100 tokens is never crossed by the recorded context (peak 250)…
+    let budget = ["--policy", "budget:max=1100,target=1050"];
+    let without = report(&[&args[..], &budget].concat());
+    assert_eq!(without.runs[0].prune_events, 0);
+    // …but is once the unrecorded prefix is counted.
+    let with = report(&[&args[..], &budget, &["--overhead", "1000"]].concat());
+    assert_eq!(with.runs[0].prune_events, 1);
+}

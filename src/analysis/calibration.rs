@@ -449,7 +449,7 @@ mod tests {
             items: vec![result("read", &code), result("bash", &prose), result("read", &prose)],
             recorded_total: None,
         };
-        let m = MeasuredConversation::new(&conv, &meter, &MeasureOptions { resplit: false, transforms: &[] });
+        let m = MeasuredConversation::new(&conv, &meter, &MeasureOptions::default());
         let c = calibrate(&[&m], &[&LenOver4, &Exact], "o200k");
         let get = |est: &str, group: &str, key: &str| {
             c.rows.iter().find(|r| r.estimator == est && r.group == group && r.key == key).unwrap().clone()

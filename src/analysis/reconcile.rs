@@ -62,7 +62,8 @@ impl SentParts {
 
     fn add(&mut self, category: Category, tokens: Tokens) {
         let slot = match category {
-            Category::System => &mut self.system,
+            // Reconcile measures without `--overhead`; were it given, it would be system text.
+            Category::Unrecorded | Category::System => &mut self.system,
             Category::User => &mut self.user,
             Category::Assistant => &mut self.assistant,
             Category::Thinking => &mut self.thinking,
@@ -470,7 +471,7 @@ mod tests {
 
     fn contexts_in(trace: &str, c: &Conversation) -> Vec<RequestFit> {
         let meter = meter();
-        let m = MeasuredConversation::new(c, &meter, &MeasureOptions { resplit: false, transforms: &[] });
+        let m = MeasuredConversation::new(c, &meter, &MeasureOptions::default());
         sent_contexts(trace, c, &m)
     }
 
@@ -505,7 +506,7 @@ mod tests {
             request(Some(30)),
         ]);
         let meter = meter();
-        let m = MeasuredConversation::new(&c, &meter, &MeasureOptions { resplit: false, transforms: &[] });
+        let m = MeasuredConversation::new(&c, &meter, &MeasureOptions::default());
         let mut none = PolicySpec::parse("none").unwrap().build();
         // 1000 bytes: longer than every output here, so the engine splits nothing.
         let run = crate::replay::replay(&m, 1000, &mut *none, &meter);

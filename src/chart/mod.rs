@@ -64,7 +64,8 @@ pub const LABEL_SIZE: u32 = 13;
 /// Longest category label on a bar chart, in chars (longer ones end in `…`).
 pub const MAX_LABEL_CHARS: usize = 26;
 /// Colours of the context categories, in [`crate::measure::Category::ALL`] order.
-pub const CATEGORY_COLORS: [RGBColor; 8] = [
+pub const CATEGORY_COLORS: [RGBColor; crate::measure::Category::COUNT] = [
+    RGBColor(224, 224, 224), // unrecorded
     RGBColor(158, 158, 158), // system
     RGBColor(120, 144, 156), // user
     RGBColor(174, 213, 129), // assistant

@@ -246,8 +246,7 @@ impl Policy for Recorder<'_> {
 pub fn replay_with(convo: Convo, spec: &str, decide: DecideWith) -> Replayed {
     let meter = meter(decide);
     let conversation = Conversation { id: "main".into(), items: convo.items(), recorded_total: None };
-    let measured =
-        MeasuredConversation::new(&conversation, &meter, &MeasureOptions { resplit: false, transforms: &[] });
+    let measured = MeasuredConversation::new(&conversation, &meter, &MeasureOptions::default());
     let spec = PolicySpec::parse(spec).unwrap_or_else(|e| panic!("{e}"));
     let mut edits = Vec::new();
     let mut recorder =
