@@ -261,6 +261,7 @@ fn report_settings(c: &ReportConfig) -> Vec<(String, String)> {
         ("decide with".into(), c.input.decide.name().into()),
         ("input format".into(), c.input.input_format.map_or("auto".into(), |f| f.name().to_owned())),
         ("re-split pre-split outputs".into(), c.input.resplit.to_string()),
+        ("unrecorded tokens per request (--overhead)".into(), c.input.overhead.to_string()),
         ("sweep policy".into(), c.sweep.policy.as_str().into()),
         (
             "sweep thresholds (bytes)".into(),
