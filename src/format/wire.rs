@@ -46,10 +46,43 @@ pub(crate) fn head_document(head: &Head<'_>) -> Option<Value> {
         return None;
     }
     let bytes = text.as_bytes();
-    let mut closers: Vec<u8> = Vec::new();
+    let mut depth = 0usize;
+    // The last place where everything before is complete (the brackets open there are found
+    // again below: copying them at every comma would be quadratic in a deeply nested head).
+    let mut cut: Option<usize> = None;
+    let mut end: Option<usize> = None;
+    structure(bytes, |i, b| {
+        match b {
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    end = Some(i);
+                    return false;
+                }
+                cut = Some(i + 1);
+            }
+            _ => cut = Some(i),
+        }
+        true
+    });
+    if let Some(i) = end {
+        // The first value is complete: it is the document if nothing follows it.
+        let rest = text[i + 1..].trim();
+        return if rest.is_empty() { serde_json::from_str(&text[..=i]).ok() } else { None };
+    }
+    let at = cut?;
+    let open = open_brackets(&bytes[..at]);
+    let mut repaired = String::with_capacity(at + open.len());
+    repaired.push_str(&text[..at]);
+    repaired.extend(open.iter().rev().map(|&b| b as char));
+    serde_json::from_str(&repaired).ok()
+}
+
+/// Calls `f` with the index and byte of every bracket and comma of `bytes` (JSON text) outside
+/// strings, until it returns `false`.
+fn structure(bytes: &[u8], mut f: impl FnMut(usize, u8) -> bool) {
     let (mut in_string, mut escaped) = (false, false);
-    // The last place where everything before is complete, and the brackets open there.
-    let mut cut: Option<(usize, Vec<u8>)> = None;
     for (i, &b) in bytes.iter().enumerate() {
         if in_string {
             match b {
@@ -62,26 +95,28 @@ pub(crate) fn head_document(head: &Head<'_>) -> Option<Value> {
         }
         match b {
             b'"' => in_string = true,
+            b'{' | b'[' | b'}' | b']' | b',' if !f(i, b) => return,
+            _ => {}
+        }
+    }
+}
+
+/// The closing brackets of the containers open at the end of `bytes` (a JSON prefix), innermost
+/// last.
+fn open_brackets(bytes: &[u8]) -> Vec<u8> {
+    let mut closers = Vec::new();
+    structure(bytes, |_, b| {
+        match b {
             b'{' => closers.push(b'}'),
             b'[' => closers.push(b']'),
             b'}' | b']' => {
                 closers.pop();
-                if closers.is_empty() {
-                    // The first value is complete: it is the document if nothing follows it.
-                    let rest = text[i + 1..].trim();
-                    return if rest.is_empty() { serde_json::from_str(&text[..=i]).ok() } else { None };
-                }
-                cut = Some((i + 1, closers.clone()));
             }
-            b',' => cut = Some((i, closers.clone())),
             _ => {}
         }
-    }
-    let (at, open) = cut?;
-    let mut repaired = String::with_capacity(at + open.len());
-    repaired.push_str(&text[..at]);
-    repaired.extend(open.iter().rev().map(|&b| b as char));
-    serde_json::from_str(&repaired).ok()
+        true
+    });
+    closers
 }
 
 /// Which API a message list (or request body) is written for.
