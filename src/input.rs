@@ -162,6 +162,9 @@ pub fn describe_io(e: &std::io::Error) -> String {
             "no such device or address (a socket or a device, not a file: pass a regular file)".into()
         }
         (_, Some(40)) => "too many levels of symbolic links (a symlink loop: fix or remove the link)".into(),
+        (_, Some(20)) => {
+            "not a directory (a file stands where a directory is needed: choose another path)".into()
+        }
         (std::io::ErrorKind::IsADirectory, _) => "is a directory".into(),
         _ => e.to_string(),
     }
