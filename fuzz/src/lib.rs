@@ -87,7 +87,8 @@ pub fn exercise(trace: &Trace) {
         };
         let (runs, _warnings) = pipeline::replay_trace_with_warnings(PATH, trace, &job, &meter);
         check_runs(&runs);
-        let report = ReplayReport { runs: runs.into_iter().map(|r| r.summary).collect(), ..Default::default() };
+        let report =
+            ReplayReport { runs: runs.into_iter().map(|r| r.summary).collect(), ..Default::default() };
         ctxbudget::export::ExportFormat::Json.exporter().render(&report, false).expect("JSON renders");
     }
     let opts = MeasureOptions { resplit: false, transforms: &[] };
@@ -111,7 +112,8 @@ fn sample_conversation() -> Conversation {
             images: 0,
         })
     };
-    let call = |id: &str| Item::ToolCall { call_id: id.into(), name: "bash".into(), arguments: "{\"c\":1}".into() };
+    let call =
+        |id: &str| Item::ToolCall { call_id: id.into(), name: "bash".into(), arguments: "{\"c\":1}".into() };
     let request = |ms: i64| Item::Request(Request { id: None, timestamp: Some(ms), usage: None });
     c.items.push(Item::System { text: "system prompt".into() });
     c.items.push(Item::User { text: "do it".into(), meta: false, images: 0 });
@@ -135,7 +137,8 @@ fn sample_conversation() -> Conversation {
 fn replay_specs(specs: &[PolicySpec]) {
     let meter = meter();
     let conversation = sample_conversation();
-    let measured = MeasuredConversation::new(&conversation, &meter, &MeasureOptions { resplit: false, transforms: &[] });
+    let measured =
+        MeasuredConversation::new(&conversation, &meter, &MeasureOptions { resplit: false, transforms: &[] });
     for spec in specs {
         for threshold in [0, 100] {
             let mut policy = spec.build();
