@@ -431,9 +431,12 @@ pub fn reconcile(
 /// order).
 pub fn worst(requests: &[RequestFit], n: usize) -> Vec<RequestFit> {
     let mut with_error: Vec<&RequestFit> = requests.iter().filter(|r| r.error.is_some()).collect();
+    // Ties (many requests fit exactly) are broken by trace, conversation and request, so which
+    // requests are listed does not depend on the order of the input files.
     with_error.sort_by(|x, y| {
         let (ex, ey) = (x.error.unwrap_or(0.0).abs(), y.error.unwrap_or(0.0).abs());
         ey.total_cmp(&ex)
+            .then_with(|| (&x.trace, &x.conversation, x.request).cmp(&(&y.trace, &y.conversation, y.request)))
     });
     with_error.into_iter().take(n).cloned().collect()
 }
