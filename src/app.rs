@@ -254,6 +254,7 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
             errors: &loaded.errors,
         };
         let files = crate::report::build(&input)?;
+        export::prepare_rewrite(&c.out, crate::report::INDEX, &[crate::chart::DIR])?;
         for f in &files {
             export::write_atomically(&c.out.join(&f.path), &f.bytes)?;
         }
