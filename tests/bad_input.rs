@@ -8,9 +8,9 @@
 //! stderr, prefixed `error: `; warnings `warning: `. Files are made in a temporary directory by
 //! each test; the fixtures under `tests/fixtures/` are only read.
 //!
-//! Cost: the 200 MB single line is written, read and replayed in about a second and
-//! 400 MB of memory (`/usr/bin/time` on the binary, `--tokenizer estimate`); every other case is
-//! small.
+//! Cost: the 200 MB single line is written, read and replayed with the default tokenizer in about
+//! 6 s and 700 MB of memory (`/usr/bin/time ctxbudget replay huge.jsonl --policy none`; 0.4 s and
+//! 400 MB with `--tokenizer estimate`), the 20 MB word in under a second; every other case is small.
 
 mod common;
 
@@ -545,13 +545,38 @@ fn a_single_200_mb_line_is_read_and_replayed() {
         f.write_all(b"\"}\n{\"type\":\"request\"}\n").unwrap();
     }
     assert!(std::fs::metadata(&p).unwrap().len() > 200 * MB as u64 - 100);
-    let o = replay(&[&p], &[]);
-    assert_warnings(&o, &[]);
-    let run = &o.report.runs[0];
+    // With the default tokenizer (o200k), as a user would run it.
+    let out = ctxbudget().args(["replay", "--policy", "none", "--format", "json"]).arg(&p).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: ReplayReport = serde_json::from_slice(&out.stdout).unwrap();
+    let run = &report.runs[0];
     let bytes = (units * (unit.len() - 1)) as u64;
     assert_eq!(run.tool_output_bytes, bytes);
-    assert_eq!(run.tool_output_tokens, bytes / 4);
+    // Each line of the output is its own run of pieces: the count is the count of one line times
+    // the number of lines (checked on three lines first).
+    let line = "0123456789abcdef\n";
+    let one = bpe_openai::o200k_base().count(line) as u64;
+    assert_eq!(bpe_openai::o200k_base().count(&line.repeat(3)) as u64, 3 * one);
+    assert_eq!(run.tool_output_tokens, units as u64 * one);
     assert_eq!((run.requests, run.split_results), (1, 1));
+}
+
+#[test]
+fn a_20_mb_word_is_counted_exactly_in_seconds() {
+    // tiktoken-rs alone took 575 s and 10 GB for a 200 MB word; such words go to bpe-openai.
+    let dir = tempfile::tempdir().unwrap();
+    let word = "abcdefghij".repeat(2_000_000);
+    let text = format!(
+        "{{\"type\":\"tool_call\",\"call_id\":\"c1\",\"name\":\"cat\",\"arguments\":\"{{}}\"}}\n\
+         {{\"type\":\"tool_result\",\"call_id\":\"c1\",\"output\":\"{word}\"}}\n{{\"type\":\"request\"}}\n"
+    );
+    let p = write(dir.path(), "word.jsonl", text);
+    let started = std::time::Instant::now();
+    let out = ctxbudget().args(["replay", "--policy", "none", "--format", "json"]).arg(&p).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(started.elapsed().as_secs() < 60, "{:?}", started.elapsed());
+    let report: ReplayReport = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report.runs[0].tool_output_tokens, bpe_openai::o200k_base().count(&word) as u64);
 }
 
 #[test]
