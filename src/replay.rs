@@ -526,7 +526,7 @@ pub fn replay(
                 };
                 let previous_pruned = e.previous.map_or(0, |p| p.2);
                 let gap_ms = match (timestamp, e.previous_timestamp) {
-                    (Some(now), Some(before)) => Some(now - before),
+                    (Some(now), Some(before)) => Some(now.saturating_sub(before)),
                     _ => None,
                 };
                 if usage.is_some() {
