@@ -802,6 +802,18 @@ fn an_output_in_a_missing_directory_is_a_usage_error_for_every_command() {
 }
 
 #[test]
+fn an_output_that_is_a_directory_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_usage(
+        &[os("replay"), os(SMALL), os("--output"), dir.path().as_os_str()],
+        &format!(
+            "cannot write {}: it is a directory; give a file name (or `-` for stdout)",
+            shown(dir.path())
+        ),
+    );
+}
+
+#[test]
 fn an_output_equal_to_an_input_is_refused_and_the_input_is_untouched() {
     let dir = tempfile::tempdir().unwrap();
     let input = write(dir.path(), "t.jsonl", fixture("native/small.jsonl"));

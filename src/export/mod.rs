@@ -79,6 +79,9 @@ impl Output {
             Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
             _ => PathBuf::from("."),
         };
+        if path.is_dir() {
+            bail!("cannot write {}: it is a directory; give a file name (or `-` for stdout)", path.display());
+        }
         if !parent.is_dir() {
             bail!(
                 "cannot write {}: the directory {} does not exist; create it first",
@@ -179,6 +182,19 @@ mod tests {
         assert_eq!(
             e,
             "cannot write /no/such/dir/out.csv: the directory /no/such/dir does not exist; create it first"
+        );
+    }
+
+    #[test]
+    fn a_directory_is_not_an_output_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = Output::File(dir.path().to_owned()).check(&[]).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!(
+                "cannot write {}: it is a directory; give a file name (or `-` for stdout)",
+                dir.path().display()
+            )
         );
     }
 
