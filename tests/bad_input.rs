@@ -670,19 +670,23 @@ fn an_unreadable_file_is_an_error_naming_the_permission() {
     let args = ["replay", "--tokenizer", "estimate", "--policy", "none", "--format", "json"];
     let out = if !is_root() {
         std::process::Command::new(&bin).args(args).arg(&p).output().unwrap()
-    } else if Path::new("/usr/bin/setpriv").exists() {
-        // Root reads any file: drop to `nobody` for this run, so the permission bits count.
-        std::process::Command::new("/usr/bin/setpriv")
-            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-            .arg(&bin)
-            .args(args)
-            .arg(&p)
-            .current_dir("/")
-            .output()
-            .unwrap()
     } else {
-        println!("skipped: running as root without /usr/bin/setpriv, so a file cannot be made unreadable");
-        return;
+        // Root reads any file: drop to `nobody` for this run, so the permission bits count.
+        let as_nobody = || {
+            let mut c = std::process::Command::new("/usr/bin/setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]).arg(&bin).current_dir("/");
+            c
+        };
+        // `nobody` must be able to run the binary (a checkout under a private home may not allow it).
+        if !as_nobody().arg("--version").output().is_ok_and(|o| o.status.success()) {
+            println!(
+                "skipped: running as root, and `nobody` cannot run {} through /usr/bin/setpriv, so no file \
+                 can be made unreadable to the program",
+                bin.display()
+            );
+            return;
+        }
+        as_nobody().args(args).arg(&p).output().unwrap()
     };
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     let report: ReplayReport = serde_json::from_slice(&out.stdout).unwrap();
