@@ -192,6 +192,14 @@ pub fn load(path: &Path, forced: Option<&'static dyn Format>) -> Result<Trace, T
             if whole && head.iter().all(u8::is_ascii_whitespace) {
                 return Err(TraceError::Empty { path: path.to_owned() });
             }
+            if head.starts_with(b"\xFF\xFE") || head.starts_with(b"\xFE\xFF") {
+                // What a Windows shell's `>` writes: text, but not UTF-8.
+                return Err(TraceError::content(
+                    path,
+                    "UTF-16 text (the file starts with a UTF-16 byte-order mark); session logs are UTF-8: \
+                     re-save the file as UTF-8",
+                ));
+            }
             if let Some(offset) = head.iter().position(|&b| b == 0) {
                 return Err(TraceError::NotText { path: path.to_owned(), offset });
             }

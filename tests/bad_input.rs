@@ -461,6 +461,23 @@ fn a_binary_file_is_named_as_such() {
 }
 
 #[test]
+fn a_utf16_file_says_to_re_save_it_as_utf8() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = String::from_utf8(fixture("native/small.jsonl")).unwrap();
+    let mut bytes = vec![0xFF, 0xFE];
+    bytes.extend(text.encode_utf16().flat_map(u16::to_le_bytes));
+    let p = write(dir.path(), "saved-by-powershell.jsonl", bytes);
+    assert_error(
+        &replay(&[&p], &[]),
+        &format!(
+            "{}: UTF-16 text (the file starts with a UTF-16 byte-order mark); session logs are UTF-8: re-save the \
+             file as UTF-8",
+            shown(&p)
+        ),
+    );
+}
+
+#[test]
 fn a_file_that_matches_no_format_is_an_error_when_named_and_a_warning_in_a_walk() {
     let dir = tempfile::tempdir().unwrap();
     let p = write(dir.path(), "data.csv", "name,tokens\nx,1\n");
