@@ -609,7 +609,7 @@ fn json_nested_100000_deep_is_refused_quickly_whatever_the_format() {
             shown(&p)
         ),
     );
-    // Detection used to build a path string per nesting level: 13 s and 4 GB for this file.
+    // Detection used to build a path string per nesting level: 13 s and 4.4 GB for this file.
     assert!(started.elapsed().as_secs() < 10, "{:?}", started.elapsed());
     assert_error(
         &replay(&[&p], &["--input-format", "openai-chat"]),
