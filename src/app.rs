@@ -183,11 +183,31 @@ fn calibrate(c: CalibrateConfig) -> Result<ExitCode> {
     })
 }
 
+/// `path` made absolute through its deepest existing ancestor (symlinks resolved), so that a
+/// directory not created yet can be compared with the inputs.
+fn resolve(path: &std::path::Path) -> Result<std::path::PathBuf> {
+    let mut existing = path;
+    let mut rest = Vec::new();
+    let base = loop {
+        let candidate = if existing.as_os_str().is_empty() { std::path::Path::new(".") } else { existing };
+        if let Ok(c) = candidate.canonicalize() {
+            break c;
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name);
+                existing = parent;
+            }
+            _ => anyhow::bail!("cannot resolve {}", path.display()),
+        }
+    };
+    Ok(rest.iter().rev().fold(base, |p, name| p.join(name)))
+}
+
 /// Creates the report directory (and `charts/` in it) before any work, refusing an input path.
+/// The check comes first: a refused report leaves nothing behind among the inputs.
 fn prepare_report_dir(out: &std::path::Path, inputs: &[std::path::PathBuf]) -> Result<()> {
-    std::fs::create_dir_all(out.join(crate::chart::DIR))
-        .with_context(|| format!("cannot create the report directory {}", out.display()))?;
-    let out = out.canonicalize().with_context(|| format!("cannot resolve {}", out.display()))?;
+    let out = resolve(out)?;
     for input in inputs {
         if input.canonicalize().is_ok_and(|i| out == i || out.starts_with(&i) || i.starts_with(&out)) {
             return Err(UsageError(format!(
@@ -198,6 +218,13 @@ fn prepare_report_dir(out: &std::path::Path, inputs: &[std::path::PathBuf]) -> R
             .into());
         }
     }
+    std::fs::create_dir_all(out.join(crate::chart::DIR)).map_err(|e| {
+        UsageError(format!(
+            "cannot create the report directory {}: {}",
+            out.display(),
+            input::describe_io(&e)
+        ))
+    })?;
     Ok(())
 }
 
@@ -234,6 +261,7 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
             errors: &loaded.errors,
         };
         let files = crate::report::build(&input)?;
+        export::prepare_rewrite(&c.out, crate::report::INDEX, &[crate::chart::DIR])?;
         for f in &files {
             export::write_atomically(&c.out.join(&f.path), &f.bytes)?;
         }

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
     /// The file could not be opened or read.
-    #[error("{path}: cannot read: {source}")]
+    #[error("{path}: cannot read: {}", crate::input::describe_io(source))]
     Io {
         /// The file.
         path: PathBuf,
@@ -24,6 +24,22 @@ pub enum TraceError {
         path: PathBuf,
         /// The formats that were tried.
         tried: String,
+    },
+    /// The file is empty (or only blank): there is nothing to replay.
+    #[error("{path}: the file is empty; nothing to replay (a session not written yet?)")]
+    Empty {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The file holds binary data, not text: no trace format can read it.
+    #[error(
+        "{path}: not a text file (binary data: a NUL byte at byte {offset}); ctxbudget reads session logs written as JSON, JSON Lines or YAML"
+    )]
+    NotText {
+        /// The file.
+        path: PathBuf,
+        /// Offset of the first NUL byte.
+        offset: usize,
     },
     /// The content is not what the format expects, at a given line (1-based).
     #[error("{path}:{line}: {message}")]
@@ -57,8 +73,21 @@ impl TraceError {
             TraceError::Unrecognised { path, tried } => {
                 format!("{}: skipped: not a recognised trace format (tried {tried})", path.display())
             }
+            TraceError::Empty { path } => format!("{}: skipped: the file is empty", path.display()),
+            TraceError::NotText { path, offset } => {
+                format!("{}: skipped: not a text file (a NUL byte at byte {offset})", path.display())
+            }
             other => format!("skipped: {other}"),
         }
+    }
+
+    /// Whether a directory walk skips the file with a warning rather than failing on it: no
+    /// format recognised it, it is empty or it is not text.
+    pub fn is_skippable(&self) -> bool {
+        matches!(
+            self,
+            TraceError::Unrecognised { .. } | TraceError::Empty { .. } | TraceError::NotText { .. }
+        )
     }
 
     /// An error about the whole file.

@@ -3,7 +3,14 @@
 //!
 //! Directories are walked recursively in sorted order (so output never depends on the order the
 //! OS lists files), symlinked directories are followed at most once (no loops), and files that are
-//! obviously not traces (`*.md`, Claude Code's `*.meta.json`) are passed over.
+//! obviously not traces (`*.md`, Claude Code's `*.meta.json`) are passed over, as are FIFOs, sockets
+//! and devices (opening a FIFO would block; a FIFO named explicitly, such as the `/dev/fd/63` of a
+//! shell's `<(zcat session.jsonl.gz)`, is read).
+//!
+//! **Bad files.** An empty file, a binary file (a NUL byte in its first bytes) and a file no format
+//! recognises are errors when named explicitly and skipped with a warning in a directory walk. A
+//! UTF-8 byte-order mark at the start of a file is ignored. An error that names a place in a JSON
+//! document gets the line that place starts on.
 //!
 //! **Hidden entries (decision).** A directory is walked because a user named it (or asked for it
 //! with `--claude`/`--codex`), so hidden *directories* inside it are walked too: agents and
@@ -128,6 +135,8 @@ fn walk(dir: &Path, seen: &mut BTreeSet<PathBuf>, found: &mut Discovered) {
         match std::fs::metadata(&path) {
             Ok(m) if m.is_dir() && SKIPPED_DIRS.contains(&name) => {}
             Ok(m) if m.is_dir() => walk(&path, seen, found),
+            // FIFOs, sockets and devices are never sessions, and opening a FIFO would block.
+            Ok(m) if !m.is_file() => {}
             Ok(_) if hidden => {}
             Ok(_) if is_obviously_not_a_trace(&path) => {}
             Ok(_) => {
@@ -146,12 +155,28 @@ pub fn sizes(files: &[PathBuf]) -> Vec<u64> {
 
 /// A short, actionable description of an I/O error.
 pub fn describe_io(e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => "no such file or directory".into(),
-        std::io::ErrorKind::PermissionDenied => "permission denied (check the file's permissions)".into(),
+    match (e.kind(), e.raw_os_error()) {
+        (std::io::ErrorKind::NotFound, _) => "no such file or directory".into(),
+        (std::io::ErrorKind::PermissionDenied, _) => {
+            "permission denied (check the file's permissions)".into()
+        }
+        (_, Some(5)) => "input/output error (the device or file system failed to read it; copy the file \
+                         elsewhere and retry)"
+            .into(),
+        (_, Some(6)) => {
+            "no such device or address (a socket or a device, not a file: pass a regular file)".into()
+        }
+        (_, Some(40)) => "too many levels of symbolic links (a symlink loop: fix or remove the link)".into(),
+        (_, Some(20)) => {
+            "not a directory (a file stands where a directory is needed: choose another path)".into()
+        }
+        (std::io::ErrorKind::IsADirectory, _) => "is a directory".into(),
         _ => e.to_string(),
     }
 }
+
+/// The UTF-8 byte-order mark some editors put at the start of a text file.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// Reads one trace file, detecting its format unless `forced`.
 pub fn load(path: &Path, forced: Option<&'static dyn Format>) -> Result<Trace, TraceError> {
@@ -162,15 +187,54 @@ pub fn load(path: &Path, forced: Option<&'static dyn Format>) -> Result<Trace, T
     let mut head = Vec::with_capacity(HEAD_BYTES);
     (&mut file).take(HEAD_BYTES as u64).read_to_end(&mut head).map_err(io)?;
     let whole = whole_len == Some(head.len() as u64);
+    // A byte-order mark (a file saved by a Windows editor) is not part of the JSON.
+    if head.starts_with(BOM) {
+        head.drain(..BOM.len());
+    }
     let format = match forced {
         Some(f) => f,
-        None => format::with_head(path, &head, whole, format::guess).ok_or_else(|| {
-            let why = if head.is_empty() { "the file is empty; " } else { "" };
-            TraceError::Unrecognised { path: path.to_owned(), tried: format!("{why}{}", format::names()) }
-        })?,
+        None => {
+            if whole && head.iter().all(u8::is_ascii_whitespace) {
+                return Err(TraceError::Empty { path: path.to_owned() });
+            }
+            if head.starts_with(b"\xFF\xFE") || head.starts_with(b"\xFE\xFF") {
+                // What a Windows shell's `>` writes: text, but not UTF-8.
+                return Err(TraceError::content(
+                    path,
+                    "UTF-16 text (the file starts with a UTF-16 byte-order mark); session logs are UTF-8: \
+                     re-save the file as UTF-8",
+                ));
+            }
+            if let Some(offset) = head.iter().position(|&b| b == 0) {
+                return Err(TraceError::NotText { path: path.to_owned(), offset });
+            }
+            format::with_head(path, &head, whole, format::guess)
+                .ok_or_else(|| TraceError::Unrecognised { path: path.to_owned(), tried: format::names() })?
+        }
     };
     let mut reader = BufReader::new(Cursor::new(head).chain(file));
-    format.read(&mut reader, path)
+    format.read(&mut reader, path).map_err(|e| locate(e, path))
+}
+
+/// Files larger than this are not read again to find the line of an error.
+const LOCATE_LIMIT: u64 = 256 << 20;
+
+/// An error that names a place in a JSON document (`messages[3].content: …`) gets the line that
+/// place starts on, so every error names a line when the file has one. The file is read again
+/// only on error, and only when it is at most [`LOCATE_LIMIT`] bytes.
+fn locate(e: TraceError, path: &Path) -> TraceError {
+    let TraceError::Content { message, .. } = &e else { return e };
+    let Some((at, _)) = message.split_once(": ") else { return e };
+    if std::fs::metadata(path).map_or(true, |m| m.len() > LOCATE_LIMIT) {
+        return e;
+    }
+    let Ok(bytes) = std::fs::read(path) else { return e };
+    let text = String::from_utf8_lossy(&bytes);
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    match format::shared::line_of_json_path(text, at) {
+        Some(line) => TraceError::Line { path: path.to_owned(), line, message: message.clone() },
+        None => e,
+    }
 }
 
 #[cfg(test)]
@@ -248,7 +312,10 @@ mod tests {
         let p = dir.path().join("empty.jsonl");
         std::fs::write(&p, "").unwrap();
         let e = load(&p, None).unwrap_err().to_string();
-        assert!(e.contains("not a recognised trace format (tried the file is empty;"), "{e}");
+        assert_eq!(
+            e,
+            format!("{}: the file is empty; nothing to replay (a session not written yet?)", p.display())
+        );
     }
 
     #[test]

@@ -13,7 +13,6 @@ use std::path::Path;
 use rayon::prelude::*;
 
 use crate::analysis::reconcile::ReconcileReport;
-use crate::error::TraceError;
 use crate::format::Format;
 use crate::input::{self, Discovered};
 use crate::measure::{MeasureOptions, MeasuredConversation};
@@ -179,11 +178,11 @@ pub enum Loaded {
     Failed(String),
 }
 
-/// Loads one file. A file found in a directory walk that no format recognises is skipped with a
-/// warning; named explicitly, it is an error.
+/// Loads one file. A file found in a directory walk that no format recognises (or that is empty,
+/// or not text) is skipped with a warning; named explicitly, it is an error.
 pub fn load_found(path: &Path, explicit: bool, format: Option<&'static dyn Format>) -> Loaded {
     match input::load(path, format) {
-        Err(e @ TraceError::Unrecognised { .. }) if !explicit => Loaded::Skipped(e.skip_warning()),
+        Err(e) if !explicit && e.is_skippable() => Loaded::Skipped(e.skip_warning()),
         Err(e) => Loaded::Failed(e.to_string()),
         Ok(trace) => {
             let mut warnings = trace.warnings.clone();

@@ -624,7 +624,7 @@ fn replay_keeping(
                     };
                     let previous_pruned = e.previous.map_or(0, |p| p.2);
                     let gap_ms = match (timestamp, e.previous_timestamp) {
-                        (Some(now), Some(before)) => Some(now - before),
+                        (Some(now), Some(before)) => Some(now.saturating_sub(before)),
                         _ => None,
                     };
                     // The seed's estimate of the context as sent: contents removed by a transient

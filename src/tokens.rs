@@ -140,6 +140,11 @@ impl Counter for Estimate {
 /// wide margin, and such runs are rare in real output.
 const LONG_WHITESPACE_RUN: usize = 100_000;
 
+/// Runs of non-whitespace at least this long (chars) never go to tiktoken-rs either: it merges
+/// such a piece in superlinear time and memory (1 MB of letters: 1.2 s; 4 MB: 6.3 s; a 200 MB
+/// word: 575 s and 10 GB), the `tiktoken` crate in linear time.
+const LONG_WORD: usize = 10_000;
+
 /// Which implementation counts the exact encodings (`--counter`).
 ///
 /// Both give OpenAI's counts: `tests/counters.rs` checks every text a replay of the shared corpus
@@ -260,18 +265,66 @@ fn raw_count(tokenizer: Tokenizer, backend: Backend, text: &str) -> Tokens {
 }
 
 /// Counts `text` exactly, starting with `backend`: tiktoken-rs never gets a text with a whitespace
-/// run of [`LONG_WHITESPACE_RUN`] characters, and a backend that panics hands the text to the
+/// run of [`LONG_WHITESPACE_RUN`] characters or a word of [`LONG_WORD`], and a backend that panics hands the text to the
 /// other one. A text that makes both panic (never observed) is counted in two halves, which can
 /// differ from the true count by a token or two at the seam, rather than crash the run.
 fn exact(tokenizer: Tokenizer, backend: Backend, text: &str) -> Tokens {
+    if has_long_run(text) {
+        if let Ok(n) = catch_unwind(AssertUnwindSafe(|| pathological(tokenizer, text))) {
+            return n;
+        }
+    }
     exact_with(&|b, t| raw_count(tokenizer, b, t), backend, text)
+}
+
+/// Whether `text` holds a run of ASCII whitespace of [`LONG_WHITESPACE_RUN`] bytes or a run of
+/// anything else of [`LONG_WORD`] bytes: a piece that both regular counters take superlinear time
+/// or memory on (a 200 MB word: tiktoken-rs 575 s and 10 GB, the `tiktoken` crate 100 s and
+/// 5.3 GB). Counted in bytes, so non-ASCII whitespace only makes a run of the other kind longer;
+/// either way the text goes to the linear counter, which is exact too.
+pub fn has_long_run(text: &str) -> bool {
+    if text.len() < LONG_WORD {
+        return false;
+    }
+    let (mut space, mut word) = (0usize, 0usize);
+    for &b in text.as_bytes() {
+        if matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c) {
+            space += 1;
+            word = 0;
+            if space >= LONG_WHITESPACE_RUN {
+                return true;
+            }
+        } else {
+            word += 1;
+            space = 0;
+            if word >= LONG_WORD {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Counts a text with a pathological run: bpe-openai (github/rust-gems), which implements the same
+/// encodings without a backtracking regex and merges a piece in linear time (a 200 MB word: 4.7 s,
+/// 450 MB) and gives the same counts (tests below, and `tests/bad_input.rs`).
+fn pathological(tokenizer: Tokenizer, text: &str) -> Tokens {
+    let bpe = match tokenizer {
+        Tokenizer::Cl100k => bpe_openai::cl100k_base(),
+        _ => bpe_openai::o200k_base(),
+    };
+    bpe.count(text) as Tokens
 }
 
 /// [`exact`] over any raw counter (tests inject one that panics).
 fn exact_with(raw: &dyn Fn(Backend, &str) -> Tokens, backend: Backend, text: &str) -> Tokens {
+    let mut runs = None;
     for b in [backend, backend.other()] {
-        if b == Backend::TiktokenRs && longest_whitespace_run(text) >= LONG_WHITESPACE_RUN {
-            continue;
+        if b == Backend::TiktokenRs {
+            let (whitespace, word) = *runs.get_or_insert_with(|| longest_runs(text));
+            if whitespace >= LONG_WHITESPACE_RUN || word >= LONG_WORD {
+                continue;
+            }
         }
         if let Ok(n) = catch_unwind(AssertUnwindSafe(|| raw(b, text))) {
             return n;
@@ -319,16 +372,19 @@ impl Counter for Recording {
 
 /// Length in chars of the longest run of whitespace in `text`.
 pub fn longest_whitespace_run(text: &str) -> usize {
-    let (mut best, mut run) = (0, 0);
+    longest_runs(text).0
+}
+
+/// Lengths in chars of the longest run of whitespace and of the longest run of anything else.
+pub fn longest_runs(text: &str) -> (usize, usize) {
+    let (mut best, mut run) = ([0usize; 2], [0usize; 2]);
     for c in text.chars() {
-        if c.is_whitespace() {
-            run += 1;
-            best = best.max(run);
-        } else {
-            run = 0;
-        }
+        let k = usize::from(!c.is_whitespace());
+        run[k] += 1;
+        run[1 - k] = 0;
+        best[k] = best[k].max(run[k]);
     }
-    best
+    (best[0], best[1])
 }
 
 const SHARDS: usize = 64;
@@ -617,6 +673,34 @@ mod tests {
     use super::*;
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn pathological_texts_go_to_the_linear_counter_and_agree_with_both_others() {
+        let letters: String = (0..30_000u32).map(|i| char::from(b'a' + (i * 7 % 26) as u8)).collect();
+        let base64: String = (0..30_000u32)
+            .map(|i| {
+                char::from(
+                    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+                        [(i * 13 % 64) as usize],
+                )
+            })
+            .collect();
+        let url = format!("https://example.com/{}?q=1&r=2", "path/segment-".repeat(1_500));
+        let cjk = "日本語の文章".repeat(3_000);
+        let spaces = format!("a{}b", " ".repeat(150_000));
+        let mixed = format!("{}\n{}x", " ".repeat(120_000), "\t".repeat(3));
+        for t in [Tokenizer::O200k, Tokenizer::Cl100k] {
+            for text in [&letters, &base64, &url, &cjk, &spaces, &mixed] {
+                assert!(has_long_run(text), "{}", &text[..20]);
+                let reference = raw_count(t, Backend::TiktokenRs, text);
+                assert_eq!(pathological(t, text), reference, "{t}: {}", &text[..20]);
+                assert_eq!(raw_count(t, Backend::Tiktoken, text), reference, "{t}");
+                assert_eq!(exact(t, Backend::Tiktoken, text), reference, "{t}");
+            }
+        }
+        assert!(!has_long_run(&"word ".repeat(100_000)));
+        assert!(!has_long_run(&"x".repeat(LONG_WORD - 1)));
+    }
 
     #[test]
     fn estimate_is_bytes_over_four_rounded_down() {

@@ -100,7 +100,10 @@ fn a_bad_file_among_good_ones_exits_1_and_the_good_ones_are_still_reported() {
     assert_eq!(r.runs.len(), 4, "the default policies on the good file");
     assert_eq!(r.errors.len(), 1);
     assert!(
-        r.errors[0].ends_with("bad.jsonl:2: invalid JSON: key must be a string at line 1 column 2"),
+        r.errors[0].ends_with(
+            "bad.jsonl:2: invalid JSON: key must be a string at column 2; fix or delete this line (only the last \
+             line of a session still being written may be cut off)"
+        ),
         "{:?}",
         r.errors
     );

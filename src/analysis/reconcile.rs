@@ -350,14 +350,17 @@ pub fn fit(points: &[(f64, f64)]) -> Option<Line> {
     Some(Line { a, b, r2 })
 }
 
-/// The nearest-rank `p`-quantile (0 < p ≤ 1) of `sorted` (ascending, non-empty).
+/// The nearest-rank `p`-quantile (0 < p ≤ 1) of `sorted` (ascending); 0 for an empty list.
 pub fn nearest_rank(sorted: &[f64], p: f64) -> f64 {
     let rank = (p * sorted.len() as f64).ceil().max(1.0) as usize;
-    sorted[rank.min(sorted.len()) - 1]
+    sorted.get(rank.min(sorted.len()).wrapping_sub(1)).copied().unwrap_or(0.0)
 }
 
+/// Error statistics, or `None` when there is nothing to summarise. Relative errors need a recorded
+/// size above zero: when every recorded prompt is 0 tokens (a broken recording) there are absolute
+/// errors but no relative ones, and no summary either (found by fuzzing: indexing an empty list).
 fn stats(mut abs: Vec<f64>, mut rel: Vec<f64>) -> Option<ErrorStats> {
-    if abs.is_empty() {
+    if abs.is_empty() || rel.is_empty() {
         return None;
     }
     abs.sort_by(f64::total_cmp);
@@ -429,9 +432,12 @@ pub fn reconcile(
 /// order).
 pub fn worst(requests: &[RequestFit], n: usize) -> Vec<RequestFit> {
     let mut with_error: Vec<&RequestFit> = requests.iter().filter(|r| r.error.is_some()).collect();
+    // Ties (many requests fit exactly) are broken by trace, conversation and request, so which
+    // requests are listed does not depend on the order of the input files.
     with_error.sort_by(|x, y| {
         let (ex, ey) = (x.error.unwrap_or(0.0).abs(), y.error.unwrap_or(0.0).abs());
         ey.total_cmp(&ex)
+            .then_with(|| (&x.trace, &x.conversation, x.request).cmp(&(&y.trace, &y.conversation, y.request)))
     });
     with_error.into_iter().take(n).cloned().collect()
 }

@@ -79,6 +79,9 @@ impl Output {
             Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
             _ => PathBuf::from("."),
         };
+        if path.is_dir() {
+            bail!("cannot write {}: it is a directory; give a file name (or `-` for stdout)", path.display());
+        }
         if !parent.is_dir() {
             bail!(
                 "cannot write {}: the directory {} does not exist; create it first",
@@ -98,7 +101,7 @@ impl Output {
         }
         // Probe that a file can be created there, without touching the target.
         let probe = tempfile::Builder::new()
-            .prefix(".ctxbudget-")
+            .prefix(TEMP_PREFIX)
             .tempfile_in(&parent)
             .with_context(|| format!("cannot write in {}", parent.display()))?;
         drop(probe);
@@ -119,6 +122,34 @@ impl Output {
     }
 }
 
+/// How temporary files start: hidden, and recognisably ours. A run killed while writing (`kill -9`,
+/// a power cut; Ctrl-C too, which ends the process without unwinding) can leave one behind, never a
+/// half-written output; [`prepare_rewrite`] removes them from a report directory.
+pub const TEMP_PREFIX: &str = ".ctxbudget-";
+
+/// Makes a report directory ready to be written again: removes its `index` page first, so that
+/// an interrupted run leaves no index beside files of another run (the index is written last,
+/// so an index exists only when everything it links to is complete and from the same run), and
+/// removes the temporary files an interrupted run left in it and in `subdirs`.
+pub fn prepare_rewrite(dir: &Path, index: &str, subdirs: &[&str]) -> Result<()> {
+    match std::fs::remove_file(dir.join(index)) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e).with_context(|| format!("cannot replace {}", dir.join(index).display())),
+    }
+    for d in std::iter::once(dir.to_owned()).chain(subdirs.iter().map(|s| dir.join(s))) {
+        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        for e in entries.flatten() {
+            let ours = e.file_name().to_str().is_some_and(|n| n.starts_with(TEMP_PREFIX));
+            if ours && e.file_type().is_ok_and(|t| t.is_file()) {
+                // Best effort: a leftover that cannot be removed is harmless (hidden, never read).
+                std::fs::remove_file(e.path()).ok();
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Writes `bytes` to `path` through a temporary file in the same directory, then renames it.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = match path.parent() {
@@ -126,7 +157,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
         _ => Path::new("."),
     };
     let mut tmp = tempfile::Builder::new()
-        .prefix(".ctxbudget-")
+        .prefix(TEMP_PREFIX)
         .tempfile_in(dir)
         .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
     tmp.write_all(bytes).with_context(|| format!("cannot write {}", path.display()))?;
@@ -155,6 +186,19 @@ mod tests {
     }
 
     #[test]
+    fn a_directory_is_not_an_output_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = Output::File(dir.path().to_owned()).check(&[]).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!(
+                "cannot write {}: it is a directory; give a file name (or `-` for stdout)",
+                dir.path().display()
+            )
+        );
+    }
+
+    #[test]
     fn an_output_equal_to_an_input_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let input = dir.path().join("t.jsonl");
@@ -162,6 +206,29 @@ mod tests {
         let e = Output::File(input.clone()).check(std::slice::from_ref(&input)).unwrap_err().to_string();
         assert!(e.contains("it is an input"), "{e}");
         assert_eq!(std::fs::read(&input).unwrap(), b"x");
+    }
+
+    #[test]
+    fn a_report_directory_is_prepared_by_removing_its_index_and_leftover_temporaries() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("charts")).unwrap();
+        for f in
+            ["index.html", "data.csv", ".ctxbudget-abc", "charts/.ctxbudget-def", "charts/a.svg", ".keep"]
+        {
+            std::fs::write(dir.path().join(f), "x").unwrap();
+        }
+        prepare_rewrite(dir.path(), "index.html", &["charts"]).unwrap();
+        let mut left: Vec<String> = Vec::new();
+        for d in ["", "charts"] {
+            for e in std::fs::read_dir(dir.path().join(d)).unwrap() {
+                let e = e.unwrap();
+                if e.file_type().unwrap().is_file() {
+                    left.push(format!("{d}/{}", e.file_name().to_string_lossy()));
+                }
+            }
+        }
+        left.sort();
+        assert_eq!(left, ["/.keep", "/data.csv", "charts/a.svg"]);
     }
 
     #[test]

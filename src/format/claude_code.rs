@@ -122,6 +122,8 @@ pub(crate) struct Reader {
     sidechain_of: HashMap<String, usize>,
     sidechains: usize,
     unknown_blocks: BTreeMap<String, usize>,
+    /// Lines of a type this reader does not know, by type.
+    unknown_lines: BTreeMap<String, usize>,
 }
 
 impl Reader {
@@ -181,8 +183,14 @@ impl Reader {
                 self.compaction_in(c);
                 Ok(())
             }
-            // Other line types are UI bookkeeping that is not sent to the model.
-            _ => Ok(()),
+            // Other known line types are UI bookkeeping that is not sent to the model.
+            known if LINE_TYPES.contains(&known) => Ok(()),
+            // An unknown type (a newer Claude Code) is not replayed either, but counted and
+            // warned about: it might hold something the model saw.
+            unknown => {
+                *self.unknown_lines.entry(unknown.to_owned()).or_default() += 1;
+                Ok(())
+            }
         }
     }
 
@@ -333,6 +341,11 @@ impl Reader {
         let mut trace = Trace { format, ..Default::default() };
         for (kind, n) in &self.unknown_blocks {
             trace.warnings.push(format!("{n} `{kind}` content block(s) not replayed (unknown block type)"));
+        }
+        for (kind, n) in &self.unknown_lines {
+            trace.warnings.push(format!(
+                "{n} line(s) of type `{kind}` not replayed (unknown line type; a newer Claude Code version?)"
+            ));
         }
         for b in &mut self.conversations {
             b.flush();
@@ -492,6 +505,18 @@ mod tests {
         let t = read(&[USER, boundary, summary]);
         assert!(matches!(t.conversations[0].items[1], Item::Compaction { summary: None }));
         assert!(matches!(&t.conversations[0].items[2], Item::User { text, .. } if text == "summary"));
+    }
+
+    #[test]
+    fn unknown_line_types_are_counted_in_a_warning() {
+        let future = r#"{"type":"hologram","sessionId":"s","uuid":"h"}"#;
+        let title = r#"{"type":"ai-title","sessionId":"s","title":"t"}"#;
+        let t = read(&[USER, future, title, future]);
+        assert_eq!(
+            t.warnings,
+            ["2 line(s) of type `hologram` not replayed (unknown line type; a newer Claude Code version?)"]
+        );
+        assert_eq!(t.conversations[0].items.len(), 1);
     }
 
     #[test]

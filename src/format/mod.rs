@@ -132,7 +132,12 @@ pub fn read_json_lines(
         line_no += 1;
         let ended = buf.last() == Some(&b'\n');
         let text = std::str::from_utf8(&buf).map_err(|e| {
-            TraceError::line(path, line_no, format!("invalid UTF-8 at byte {} of the line", e.valid_up_to()))
+            let at = e.valid_up_to();
+            TraceError::line(
+                path,
+                line_no,
+                format!("invalid UTF-8 at byte {at} of the line; {}", shared::NOT_UTF8),
+            )
         })?;
         if text.trim().is_empty() {
             continue;
@@ -147,7 +152,15 @@ pub fn read_json_lines(
                 return Ok(());
             }
             Err(e) => {
-                return Err(TraceError::line(path, line_no, format!("invalid JSON: {e}")));
+                // The position within a one-line document is just the column.
+                let why = shared::describe_json_error(&e).replace(" at line 1 column ", " at column ");
+                return Err(TraceError::line(
+                    path,
+                    line_no,
+                    format!(
+                        "invalid JSON: {why}; fix or delete this line (only the last line of a session still being written may be cut off)"
+                    ),
+                ));
             }
         }
     }

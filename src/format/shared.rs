@@ -66,6 +66,9 @@ impl Outline {
                             o.root = Some(c);
                             String::new()
                         }
+                        // Paths deeper than MAX_DEPTH are never recorded: building them would make
+                        // a deeply nested head quadratic in time and memory.
+                        Some(_) if stack.len() >= MAX_DEPTH => String::new(),
                         Some(f) if f.object => format!("{}.{}", f.path, f.key.as_deref().unwrap_or("")),
                         Some(f) => format!("{}[]", f.path),
                     };
@@ -192,15 +195,142 @@ pub fn read_text(input: &mut dyn BufRead, path: &Path) -> Result<String, TraceEr
     String::from_utf8(bytes).map_err(|e| {
         let valid = e.utf8_error().valid_up_to();
         let line = e.as_bytes()[..valid].iter().filter(|&&b| b == b'\n').count() + 1;
-        TraceError::line(path, line, format!("invalid UTF-8 at byte {valid} of the file"))
+        TraceError::line(path, line, format!("invalid UTF-8 at byte {valid} of the file; {NOT_UTF8}"))
     })
 }
+
+/// What to do about text that is not UTF-8.
+pub const NOT_UTF8: &str = "session logs are UTF-8 text: re-save the file as UTF-8";
 
 /// Parses text as one JSON document; an error names the line and column.
 pub fn parse_document(text: &str, path: &Path) -> Result<Value, TraceError> {
     serde_json::from_str(text).map_err(|e| {
-        TraceError::line(path, e.line(), format!("invalid JSON (the file must be one JSON document): {e}"))
+        let message = if e.is_eof() {
+            format!(
+                "the JSON document ends early, at line {} column {} (a session still being written, or a cut-off copy?); nothing was replayed",
+                e.line(),
+                e.column()
+            )
+        } else {
+            format!("invalid JSON (the file must be one JSON document): {}", describe_json_error(&e))
+        };
+        TraceError::line(path, e.line(), message)
     })
+}
+
+/// A serde_json error in words: its message with the position, and for nesting deeper than
+/// serde_json's limit (128), what that means.
+pub fn describe_json_error(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    if text.starts_with("recursion limit exceeded") {
+        format!("{text} (values nested more than 128 deep; no trace format nests that deep)")
+    } else {
+        text
+    }
+}
+
+/// One step of a JSON path: an object key or an array index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// Parses a path such as `messages[1].content[0]`, `[2].traj` or `samples` (keys are ASCII
+/// letters, digits, `_` and `-`).
+fn parse_json_path(path: &str) -> Option<Vec<Step>> {
+    let b = path.as_bytes();
+    let (mut steps, mut i) = (Vec::new(), 0);
+    let is_key = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'-';
+    while i < b.len() {
+        match b[i] {
+            b'[' => {
+                let close = i + path[i..].find(']')?;
+                steps.push(Step::Index(path[i + 1..close].parse().ok()?));
+                i = close + 1;
+            }
+            b'.' if i > 0 => i += 1,
+            c if is_key(c) => {
+                let start = i;
+                while i < b.len() && is_key(b[i]) {
+                    i += 1;
+                }
+                steps.push(Step::Key(path[start..i].to_owned()));
+            }
+            _ => return None,
+        }
+    }
+    (!steps.is_empty()).then_some(steps)
+}
+
+/// The 1-based line on which the value at `path` (`messages[1].content`, `[0].traj[2]`) starts in
+/// the JSON document `text`, if the path parses and the value is there. A single pass with a small
+/// stack: no recursion, whatever the nesting, and no allocation per value.
+pub fn line_of_json_path(text: &str, path: &str) -> Option<usize> {
+    let target = parse_json_path(path)?;
+    let b = text.as_bytes();
+    // Per open container: (is an object, the step to the value being read in it).
+    let mut stack: Vec<(bool, Step)> = Vec::new();
+    let mut expect_key = false;
+    let (mut line, mut i) = (1, 0);
+    let at_target = |stack: &[(bool, Step)]| {
+        stack.len() == target.len() && stack.iter().zip(&target).all(|((_, s), t)| s == t)
+    };
+    while i < b.len() {
+        match b[i] {
+            b'\n' => {
+                line += 1;
+                i += 1;
+            }
+            b' ' | b'\t' | b'\r' | b':' => i += 1,
+            b',' => {
+                match stack.last_mut() {
+                    Some((true, _)) => expect_key = true,
+                    Some((false, Step::Index(n))) => *n += 1,
+                    _ => {}
+                }
+                i += 1;
+            }
+            b'}' | b']' => {
+                stack.pop();
+                expect_key = false;
+                i += 1;
+            }
+            b'"' if expect_key => {
+                let (key, end) = string_at(text, i)?;
+                if let Some((true, step)) = stack.last_mut() {
+                    *step = Step::Key(key.to_owned());
+                }
+                expect_key = false;
+                i = end;
+            }
+            c => {
+                if at_target(&stack) {
+                    return Some(line);
+                }
+                match c {
+                    b'{' => {
+                        stack.push((true, Step::Key(String::new())));
+                        expect_key = true;
+                        i += 1;
+                    }
+                    b'[' => {
+                        stack.push((false, Step::Index(0)));
+                        i += 1;
+                    }
+                    b'"' => i = string_at(text, i)?.1,
+                    _ => {
+                        while i < b.len()
+                            && !matches!(b[i], b',' | b'}' | b']' | b'\n' | b' ' | b'\t' | b'\r')
+                        {
+                            i += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    None
 }
 
 /// Text of an OpenAI-style message `content` and the number of images in it.
@@ -416,6 +546,32 @@ mod tests {
         let mut bad: &[u8] = b"{\n\"a\": \"\xff\"}";
         let e = read_document(&mut bad, Path::new("t.json")).unwrap_err().to_string();
         assert!(e.starts_with("t.json:2: invalid UTF-8"), "{e}");
+    }
+
+    #[test]
+    fn a_json_path_is_found_on_its_line() {
+        let text =
+            "[\n  {\"role\": \"user\", \"content\": \"a\"},\n  {\"role\": \"user\",\n   \"content\": 42}\n]";
+        assert_eq!(line_of_json_path(text, "[1]"), Some(3));
+        assert_eq!(line_of_json_path(text, "[1].content"), Some(4));
+        assert_eq!(line_of_json_path(text, "[0].content"), Some(2));
+        assert_eq!(line_of_json_path(text, "[2]"), None);
+        let doc = "{\"messages\": [\n{\"content\": [{\"x\": {\"y\": [1, 2]}},\n{\"type\": \"tool_use\"}]}]}";
+        assert_eq!(line_of_json_path(doc, "messages[0].content[1]"), Some(3));
+        assert_eq!(line_of_json_path(doc, "messages"), Some(1));
+        assert_eq!(line_of_json_path(doc, "messages[0].content[0].x.y[1]"), Some(2));
+        for not_a_path in ["expected an object", "", "a b", "[x]", "."] {
+            assert_eq!(line_of_json_path(doc, not_a_path), None, "{not_a_path}");
+        }
+    }
+
+    #[test]
+    fn a_cut_off_document_says_it_ends_early() {
+        let e = parse_document("[{\"role\": \"user\"},\n", Path::new("t.json")).unwrap_err().to_string();
+        assert!(e.starts_with("t.json:2: the JSON document ends early, at line 2 column 0"), "{e}");
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        let e = parse_document(&deep, Path::new("t.json")).unwrap_err().to_string();
+        assert!(e.contains("recursion limit exceeded") && e.contains("nested more than 128 deep"), "{e}");
     }
 
     #[test]

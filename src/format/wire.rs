@@ -46,10 +46,65 @@ pub(crate) fn head_document(head: &Head<'_>) -> Option<Value> {
         return None;
     }
     let bytes = text.as_bytes();
-    let mut closers: Vec<u8> = Vec::new();
+    let mut depth = 0usize;
+    let mut end: Option<usize> = None;
+    structure(bytes, |i, b| {
+        match b {
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    end = Some(i);
+                    return false;
+                }
+            }
+            _ => {}
+        }
+        true
+    });
+    let mut limit = bytes.len();
+    if let Some(i) = end {
+        // The first value is complete: it is the document if nothing follows it.
+        if !text[i + 1..].trim().is_empty() {
+            return None;
+        }
+        match serde_json::from_str(&text[..=i]) {
+            Ok(doc) => return Some(doc),
+            // A syntax error (a hand edit gone wrong): describe the part before it, so that the
+            // format is still recognised and its reader names the line.
+            Err(e) => limit = byte_offset(text, e.line(), e.column()).min(limit),
+        }
+    }
+    // The last place before `limit` where everything before is complete, and the brackets open
+    // there (found again rather than copied at every comma: that would be quadratic in a deeply
+    // nested head).
+    let mut cut: Option<usize> = None;
+    structure(&bytes[..limit], |i, b| {
+        match b {
+            b',' => cut = Some(i),
+            b'}' | b']' => cut = Some(i + 1),
+            _ => {}
+        }
+        true
+    });
+    let at = cut?;
+    let open = open_brackets(&bytes[..at]);
+    let mut repaired = String::with_capacity(at + open.len());
+    repaired.push_str(&text[..at]);
+    repaired.extend(open.iter().rev().map(|&b| b as char));
+    serde_json::from_str(&repaired).ok()
+}
+
+/// The byte offset of a 1-based line and column (serde_json's error position) in `text`.
+fn byte_offset(text: &str, line: usize, column: usize) -> usize {
+    let start: usize = text.split_inclusive('\n').take(line.saturating_sub(1)).map(str::len).sum();
+    (start + column.saturating_sub(1)).min(text.len())
+}
+
+/// Calls `f` with the index and byte of every bracket and comma of `bytes` (JSON text) outside
+/// strings, until it returns `false`.
+fn structure(bytes: &[u8], mut f: impl FnMut(usize, u8) -> bool) {
     let (mut in_string, mut escaped) = (false, false);
-    // The last place where everything before is complete, and the brackets open there.
-    let mut cut: Option<(usize, Vec<u8>)> = None;
     for (i, &b) in bytes.iter().enumerate() {
         if in_string {
             match b {
@@ -62,26 +117,28 @@ pub(crate) fn head_document(head: &Head<'_>) -> Option<Value> {
         }
         match b {
             b'"' => in_string = true,
+            b'{' | b'[' | b'}' | b']' | b',' if !f(i, b) => return,
+            _ => {}
+        }
+    }
+}
+
+/// The closing brackets of the containers open at the end of `bytes` (a JSON prefix), innermost
+/// last.
+fn open_brackets(bytes: &[u8]) -> Vec<u8> {
+    let mut closers = Vec::new();
+    structure(bytes, |_, b| {
+        match b {
             b'{' => closers.push(b'}'),
             b'[' => closers.push(b']'),
             b'}' | b']' => {
                 closers.pop();
-                if closers.is_empty() {
-                    // The first value is complete: it is the document if nothing follows it.
-                    let rest = text[i + 1..].trim();
-                    return if rest.is_empty() { serde_json::from_str(&text[..=i]).ok() } else { None };
-                }
-                cut = Some((i + 1, closers.clone()));
             }
-            b',' => cut = Some((i, closers.clone())),
             _ => {}
         }
-    }
-    let (at, open) = cut?;
-    let mut repaired = String::with_capacity(at + open.len());
-    repaired.push_str(&text[..at]);
-    repaired.extend(open.iter().rev().map(|&b| b as char));
-    serde_json::from_str(&repaired).ok()
+        true
+    });
+    closers
 }
 
 /// Which API a message list (or request body) is written for.
@@ -537,6 +594,13 @@ mod tests {
     #[test]
     fn a_whole_document_is_parsed_as_it_is() {
         assert_eq!(head("\u{feff} {\"a\": [1, 2]}\n", true), Some(json!({"a": [1, 2]})));
+    }
+
+    #[test]
+    fn a_document_with_a_syntax_error_is_described_up_to_the_error() {
+        let text = "[\n{\"role\": \"user\", \"content\": \"hi\"},\n{\"role\": \"assistant\", \"content\": \"a\"}\n{\"role\": \"user\"}\n]";
+        let doc = head(text, true).unwrap();
+        assert_eq!(doc.as_array().map(Vec::len), Some(2), "{doc}");
     }
 
     #[test]

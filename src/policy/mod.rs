@@ -201,7 +201,7 @@ impl View<'_> {
 
     /// Milliseconds since the previous request, when both are timestamped.
     pub fn gap_ms(&self) -> Option<Millis> {
-        Some(self.timestamp? - self.previous_timestamp?)
+        Some(self.timestamp?.saturating_sub(self.previous_timestamp?))
     }
 }
 

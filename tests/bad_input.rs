@@ -1,0 +1,878 @@
+//! The bad-input suite: what ctxbudget says, and which exit code it gives, for every kind of
+//! broken input a user can hand it — half-written sessions, hand edits, files that are not
+//! traces, huge or deeply nested content, unreadable files, bad specs and bad output paths.
+//!
+//! Each case asserts the exact message (built from the temporary path it wrote) and the exit code:
+//! 0 when every file was read (warnings do not fail a run), 1 when some file failed (the others are
+//! still reported), 2 for usage errors (detected before any work). Errors are printed once, on
+//! stderr, prefixed `error: `; warnings `warning: `. Files are made in a temporary directory by
+//! each test; the fixtures under `tests/fixtures/` are only read.
+//!
+//! Cost: the 200 MB single line is written, read and replayed with the default tokenizer in about
+//! 6 s and 700 MB of memory (`/usr/bin/time ctxbudget replay huge.jsonl --policy none`; 0.4 s and
+//! 400 MB with `--tokenizer estimate`), the 20 MB word in under a second; every other case is small.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{ctxbudget, root};
+use ctxbudget::result::ReplayReport;
+
+/// What one run of `ctxbudget replay … --format json` gave.
+struct Outcome {
+    code: Option<i32>,
+    stderr: String,
+    report: ReplayReport,
+}
+
+/// `ctxbudget replay PATHS --tokenizer estimate --policy none --format json EXTRA`.
+fn replay(paths: &[&Path], extra: &[&str]) -> Outcome {
+    let mut cmd = ctxbudget();
+    cmd.arg("replay").args(paths).args(["--tokenizer", "estimate", "--policy", "none", "--format", "json"]);
+    let out = cmd.args(extra).output().unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let report = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("the JSON report reads back ({e}); stderr:\n{stderr}"));
+    Outcome { code: out.status.code(), stderr, report }
+}
+
+/// The only problem is `error`: exit 1, once in the report and once on stderr.
+#[track_caller]
+fn assert_error(o: &Outcome, error: &str) {
+    assert_eq!(o.report.errors, [error], "stderr:\n{}", o.stderr);
+    assert_eq!(o.code, Some(1), "{error}");
+    assert_eq!(o.stderr.matches(&format!("error: {error}\n")).count(), 1, "stderr:\n{}", o.stderr);
+    assert!(o.report.warnings.is_empty(), "{:?}", o.report.warnings);
+}
+
+/// The file was read: exit 0, and these are the warnings, in the report and on stderr.
+#[track_caller]
+fn assert_warnings(o: &Outcome, warnings: &[String]) {
+    assert!(o.report.errors.is_empty(), "{:?}", o.report.errors);
+    assert_eq!(o.code, Some(0), "stderr:\n{}", o.stderr);
+    assert_eq!(o.report.warnings, warnings);
+    for w in warnings {
+        assert_eq!(o.stderr.matches(&format!("warning: {w}\n")).count(), 1, "stderr:\n{}", o.stderr);
+    }
+}
+
+/// A usage error: exit 2 and exactly this one line on stderr, nothing on stdout.
+#[track_caller]
+fn assert_usage(args: &[&std::ffi::OsStr], error: &str) {
+    let out = ctxbudget().args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8(out.stderr).unwrap(), format!("error: {error}\n"));
+    assert!(out.stdout.is_empty());
+}
+
+fn os(s: &str) -> &std::ffi::OsStr {
+    s.as_ref()
+}
+
+fn write(dir: &Path, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(root().join("tests/fixtures").join(name)).unwrap()
+}
+
+fn shown(p: &Path) -> String {
+    p.display().to_string()
+}
+
+const NATIVE_FORMATS: &str = "claude-code, swe-agent, mini-swe-agent, openhands, gemini-cli, claude-stream, \
+                              codex, native, openai-chat, anthropic-messages, openai-responses, cassette, inspect";
+
+const NATIVE_TYPES: &str =
+    "(types: conversation, system, user, assistant, thinking, tool_call, tool_result, request, compaction)";
+const INCOMPLETE: &str =
+    "last line is incomplete (a session still being written?); replayed what is complete";
+const FIX_LINE: &str =
+    "fix or delete this line (only the last line of a session still being written may be cut off)";
+const RESAVE: &str = "session logs are UTF-8 text: re-save the file as UTF-8";
+
+const CC_USER: &str = r#"{"type":"user","sessionId":"s","uuid":"u1","parentUuid":null,"message":{"role":"user","content":"list files"}}"#;
+
+fn cc_assistant(id: &str, block: &str) -> String {
+    format!(
+        r#"{{"type":"assistant","sessionId":"s","message":{{"id":"{id}","content":[{block}],"usage":{{"input_tokens":5,"output_tokens":1}}}}}}"#
+    )
+}
+
+fn cc_result(call: &str) -> String {
+    format!(
+        r#"{{"type":"user","sessionId":"s","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"{call}","content":"a\nb"}}]}}}}"#
+    )
+}
+
+// --- Half-written sessions: the complete part is replayed, with a warning ---------------------
+
+#[test]
+fn a_truncated_last_line_of_a_native_session_is_a_warning_and_the_rest_is_replayed() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(
+        dir.path(),
+        "live.jsonl",
+        "{\"type\":\"user\",\"text\":\"hi\"}\n{\"type\":\"request\"}\n{\"type\":\"tool_result\",\"call_id\":\"c1\",\"out",
+    );
+    let o = replay(&[&p], &[]);
+    assert_warnings(&o, &[format!("{}:3: {INCOMPLETE}", shown(&p))]);
+    assert_eq!((o.report.runs[0].requests, o.report.runs[0].tool_results), (1, 0));
+}
+
+#[test]
+fn a_truncated_last_line_of_a_claude_code_session_is_a_warning_and_the_rest_is_replayed() {
+    let dir = tempfile::tempdir().unwrap();
+    let call = r#"{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}"#;
+    let cut = cc_assistant("m2", r#"{"type":"text","text":"done"}"#);
+    let text = format!("{CC_USER}\n{}\n{}\n{}", cc_assistant("m1", call), cc_result("t1"), &cut[..40]);
+    let p = write(dir.path(), "live.jsonl", text);
+    let o = replay(&[&p], &[]);
+    assert_warnings(&o, &[format!("{}:4: {INCOMPLETE}", shown(&p))]);
+    assert_eq!((o.report.runs[0].requests, o.report.runs[0].tool_results), (1, 1));
+}
+
+#[test]
+fn a_truncated_last_line_of_a_codex_rollout_is_a_warning_and_the_rest_is_replayed() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = fixture("codex/rollout-0.40.jsonl");
+    let lines = whole.split(|&b| b == b'\n').filter(|l| !l.is_empty()).count();
+    // Cut the last line in the middle, as a rollout still being written is.
+    let cut = whole.len() - 1 - whole.iter().rev().skip(1).position(|&b| b == b'\n').unwrap() / 2;
+    let p = write(dir.path(), "rollout.jsonl", &whole[..cut]);
+    let full = replay(&[&write(dir.path(), "whole.jsonl", &whole)], &[]);
+    let o = replay(&[&p], &[]);
+    assert_warnings(&o, &[format!("{}:{lines}: {INCOMPLETE}", shown(&p))]);
+    assert!(o.report.runs[0].requests <= full.report.runs[0].requests);
+    assert!(o.report.runs[0].requests > 0);
+}
+
+#[test]
+fn a_cut_off_json_document_says_it_ends_early_and_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = fixture("gemini-cli/session-merged.json");
+    let text = String::from_utf8(whole).unwrap();
+    // Cut right after the second message, as a copy taken mid-write would be.
+    let cut = text.match_indices("\n    },").nth(1).unwrap().0 + "\n    },".len();
+    let line = text[..cut].lines().count();
+    let p = write(dir.path(), "session.json", &text[..cut]);
+    let o = replay(&[&p], &[]);
+    assert_error(
+        &o,
+        &format!(
+            "{}:{line}: the JSON document ends early, at line {line} column 6 (a session still being written, or a \
+             cut-off copy?); nothing was replayed",
+            shown(&p)
+        ),
+    );
+}
+
+// --- Malformed content: an error naming the file and line, the other files still reported ---
+
+#[test]
+fn malformed_json_in_the_middle_of_a_codex_rollout_names_the_line_and_the_other_files_go_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = String::from_utf8(fixture("codex/rollout-0.40.jsonl")).unwrap();
+    let mut lines: Vec<&str> = whole.lines().collect();
+    lines[4] =
+        r#"{"timestamp":"2026-05-11T10:00:01.000Z","type":"response_item","payload":{"type":"message",}}"#;
+    let bad = write(dir.path(), "bad.jsonl", lines.join("\n") + "\n");
+    let good = write(dir.path(), "good.jsonl", &whole);
+    let o = replay(&[&bad, &good], &[]);
+    let column = lines[4].find(",}").unwrap() + 2;
+    assert_error(
+        &o,
+        &format!("{}:5: invalid JSON: trailing comma at column {column}; {FIX_LINE}", shown(&bad)),
+    );
+    assert_eq!(o.report.runs.len(), 1);
+    assert_eq!(o.report.runs[0].trace, shown(&good));
+}
+
+#[test]
+fn malformed_json_in_a_pretty_printed_document_names_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = String::from_utf8(fixture("openai-chat/messages.json")).unwrap();
+    // Drop the comma at the end of line 6 (a hand edit gone wrong).
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    assert_eq!(lines[5], "  ]},");
+    lines[5].pop();
+    let p = write(dir.path(), "messages.json", lines.join("\n"));
+    let o = replay(&[&p], &[]);
+    assert_error(
+        &o,
+        &format!(
+            "{}:7: invalid JSON (the file must be one JSON document): expected `,` or `]` at line 7 column 3",
+            shown(&p)
+        ),
+    );
+}
+
+#[test]
+fn invalid_utf8_in_a_json_lines_session_names_the_line_and_the_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = format!("{CC_USER}\n").into_bytes();
+    text.extend_from_slice(
+        b"{\"type\":\"user\",\"sessionId\":\"s\",\"message\":{\"role\":\"user\",\"content\":\"caf\xe9\"}}\n",
+    );
+    let p = write(dir.path(), "latin1.jsonl", text);
+    let o = replay(&[&p], &[]);
+    assert_error(&o, &format!("{}:2: invalid UTF-8 at byte 70 of the line; {RESAVE}", shown(&p)));
+}
+
+#[test]
+fn invalid_utf8_in_a_json_document_names_the_line_and_the_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = fixture("swe-agent/v1-function-calling.traj");
+    let at = bytes.windows(6).position(|w| w == b"README").unwrap();
+    bytes[at] = 0xff;
+    let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+    let p = write(dir.path(), "run.traj", bytes);
+    let o = replay(&[&p], &[]);
+    assert_error(&o, &format!("{}:{line}: invalid UTF-8 at byte {at} of the file; {RESAVE}", shown(&p)));
+}
+
+#[test]
+fn a_utf8_byte_order_mark_is_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = b"\xEF\xBB\xBF".to_vec();
+    bytes.extend(fixture("native/small.jsonl"));
+    let with_bom = write(dir.path(), "bom.jsonl", bytes);
+    let plain = write(dir.path(), "plain.jsonl", fixture("native/small.jsonl"));
+    let (a, b) = (replay(&[&with_bom], &[]), replay(&[&plain], &[]));
+    assert_warnings(&a, &[]);
+    assert_eq!(a.report.runs[0].total_input_tokens, b.report.runs[0].total_input_tokens);
+    assert_eq!(a.report.runs[0].requests, 5);
+}
+
+#[test]
+fn crlf_line_endings_read_like_lf() {
+    let dir = tempfile::tempdir().unwrap();
+    let lf = String::from_utf8(fixture("native/small.jsonl")).unwrap();
+    let crlf = write(dir.path(), "crlf.jsonl", lf.replace('\n', "\r\n"));
+    let plain = write(dir.path(), "lf.jsonl", &lf);
+    let (a, b) = (replay(&[&crlf], &[]), replay(&[&plain], &[]));
+    assert_warnings(&a, &[]);
+    assert_eq!(a.report.runs[0].total_input_tokens, b.report.runs[0].total_input_tokens);
+}
+
+// --- Broken call/result links: warnings naming the conversation and the request --------------
+
+#[test]
+fn a_tool_result_with_no_matching_call_is_a_warning_naming_the_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "{CC_USER}\n{}\n{}\n",
+        cc_assistant("m1", r#"{"type":"text","text":"ok"}"#),
+        cc_result("toolu_gone")
+    );
+    let p = write(dir.path(), "orphan.jsonl", text);
+    let o = replay(&[&p], &[]);
+    assert_warnings(
+        &o,
+        &[format!(
+            "{}: conversation `main`: tool result for call `toolu_gone` (after request 1) has no matching call",
+            shown(&p)
+        )],
+    );
+    assert_eq!(o.report.runs[0].tool_results, 1, "the orphan result is still counted");
+}
+
+#[test]
+fn a_call_with_no_result_is_a_warning_naming_the_tool_and_the_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = r#"[
+  {"role": "user", "content": "list"},
+  {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
+  {"role": "assistant", "content": "never mind"}
+]"#;
+    let p = write(dir.path(), "chat.json", text);
+    let o = replay(&[&p], &[]);
+    assert_warnings(
+        &o,
+        &[format!("{}: conversation `main`: call `call_1` (bash, after request 1) has no result", shown(&p))],
+    );
+}
+
+#[test]
+fn duplicate_call_ids_and_second_results_are_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = concat!(
+        "{\"type\":\"user\",\"text\":\"go\"}\n",
+        "{\"type\":\"request\"}\n",
+        "{\"type\":\"tool_call\",\"call_id\":\"c1\",\"name\":\"bash\",\"arguments\":\"{}\"}\n",
+        "{\"type\":\"tool_result\",\"call_id\":\"c1\",\"output\":\"one\"}\n",
+        "{\"type\":\"request\"}\n",
+        "{\"type\":\"tool_call\",\"call_id\":\"c1\",\"name\":\"bash\",\"arguments\":\"{}\"}\n",
+        "{\"type\":\"tool_result\",\"call_id\":\"c1\",\"output\":\"two\"}\n",
+        "{\"type\":\"tool_result\",\"call_id\":\"c1\",\"output\":\"three\"}\n",
+        "{\"type\":\"request\"}\n",
+    );
+    let p = write(dir.path(), "dup.jsonl", text);
+    let o = replay(&[&p], &[]);
+    let at = shown(&p);
+    assert_warnings(
+        &o,
+        &[
+            format!("{at}: conversation `main`: call id `c1` is used again (after request 2)"),
+            format!("{at}: conversation `main`: call `c1` has a second result (after request 2)"),
+        ],
+    );
+    assert_eq!(o.report.runs[0].tool_results, 3);
+}
+
+// --- Unknown types, missing fields, wrong types ----------------------------------------------
+
+#[test]
+fn an_unknown_line_type_in_the_native_format_is_an_error_naming_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(
+        dir.path(),
+        "t.jsonl",
+        "{\"type\":\"user\",\"text\":\"hi\"}\n{\"type\":\"holler\",\"text\":\"x\"}\n",
+    );
+    let o = replay(&[&p], &[]);
+    assert_error(
+        &o,
+        &format!(
+            "{}:2: not a native item: unknown variant `holler`, expected one of `system`, `user`, `assistant`, \
+             `thinking`, `tool_call`, `tool_result`, `request`, `compaction` {NATIVE_TYPES}",
+            shown(&p)
+        ),
+    );
+}
+
+#[test]
+fn unknown_item_and_line_types_of_agent_logs_are_counted_in_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    let codex = concat!(
+        "{\"timestamp\":\"2025-09-24T19:22:20.000Z\",\"type\":\"session_meta\",\"payload\":{\"id\":\"x\",\"cwd\":\"/\",\"cli_version\":\"0.40.0\"}}\n",
+        "{\"timestamp\":\"2025-09-24T19:22:21.000Z\",\"type\":\"response_item\",\"payload\":{\"type\":\"message\",\"role\":\"user\",\"content\":[{\"type\":\"input_text\",\"text\":\"hi\"}]}}\n",
+        "{\"timestamp\":\"2025-09-24T19:22:22.000Z\",\"type\":\"response_item\",\"payload\":{\"type\":\"hologram\",\"x\":1}}\n",
+    );
+    let p = write(dir.path(), "rollout.jsonl", codex);
+    let o = replay(&[&p], &[]);
+    assert_warnings(
+        &o,
+        &[format!("{}: 1 `response_item hologram` item(s) not replayed (unknown item type)", shown(&p))],
+    );
+
+    let future = r#"{"type":"hologram","sessionId":"s","uuid":"h"}"#;
+    let p = write(dir.path(), "session.jsonl", format!("{CC_USER}\n{future}\n{future}\n"));
+    let o = replay(&[&p], &[]);
+    assert_warnings(
+        &o,
+        &[format!(
+            "{}: 2 line(s) of type `hologram` not replayed (unknown line type; a newer Claude Code version?)",
+            shown(&p)
+        )],
+    );
+}
+
+#[test]
+fn a_missing_required_field_names_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let no_id = r#"{"type":"assistant","sessionId":"s","message":{"content":[{"type":"text","text":"x"}]}}"#;
+    let p = write(dir.path(), "session.jsonl", format!("{CC_USER}\n{no_id}\n"));
+    assert_error(&replay(&[&p], &[]), &format!("{}:2: assistant line has no `message.id`", shown(&p)));
+
+    let body = r#"{
+  "model": "claude-sonnet-4",
+  "max_tokens": 1024,
+  "messages": [
+    {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+    {"role": "assistant", "content": [
+      {"type": "tool_use", "name": "bash", "input": {}}
+    ]}
+  ]
+}"#;
+    let p = write(dir.path(), "body.json", body);
+    assert_error(
+        &replay(&[&p], &[]),
+        &format!("{}:7: messages[1].content[0]: a tool_use needs a string `id`", shown(&p)),
+    );
+}
+
+#[test]
+fn a_value_of_the_wrong_type_names_the_line_and_what_was_expected() {
+    let dir = tempfile::tempdir().unwrap();
+    let p =
+        write(dir.path(), "t.jsonl", "{\"type\":\"user\",\"text\":\"hi\"}\n{\"type\":\"user\",\"text\":5}\n");
+    assert_error(
+        &replay(&[&p], &[]),
+        &format!(
+            "{}:2: not a native item: invalid type: integer `5`, expected a string {NATIVE_TYPES}",
+            shown(&p)
+        ),
+    );
+
+    let chat = "[\n  {\"role\": \"system\", \"content\": \"sys\"},\n  {\"role\": \"user\", \"content\": 42},\n  {\"role\": \"assistant\", \"content\": \"ok\"}\n]\n";
+    let p = write(dir.path(), "chat.json", chat);
+    assert_error(
+        &replay(&[&p], &[]),
+        &format!("{}:3: [1].content: expected null, a string or a list of parts, found a number", shown(&p)),
+    );
+}
+
+// --- Files that are not traces -----------------------------------------------------------------
+
+#[test]
+fn an_empty_file_is_an_error_when_named_and_skipped_in_a_walk() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "empty.jsonl", "");
+    let o = replay(&[&p], &[]);
+    assert_error(
+        &o,
+        &format!("{}: the file is empty; nothing to replay (a session not written yet?)", shown(&p)),
+    );
+    let blank = write(dir.path(), "blank.jsonl", "\n  \n");
+    write(dir.path(), "small.jsonl", fixture("native/small.jsonl"));
+    let o = replay(&[dir.path()], &[]);
+    assert_warnings(
+        &o,
+        &[
+            format!("{}: skipped: the file is empty", shown(&blank)),
+            format!("{}: skipped: the file is empty", shown(&p)),
+        ],
+    );
+    assert_eq!(o.report.runs.len(), 1);
+}
+
+#[test]
+fn a_binary_file_is_named_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "image.png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x10");
+    assert_error(
+        &replay(&[&p], &[]),
+        &format!(
+            "{}: not a text file (binary data: a NUL byte at byte 8); ctxbudget reads session logs written as JSON, \
+             JSON Lines or YAML",
+            shown(&p)
+        ),
+    );
+    // Forced through a format, it is invalid UTF-8 at its first line.
+    assert_error(
+        &replay(&[&p], &["--input-format", "native"]),
+        &format!("{}:1: invalid UTF-8 at byte 0 of the line; {RESAVE}", shown(&p)),
+    );
+}
+
+#[test]
+fn a_utf16_file_says_to_re_save_it_as_utf8() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = String::from_utf8(fixture("native/small.jsonl")).unwrap();
+    let mut bytes = vec![0xFF, 0xFE];
+    bytes.extend(text.encode_utf16().flat_map(u16::to_le_bytes));
+    let p = write(dir.path(), "saved-by-powershell.jsonl", bytes);
+    assert_error(
+        &replay(&[&p], &[]),
+        &format!(
+            "{}: UTF-16 text (the file starts with a UTF-16 byte-order mark); session logs are UTF-8: re-save the \
+             file as UTF-8",
+            shown(&p)
+        ),
+    );
+}
+
+#[test]
+fn a_file_that_matches_no_format_is_an_error_when_named_and_a_warning_in_a_walk() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "data.csv", "name,tokens\nx,1\n");
+    assert_error(
+        &replay(&[&p], &[]),
+        &format!(
+            "{}: not a recognised trace format (tried {NATIVE_FORMATS}); pass --input-format to choose one",
+            shown(&p)
+        ),
+    );
+    assert_warnings(
+        &replay(&[dir.path()], &[]),
+        &[format!("{}: skipped: not a recognised trace format (tried {NATIVE_FORMATS})", shown(&p))],
+    );
+}
+
+#[test]
+fn one_bad_file_among_good_ones_exits_1_and_every_good_one_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a-good.jsonl", fixture("native/small.jsonl"));
+    let bad = write(dir.path(), "b-bad.jsonl", "{\"type\":\"user\",\"text\":\"hi\"}\n{\"type\":\"user\"}\n");
+    write(dir.path(), "c-good.jsonl", fixture("codex/rollout-0.40.jsonl"));
+    let notes = write(dir.path(), "d-notes.txt", "not a trace\n");
+    let o = replay(&[dir.path()], &[]);
+    assert_eq!(
+        o.report.errors,
+        [format!("{}:2: not a native item: missing field `text` {NATIVE_TYPES}", shown(&bad))]
+    );
+    assert_eq!(
+        o.report.warnings,
+        [format!("{}: skipped: not a recognised trace format (tried {NATIVE_FORMATS})", shown(&notes))]
+    );
+    assert_eq!(o.code, Some(1));
+    let traces: Vec<&str> = o.report.runs.iter().map(|r| r.trace.as_str()).collect();
+    assert_eq!(traces.len(), 2);
+    assert!(traces[0].ends_with("a-good.jsonl") && traces[1].ends_with("c-good.jsonl"), "{traces:?}");
+}
+
+// --- Huge and deep content ---------------------------------------------------------------------
+
+#[test]
+fn a_tool_output_of_a_million_spaces_is_counted_exactly_with_a_real_tokenizer() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = format!("{}x", " ".repeat(1_000_000));
+    let item = serde_json::json!({"type": "tool_result", "call_id": "c1", "output": output});
+    let text = format!(
+        "{{\"type\":\"tool_call\",\"call_id\":\"c1\",\"name\":\"bash\",\"arguments\":\"{{}}\"}}\n{item}\n{{\"type\":\"request\"}}\n"
+    );
+    let p = write(dir.path(), "spaces.jsonl", text);
+    let out = ctxbudget()
+        .args(["replay", "--tokenizer", "o200k", "--policy", "none", "--format", "json"])
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: ReplayReport = serde_json::from_slice(&out.stdout).unwrap();
+    let run = &report.runs[0];
+    assert_eq!(run.tool_output_bytes, 1_000_001);
+    // An independent count: bpe-openai directly, the reference for texts tiktoken-rs cannot take.
+    assert_eq!(run.tool_output_tokens, bpe_openai::o200k_base().count(&output) as u64);
+}
+
+#[test]
+fn a_single_200_mb_line_is_read_and_replayed() {
+    const MB: usize = 1_000_000;
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("huge.jsonl");
+    // 18 bytes in the file, 17 in the output (`\n` is one escaped byte).
+    let unit = "0123456789abcdef\\n";
+    let units = 200 * MB / unit.len();
+    {
+        use std::io::Write;
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&p).unwrap());
+        f.write_all(b"{\"type\":\"tool_call\",\"call_id\":\"c1\",\"name\":\"cat\",\"arguments\":\"{}\"}\n")
+            .unwrap();
+        f.write_all(b"{\"type\":\"tool_result\",\"call_id\":\"c1\",\"output\":\"").unwrap();
+        let chunk = unit.repeat(10_000);
+        for _ in 0..units / 10_000 {
+            f.write_all(chunk.as_bytes()).unwrap();
+        }
+        f.write_all(unit.repeat(units % 10_000).as_bytes()).unwrap();
+        f.write_all(b"\"}\n{\"type\":\"request\"}\n").unwrap();
+    }
+    assert!(std::fs::metadata(&p).unwrap().len() > 200 * MB as u64 - 100);
+    // With the default tokenizer (o200k), as a user would run it.
+    let out = ctxbudget().args(["replay", "--policy", "none", "--format", "json"]).arg(&p).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: ReplayReport = serde_json::from_slice(&out.stdout).unwrap();
+    let run = &report.runs[0];
+    let bytes = (units * (unit.len() - 1)) as u64;
+    assert_eq!(run.tool_output_bytes, bytes);
+    // Each line of the output is its own run of pieces: the count is the count of one line times
+    // the number of lines (checked on three lines first).
+    let line = "0123456789abcdef\n";
+    let one = bpe_openai::o200k_base().count(line) as u64;
+    assert_eq!(bpe_openai::o200k_base().count(&line.repeat(3)) as u64, 3 * one);
+    assert_eq!(run.tool_output_tokens, units as u64 * one);
+    assert_eq!((run.requests, run.split_results), (1, 1));
+}
+
+#[test]
+fn a_20_mb_word_is_counted_exactly_in_seconds() {
+    // tiktoken-rs alone took 575 s and 10 GB for a 200 MB word; such words go to bpe-openai.
+    let dir = tempfile::tempdir().unwrap();
+    let word = "abcdefghij".repeat(2_000_000);
+    let text = format!(
+        "{{\"type\":\"tool_call\",\"call_id\":\"c1\",\"name\":\"cat\",\"arguments\":\"{{}}\"}}\n\
+         {{\"type\":\"tool_result\",\"call_id\":\"c1\",\"output\":\"{word}\"}}\n{{\"type\":\"request\"}}\n"
+    );
+    let p = write(dir.path(), "word.jsonl", text);
+    let started = std::time::Instant::now();
+    let out = ctxbudget().args(["replay", "--policy", "none", "--format", "json"]).arg(&p).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(started.elapsed().as_secs() < 60, "{:?}", started.elapsed());
+    let report: ReplayReport = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report.runs[0].tool_output_tokens, bpe_openai::o200k_base().count(&word) as u64);
+}
+
+#[test]
+fn json_nested_100000_deep_is_refused_quickly_whatever_the_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let p = write(dir.path(), "deep.json", &deep);
+    let started = std::time::Instant::now();
+    assert_error(
+        &replay(&[&p], &[]),
+        &format!(
+            "{}: not a recognised trace format (tried {NATIVE_FORMATS}); pass --input-format to choose one",
+            shown(&p)
+        ),
+    );
+    // Detection used to build a path string per nesting level: 13 s and 4.4 GB for this file.
+    assert!(started.elapsed().as_secs() < 10, "{:?}", started.elapsed());
+    assert_error(
+        &replay(&[&p], &["--input-format", "openai-chat"]),
+        &format!(
+            "{}:1: invalid JSON (the file must be one JSON document): recursion limit exceeded at line 1 column \
+             128 (values nested more than 128 deep; no trace format nests that deep)",
+            shown(&p)
+        ),
+    );
+    let line = format!("{{\"type\":\"user\",\"text\":{deep}}}");
+    let p = write(dir.path(), "deep.jsonl", format!("{{\"type\":\"user\",\"text\":\"hi\"}}\n{line}\n"));
+    assert_error(
+        &replay(&[&p], &[]),
+        &format!(
+            "{}:2: invalid JSON: recursion limit exceeded at column 149 (values nested more than 128 deep; no trace \
+             format nests that deep); {FIX_LINE}",
+            shown(&p)
+        ),
+    );
+    let p = write(dir.path(), "deep.yaml", format!("interactions: {deep}\n"));
+    assert_error(
+        &replay(&[&p], &["--input-format", "cassette"]),
+        &format!("{}:1: invalid YAML: recursion limit exceeded (column 270)", shown(&p)),
+    );
+}
+
+// --- The file system: links, unreadable files, special files -----------------------------------
+
+#[cfg(unix)]
+#[test]
+fn a_directory_symlink_loop_is_walked_once() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("d")).unwrap();
+    write(&dir.path().join("d"), "small.jsonl", fixture("native/small.jsonl"));
+    std::os::unix::fs::symlink(dir.path(), dir.path().join("d/up")).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("d"), dir.path().join("d/self")).unwrap();
+    let o = replay(&[dir.path()], &[]);
+    assert_warnings(&o, &[]);
+    assert_eq!(o.report.runs.len(), 1);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_file_symlink_loop_is_an_error_saying_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+    std::os::unix::fs::symlink(&b, &a).unwrap();
+    std::os::unix::fs::symlink(&a, &b).unwrap();
+    let loop_msg = "too many levels of symbolic links (a symlink loop: fix or remove the link)";
+    assert_error(&replay(&[&a], &[]), &format!("{}: {loop_msg}", shown(&a)));
+    // In a walk too: the link is named, and the walk goes on.
+    write(dir.path(), "c.jsonl", fixture("native/small.jsonl"));
+    let o = replay(&[dir.path()], &[]);
+    assert_eq!(o.report.errors, [format!("{}: {loop_msg}", shown(&a)), format!("{}: {loop_msg}", shown(&b))]);
+    assert_eq!((o.code, o.report.runs.len()), (Some(1), 1));
+}
+
+/// Whether this process runs as root (then permissions do not stop it from reading).
+#[cfg(unix)]
+fn is_root() -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status.lines().any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
+}
+
+#[cfg(unix)]
+#[test]
+fn an_unreadable_file_is_an_error_naming_the_permission() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let p = write(dir.path(), "secret.jsonl", fixture("native/small.jsonl"));
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let expected = format!("{}: cannot read: permission denied (check the file's permissions)", shown(&p));
+    let bin = assert_cmd::cargo::cargo_bin("ctxbudget");
+    let args = ["replay", "--tokenizer", "estimate", "--policy", "none", "--format", "json"];
+    let out = if !is_root() {
+        std::process::Command::new(&bin).args(args).arg(&p).output().unwrap()
+    } else {
+        // Root reads any file: drop to `nobody` for this run, so the permission bits count.
+        let as_nobody = || {
+            let mut c = std::process::Command::new("/usr/bin/setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]).arg(&bin).current_dir("/");
+            c
+        };
+        // `nobody` must be able to run the binary (a checkout under a private home may not allow it).
+        if !as_nobody().arg("--version").output().is_ok_and(|o| o.status.success()) {
+            println!(
+                "skipped: running as root, and `nobody` cannot run {} through /usr/bin/setpriv, so no file \
+                 can be made unreadable to the program",
+                bin.display()
+            );
+            return;
+        }
+        as_nobody().args(args).arg(&p).output().unwrap()
+    };
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: ReplayReport = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report.errors, std::slice::from_ref(&expected));
+    assert_eq!(String::from_utf8(out.stderr).unwrap(), format!("error: {expected}\n"));
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_file_whose_read_fails_is_an_error_saying_what_failed() {
+    // /proc/self/mem opens but cannot be read at offset 0 (EIO), as root too: a real read failure.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("mem.jsonl");
+    std::os::unix::fs::symlink("/proc/self/mem", &p).unwrap();
+    assert_error(
+        &replay(&[&p], &[]),
+        &format!(
+            "{}: cannot read: input/output error (the device or file system failed to read it; copy the file \
+             elsewhere and retry)",
+            shown(&p)
+        ),
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_socket_is_an_error_when_named_and_passed_over_in_a_walk() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("agent.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&p).unwrap();
+    assert_error(
+        &replay(&[&p], &[]),
+        &format!(
+            "{}: cannot read: no such device or address (a socket or a device, not a file: pass a regular file)",
+            shown(&p)
+        ),
+    );
+    write(dir.path(), "small.jsonl", fixture("native/small.jsonl"));
+    let o = replay(&[dir.path()], &[]);
+    assert_warnings(&o, &[]);
+    assert_eq!(o.report.runs.len(), 1);
+}
+
+// --- Usage errors: exit 2 before any work ------------------------------------------------------
+
+const SMALL: &str = "tests/fixtures/native/small.jsonl";
+const POLICIES: &str = "none, keep-turns, keep-results, budget, anthropic, langchain, opencode, gemini, swe-agent, \
+                        complexity-trap, openhands, openhands-amortized, openclaw, claude-code-micro";
+
+#[test]
+fn a_policy_spec_with_an_unknown_name_key_or_bad_value_is_a_usage_error() {
+    let run =
+        |spec: &str, error: &str| assert_usage(&[os("replay"), os(SMALL), os("--policy"), os(spec)], error);
+    run(
+        "keep-last:n=3",
+        &format!("unknown policy `keep-last` in `keep-last:n=3`; valid policies: {POLICIES}"),
+    );
+    run(
+        "budget:max=10,goal=5",
+        "policy `budget` has no parameter `goal` (in `budget:max=10,goal=5`); valid keys: max, target",
+    );
+    run(
+        "keep-turns:n=three",
+        "bad value for `n` in `keep-turns:n=three`: `three`: invalid digit found in string",
+    );
+    run(
+        "keep-turns:n",
+        "cannot parse `keep-turns:n`: `n` is not key=value (expected `name` or `name:key=value,key=value`)",
+    );
+    assert_usage(
+        &[os("replay"), os(SMALL), os("--transform"), os("truncate:aider")],
+        "unknown transform `truncate:aider`; valid transforms: truncate:codex, truncate:mini, spill",
+    );
+}
+
+#[test]
+fn a_policies_file_with_a_mistake_is_a_usage_error_naming_the_file_and_the_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "p.toml",
+        "[[policy]]\nkind = \"none\"\n\n[[policy]]\nkind = \"budget\"\ngoal = 5\n",
+    );
+    assert_usage(
+        &[os("replay"), os(SMALL), os("--policies"), file.as_os_str()],
+        &format!(
+            "{}: policy #2: policy `budget` has no parameter `goal` (in `budget:goal=5`); valid keys: max, target",
+            shown(&file)
+        ),
+    );
+    let file = write(dir.path(), "q.toml", "[[policy]]\nkind = \"none\"\nname = \n");
+    let out = ctxbudget().args(["replay", SMALL, "--policies"]).arg(&file).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.starts_with(&format!("error: {}: not valid TOML: TOML parse error at line 3", shown(&file))),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_unknown_input_format_is_a_usage_error_listing_the_valid_ones() {
+    assert_usage(
+        &[os("replay"), os(SMALL), os("--input-format"), os("jsonl")],
+        &format!("unknown input format `jsonl`; valid: auto, {NATIVE_FORMATS}"),
+    );
+}
+
+#[test]
+fn an_output_in_a_missing_directory_is_a_usage_error_for_every_command() {
+    let out = "/no/such/dir/out.csv";
+    let error =
+        "cannot write /no/such/dir/out.csv: the directory /no/such/dir does not exist; create it first";
+    for command in ["replay", "reconcile", "sweep", "compare", "cost", "calibrate"] {
+        assert_usage(&[os(command), os(SMALL), os("--output"), os(out)], error);
+    }
+}
+
+#[test]
+fn an_output_that_is_a_directory_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_usage(
+        &[os("replay"), os(SMALL), os("--output"), dir.path().as_os_str()],
+        &format!(
+            "cannot write {}: it is a directory; give a file name (or `-` for stdout)",
+            shown(dir.path())
+        ),
+    );
+}
+
+#[test]
+fn an_output_equal_to_an_input_is_refused_and_the_input_is_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = write(dir.path(), "t.jsonl", fixture("native/small.jsonl"));
+    let before = std::fs::read(&input).unwrap();
+    for command in ["replay", "reconcile", "sweep", "compare", "cost", "calibrate"] {
+        assert_usage(
+            &[os(command), input.as_os_str(), os("--output"), input.as_os_str()],
+            &format!(
+                "refusing to write {}: it is an input (or inside one); choose another output path",
+                shown(&input)
+            ),
+        );
+    }
+    let inside = dir.path().join("report");
+    let canonical = dir.path().canonicalize().unwrap();
+    assert_usage(
+        &[os("report"), dir.path().as_os_str(), os("--out"), inside.as_os_str()],
+        &format!(
+            "refusing to write the report into {}: it overlaps the input {}; choose another --out",
+            shown(&canonical.join("report")),
+            shown(dir.path())
+        ),
+    );
+    assert!(!inside.exists(), "a refused report leaves nothing among the inputs");
+    assert_eq!(std::fs::read(&input).unwrap(), before);
+}
+
+#[test]
+fn a_report_directory_that_cannot_be_created_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "occupied", "a file, not a directory");
+    let out = file.join("report");
+    assert_usage(
+        &[os("report"), os(SMALL), os("--out"), out.as_os_str()],
+        &format!(
+            "cannot create the report directory {}: not a directory (a file stands where a directory is needed: \
+             choose another path)",
+            shown(&out)
+        ),
+    );
+}
