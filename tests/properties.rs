@@ -107,7 +107,7 @@ fn conversation() -> impl Strategy<Value = Conversation> {
 }
 
 fn measure(c: &Conversation, meter: &Meter) -> MeasuredConversation {
-    MeasuredConversation::new(c, meter, &MeasureOptions { resplit: false, transforms: &[] })
+    MeasuredConversation::new(c, meter, &MeasureOptions::default())
 }
 
 /// The categories of every request's context, computed from the items alone: the oracle.
@@ -249,7 +249,7 @@ impl Policy for Watch {
             .iter()
             .filter_map(|e| match e {
                 Edit::Prune(i) | Edit::Replace(i, _) => Some(*i),
-                Edit::ClearCall(..) => None,
+                Edit::ClearCall(..) | Edit::KeepPrevious => None,
             })
             .collect();
         self.seen

@@ -83,6 +83,7 @@ pub fn exercise(trace: &Trace) {
             policies: policies.clone(),
             resplit: !transforms.is_empty(),
             transforms,
+            overhead: if transforms.is_empty() { 0 } else { 100 },
             input_format: None,
         };
         let (runs, _warnings) = pipeline::replay_trace_with_warnings(PATH, trace, &job, &meter);
@@ -91,7 +92,7 @@ pub fn exercise(trace: &Trace) {
             ReplayReport { runs: runs.into_iter().map(|r| r.summary).collect(), ..Default::default() };
         ctxbudget::export::ExportFormat::Json.exporter().render(&report, false).expect("JSON renders");
     }
-    let opts = MeasureOptions { resplit: false, transforms: &[] };
+    let opts = MeasureOptions::default();
     for conversation in &trace.conversations {
         let measured = MeasuredConversation::new(conversation, &meter, &opts);
         let sent = reconcile::sent_contexts(PATH, conversation, &measured);
@@ -137,8 +138,7 @@ fn sample_conversation() -> Conversation {
 fn replay_specs(specs: &[PolicySpec]) {
     let meter = meter();
     let conversation = sample_conversation();
-    let measured =
-        MeasuredConversation::new(&conversation, &meter, &MeasureOptions { resplit: false, transforms: &[] });
+    let measured = MeasuredConversation::new(&conversation, &meter, &MeasureOptions::default());
     for spec in specs {
         for threshold in [0, 100] {
             let mut policy = spec.build();
