@@ -5,7 +5,9 @@
 //! the table-like formats share the column definitions in [`columns`]. [`Output`] owns the target:
 //! `-` is stdout, a file is checked before any work starts (so a bad path fails fast) and written
 //! through a temporary file that is renamed into place, so an interrupted run never leaves a
-//! half-written report.
+//! half-written report. What is not a regular file (`/dev/null`, a pipe, a terminal) is written in
+//! place, since renaming over it would replace the device with a file; a symbolic link is followed,
+//! and its target replaced.
 
 pub mod analysis;
 pub mod columns;
@@ -99,6 +101,15 @@ impl Output {
                 }
             }
         }
+        if is_special(path) {
+            // Written in place when the report is ready; opening it now would block on a pipe
+            // with no reader yet, or give the reader an end of file before the report.
+            return Ok(());
+        }
+        let parent = match resolve_link(path).parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+            _ => parent,
+        };
         // Probe that a file can be created there, without touching the target.
         let probe = tempfile::Builder::new()
             .prefix(TEMP_PREFIX)
@@ -150,8 +161,32 @@ pub fn prepare_rewrite(dir: &Path, index: &str, subdirs: &[&str]) -> Result<()> 
     Ok(())
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same directory, then renames it.
+/// Whether `path` exists and is neither a regular file nor a directory (following links): a
+/// character device such as `/dev/null`, a pipe, a socket.
+fn is_special(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
+}
+
+/// The file a symbolic link points to (so that the link stays a link and its target is
+/// replaced), or `path` itself when it is not a link or its target cannot be resolved.
+fn resolve_link(path: &Path) -> PathBuf {
+    let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if link { path.canonicalize().unwrap_or_else(|_| path.to_owned()) } else { path.to_owned() }
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory, then renames it. A
+/// path that is not a regular file (`/dev/null`, a pipe) is written in place; a symbolic link's
+/// target is the file replaced.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    if is_special(path) {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        return f.write_all(bytes).with_context(|| format!("cannot write {}", path.display()));
+    }
+    let target = resolve_link(path);
+    let path = target.as_path();
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -229,6 +264,48 @@ mod tests {
         }
         left.sort();
         assert_eq!(left, ["/.keep", "/data.csv", "charts/a.svg"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_pipe_is_written_in_place_and_stays_a_pipe() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("out.fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !made.is_ok_and(|s| s.success()) {
+            eprintln!("skipped: mkfifo is not available");
+            return;
+        }
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(fifo).unwrap())
+        };
+        let out = Output::File(fifo.clone());
+        write_atomically(&fifo, b"report").unwrap();
+        assert_eq!(reader.join().unwrap(), b"report");
+        assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "nothing created beside it");
+        // The check before work neither opens it (which would block with no reader) nor creates
+        // a probe beside it.
+        out.check(&[]).unwrap();
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symbolic_link_stays_a_link_and_its_target_is_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("real")).unwrap();
+        let target = dir.path().join("real/r.json");
+        let link = dir.path().join("r.json");
+        std::fs::write(&target, "old").unwrap();
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        Output::File(link.clone()).check(&[]).unwrap();
+        write_atomically(&link, b"new").unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read(&target).unwrap(), b"new");
+        assert_eq!(std::fs::read_dir(dir.path().join("real")).unwrap().count(), 1);
     }
 
     #[test]
