@@ -135,14 +135,18 @@ impl Counter for Estimate {
     }
 }
 
-/// Whitespace runs at least this long are never given to tiktoken-rs, which panics somewhere
-/// between 500k and 1M spaces (fancy-regex's backtracking limit, TOKENIZERS.md §1); this leaves a
-/// wide margin, and such runs are rare in real output.
+/// Whitespace runs at least this long (bytes) are never given to tiktoken-rs, which panics
+/// somewhere between 500k and 1M spaces (fancy-regex's backtracking limit, TOKENIZERS.md §1); this
+/// leaves a wide margin, and such runs are rare in real output.
 const LONG_WHITESPACE_RUN: usize = 100_000;
 
-/// Runs of non-whitespace at least this long (chars) never go to tiktoken-rs either: it merges
-/// such a piece in superlinear time and memory (1 MB of letters: 1.2 s; 4 MB: 6.3 s; a 200 MB
-/// word: 575 s and 10 GB), the `tiktoken` crate in linear time.
+/// Runs of letters, or of punctuation, at least this long (bytes) never go to the regular counters
+/// either. Both encodings cut text into pieces with a regex before merging: a piece is a run of
+/// letters, of punctuation, of whitespace or up to three digits, so only such a run makes a long
+/// piece, and both regular counters merge a long piece in superlinear time and memory (1 MB of
+/// letters in tiktoken-rs: 1.2 s; 4 MB: 6.3 s; a 200 MB word: 575 s and 10 GB, and 100 s and
+/// 5.3 GB in the `tiktoken` crate). A long run of mixed classes (JSON without spaces, base64, a
+/// URL) is cut into short pieces and is not pathological.
 const LONG_WORD: usize = 10_000;
 
 /// Which implementation counts the exact encodings (`--counter`).
@@ -264,10 +268,10 @@ fn raw_count(tokenizer: Tokenizer, backend: Backend, text: &str) -> Tokens {
     }
 }
 
-/// Counts `text` exactly, starting with `backend`: tiktoken-rs never gets a text with a whitespace
-/// run of [`LONG_WHITESPACE_RUN`] characters or a word of [`LONG_WORD`], and a backend that panics hands the text to the
-/// other one. A text that makes both panic (never observed) is counted in two halves, which can
-/// differ from the true count by a token or two at the seam, rather than crash the run.
+/// Counts `text` exactly, starting with `backend`: a text with a long piece ([`has_long_run`])
+/// goes to the linear counter and never to tiktoken-rs, and a backend that panics hands the text
+/// to the other one. A text that makes both panic (never observed) is counted in two halves, which
+/// can differ from the true count by a token or two at the seam, rather than crash the run.
 fn exact(tokenizer: Tokenizer, backend: Backend, text: &str) -> Tokens {
     if has_long_run(text) {
         if let Ok(n) = catch_unwind(AssertUnwindSafe(|| pathological(tokenizer, text))) {
@@ -277,29 +281,27 @@ fn exact(tokenizer: Tokenizer, backend: Backend, text: &str) -> Tokens {
     exact_with(&|b, t| raw_count(tokenizer, b, t), backend, text)
 }
 
-/// Whether `text` holds a run of ASCII whitespace of [`LONG_WHITESPACE_RUN`] bytes or a run of
-/// anything else of [`LONG_WORD`] bytes: a piece that both regular counters take superlinear time
-/// or memory on (a 200 MB word: tiktoken-rs 575 s and 10 GB, the `tiktoken` crate 100 s and
-/// 5.3 GB). Counted in bytes, so non-ASCII whitespace only makes a run of the other kind longer;
-/// either way the text goes to the linear counter, which is exact too.
+/// Whether `text` holds a piece that the regular counters must not get: a run of whitespace of
+/// [`LONG_WHITESPACE_RUN`] bytes, or a run of letters or of punctuation of [`LONG_WORD`] bytes.
+/// Digits end every run (the encodings cut numbers into pieces of up to three digits). Classes are
+/// read off the bytes, and a non-ASCII byte continues every run (it may be a letter, a mark, a
+/// symbol or a space such as U+3000), so the guard errs towards the linear counter, which is exact
+/// too.
 pub fn has_long_run(text: &str) -> bool {
     if text.len() < LONG_WORD {
         return false;
     }
-    let (mut space, mut word) = (0usize, 0usize);
+    let (mut space, mut letter, mut punct) = (0usize, 0usize, 0usize);
     for &b in text.as_bytes() {
-        if matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c) {
-            space += 1;
-            word = 0;
-            if space >= LONG_WHITESPACE_RUN {
-                return true;
-            }
-        } else {
-            word += 1;
-            space = 0;
-            if word >= LONG_WORD {
-                return true;
-            }
+        (space, letter, punct) = match b {
+            b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c => (space + 1, 0, 0),
+            b'0'..=b'9' => (0, 0, 0),
+            b'a'..=b'z' | b'A'..=b'Z' => (0, letter + 1, 0),
+            0x80.. => (space + 1, letter + 1, punct + 1),
+            _ => (0, 0, punct + 1),
+        };
+        if space >= LONG_WHITESPACE_RUN || letter >= LONG_WORD || punct >= LONG_WORD {
+            return true;
         }
     }
     false
@@ -318,13 +320,10 @@ fn pathological(tokenizer: Tokenizer, text: &str) -> Tokens {
 
 /// [`exact`] over any raw counter (tests inject one that panics).
 fn exact_with(raw: &dyn Fn(Backend, &str) -> Tokens, backend: Backend, text: &str) -> Tokens {
-    let mut runs = None;
+    let mut long = None;
     for b in [backend, backend.other()] {
-        if b == Backend::TiktokenRs {
-            let (whitespace, word) = *runs.get_or_insert_with(|| longest_runs(text));
-            if whitespace >= LONG_WHITESPACE_RUN || word >= LONG_WORD {
-                continue;
-            }
+        if b == Backend::TiktokenRs && *long.get_or_insert_with(|| has_long_run(text)) {
+            continue;
         }
         if let Ok(n) = catch_unwind(AssertUnwindSafe(|| raw(b, text))) {
             return n;
@@ -372,19 +371,12 @@ impl Counter for Recording {
 
 /// Length in chars of the longest run of whitespace in `text`.
 pub fn longest_whitespace_run(text: &str) -> usize {
-    longest_runs(text).0
-}
-
-/// Lengths in chars of the longest run of whitespace and of the longest run of anything else.
-pub fn longest_runs(text: &str) -> (usize, usize) {
-    let (mut best, mut run) = ([0usize; 2], [0usize; 2]);
+    let (mut best, mut run) = (0, 0);
     for c in text.chars() {
-        let k = usize::from(!c.is_whitespace());
-        run[k] += 1;
-        run[1 - k] = 0;
-        best[k] = best[k].max(run[k]);
+        run = if c.is_whitespace() { run + 1 } else { 0 };
+        best = best.max(run);
     }
-    (best[0], best[1])
+    best
 }
 
 const SHARDS: usize = 64;
@@ -687,10 +679,11 @@ mod tests {
             .collect();
         let url = format!("https://example.com/{}?q=1&r=2", "path/segment-".repeat(1_500));
         let cjk = "日本語の文章".repeat(3_000);
+        let punct = "-=".repeat(6_000);
         let spaces = format!("a{}b", " ".repeat(150_000));
         let mixed = format!("{}\n{}x", " ".repeat(120_000), "\t".repeat(3));
         for t in [Tokenizer::O200k, Tokenizer::Cl100k] {
-            for text in [&letters, &base64, &url, &cjk, &spaces, &mixed] {
+            for text in [&letters, &punct, &cjk, &spaces, &mixed] {
                 assert!(has_long_run(text), "{}", &text[..20]);
                 let reference = raw_count(t, Backend::TiktokenRs, text);
                 assert_eq!(pathological(t, text), reference, "{t}: {}", &text[..20]);
@@ -700,6 +693,17 @@ mod tests {
         }
         assert!(!has_long_run(&"word ".repeat(100_000)));
         assert!(!has_long_run(&"x".repeat(LONG_WORD - 1)));
+        // Long runs without whitespace but of mixed classes are cut into short pieces: the
+        // regular counters get them, and agree with the linear one.
+        let json = r#"{"id":"0a1b2c","text":"line\nnext\tcol","n":[1,2,3]},"#.repeat(1_000);
+        for t in [Tokenizer::O200k, Tokenizer::Cl100k] {
+            for text in [&base64, &url, &json] {
+                assert!(!has_long_run(text), "{}", &text[..20]);
+                let reference = raw_count(t, Backend::TiktokenRs, text);
+                assert_eq!(pathological(t, text), reference, "{t}: {}", &text[..20]);
+                assert_eq!(exact(t, Backend::Tiktoken, text), reference, "{t}");
+            }
+        }
     }
 
     #[test]
