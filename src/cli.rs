@@ -35,7 +35,7 @@ pub enum Command {
     /// Set each request's replayed context beside the prompt size the provider recorded, fit
     /// recorded ≈ a + b·replayed per conversation and report the error.
     Reconcile(ReconcileArgs),
-    /// Show exactly how the seed's From<String> would split one tool output (read from stdin or FILE).
+    /// Show exactly how the seed's `From<String>` would split one tool output (read from stdin or FILE).
     Split(SplitArgs),
     /// Count the tokens of a text (stdin or FILE) with real tokenizers beside the len/4 estimate.
     Count(CountArgs),

@@ -1,7 +1,7 @@
 //! ctxbudget: replay recorded LLM-agent conversations to measure and tune their context-token budget.
 //!
 //! The pipeline flows one way:
-//! traces on disk → [`format`] (one module per recorded format, auto-detected) → the normalised
+//! traces on disk → [`format`](mod@format) (one module per recorded format, auto-detected) → the normalised
 //! [`model`] → [`measure`] (record-time [`transform`]s, the seed's [`split`] and real token counts
 //! from [`tokens`], each text once) → [`policy`] + [`replay`] (request by request, pure) →
 //! [`result`] → [`export`].

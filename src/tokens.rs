@@ -282,7 +282,7 @@ fn exact(tokenizer: Tokenizer, backend: Backend, text: &str) -> Tokens {
 }
 
 /// Whether `text` holds a piece that the regular counters must not get: a run of whitespace of
-/// [`LONG_WHITESPACE_RUN`] bytes, or a run of letters or of punctuation of [`LONG_WORD`] bytes.
+/// 100,000 bytes, or a run of letters or of punctuation of 10,000 bytes.
 /// Digits end every run (the encodings cut numbers into pieces of up to three digits). Classes are
 /// read off the bytes, and a non-ASCII byte continues every run (it may be a letter, a mark, a
 /// symbol or a space such as U+3000), so the guard errs towards the linear counter, which is exact

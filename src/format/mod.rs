@@ -2,7 +2,7 @@
 //!
 //! Each format answers "is this mine?" from the first bytes of a file ([`Format::detect`], in the
 //! spirit of inferno's `Collapse::is_applicable`) and turns a reader into the normalised
-//! [`Trace`](crate::model::Trace). [`guess`] tries them in a fixed order. Everything downstream sees
+//! [`Trace`]. [`guess`] tries them in a fixed order. Everything downstream sees
 //! only the model. Formats never open files or print: they read from the reader they are given and
 //! report problems as [`TraceError`]s (fatal) or trace warnings (the rest of the file is usable).
 
