@@ -29,7 +29,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{Format, Head, read_json_lines};
+use super::{Format, Head, read_json_lines_skipping};
 use crate::error::TraceError;
 use crate::model::{Conversation, Item, Output, RecordedTotal, Request, ToolResult, Trace, Usage};
 use crate::time::parse_rfc3339;
@@ -72,7 +72,9 @@ impl Format for ClaudeCode {
     fn read(&self, input: &mut dyn BufRead, path: &Path) -> Result<Trace, TraceError> {
         let mut reader = Reader::default();
         let mut warnings = Vec::new();
-        read_json_lines(input, path, &mut warnings, |line, value| reader.line(path, line, &value))?;
+        read_json_lines_skipping(input, path, &mut warnings, &["toolUseResult"], |line, value| {
+            reader.line(path, line, &value)
+        })?;
         let mut trace = reader.finish();
         warnings.append(&mut trace.warnings);
         trace.warnings = warnings;

@@ -117,6 +117,19 @@ pub fn read_json_lines(
     input: &mut dyn BufRead,
     path: &Path,
     warnings: &mut Vec<String>,
+    each: impl FnMut(usize, Value) -> Result<(), TraceError>,
+) -> Result<(), TraceError> {
+    read_json_lines_skipping(input, path, warnings, &[], each)
+}
+
+/// [`read_json_lines`], leaving out the top-level keys `skip` of every line that is an object:
+/// their values are checked as JSON but never built (a Claude Code line repeats a tool's whole
+/// result in `toolUseResult`, which no importer reads: nearly half the bytes of a session).
+pub fn read_json_lines_skipping(
+    input: &mut dyn BufRead,
+    path: &Path,
+    warnings: &mut Vec<String>,
+    skip: &[&str],
     mut each: impl FnMut(usize, Value) -> Result<(), TraceError>,
 ) -> Result<(), TraceError> {
     let mut buf = Vec::new();
@@ -142,7 +155,14 @@ pub fn read_json_lines(
         if text.trim().is_empty() {
             continue;
         }
-        match serde_json::from_str::<Value>(text) {
+        let parsed = if skip.is_empty() {
+            serde_json::from_str::<Value>(text)
+        } else {
+            let mut de = serde_json::Deserializer::from_str(text);
+            serde::de::DeserializeSeed::deserialize(shared::Skipping(skip), &mut de)
+                .and_then(|v| de.end().map(|()| v))
+        };
+        match parsed {
             Ok(v) => each(line_no, v)?,
             Err(e) if !ended && e.is_eof() => {
                 warnings.push(format!(
