@@ -236,71 +236,54 @@ fn replay_files_keeping(
     })
 }
 
-/// Files are read in batches of about this many bytes: a batch is read (in parallel) before it is
-/// measured, while the next one is read, which bounds the memory held at once (two batches) and
-/// lets the first batch's reading overlap the building of the tokenizer's tables.
-const BATCH_BYTES: u64 = 32 << 20;
+/// The first files, up to about this many bytes, are read (in parallel) before any is measured,
+/// while a spare thread builds the tokenizer's tables: reading them takes about as long as the
+/// tables (tens of milliseconds), which would otherwise stall the first count.
+const FIRST_BATCH_BYTES: u64 = 32 << 20;
 
 /// Loads every file found and hands each one (its path as shown, what loading gave) to `f`; the
-/// results come back in input order. Files are read in batches ([`BATCH_BYTES`]), each batch read
-/// in parallel and then handed over in parallel while the next is read. A spare thread builds the meter's tokenizer tables
-/// meanwhile ([`Meter::prepare`]): that takes tens of milliseconds, which then overlap reading the
-/// first batch instead of stalling the first count.
+/// results come back in input order. The first files ([`FIRST_BATCH_BYTES`]) are read in parallel
+/// while a spare thread builds the meter's tokenizer tables ([`Meter::prepare`]); every other file
+/// is loaded by the worker that then hands it to `f` and drops it, so the workers never wait for
+/// each other between files and the memory held is the first batch plus one file per worker.
 fn each_file<T: Send>(
     found: &Discovered,
     format: Option<&'static dyn Format>,
     meter: &Meter,
     f: impl Fn(String, Loaded) -> T + Sync,
 ) -> Vec<T> {
-    each_file_in_batches(found, format, meter, BATCH_BYTES, f)
+    each_file_after(found, format, meter, FIRST_BATCH_BYTES, f)
 }
 
-/// [`each_file`] with batches of `batch_bytes`.
-fn each_file_in_batches<T: Send>(
+/// [`each_file`] with a first batch of `first_bytes`.
+fn each_file_after<T: Send>(
     found: &Discovered,
     format: Option<&'static dyn Format>,
     meter: &Meter,
-    batch_bytes: u64,
+    first_bytes: u64,
     f: impl Fn(String, Loaded) -> T + Sync,
 ) -> Vec<T> {
-    // Consecutive ranges of files of about `batch_bytes` each (at least one file).
+    // The first batch: at least one file.
     let sizes = input::sizes(&found.files);
-    let mut batches = Vec::new();
-    let mut start = 0;
-    while start < found.files.len() {
-        let (mut end, mut bytes) = (start + 1, sizes[start]);
-        while end < found.files.len() && bytes + sizes[end] <= batch_bytes {
-            bytes += sizes[end];
-            end += 1;
-        }
-        batches.push(start..end);
-        start = end;
+    let (mut first, mut bytes) = (0, 0);
+    while first < found.files.len() && (first == 0 || bytes + sizes[first] <= first_bytes) {
+        bytes += sizes[first];
+        first += 1;
     }
-    let read = |range: std::ops::Range<usize>| -> Vec<(String, Loaded)> {
-        range
-            .into_par_iter()
-            .map(|i| {
-                let path = &found.files[i];
-                (path.display().to_string(), load_found(path, found.explicit[i], format))
-            })
-            .collect()
+    let load = |i: usize| -> (String, Loaded) {
+        let path = &found.files[i];
+        (path.display().to_string(), load_found(path, found.explicit[i], format))
     };
     std::thread::scope(|s| {
         s.spawn(|| meter.prepare());
-        let mut out = Vec::with_capacity(found.files.len());
-        let mut batches = batches.into_iter();
-        let mut next = batches.next().map(read);
-        // Each batch is handed over while the next one is read, so no thread waits for the
-        // slowest file of a batch: at most two batches are in memory.
-        while let Some(current) = next {
-            let (done, following) = rayon::join(
-                || current.into_par_iter().map(|(shown, loaded)| f(shown, loaded)).collect::<Vec<T>>(),
-                || batches.next().map(read),
-            );
-            out.extend(done);
-            next = following;
-        }
-        out
+        let head: Vec<(String, Loaded)> = (0..first).into_par_iter().map(load).collect();
+        head.into_par_iter()
+            .map(|(shown, loaded)| f(shown, loaded))
+            .chain((first..found.files.len()).into_par_iter().map(|i| {
+                let (shown, loaded) = load(i);
+                f(shown, loaded)
+            }))
+            .collect()
     })
 }
 
@@ -469,7 +452,7 @@ mod tests {
     }
 
     #[test]
-    fn files_read_in_batches_come_back_whole_and_in_input_order() {
+    fn files_come_back_whole_and_in_input_order_whatever_the_first_batch() {
         let dir = tempfile::tempdir().unwrap();
         let mut files = Vec::new();
         for (k, size) in [10, 300, 20, 20, 500, 5, 5].iter().enumerate() {
@@ -481,9 +464,9 @@ mod tests {
         let found = Discovered { explicit: vec![true; files.len()], files, errors: vec![] };
         let meter = crate::tokens::testing::bytes_meter();
         let expected: Vec<String> = found.files.iter().map(|p| p.display().to_string()).collect();
-        // Budgets that make one file per batch, several per batch, and one batch.
+        // First batches of one file, of several, and of every file.
         for budget in [1, 400, 1 << 20] {
-            let seen = each_file_in_batches(&found, None, &meter, budget, |shown, loaded| {
+            let seen = each_file_after(&found, None, &meter, budget, |shown, loaded| {
                 assert!(matches!(loaded, Loaded::Trace(..)), "{shown}");
                 shown
             });
