@@ -33,14 +33,7 @@ fn replay(c: &mut Criterion) {
     });
     let found = input::discover(std::slice::from_ref(&corpus));
     let bytes: u64 = common::files_with_sizes(&corpus).iter().map(|f| f.1).sum();
-    let job = Job {
-        thresholds: vec![256],
-        policies,
-        resplit: false,
-        transforms: &[],
-        overhead: 0,
-        input_format: None,
-    };
+    let job = Job { thresholds: vec![256], policies, ..Job::default() };
     group.throughput(Throughput::Bytes(bytes));
     group.bench_function("whole/default-policies", |b| {
         b.iter(|| replay_files_without_rows(&found, &job, &common::default_meter(), &|| {}).len())

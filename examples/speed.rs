@@ -186,10 +186,7 @@ fn grid(o: &Options) {
     let job = Job {
         thresholds: o.thresholds.clone(),
         policies: o.policies.iter().map(|p| PolicySpec::parse(p.as_str()).expect("parsed once")).collect(),
-        resplit: false,
-        transforms: &[],
-        overhead: 0,
-        input_format: None,
+        ..Job::default()
     };
     let outcomes = replay_files_without_rows(&input::discover(&[o.path(0)]), &job, &meter, &|| {});
     let runs: usize = outcomes.iter().map(|f| f.runs.len()).sum();
@@ -368,16 +365,8 @@ fn cache(o: &Options) {
 /// one thread: what a sweep adds to a replay.
 fn engine(o: &Options) {
     let meter = o.meter();
-    let job = Job {
-        thresholds: vec![],
-        policies: vec![],
-        resplit: false,
-        transforms: &[],
-        overhead: 0,
-        input_format: None,
-    };
-    let files = ctxbudget::pipeline::measure_files(&input::discover(&[o.path(0)]), &job, &meter, &|| {});
-    let conversations: Vec<&MeasuredConversation> = files.iter().flat_map(|f| &f.conversations).collect();
+    let measured = common::measured(&o.path(0), &meter);
+    let conversations: Vec<&MeasuredConversation> = measured.iter().collect();
     let requests: usize = conversations.iter().map(|c| c.requests()).sum();
     for spec in &o.policies {
         let mut best = f64::MAX;
@@ -406,16 +395,8 @@ fn sweep(o: &Options) {
     use ctxbudget::analysis::sweep::{DEFAULT_TOLERANCE, SweepSettings, sweep};
     let start = Instant::now();
     let meter = o.meter();
-    let job = Job {
-        thresholds: vec![],
-        policies: vec![],
-        resplit: false,
-        transforms: &[],
-        overhead: 0,
-        input_format: None,
-    };
-    let files = ctxbudget::pipeline::measure_files(&input::discover(&[o.path(0)]), &job, &meter, &|| {});
-    let conversations: Vec<&MeasuredConversation> = files.iter().flat_map(|f| &f.conversations).collect();
+    let all = common::measured(&o.path(0), &meter);
+    let conversations: Vec<&MeasuredConversation> = all.iter().collect();
     let measured = start.elapsed();
     let mut rows = 0;
     for spec in &o.policies {

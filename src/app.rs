@@ -87,12 +87,11 @@ pub fn load(input: &InputConfig) -> Loaded {
     let found = input::discover(&input.paths);
     let meter = input.meter();
     let job = Job {
-        thresholds: Vec::new(),
-        policies: Vec::new(),
         resplit: input.resplit,
         transforms: &input.transforms,
         overhead: input.overhead,
         input_format: input.input_format,
+        ..Job::default()
     };
     let bar = progress_bar(found.files.len(), "measuring");
     let files = measure_files(&found, &job, &meter, &|| bar.inc(1));

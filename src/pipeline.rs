@@ -23,7 +23,9 @@ use crate::result::Run;
 use crate::tokens::Meter;
 use crate::transform::Transform;
 
-/// What to replay and how.
+/// What to replay and how. The default replays nothing (no threshold, no policy) with no
+/// transform, no overhead and detected formats: what a caller that only measures needs.
+#[derive(Default)]
 pub struct Job<'a> {
     /// Thresholds (bytes) to split at.
     pub thresholds: Vec<usize>,
@@ -429,14 +431,7 @@ mod tests {
             .collect();
         // 0 and 10 split the same outputs, as do 400 and 2000: each pair is replayed once.
         let thresholds = vec![0, 10, 400, 2000, 5000];
-        let job = Job {
-            thresholds: thresholds.clone(),
-            policies,
-            resplit: false,
-            transforms: &[],
-            overhead: 0,
-            input_format: None,
-        };
+        let job = Job { thresholds: thresholds.clone(), policies, ..Job::default() };
         let meter = crate::tokens::testing::bytes_meter();
         let runs = replay_trace("t", &trace, &job, &meter);
         assert_eq!(runs.len(), thresholds.len() * job.policies.len());

@@ -45,14 +45,7 @@ pub fn replayed_texts_with(dir: &Path, threshold: usize, policies: Vec<PolicySpe
     let report = Recording::new(Tokenizer::O200k.counter_with(Backend::TiktokenRs), texts.clone());
     let decide = Tokenizer::Estimate.counter();
     let meter = Meter::with_counters(Box::new(report), decide).deciding(DecideWith::Anchor);
-    let job = Job {
-        thresholds: vec![threshold],
-        policies,
-        resplit: false,
-        transforms: &[],
-        overhead: 0,
-        input_format: None,
-    };
+    let job = Job { thresholds: vec![threshold], policies, ..Job::default() };
     let outcomes = replay_files(&input::discover(&[dir.to_owned()]), &job, &meter, &|| {});
     assert!(outcomes.iter().any(|o| !o.runs.is_empty()), "nothing replayed under {}", dir.display());
     let mut texts = std::mem::take(&mut *texts.lock().expect("no thread panicked while recording"));
@@ -102,15 +95,7 @@ pub fn files_with_sizes(dir: &Path) -> Vec<(std::path::PathBuf, u64)> {
 
 /// Every conversation under `dir`, measured with `meter` (files no format reads are left out).
 pub fn measured(dir: &Path, meter: &Meter) -> Vec<ctxbudget::measure::MeasuredConversation> {
-    let job = Job {
-        thresholds: vec![],
-        policies: vec![],
-        resplit: false,
-        transforms: &[],
-        overhead: 0,
-        input_format: None,
-    };
-    ctxbudget::pipeline::measure_files(&input::discover(&[dir.to_owned()]), &job, meter, &|| {})
+    ctxbudget::pipeline::measure_files(&input::discover(&[dir.to_owned()]), &Job::default(), meter, &|| {})
         .into_iter()
         .flat_map(|f| f.conversations)
         .collect()
