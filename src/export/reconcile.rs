@@ -27,6 +27,9 @@ fn basis(b: Basis) -> &'static str {
 }
 
 /// Median, p90 and max of the absolute (tokens) then relative errors.
+/// The columns of [`error_cells`].
+const ERROR_HEADERS: [&str; 6] = ["median_abs", "p90_abs", "max_abs", "median_rel", "p90_rel", "max_rel"];
+
 fn error_cells(e: Option<ErrorStats>) -> [String; 6] {
     [
         fixed(e.map(|e| e.median_abs), 0),
@@ -53,16 +56,11 @@ pub fn fits(conversations: &[ConversationFit]) -> Tabular {
             "a",
             "b",
             "r2",
-            "median_abs",
-            "p90_abs",
-            "max_abs",
-            "median_rel",
-            "p90_rel",
-            "max_rel",
-            "replayed_total",
-            "recorded_total",
-            "total_ratio",
-        ],
+        ]
+        .into_iter()
+        .chain(ERROR_HEADERS)
+        .chain(["replayed_total", "recorded_total", "total_ratio"])
+        .collect(),
         rows: conversations
             .iter()
             .map(|c| {
@@ -90,18 +88,10 @@ pub fn fits(conversations: &[ConversationFit]) -> Tabular {
 /// Errors pooled per format.
 pub fn formats(summaries: &[FormatSummary]) -> Tabular {
     Tabular {
-        headers: vec![
-            "format",
-            "conversations",
-            "fitted_conversations",
-            "recorded_requests",
-            "median_abs",
-            "p90_abs",
-            "max_abs",
-            "median_rel",
-            "p90_rel",
-            "max_rel",
-        ],
+        headers: vec!["format", "conversations", "fitted_conversations", "recorded_requests"]
+            .into_iter()
+            .chain(ERROR_HEADERS)
+            .collect(),
         rows: summaries
             .iter()
             .map(|s| {
