@@ -486,22 +486,13 @@ mod tests {
             .collect()
     }
 
+    /// The shared kinds, with harness-injected user text told apart as `meta`.
     fn kinds(t: &Trace) -> Vec<&'static str> {
-        t.conversations[0]
-            .items
-            .iter()
-            .map(|i| match i {
-                Item::System { .. } => "system",
-                Item::User { meta: true, .. } => "meta",
-                Item::User { .. } => "user",
-                Item::Assistant { .. } => "assistant",
-                Item::Thinking { .. } => "thinking",
-                Item::ToolCall { .. } => "call",
-                Item::ToolResult(_) => "result",
-                Item::Request(_) => "request",
-                Item::Compaction { .. } => "compaction",
-            })
-            .collect()
+        let kind = |i: &Item| match i {
+            Item::User { meta: true, .. } => "meta",
+            other => crate::format::shared::testing::kind(other),
+        };
+        t.conversations[0].items.iter().map(kind).collect()
     }
 
     #[test]

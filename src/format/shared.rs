@@ -485,19 +485,21 @@ pub(crate) mod testing {
 
     /// The kind of each item, for asserting the order an importer produced.
     pub fn kinds(items: &[Item]) -> Vec<&'static str> {
-        items
-            .iter()
-            .map(|i| match i {
-                Item::System { .. } => "system",
-                Item::User { .. } => "user",
-                Item::Assistant { .. } => "assistant",
-                Item::Thinking { .. } => "thinking",
-                Item::ToolCall { .. } => "call",
-                Item::ToolResult(_) => "result",
-                Item::Request(_) => "request",
-                Item::Compaction { .. } => "compaction",
-            })
-            .collect()
+        items.iter().map(kind).collect()
+    }
+
+    /// The kind of one item.
+    pub fn kind(item: &Item) -> &'static str {
+        match item {
+            Item::System { .. } => "system",
+            Item::User { .. } => "user",
+            Item::Assistant { .. } => "assistant",
+            Item::Thinking { .. } => "thinking",
+            Item::ToolCall { .. } => "call",
+            Item::ToolResult(_) => "result",
+            Item::Request(_) => "request",
+            Item::Compaction { .. } => "compaction",
+        }
     }
 
     /// Documents in the shapes of the other formats, for negative detection tests:
