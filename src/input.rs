@@ -148,9 +148,9 @@ fn walk(dir: &Path, seen: &mut BTreeSet<PathBuf>, found: &mut Discovered) {
     }
 }
 
-/// The size in bytes of each file (0 for one that cannot be read: reading it will say why).
-pub fn sizes(files: &[PathBuf]) -> Vec<u64> {
-    files.iter().map(|p| std::fs::metadata(p).map_or(0, |m| m.len())).collect()
+/// The size in bytes of a file (0 for one that cannot be read: reading it will say why).
+pub fn size(file: &Path) -> u64 {
+    std::fs::metadata(file).map_or(0, |m| m.len())
 }
 
 /// A short, actionable description of an I/O error.

@@ -265,11 +265,14 @@ fn each_file_after<T: Send>(
     first_bytes: u64,
     f: impl Fn(String, Loaded) -> T + Sync,
 ) -> Vec<T> {
-    // The first batch: at least one file.
-    let sizes = input::sizes(&found.files);
+    // The first batch: at least one file; only its files (and the one after) are looked at.
     let (mut first, mut bytes) = (0, 0);
-    while first < found.files.len() && (first == 0 || bytes + sizes[first] <= first_bytes) {
-        bytes += sizes[first];
+    while first < found.files.len() {
+        let size = input::size(&found.files[first]);
+        if first > 0 && bytes + size > first_bytes {
+            break;
+        }
+        bytes += size;
         first += 1;
     }
     let load = |i: usize| -> (String, Loaded) {
