@@ -77,10 +77,7 @@ impl Output {
     /// Checks, before any work, that the file can be written and is not one of the inputs.
     pub fn check(&self, inputs: &[PathBuf]) -> Result<()> {
         let Output::File(path) = self else { return Ok(()) };
-        let parent = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
-            _ => PathBuf::from("."),
-        };
+        let parent = dir_of(path);
         if path.is_dir() {
             bail!("cannot write {}: it is a directory; give a file name (or `-` for stdout)", path.display());
         }
@@ -106,14 +103,12 @@ impl Output {
             // with no reader yet, or give the reader an end of file before the report.
             return Ok(());
         }
-        let parent = match resolve_link(path).parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
-            _ => parent,
-        };
-        // Probe that a file can be created there, without touching the target.
+        // Probe that a file can be created where the target is replaced, without touching it.
+        let target = resolve_link(path);
+        let parent = dir_of(&target);
         let probe = tempfile::Builder::new()
             .prefix(TEMP_PREFIX)
-            .tempfile_in(&parent)
+            .tempfile_in(parent)
             .with_context(|| format!("cannot write in {}", parent.display()))?;
         drop(probe);
         Ok(())
@@ -161,6 +156,14 @@ pub fn prepare_rewrite(dir: &Path, index: &str, subdirs: &[&str]) -> Result<()> 
     Ok(())
 }
 
+/// The directory a file path is in (`.` for a bare file name).
+fn dir_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
 /// Whether `path` exists and is neither a regular file nor a directory (following links): a
 /// character device such as `/dev/null`, a pipe, a socket.
 fn is_special(path: &Path) -> bool {
@@ -187,10 +190,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     }
     let target = resolve_link(path);
     let path = target.as_path();
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
+    let dir = dir_of(path);
     let mut tmp = tempfile::Builder::new()
         .prefix(TEMP_PREFIX)
         .tempfile_in(dir)
