@@ -423,7 +423,6 @@ pub fn str_at(v: &Value, key: &str) -> String {
     v.get(key).and_then(Value::as_str).unwrap_or_default().to_owned()
 }
 
-/// Test helpers for the importers.
 /// Deserializes a JSON value like [`Value`]'s own implementation, except that the keys listed are
 /// left out of a top-level object: their values are parsed (so a syntax error is still one) but
 /// never allocated ([`serde::de::IgnoredAny`]).
@@ -479,6 +478,7 @@ impl<'de> serde::de::Visitor<'de> for Skipping<'_> {
     }
 }
 
+/// Test helpers for the importers.
 #[cfg(test)]
 pub(crate) mod testing {
     use crate::model::Item;
