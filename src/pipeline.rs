@@ -3,8 +3,8 @@
 //!
 //! Files are processed in parallel (rayon), and so are the texts of a conversation and its replays
 //! (see [`replay_trace_with_warnings`]); results are put back in input order, so the output is the
-//! same bytes at any thread count. A spare thread loads the tokenizer while the first files are
-//! read. Only the files being worked on are in memory, and [`replay_files_without_rows`] keeps
+//! same bytes at any thread count. One of the workers builds the tokenizer's tables while the
+//! others read the first files; no thread runs beyond `-j`. Only the files being worked on are in memory, and [`replay_files_without_rows`] keeps
 //! only each run's summary, so memory does not grow with the corpus. One bad file is reported with its reason and does
 //! not stop the others. This module reads files only through [`crate::input`] and never prints.
 
@@ -239,13 +239,14 @@ fn replay_files_keeping(
 }
 
 /// The first files, up to about this many bytes, are read (in parallel) before any is measured,
-/// while a spare thread builds the tokenizer's tables: reading them takes about as long as the
+/// while one worker builds the tokenizer's tables: reading them takes about as long as the
 /// tables (tens of milliseconds), which would otherwise stall the first count.
 const FIRST_BATCH_BYTES: u64 = 32 << 20;
 
 /// Loads every file found and hands each one (its path as shown, what loading gave) to `f`; the
 /// results come back in input order. The first files ([`FIRST_BATCH_BYTES`]) are read in parallel
-/// while a spare thread builds the meter's tokenizer tables ([`Meter::prepare`]); every other file
+/// while one worker builds the meter's tokenizer tables ([`Meter::prepare`]; a worker that finishes
+/// its side first helps with the other, and on one thread the tables come first); every other file
 /// is loaded by the worker that then hands it to `f` and drops it, so the workers never wait for
 /// each other between files and the memory held is the first batch plus one file per worker.
 fn each_file<T: Send>(
@@ -279,17 +280,15 @@ fn each_file_after<T: Send>(
         let path = &found.files[i];
         (path.display().to_string(), load_found(path, found.explicit[i], format))
     };
-    std::thread::scope(|s| {
-        s.spawn(|| meter.prepare());
-        let head: Vec<(String, Loaded)> = (0..first).into_par_iter().map(load).collect();
-        head.into_par_iter()
-            .map(|(shown, loaded)| f(shown, loaded))
-            .chain((first..found.files.len()).into_par_iter().map(|i| {
-                let (shown, loaded) = load(i);
-                f(shown, loaded)
-            }))
-            .collect()
-    })
+    let ((), head): ((), Vec<(String, Loaded)>) =
+        rayon::join(|| meter.prepare(), || (0..first).into_par_iter().map(load).collect());
+    head.into_par_iter()
+        .map(|(shown, loaded)| f(shown, loaded))
+        .chain((first..found.files.len()).into_par_iter().map(|i| {
+            let (shown, loaded) = load(i);
+            f(shown, loaded)
+        }))
+        .collect()
 }
 
 /// One input file, loaded and measured (for the analyses, which replay it many times).

@@ -113,7 +113,7 @@ pub trait Counter: Send + Sync {
     /// Tokens in `text`.
     fn count(&self, text: &str) -> Tokens;
     /// Builds whatever the counter loads lazily (an encoding's tables), so that a caller can do it
-    /// on a spare thread while files are read. Counting works without it.
+    /// on one worker while the others read files. Counting works without it.
     fn prepare(&self) {}
 }
 
@@ -536,11 +536,11 @@ impl Meter {
         Meter::with_counters(report.counter_with(backend), decide.counter_with(backend))
     }
 
-    /// Loads both counters' tables now (see [`Counter::prepare`]): call it on a spare thread
-    /// while files are read, so the first count does not wait.
+    /// Loads both counters' tables now (see [`Counter::prepare`]), in parallel when the pool has
+    /// a free worker: call it on one worker while the others read files, so the first count does
+    /// not wait.
     pub fn prepare(&self) {
-        self.report.prepare();
-        self.decide.prepare();
+        rayon::join(|| self.report.prepare(), || self.decide.prepare());
     }
 
     /// A meter over any two counters (tests use deterministic stubs).
