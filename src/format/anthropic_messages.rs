@@ -40,9 +40,9 @@ impl Format for AnthropicMessages {
     }
 
     fn detect(&self, head: &Head<'_>) -> bool {
-        match wire::head_document(head) {
-            Some(Value::Object(body)) => wire::classify_body(&body) == Some(Family::Anthropic),
-            Some(Value::Array(messages)) => wire::classify(&messages) == Some(Family::Anthropic),
+        match head.document() {
+            Some(Value::Object(body)) => wire::classify_body(body) == Some(Family::Anthropic),
+            Some(Value::Array(messages)) => wire::classify(messages) == Some(Family::Anthropic),
             _ => false,
         }
     }

@@ -67,7 +67,7 @@ impl Format for Cassette {
     }
 
     fn detect(&self, head: &Head<'_>) -> bool {
-        if let Some(Value::Object(o)) = wire::head_document(head) {
+        if let Some(Value::Object(o)) = head.document() {
             // A cassette saved with VCR's JSON serializer.
             return o.get("interactions").and_then(Value::as_array).is_some_and(|list| {
                 list.first().is_some_and(|i| i.get("request").is_some() && i.get("response").is_some())

@@ -38,7 +38,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::shared::{Outline, content_text, json_text, read_document, str_at};
+use super::shared::{content_text, json_text, read_document, str_at};
 use super::{Format, Head};
 use crate::error::TraceError;
 use crate::model::{Conversation, Item, Millis, Output, Request, ToolResult, Trace, Usage};
@@ -53,7 +53,7 @@ impl Format for GeminiCli {
     }
 
     fn detect(&self, head: &Head<'_>) -> bool {
-        let o = Outline::scan(head.text);
+        let o = head.outline();
         o.is_object()
             && o.has(".sessionId")
             && o.has(".projectHash")

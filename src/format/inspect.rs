@@ -51,7 +51,7 @@ impl Format for Inspect {
     }
 
     fn detect(&self, head: &Head<'_>) -> bool {
-        let Some(Value::Object(log)) = wire::head_document(head) else { return false };
+        let Some(Value::Object(log)) = head.document() else { return false };
         log.get("version").is_some_and(Value::is_number)
             && log
                 .get("eval")

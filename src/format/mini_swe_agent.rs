@@ -42,9 +42,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::shared::{
-    Outline, content_text, openai_call, openai_usage, read_document, split_action, unix_seconds,
-};
+use super::shared::{content_text, openai_call, openai_usage, read_document, split_action, unix_seconds};
 use super::{Format, Head};
 use crate::error::TraceError;
 use crate::model::{Conversation, Item, Output, Request, ToolResult, Trace};
@@ -61,7 +59,7 @@ impl Format for MiniSweAgent {
     }
 
     fn detect(&self, head: &Head<'_>) -> bool {
-        let o = Outline::scan(head.text);
+        let o = head.outline();
         if o.is_object() {
             if o.value(".trajectory_format").is_some_and(|f| f.starts_with("mini-swe-agent")) {
                 return true;

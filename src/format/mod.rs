@@ -22,6 +22,7 @@ pub mod shared;
 pub mod swe_agent;
 mod wire;
 
+use std::cell::OnceCell;
 use std::io::BufRead;
 use std::path::Path;
 
@@ -33,7 +34,8 @@ use crate::model::Trace;
 /// How many bytes of a file detection looks at.
 pub const HEAD_BYTES: usize = 64 * 1024;
 
-/// The start of a file, as detection sees it.
+/// The start of a file, as detection sees it. Its outline and its document are worked out once,
+/// when a format first asks, and shared by every format that asks after it.
 pub struct Head<'a> {
     /// The file path (for formats recognised partly by name).
     pub path: &'a Path,
@@ -41,12 +43,24 @@ pub struct Head<'a> {
     pub text: &'a str,
     /// The first non-blank line parsed as JSON, when it is complete and valid.
     pub first_json_line: Option<&'a Value>,
+    outline: OnceCell<shared::Outline>,
+    document: OnceCell<Option<Value>>,
 }
 
 impl<'a> Head<'a> {
     /// The `type` field of the first JSON line, if it is an object with a string `type`.
     pub fn first_type(&self) -> Option<&'a str> {
         self.first_json_line?.get("type")?.as_str()
+    }
+
+    /// The keys and short values of the head's first JSON value ([`shared::Outline::scan`]).
+    pub fn outline(&self) -> &shared::Outline {
+        self.outline.get_or_init(|| shared::Outline::scan(self.text))
+    }
+
+    /// The head as one JSON document, its open brackets closed ([`wire::head_document`]).
+    pub fn document(&self) -> Option<&Value> {
+        self.document.get_or_init(|| wire::head_document(self)).as_ref()
     }
 }
 
@@ -105,7 +119,13 @@ pub fn with_head<R>(path: &Path, bytes: &[u8], whole: bool, f: impl FnOnce(&Head
     let complete = whole || text.trim_start().len() > first_line.trim_start().len();
     let first_json_line: Option<Value> =
         if complete { serde_json::from_str(first_line.trim()).ok() } else { None };
-    f(&Head { path, text: &text, first_json_line: first_json_line.as_ref() })
+    f(&Head {
+        path,
+        text: &text,
+        first_json_line: first_json_line.as_ref(),
+        outline: OnceCell::new(),
+        document: OnceCell::new(),
+    })
 }
 
 /// Reads JSON Lines: calls `each(line_number, value)` for every non-blank line.

@@ -89,7 +89,7 @@ impl Format for OpenAiChat {
     }
 
     fn detect(&self, head: &Head<'_>) -> bool {
-        !is_mini_swe_agent(head) && wire::head_document(head).as_ref().and_then(shape).is_some()
+        !is_mini_swe_agent(head) && head.document().and_then(shape).is_some()
     }
 
     fn read(&self, input: &mut dyn BufRead, path: &Path) -> Result<Trace, TraceError> {

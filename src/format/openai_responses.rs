@@ -62,9 +62,9 @@ impl Format for OpenAiResponses {
     }
 
     fn detect(&self, head: &Head<'_>) -> bool {
-        match wire::head_document(head) {
-            Some(Value::Array(items)) => wire::classify(&items) == Some(Family::Responses),
-            Some(Value::Object(o)) => is_body(&o),
+        match head.document() {
+            Some(Value::Array(items)) => wire::classify(items) == Some(Family::Responses),
+            Some(Value::Object(o)) => is_body(o),
             _ => false,
         }
     }

@@ -45,7 +45,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::shared::{Outline, content_text, json_text, openai_usage, parse_document, read_text, str_at};
+use super::shared::{content_text, json_text, openai_usage, parse_document, read_text, str_at};
 use super::{Format, Head, read_json_lines};
 use crate::error::TraceError;
 use crate::model::{Conversation, Item, Output, Request, ToolResult, Trace, Usage};
@@ -60,7 +60,7 @@ impl Format for OpenHands {
     }
 
     fn detect(&self, head: &Head<'_>) -> bool {
-        let o = Outline::scan(head.text);
+        let o = head.outline();
         let events = |p: &str| {
             o.has(&format!("{p}.source"))
                 && o.has(&format!("{p}.id"))

@@ -49,7 +49,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::shared::{Outline, content_text, openai_call, read_document, split_action, str_at};
+use super::shared::{content_text, openai_call, read_document, split_action, str_at};
 use super::{Format, Head};
 use crate::error::TraceError;
 use crate::model::{Conversation, Item, Output, RecordedTotal, Request, ToolResult, Trace};
@@ -63,7 +63,7 @@ impl Format for SweAgent {
     }
 
     fn detect(&self, head: &Head<'_>) -> bool {
-        let o = Outline::scan(head.text);
+        let o = head.outline();
         // An OpenHands `{trajectory: [events]}` also has actions and observations, but with `source`.
         o.is_object()
             && !o.has(".trajectory[].source")
