@@ -614,18 +614,23 @@ impl Meter {
 }
 
 /// `(chars, non-ASCII chars, UTF-16 code units)` of `text`.
+///
+/// Counted on the bytes, which the compiler vectorises (a loop over `chars()` was 4% of a replay):
+/// in valid UTF-8 every byte that is not a continuation byte (`10xxxxxx`) starts a char, ASCII
+/// chars are the bytes below 0x80, and only a 4-byte char (lead byte 0xF0 or above) takes two
+/// UTF-16 code units.
 pub fn char_counts(text: &str) -> (u64, u64, u64) {
     if text.is_ascii() {
         let n = text.len() as u64;
         return (n, 0, n);
     }
-    let (mut chars, mut non_ascii, mut utf16) = (0u64, 0u64, 0u64);
-    for c in text.chars() {
-        chars += 1;
-        non_ascii += u64::from(!c.is_ascii());
-        utf16 += c.len_utf16() as u64;
+    let (mut chars, mut ascii, mut four) = (0u64, 0u64, 0u64);
+    for &b in text.as_bytes() {
+        chars += u64::from((b as i8) >= -0x40);
+        ascii += u64::from(b < 0x80);
+        four += u64::from(b >= 0xF0);
     }
-    (chars, non_ascii, utf16)
+    (chars, chars - ascii, chars + four)
 }
 
 fn count_with(counter: &dyn Counter, cache: &CountCache, text: &str) -> Tokens {
@@ -846,5 +851,14 @@ mod tests {
     fn char_counts_distinguish_bytes_chars_and_utf16() {
         assert_eq!(char_counts("abc"), (3, 0, 3));
         assert_eq!(char_counts("aあ😀"), (3, 2, 4));
+        // Against the definition, char by char, on every width of char.
+        for text in
+            ["é", "ﬀ\u{7f}\u{80}\u{7ff}\u{800}\u{ffff}\u{10000}\u{10ffff}", "ab😀😀cd\u{2028}", "ÿ\n日本語"]
+        {
+            let chars = text.chars().count() as u64;
+            let non_ascii = text.chars().filter(|c| !c.is_ascii()).count() as u64;
+            let utf16 = text.encode_utf16().count() as u64;
+            assert_eq!(char_counts(text), (chars, non_ascii, utf16), "{text:?}");
+        }
     }
 }
