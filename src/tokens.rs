@@ -615,20 +615,27 @@ impl Meter {
 
 /// `(chars, non-ASCII chars, UTF-16 code units)` of `text`.
 ///
-/// Counted on the bytes, which the compiler vectorises (a loop over `chars()` was 4% of a replay):
-/// in valid UTF-8 every byte that is not a continuation byte (`10xxxxxx`) starts a char, ASCII
-/// chars are the bytes below 0x80, and only a 4-byte char (lead byte 0xF0 or above) takes two
-/// UTF-16 code units.
+/// Counted on the bytes: in valid UTF-8 every byte that is not a continuation byte (`10xxxxxx`)
+/// starts a char, ASCII chars are the bytes below 0x80, and only a 4-byte char (lead byte 0xF0 or
+/// above) takes two UTF-16 code units. Byte counters summed over chunks of 255 bytes let the
+/// compiler vectorise the loop: 0.5 ms for 10 MB of Claude Code JSON against 5.6 ms for a loop
+/// over `chars()` and 7.6 ms with 64-bit counters (a throwaway benchmark, 2026-11-30).
 pub fn char_counts(text: &str) -> (u64, u64, u64) {
     if text.is_ascii() {
         let n = text.len() as u64;
         return (n, 0, n);
     }
     let (mut chars, mut ascii, mut four) = (0u64, 0u64, 0u64);
-    for &b in text.as_bytes() {
-        chars += u64::from((b as i8) >= -0x40);
-        ascii += u64::from(b < 0x80);
-        four += u64::from(b >= 0xF0);
+    for chunk in text.as_bytes().chunks(255) {
+        let (mut c, mut a, mut f) = (0u8, 0u8, 0u8);
+        for &b in chunk {
+            c += u8::from((b as i8) >= -0x40);
+            a += u8::from(b < 0x80);
+            f += u8::from(b >= 0xF0);
+        }
+        chars += u64::from(c);
+        ascii += u64::from(a);
+        four += u64::from(f);
     }
     (chars, chars - ascii, chars + four)
 }
