@@ -157,7 +157,8 @@ pub struct ReconcileArgs {
     /// Read every input with this format instead of detecting it.
     #[arg(long, value_name = "FORMAT")]
     pub input_format: Option<String>,
-    /// Worker threads (default: all cores). Output is identical at any count.
+    /// Worker threads (default: all cores); one of them builds the tokenizer tables. Output is
+    /// identical at any count.
     #[arg(long, short = 'j')]
     pub jobs: Option<usize>,
 }
@@ -227,7 +228,8 @@ pub struct InputArgs {
     /// it per conversation (its `a`).
     #[arg(long, value_name = "TOKENS", default_value_t = 0)]
     pub overhead: u64,
-    /// Worker threads (default: all cores). Output is identical at any count.
+    /// Worker threads (default: all cores); one of them builds the tokenizer tables. Output is
+    /// identical at any count.
     #[arg(long, short = 'j')]
     pub jobs: Option<usize>,
 }
