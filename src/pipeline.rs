@@ -471,6 +471,45 @@ mod tests {
         }
     }
 
+    /// Records on which thread its tables were built.
+    struct Preparing(std::sync::Arc<std::sync::Mutex<Vec<(Option<usize>, std::thread::ThreadId)>>>);
+
+    impl crate::tokens::Counter for Preparing {
+        fn tokenizer(&self) -> crate::tokens::Tokenizer {
+            crate::tokens::Tokenizer::O200k
+        }
+        fn count(&self, text: &str) -> crate::model::Tokens {
+            text.len() as crate::model::Tokens
+        }
+        fn prepare(&self) {
+            self.0.lock().unwrap().push((rayon::current_thread_index(), std::thread::current().id()));
+        }
+    }
+
+    #[test]
+    fn the_tables_are_built_by_a_worker_of_the_pool_so_one_job_is_one_thread() {
+        let dir = tempfile::tempdir().unwrap();
+        let files: Vec<_> = (0..3)
+            .map(|k| {
+                let path = dir.path().join(format!("{k}.jsonl"));
+                std::fs::write(&path, "{\"type\":\"user\",\"text\":\"hi\"}\n").unwrap();
+                path
+            })
+            .collect();
+        let found = Discovered { explicit: vec![true; files.len()], files, errors: vec![] };
+        let prepared = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let meter =
+            Meter::with_counters(Box::new(Preparing(prepared.clone())), Box::new(crate::tokens::Estimate));
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        let handed: Vec<std::thread::ThreadId> =
+            pool.install(|| each_file(&found, None, &meter, |_, _| std::thread::current().id()));
+        let prepared = prepared.lock().unwrap();
+        assert_eq!(prepared.len(), 1, "the report counter's tables, once");
+        let (index, thread) = prepared[0];
+        assert_eq!(index, Some(0), "built on the pool's only worker, not on a thread of its own");
+        assert!(handed.iter().all(|t| *t == thread), "every file handled on that same thread");
+    }
+
     #[test]
     fn link_warnings_list_the_first_few_and_count_the_rest() {
         let mut a = Conversation::new("a");
