@@ -471,8 +471,11 @@ mod tests {
         }
     }
 
+    /// Where tables were built: the rayon worker index, if any, and the thread.
+    type Builds = std::sync::Arc<std::sync::Mutex<Vec<(Option<usize>, std::thread::ThreadId)>>>;
+
     /// Records on which thread its tables were built.
-    struct Preparing(std::sync::Arc<std::sync::Mutex<Vec<(Option<usize>, std::thread::ThreadId)>>>);
+    struct Preparing(Builds);
 
     impl crate::tokens::Counter for Preparing {
         fn tokenizer(&self) -> crate::tokens::Tokenizer {
@@ -497,7 +500,7 @@ mod tests {
             })
             .collect();
         let found = Discovered { explicit: vec![true; files.len()], files, errors: vec![] };
-        let prepared = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let prepared = Builds::default();
         let meter =
             Meter::with_counters(Box::new(Preparing(prepared.clone())), Box::new(crate::tokens::Estimate));
         let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
