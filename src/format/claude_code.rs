@@ -18,6 +18,11 @@
 //!   user line after it is the summary that starts the new one.
 //! - `isMeta` user lines are sent to the model but do not start a human turn.
 //!
+//! Lines are read into typed records ([`Entry`]) that keep only the fields the reader uses; every
+//! other field (the UI's `toolUseResult` copy of each result is nearly half the bytes of a session)
+//! is checked as JSON but never built. A field of an unexpected JSON type reads as absent, as it
+//! did when lines were walked as `serde_json::Value`s; a key given twice in one object is an error.
+//!
 //! Decision: lines are replayed in file order within each conversation. Claude Code keeps a
 //! `parentUuid` tree, and rewinds or forks make file order differ from the active path; rebuilding
 //! the active path would drop requests that were really made and billed, so every recorded request
@@ -27,9 +32,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::BufRead;
 use std::path::Path;
 
+use serde::Deserialize;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use super::{Format, Head, read_json_lines_skipping};
+use super::{Format, Head, read_json_lines_as};
 use crate::error::TraceError;
 use crate::model::{Conversation, Item, Output, RecordedTotal, Request, ToolResult, Trace, Usage};
 use crate::time::parse_rfc3339;
@@ -72,8 +79,8 @@ impl Format for ClaudeCode {
     fn read(&self, input: &mut dyn BufRead, path: &Path) -> Result<Trace, TraceError> {
         let mut reader = Reader::default();
         let mut warnings = Vec::new();
-        read_json_lines_skipping(input, path, &mut warnings, &["toolUseResult"], |line, value| {
-            reader.line(path, line, &value)
+        read_json_lines_as(input, path, &mut warnings, |line, entry: Object<Entry>| {
+            reader.line(path, line, entry.0)
         })?;
         let mut trace = reader.finish();
         warnings.append(&mut trace.warnings);
@@ -141,16 +148,14 @@ impl Reader {
     }
 
     /// Which conversation a user/assistant/system line belongs to.
-    fn route(&mut self, v: &Value) -> usize {
-        let sidechain = v.get("isSidechain").and_then(Value::as_bool).unwrap_or(false);
-        if !sidechain {
+    fn route(&mut self, e: &Entry) -> usize {
+        if !e.is_sidechain.unwrap_or(false) {
             return self.conversation("main".into());
         }
-        if let Some(agent) = v.get("agentId").and_then(Value::as_str) {
+        if let Some(agent) = &e.agent_id {
             return self.conversation(format!("agent-{agent}"));
         }
-        let parent = v.get("parentUuid").and_then(Value::as_str);
-        let index = match parent.and_then(|p| self.sidechain_of.get(p)) {
+        let index = match e.parent_uuid.as_ref().and_then(|p| self.sidechain_of.get(p)) {
             Some(&i) => i,
             None => {
                 self.sidechains += 1;
@@ -158,30 +163,30 @@ impl Reader {
                 self.conversation(key)
             }
         };
-        if let Some(uuid) = v.get("uuid").and_then(Value::as_str) {
-            self.sidechain_of.insert(uuid.to_owned(), index);
+        if let Some(uuid) = &e.uuid {
+            self.sidechain_of.insert(uuid.clone(), index);
         }
         index
     }
 
-    fn line(&mut self, path: &Path, line: usize, v: &Value) -> Result<(), TraceError> {
-        let Some(kind) = v.get("type").and_then(Value::as_str) else {
+    fn line(&mut self, path: &Path, line: usize, e: Option<Entry>) -> Result<(), TraceError> {
+        let Some((kind, e)) = e.and_then(|mut e| Some((e.kind.take()?, e))) else {
             return Err(TraceError::line(path, line, "expected an object with a string `type`"));
         };
-        match kind {
+        match kind.as_str() {
             "assistant" | "user" => {
-                if v.get("message").is_none() {
+                if e.message.is_none() {
                     return Err(TraceError::line(path, line, format!("{kind} line has no `message`")));
                 }
-                let c = self.route(v);
+                let c = self.route(&e);
                 if kind == "user" {
-                    self.user_in(c, path, line, v)
+                    self.user_in(c, path, line, e)
                 } else {
-                    self.assistant_in(c, path, line, v)
+                    self.assistant_in(c, path, line, e)
                 }
             }
-            "system" if v.get("subtype").and_then(Value::as_str) == Some("compact_boundary") => {
-                let c = self.route(v);
+            "system" if e.subtype.as_deref() == Some("compact_boundary") => {
+                let c = self.route(&e);
                 self.compaction_in(c);
                 Ok(())
             }
@@ -203,21 +208,18 @@ impl Reader {
         c: usize,
         path: &Path,
         line: usize,
-        v: &Value,
+        e: Entry,
     ) -> Result<(), TraceError> {
-        let message = v
-            .get("message")
-            .ok_or_else(|| TraceError::line(path, line, "assistant line has no `message`"))?;
-        if message.get("model").and_then(Value::as_str) == Some("<synthetic>") {
+        let message =
+            e.message.ok_or_else(|| TraceError::line(path, line, "assistant line has no `message`"))?;
+        if message.model.as_deref() == Some("<synthetic>") {
             return Ok(());
         }
-        let id = message
-            .get("id")
-            .and_then(Value::as_str)
-            .ok_or_else(|| TraceError::line(path, line, "assistant line has no `message.id`"))?;
-        let usage = message.get("usage").map(usage_of);
+        let id =
+            message.id.ok_or_else(|| TraceError::line(path, line, "assistant line has no `message.id`"))?;
+        let usage = message.usage.as_ref().map(UsageFields::normalised);
         let b = &mut self.conversations[c];
-        if b.open.as_deref() == Some(id) {
+        if b.open.as_deref() == Some(id.as_str()) {
             // A further block of the open response: keep the largest output count.
             if let (Some(Item::Request(r)), Some(new)) = (b.conversation.items.get_mut(b.open_request), usage)
             {
@@ -227,18 +229,18 @@ impl Reader {
             }
         } else {
             b.flush();
-            let timestamp = v.get("timestamp").and_then(Value::as_str).and_then(parse_rfc3339);
-            b.conversation.items.push(Item::Request(Request { id: Some(id.to_owned()), timestamp, usage }));
+            let timestamp = e.timestamp.as_deref().and_then(parse_rfc3339);
+            b.conversation.items.push(Item::Request(Request { id: Some(id.clone()), timestamp, usage }));
             b.open_request = b.conversation.items.len() - 1;
-            b.open = Some(id.to_owned());
+            b.open = Some(id);
         }
-        let blocks = match message.get("content") {
-            Some(Value::String(s)) => {
-                b.response.push(Item::Assistant { text: s.clone() });
+        let blocks = match message.content {
+            Content::Text(text) => {
+                b.response.push(Item::Assistant { text });
                 return Ok(());
             }
-            Some(Value::Array(blocks)) => blocks,
-            _ => {
+            Content::Blocks(blocks) => blocks,
+            Content::Other => {
                 return Err(TraceError::line(
                     path,
                     line,
@@ -247,13 +249,13 @@ impl Reader {
             }
         };
         for block in blocks {
-            match block.get("type").and_then(Value::as_str).unwrap_or("") {
-                "text" => b.response.push(Item::Assistant { text: str_field(block, "text") }),
-                "thinking" => b.response.push(Item::Thinking { text: str_field(block, "thinking") }),
+            match block.kind.as_deref().unwrap_or("") {
+                "text" => b.response.push(Item::Assistant { text: block.text.unwrap_or_default() }),
+                "thinking" => b.response.push(Item::Thinking { text: block.thinking.unwrap_or_default() }),
                 "tool_use" => {
-                    let call_id = str_field(block, "id");
-                    let name = str_field(block, "name");
-                    let arguments = block.get("input").map(Value::to_string).unwrap_or_default();
+                    let call_id = block.id.unwrap_or_default();
+                    let name = block.name.unwrap_or_default();
+                    let arguments = block.input.map(|v| v.to_string()).unwrap_or_default();
                     b.names.insert(call_id.clone(), name.clone());
                     b.response.push(Item::ToolCall { call_id, name, arguments });
                 }
@@ -264,23 +266,16 @@ impl Reader {
     }
 
     /// Adds a user line (text, images, tool results) to conversation `c`.
-    pub(crate) fn user_in(
-        &mut self,
-        c: usize,
-        path: &Path,
-        line: usize,
-        v: &Value,
-    ) -> Result<(), TraceError> {
-        let message =
-            v.get("message").ok_or_else(|| TraceError::line(path, line, "user line has no `message`"))?;
-        let meta = v.get("isMeta").and_then(Value::as_bool).unwrap_or(false);
-        let blocks = match message.get("content") {
-            Some(Value::String(s)) => {
-                self.conversations[c].push(Item::User { text: s.clone(), meta, images: 0 });
+    pub(crate) fn user_in(&mut self, c: usize, path: &Path, line: usize, e: Entry) -> Result<(), TraceError> {
+        let message = e.message.ok_or_else(|| TraceError::line(path, line, "user line has no `message`"))?;
+        let meta = e.is_meta.unwrap_or(false);
+        let blocks = match message.content {
+            Content::Text(text) => {
+                self.conversations[c].push(Item::User { text, meta, images: 0 });
                 return Ok(());
             }
-            Some(Value::Array(blocks)) => blocks,
-            _ => {
+            Content::Blocks(blocks) => blocks,
+            Content::Other => {
                 return Err(TraceError::line(
                     path,
                     line,
@@ -288,17 +283,17 @@ impl Reader {
                 ));
             }
         };
-        let mut text: Vec<&str> = Vec::new();
+        let mut text: Vec<String> = Vec::new();
         let mut images = 0u32;
         for block in blocks {
-            match block.get("type").and_then(Value::as_str).unwrap_or("") {
-                "text" => text.push(block.get("text").and_then(Value::as_str).unwrap_or("")),
+            match block.kind.as_deref().unwrap_or("") {
+                "text" => text.push(block.text.unwrap_or_default()),
                 "image" => images += 1,
                 "tool_result" => {
                     let b = &mut self.conversations[c];
-                    let call_id = str_field(block, "tool_use_id");
-                    let (output, result_images) = tool_result_text(block.get("content"));
-                    let is_error = block.get("is_error").and_then(Value::as_bool).unwrap_or(false);
+                    let call_id = block.tool_use_id.unwrap_or_default();
+                    let (output, result_images) = tool_result_text(block.content);
+                    let is_error = block.is_error.unwrap_or(false);
                     let name = b.names.get(&call_id).cloned();
                     b.push(Item::ToolResult(ToolResult {
                         call_id,
@@ -357,42 +352,314 @@ impl Reader {
     }
 }
 
-/// The string field `key` of `v`, or an empty string.
-pub(crate) fn str_field(v: &Value, key: &str) -> String {
-    v.get(key).and_then(Value::as_str).unwrap_or_default().to_owned()
-}
-
 /// Tool-result text (string, or `text` blocks joined with `\n`) and its image count.
-pub(crate) fn tool_result_text(content: Option<&Value>) -> (String, u32) {
+fn tool_result_text(content: Content) -> (String, u32) {
     match content {
-        Some(Value::String(s)) => (s.clone(), 0),
-        Some(Value::Array(blocks)) => {
+        Content::Text(text) => (text, 0),
+        Content::Blocks(blocks) => {
             let mut texts = Vec::new();
             let mut images = 0;
             for b in blocks {
-                match b.get("type").and_then(Value::as_str) {
-                    Some("text") => texts.push(b.get("text").and_then(Value::as_str).unwrap_or("")),
+                match b.kind.as_deref() {
+                    Some("text") => texts.push(b.text.unwrap_or_default()),
                     Some("image") => images += 1,
                     _ => {}
                 }
             }
             (texts.join("\n"), images)
         }
-        _ => (String::new(), 0),
+        Content::Other => (String::new(), 0),
     }
 }
 
-/// Anthropic usage normalised: prompt size = input + cache creation + cache read (disjoint).
-pub(crate) fn usage_of(u: &Value) -> Usage {
-    let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
-    let (input, write, read) =
-        (n("input_tokens"), n("cache_creation_input_tokens"), n("cache_read_input_tokens"));
-    Usage {
-        input_tokens: input + write + read,
-        cache_read_tokens: Some(read),
-        cache_write_tokens: Some(write),
-        output_tokens: u.get("output_tokens").and_then(Value::as_u64),
+/// One line of a Claude Code transcript or of `stream-json` output, with only the fields the
+/// readers use (the other fields are checked as JSON and skipped). Each field reads as `None`
+/// when it is absent or of another JSON type, as `Value::get(…).and_then(Value::as_str)` did.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct Entry {
+    #[serde(rename = "type", deserialize_with = "loose_str")]
+    kind: Option<String>,
+    /// Present (of any type) or absent: a `message` that is not an object reads as an empty one.
+    #[serde(deserialize_with = "present_object")]
+    message: Option<Message>,
+    #[serde(deserialize_with = "loose_str")]
+    pub(crate) subtype: Option<String>,
+    #[serde(deserialize_with = "loose_str")]
+    timestamp: Option<String>,
+    #[serde(rename = "isMeta", deserialize_with = "loose_bool")]
+    is_meta: Option<bool>,
+    #[serde(rename = "isSidechain", deserialize_with = "loose_bool")]
+    is_sidechain: Option<bool>,
+    #[serde(rename = "agentId", deserialize_with = "loose_str")]
+    agent_id: Option<String>,
+    #[serde(rename = "parentUuid", deserialize_with = "loose_str")]
+    parent_uuid: Option<String>,
+    #[serde(deserialize_with = "loose_str")]
+    uuid: Option<String>,
+    /// `stream-json`: the Task tool call whose subagent wrote this line.
+    #[serde(deserialize_with = "loose_str")]
+    pub(crate) parent_tool_use_id: Option<String>,
+    /// `stream-json`: the session totals of the `result` line.
+    #[serde(deserialize_with = "present_object")]
+    pub(crate) usage: Option<UsageFields>,
+}
+
+impl Entry {
+    /// Takes the line's `type` out, if it has one.
+    pub(crate) fn take_kind(&mut self) -> Option<String> {
+        self.kind.take()
     }
+}
+
+/// An Anthropic message (`message` of a line).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Message {
+    #[serde(deserialize_with = "loose_str")]
+    id: Option<String>,
+    #[serde(deserialize_with = "loose_str")]
+    model: Option<String>,
+    content: Content,
+    #[serde(deserialize_with = "present_object")]
+    usage: Option<UsageFields>,
+}
+
+/// A content block of a message, or of a tool result's content.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Block {
+    #[serde(rename = "type", deserialize_with = "loose_str")]
+    kind: Option<String>,
+    #[serde(deserialize_with = "loose_str")]
+    text: Option<String>,
+    #[serde(deserialize_with = "loose_str")]
+    thinking: Option<String>,
+    #[serde(deserialize_with = "loose_str")]
+    id: Option<String>,
+    #[serde(deserialize_with = "loose_str")]
+    name: Option<String>,
+    /// A tool call's arguments, whatever their JSON (counted as their compact JSON text).
+    #[serde(deserialize_with = "present_value")]
+    input: Option<Value>,
+    #[serde(deserialize_with = "loose_str")]
+    tool_use_id: Option<String>,
+    content: Content,
+    #[serde(deserialize_with = "loose_bool")]
+    is_error: Option<bool>,
+}
+
+/// Anthropic usage as recorded.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct UsageFields {
+    #[serde(deserialize_with = "loose_u64")]
+    input_tokens: Option<u64>,
+    #[serde(deserialize_with = "loose_u64")]
+    cache_creation_input_tokens: Option<u64>,
+    #[serde(deserialize_with = "loose_u64")]
+    cache_read_input_tokens: Option<u64>,
+    #[serde(deserialize_with = "loose_u64")]
+    output_tokens: Option<u64>,
+}
+
+impl UsageFields {
+    /// Prompt size = input + cache creation + cache read (disjoint).
+    pub(crate) fn normalised(&self) -> Usage {
+        let (input, write, read) = (
+            self.input_tokens.unwrap_or(0),
+            self.cache_creation_input_tokens.unwrap_or(0),
+            self.cache_read_input_tokens.unwrap_or(0),
+        );
+        Usage {
+            input_tokens: input + write + read,
+            cache_read_tokens: Some(read),
+            cache_write_tokens: Some(write),
+            output_tokens: self.output_tokens,
+        }
+    }
+}
+
+/// A message's or a tool result's `content`: text, a list of blocks (an element that is not an
+/// object reads as an empty block), or anything else.
+#[derive(Debug, Default)]
+enum Content {
+    Text(String),
+    Blocks(Vec<Block>),
+    #[default]
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Content {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Content, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Content;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Content, E> {
+                Ok(Content::Text(v.to_owned()))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Content, E> {
+                Ok(Content::Text(v))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Content, A::Error> {
+                let mut blocks = Vec::new();
+                while let Some(Object(block)) = seq.next_element::<Object<Block>>()? {
+                    blocks.push(block.unwrap_or_default());
+                }
+                Ok(Content::Blocks(blocks))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Content, A::Error> {
+                skip_map(map).map(|()| Content::Other)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Content, E> {
+                Ok(Content::Other)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Content, E> {
+                Ok(Content::Other)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Content, E> {
+                Ok(Content::Other)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Content, E> {
+                Ok(Content::Other)
+            }
+            fn visit_unit<E>(self) -> Result<Content, E> {
+                Ok(Content::Other)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A JSON object read as `T`; any other JSON value reads as `None` (checked and skipped).
+pub(crate) struct Object<T>(pub Option<T>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Object<T>, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = Object<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Object<T>, A::Error> {
+                T::deserialize(de::value::MapAccessDeserializer::new(map)).map(|t| Object(Some(t)))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Object<T>, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Object(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Object<T>, E> {
+                Ok(Object(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Object<T>, E> {
+                Ok(Object(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Object<T>, E> {
+                Ok(Object(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Object<T>, E> {
+                Ok(Object(None))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Object<T>, E> {
+                Ok(Object(None))
+            }
+            fn visit_unit<E>(self) -> Result<Object<T>, E> {
+                Ok(Object(None))
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+fn skip_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<(), A::Error> {
+    while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+    Ok(())
+}
+
+/// A JSON scalar as the readers take it: a string, a boolean, a non-negative integer, or other.
+enum Scalar {
+    Str(String),
+    Bool(bool),
+    Count(u64),
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Scalar {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Scalar, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Scalar;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Scalar, E> {
+                Ok(Scalar::Str(v.to_owned()))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Scalar, E> {
+                Ok(Scalar::Str(v))
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Scalar, E> {
+                Ok(Scalar::Bool(v))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Scalar, E> {
+                Ok(Scalar::Count(v))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Scalar, E> {
+                Ok(Scalar::Other)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Scalar, E> {
+                Ok(Scalar::Other)
+            }
+            fn visit_unit<E>(self) -> Result<Scalar, E> {
+                Ok(Scalar::Other)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Scalar, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Scalar::Other)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Scalar, A::Error> {
+                skip_map(map).map(|()| Scalar::Other)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+fn loose_str<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(match Scalar::deserialize(d)? {
+        Scalar::Str(s) => Some(s),
+        _ => None,
+    })
+}
+
+fn loose_bool<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+    Ok(match Scalar::deserialize(d)? {
+        Scalar::Bool(b) => Some(b),
+        _ => None,
+    })
+}
+
+fn loose_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    Ok(match Scalar::deserialize(d)? {
+        Scalar::Count(n) => Some(n),
+        _ => None,
+    })
+}
+
+/// A field present with any JSON value: an object read as `T`, anything else as `T::default()`.
+fn present_object<'de, D: Deserializer<'de>, T: Deserialize<'de> + Default>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    Ok(Some(Object::<T>::deserialize(d)?.0.unwrap_or_default()))
+}
+
+/// A field present with any JSON value, kept as it is (`null` included).
+fn present_value<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
 }
 
 #[cfg(test)]
@@ -527,6 +794,58 @@ mod tests {
         let text = format!("{USER}\n{bad}\n");
         let e = ClaudeCode.read(&mut text.as_bytes(), Path::new("s.jsonl")).unwrap_err();
         assert_eq!(e.to_string(), "s.jsonl:2: assistant line has no `message.id`");
+    }
+
+    fn error(lines: &[&str]) -> String {
+        let text = lines.join("\n") + "\n";
+        ClaudeCode.read(&mut text.as_bytes(), Path::new("s.jsonl")).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn fields_the_reader_skips_are_still_checked_as_json() {
+        let bad =
+            r#"{"type":"user","message":{"role":"user","content":"hi"},"toolUseResult":{"stdout":[1,}}"#;
+        let e = error(&[USER, bad]);
+        assert!(e.starts_with("s.jsonl:2: invalid JSON: "), "{e}");
+        let skipped = r#"{"type":"user","message":{"role":"user","content":"hi"},"toolUseResult":{"x":[{"y":null}]},"other":[1,"a"]}"#;
+        assert_eq!(read(&[USER, skipped]).conversations[0].items.len(), 2);
+    }
+
+    #[test]
+    fn fields_of_an_unexpected_type_read_as_absent() {
+        // A non-boolean isSidechain is not a sidechain; a non-string text block is empty text;
+        // null tool input is the text `null`; a null message has no id.
+        let t = read(&[
+            r#"{"type":"user","isSidechain":"yes","isMeta":1,"message":{"content":[{"type":"text","text":7},{"type":"image"}]}}"#,
+            &asst("m1", r#"{"type":"tool_use","id":"t1","name":"Bash","input":null}"#, 1),
+            r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"a"},3,{"type":"text"}],"is_error":"no"}]}}"#,
+        ]);
+        assert_eq!(t.conversations.len(), 1);
+        let items = &t.conversations[0].items;
+        assert_eq!(items[0], Item::User { text: String::new(), meta: false, images: 1 });
+        assert!(
+            matches!(&items[2], Item::ToolCall { arguments, .. } if arguments == "null"),
+            "{:?}",
+            items[2]
+        );
+        let Item::ToolResult(r) = &items[3] else { panic!("{:?}", items[3]) };
+        assert_eq!((&r.output, r.is_error), (&Output::Raw { output: "a\n".into() }, false));
+        assert_eq!(
+            error(&[r#"{"type":"assistant","message":null}"#]),
+            "s.jsonl:1: assistant line has no `message.id`"
+        );
+        assert_eq!(
+            error(&[r#"{"type":"user","message":{"content":5}}"#]),
+            "s.jsonl:1: user `message.content` is neither text nor a list"
+        );
+        assert_eq!(error(&[r#"{"type":7}"#]), "s.jsonl:1: expected an object with a string `type`");
+        assert_eq!(error(&["[1,2]"]), "s.jsonl:1: expected an object with a string `type`");
+    }
+
+    #[test]
+    fn a_key_given_twice_is_an_error_naming_the_line() {
+        let e = error(&[USER, r#"{"type":"user","type":"assistant","message":{"content":"x"}}"#]);
+        assert!(e.starts_with("s.jsonl:2: invalid JSON: duplicate field `type`"), "{e}");
     }
 
     #[test]

@@ -27,10 +27,8 @@
 use std::io::BufRead;
 use std::path::Path;
 
-use serde_json::Value;
-
-use super::claude_code::{Reader, usage_of};
-use super::{Format, Head, read_json_lines};
+use super::claude_code::{Entry, Object, Reader};
+use super::{Format, Head, read_json_lines_as};
 use crate::error::TraceError;
 use crate::model::{RecordedTotal, Trace};
 
@@ -65,25 +63,25 @@ impl Format for ClaudeStream {
         let mut reader = Reader::default();
         let main = reader.conversation(MAIN.into());
         let mut warnings = Vec::new();
-        read_json_lines(input, path, &mut warnings, |line, v| {
-            let Some(kind) = v.get("type").and_then(Value::as_str) else {
+        read_json_lines_as(input, path, &mut warnings, |line, entry: Object<Entry>| {
+            let Some((kind, e)) = entry.0.and_then(|mut e| Some((e.take_kind()?, e))) else {
                 return Err(TraceError::line(path, line, "expected an object with a string `type`"));
             };
-            let c = match v.get("parent_tool_use_id").and_then(Value::as_str) {
+            let c = match &e.parent_tool_use_id {
                 Some(parent) => reader.conversation(format!("task-{parent}")),
                 None => main,
             };
-            match kind {
-                "assistant" => reader.assistant_in(c, path, line, &v),
-                "user" => reader.user_in(c, path, line, &v),
-                "system" if v.get("subtype").and_then(Value::as_str) == Some("compact_boundary") => {
+            match kind.as_str() {
+                "assistant" => reader.assistant_in(c, path, line, e),
+                "user" => reader.user_in(c, path, line, e),
+                "system" if e.subtype.as_deref() == Some("compact_boundary") => {
                     reader.compaction_in(c);
                     Ok(())
                 }
                 "result" => {
-                    if let Some(u) = v.get("usage") {
+                    if let Some(u) = &e.usage {
                         let calls = reader.requests_in(main) as u64;
-                        let total = RecordedTotal { input_tokens: usage_of(u).input_tokens, calls };
+                        let total = RecordedTotal { input_tokens: u.normalised().input_tokens, calls };
                         reader.set_recorded_total(main, total);
                     }
                     Ok(())

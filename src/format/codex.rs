@@ -54,7 +54,6 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::claude_code::str_field;
 use super::{Format, Head, read_json_lines};
 use crate::error::TraceError;
 use crate::model::{Conversation, Item, Millis, Output, Request, ToolResult, Trace, Usage};
@@ -401,6 +400,11 @@ fn exit_code(output: &str) -> Option<i64> {
         .take(6)
         .find_map(|l| l.strip_prefix("Process exited with code "))
         .and_then(|n| n.trim().parse().ok())
+}
+
+/// The string field `key` of `v`, or an empty string.
+fn str_field(v: &Value, key: &str) -> String {
+    v.get(key).and_then(Value::as_str).unwrap_or_default().to_owned()
 }
 
 #[cfg(test)]

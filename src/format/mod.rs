@@ -139,18 +139,17 @@ pub fn read_json_lines(
     warnings: &mut Vec<String>,
     each: impl FnMut(usize, Value) -> Result<(), TraceError>,
 ) -> Result<(), TraceError> {
-    read_json_lines_skipping(input, path, warnings, &[], each)
+    read_json_lines_as(input, path, warnings, each)
 }
 
-/// [`read_json_lines`], leaving out the top-level keys `skip` of every line that is an object:
-/// their values are checked as JSON but never built (a Claude Code line repeats a tool's whole
-/// result in `toolUseResult`, which no importer reads: nearly half the bytes of a session).
-pub fn read_json_lines_skipping(
+/// [`read_json_lines`], each line read as a `T`: typed records that keep only what an importer
+/// uses, so the rest of a line is checked as JSON but never built (a Claude Code line repeats a
+/// tool's whole result in `toolUseResult`, nearly half the bytes of a session).
+pub fn read_json_lines_as<T: serde::de::DeserializeOwned>(
     input: &mut dyn BufRead,
     path: &Path,
     warnings: &mut Vec<String>,
-    skip: &[&str],
-    mut each: impl FnMut(usize, Value) -> Result<(), TraceError>,
+    mut each: impl FnMut(usize, T) -> Result<(), TraceError>,
 ) -> Result<(), TraceError> {
     let mut buf = Vec::new();
     let mut line_no = 0;
@@ -175,14 +174,7 @@ pub fn read_json_lines_skipping(
         if text.trim().is_empty() {
             continue;
         }
-        let parsed = if skip.is_empty() {
-            serde_json::from_str::<Value>(text)
-        } else {
-            let mut de = serde_json::Deserializer::from_str(text);
-            serde::de::DeserializeSeed::deserialize(shared::Skipping(skip), &mut de)
-                .and_then(|v| de.end().map(|()| v))
-        };
-        match parsed {
+        match serde_json::from_str::<T>(text) {
             Ok(v) => each(line_no, v)?,
             Err(e) if !ended && e.is_eof() => {
                 warnings.push(format!(

@@ -423,61 +423,6 @@ pub fn str_at(v: &Value, key: &str) -> String {
     v.get(key).and_then(Value::as_str).unwrap_or_default().to_owned()
 }
 
-/// Deserializes a JSON value like [`Value`]'s own implementation, except that the keys listed are
-/// left out of a top-level object: their values are parsed (so a syntax error is still one) but
-/// never allocated ([`serde::de::IgnoredAny`]).
-pub struct Skipping<'a>(pub &'a [&'a str]);
-
-impl<'de> serde::de::DeserializeSeed<'de> for Skipping<'_> {
-    type Value = Value;
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for Skipping<'_> {
-    type Value = Value;
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut out = serde_json::Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            if self.0.contains(&key.as_str()) {
-                map.next_value::<serde::de::IgnoredAny>()?;
-            } else {
-                let value = map.next_value::<Value>()?;
-                out.insert(key, value);
-            }
-        }
-        Ok(Value::Object(out))
-    }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
-        serde::Deserialize::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))
-    }
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
-    }
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_owned()))
-    }
-    fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(v))
-    }
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-}
-
 /// Test helpers for the importers.
 #[cfg(test)]
 pub(crate) mod testing {
@@ -557,34 +502,6 @@ pub(crate) mod testing {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn skipping(text: &str, skip: &[&str]) -> Result<Value, serde_json::Error> {
-        let mut de = serde_json::Deserializer::from_str(text);
-        let v = serde::de::DeserializeSeed::deserialize(Skipping(skip), &mut de)?;
-        de.end()?;
-        Ok(v)
-    }
-
-    #[test]
-    fn skipping_leaves_out_only_the_top_level_keys_named() {
-        let text = r#"{"a":1,"big":{"x":[1,2,"\u00e9"]},"m":{"big":true},"f":1.5,"n":null,"s":"t\n","l":[{"big":1}],"neg":-3}"#;
-        let full: Value = serde_json::from_str(text).unwrap();
-        let mut expected = full.clone();
-        expected.as_object_mut().unwrap().remove("big");
-        assert_eq!(skipping(text, &["big"]).unwrap(), expected);
-        assert_eq!(skipping(text, &[]).unwrap(), full);
-        for other in ["[1,{\"big\":2}]", "\"big\"", "3", "true", "null"] {
-            assert_eq!(skipping(other, &["big"]).unwrap(), serde_json::from_str::<Value>(other).unwrap());
-        }
-    }
-
-    #[test]
-    fn a_skipped_value_is_still_checked_as_json() {
-        for bad in [r#"{"big":[1,}"#, r#"{"big":"x}"#, r#"{"a":1,"big":tru}"#, r#"{"big":1} x"#] {
-            let e = skipping(bad, &["big"]).unwrap_err().to_string();
-            assert_eq!(e, serde_json::from_str::<Value>(bad).unwrap_err().to_string(), "{bad}");
-        }
-    }
 
     #[test]
     fn outline_records_keys_by_path_and_short_values() {
