@@ -193,6 +193,23 @@ fn malformed_json_in_the_middle_of_a_codex_rollout_names_the_line_and_the_other_
 }
 
 #[test]
+fn a_key_given_twice_in_a_claude_code_line_names_the_line_and_the_other_files_go_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let twice = r#"{"type":"user","type":"assistant","sessionId":"s","message":{"content":"x"}}"#;
+    let bad = write(dir.path(), "bad.jsonl", format!("{CC_USER}\n{twice}\n"));
+    let good = write(dir.path(), "good.jsonl", format!("{CC_USER}\n"));
+    let o = replay(&[&bad, &good], &[]);
+    // serde_json names the column where the second key ends.
+    let column = twice.find(r#""type":"assistant""#).unwrap() + r#""type""#.len();
+    assert_error(
+        &o,
+        &format!("{}:2: invalid JSON: duplicate field `type` at column {column}; {FIX_LINE}", shown(&bad)),
+    );
+    assert_eq!(o.report.runs.len(), 1);
+    assert_eq!(o.report.runs[0].trace, shown(&good));
+}
+
+#[test]
 fn malformed_json_in_a_pretty_printed_document_names_its_line() {
     let dir = tempfile::tempdir().unwrap();
     let text = String::from_utf8(fixture("openai-chat/messages.json")).unwrap();
