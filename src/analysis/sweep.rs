@@ -262,41 +262,53 @@ fn row_at(
     rows_at(conversations, &[threshold], spec, meter).remove(0)
 }
 
-/// One sweep row per threshold (savings left 0). Conversations are replayed in parallel, each
-/// once per distinct split: thresholds that split the same outputs replay identically
-/// ([`MeasuredConversation::splits_at`]). Rows are sums and maxima, so the order in which the
-/// conversations finish does not matter.
+/// One sweep row per threshold (savings left 0). Each conversation is replayed once per distinct
+/// split: thresholds that split the same outputs replay identically
+/// ([`MeasuredConversation::splits_at`]). Every (conversation, distinct split) replay is one
+/// parallel task, so one long conversation's replays are shared out too. Rows are sums and maxima,
+/// added up in conversation order, so the result does not depend on the thread count.
 fn rows_at(
     conversations: &[&MeasuredConversation],
     thresholds: &[usize],
     spec: &PolicySpec,
     meter: &Meter,
 ) -> Vec<SweepRow> {
-    let per_conversation: Vec<Vec<SweepRow>> = conversations
+    // Per conversation: for each threshold, which of its distinct splits it gives; and for each
+    // distinct split, the first threshold that gives it.
+    let plans: Vec<(Vec<usize>, Vec<usize>)> = conversations
         .par_iter()
         .map(|c| {
-            let mut replayed: Vec<(usize, SweepRow)> = Vec::new();
-            thresholds
+            let mut firsts: Vec<(usize, usize)> = Vec::new();
+            let slots = thresholds
                 .iter()
                 .map(|&t| {
                     let splits = c.splits_at(t);
-                    if let Some((_, row)) = replayed.iter().find(|(s, _)| *s == splits) {
-                        return row.clone();
-                    }
-                    let row = conversation_row(c, t, spec, meter);
-                    replayed.push((splits, row.clone()));
-                    row
+                    firsts.iter().position(|(s, _)| *s == splits).unwrap_or_else(|| {
+                        firsts.push((splits, t));
+                        firsts.len() - 1
+                    })
                 })
-                .collect()
+                .collect();
+            (slots, firsts.into_iter().map(|(_, t)| t).collect())
         })
         .collect();
+    let tasks: Vec<(usize, usize)> =
+        plans.iter().enumerate().flat_map(|(k, (_, firsts))| firsts.iter().map(move |&t| (k, t))).collect();
+    let replayed: Vec<SweepRow> =
+        tasks.par_iter().map(|&(k, t)| conversation_row(conversations[k], t, spec, meter)).collect();
+    let mut starts = Vec::with_capacity(plans.len());
+    let mut next = 0;
+    for (_, firsts) in &plans {
+        starts.push(next);
+        next += firsts.len();
+    }
     thresholds
         .iter()
         .enumerate()
         .map(|(i, &threshold)| {
             let mut row = SweepRow { threshold, ..Default::default() };
-            for rows in &per_conversation {
-                add_row(&mut row, &rows[i]);
+            for ((slots, _), start) in plans.iter().zip(&starts) {
+                add_row(&mut row, &replayed[start + slots[i]]);
             }
             row.split_share = share(row.split_results, row.tool_results);
             row
@@ -613,6 +625,28 @@ mod tests {
         let rec = s.recommendation.as_ref().unwrap();
         assert_eq!(rec.threshold, 200);
         assert!(rec.reason.contains("no threshold saves input tokens"), "{}", rec.reason);
+    }
+
+    #[test]
+    fn rows_over_several_conversations_are_the_sums_of_each_swept_alone() {
+        let (meter, _) = meter();
+        // Conversations with different numbers of distinct splits (2, 1 and none).
+        let a = measured(&meter);
+        let b =
+            testing::measured(vec![user("go"), result("c", "cat", "z".repeat(300)), request(None)], &meter);
+        let c = testing::measured(vec![user("only text"), request(None), request(None)], &meter);
+        let at = settings(vec![0, 16, 50, 200, 400], "keep-turns:n=1");
+        let together = sweep(&[&a, &b, &c], &at, &meter);
+        let alone: Vec<Sweep> = [&a, &b, &c].iter().map(|m| sweep(&[*m], &at, &meter)).collect();
+        for (i, row) in together.rows.iter().enumerate() {
+            let sum = |f: fn(&SweepRow) -> Tokens| alone.iter().map(|s| f(&s.rows[i])).sum::<Tokens>();
+            assert_eq!(row.total_input_tokens, sum(|r| r.total_input_tokens), "at {}", row.threshold);
+            assert_eq!(row.summary_tokens, sum(|r| r.summary_tokens), "at {}", row.threshold);
+            assert_eq!(row.content_tokens, sum(|r| r.content_tokens), "at {}", row.threshold);
+            let splits: usize = alone.iter().map(|s| s.rows[i].split_results).sum();
+            assert_eq!(row.split_results, splits, "at {}", row.threshold);
+        }
+        assert_ne!(together.rows[0].total_input_tokens, together.rows[4].total_input_tokens);
     }
 
     #[test]
