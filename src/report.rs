@@ -9,6 +9,7 @@
 //! `<body data-rendered>`, which the headless-browser test reads; the page needs no script to show.
 //! Nothing here touches files.
 
+use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::analysis::calibration::Calibration;
@@ -275,9 +276,22 @@ pub fn build(input: &ReportInput<'_>) -> Result<Vec<ReportFile>, ChartError> {
         "<p>Context per request of each conversation: stacked by category under {}, one line per policy.</p>\n",
         escape(c.policies.first().map_or("", |p| p.policy.as_str()))
     ));
-    for (i, conv) in c.conversations.iter().enumerate() {
-        let t = chart::timeline::prepare(&conv.trace, &conv.conversation, &conv.runs, c.window);
-        html.push_str(&figure(&t, &chart::timeline_stem(i), &mut files)?);
+    // One timeline per conversation, drawn in parallel (most of a large report's time) and put
+    // back in conversation order.
+    let timelines: Vec<Result<(String, Vec<ReportFile>), ChartError>> = c
+        .conversations
+        .par_iter()
+        .enumerate()
+        .map(|(i, conv)| {
+            let t = chart::timeline::prepare(&conv.trace, &conv.conversation, &conv.runs, c.window);
+            let mut own = Vec::new();
+            figure(&t, &chart::timeline_stem(i), &mut own).map(|html| (html, own))
+        })
+        .collect();
+    for timeline in timelines {
+        let (figure_html, own) = timeline?;
+        html.push_str(&figure_html);
+        files.extend(own);
     }
 
     html.push_str("<h2 id=\"settings\">Inputs and settings</h2>\n");
