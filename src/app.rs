@@ -258,6 +258,7 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
             calibration: &calibration,
             warnings: &loaded.warnings,
             errors: &loaded.errors,
+            timelines: c.timelines,
         };
         let files = crate::report::build(&input)?;
         export::prepare_rewrite(&c.out, crate::report::INDEX, &[crate::chart::DIR])?;
@@ -307,6 +308,7 @@ fn report_settings(c: &ReportConfig) -> Vec<(String, String)> {
             ),
         ),
         ("cache TTL".into(), analysis::cost::format_ttl(c.compare.cache.ttl_ms)),
+        ("timeline charts (--timelines)".into(), c.timelines.map_or("all".into(), |n| n.to_string())),
     ]
 }
 

@@ -173,6 +173,8 @@ pub struct ReportConfig {
     pub sweep: SweepSettings,
     /// The comparison.
     pub compare: CompareSettings,
+    /// How many conversations get a timeline chart (`None`: all).
+    pub timelines: Option<usize>,
 }
 
 fn usage(e: impl std::fmt::Display) -> UsageError {
@@ -276,11 +278,22 @@ impl Config {
             cli::Command::Report(a) => Config::Report(ReportConfig {
                 sweep: sweep_settings(a.thresholds.as_deref(), &a.sweep_policy, &a.tolerance, a.tools)?,
                 compare: compare_settings(&a.policies, a.threshold, &a.cache)?,
+                timelines: timelines(&a.timelines)?,
                 input: InputConfig::from_args(a.input)?,
                 out: a.out,
             }),
             other => return Ok(Err(other)),
         }))
+    }
+}
+
+/// `--timelines`: a count, or `all`.
+fn timelines(arg: &str) -> Result<Option<usize>, UsageError> {
+    match arg.trim() {
+        "all" => Ok(None),
+        n => {
+            n.parse().map(Some).map_err(|_| usage(format!("--timelines `{arg}`: expected a number or `all`")))
+        }
     }
 }
 

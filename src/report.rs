@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::analysis::calibration::Calibration;
-use crate::analysis::compare::Comparison;
+use crate::analysis::compare::{Comparison, ConversationRuns};
 use crate::analysis::cost::format_ttl;
 use crate::analysis::sweep::Sweep;
 use crate::chart::{self, Chart, ChartError};
@@ -75,6 +75,9 @@ pub struct ReportInput<'a> {
     pub warnings: &'a [String],
     /// Inputs that could not be read.
     pub errors: &'a [String],
+    /// How many conversations get a timeline chart, those with the most requests (`None`: all).
+    #[serde(skip)]
+    pub timelines: Option<usize>,
 }
 
 fn csv(t: &Tabular) -> Result<Vec<u8>, ChartError> {
@@ -140,6 +143,20 @@ fn figure(chart: &impl Chart, stem: &str, files: &mut Vec<ReportFile>) -> Result
         chart::path(stem, "svg"),
         chart::path(stem, "png")
     ))
+}
+
+/// Which conversations get a timeline chart, in input order: the `limit` with the most requests
+/// (the earlier one first on a tie), or all. A conversation's chart is named by its place among all
+/// of them, so it keeps its file name whatever the limit.
+fn timeline_conversations(conversations: &[ConversationRuns], limit: Option<usize>) -> Vec<usize> {
+    let requests = |i: usize| conversations[i].runs.first().map_or(0, |r| r.summary.requests);
+    let mut order: Vec<usize> = (0..conversations.len()).collect();
+    if let Some(limit) = limit {
+        order.sort_by_key(|&i| (std::cmp::Reverse(requests(i)), i));
+        order.truncate(limit);
+        order.sort_unstable();
+    }
+    order
 }
 
 /// The findings in words.
@@ -272,17 +289,27 @@ pub fn build(input: &ReportInput<'_>) -> Result<Vec<ReportFile>, ChartError> {
     html.push_str(&sections_html(&tables::calibration_sections(input.calibration)));
 
     html.push_str("<h2 id=\"timelines\">Budget timelines</h2>\n");
+    let drawn = timeline_conversations(&c.conversations, input.timelines);
+    let which = if drawn.len() == c.conversations.len() {
+        "each conversation".to_owned()
+    } else {
+        format!(
+            "the {} of {} conversations with the most requests (`--timelines all` draws every one; every \
+             conversation's requests are in timeline.csv)",
+            drawn.len(),
+            c.conversations.len()
+        )
+    };
     html.push_str(&format!(
-        "<p>Context per request of each conversation: stacked by category under {}, one line per policy.</p>\n",
+        "<p>Context per request of {which}: stacked by category under {}, one line per policy.</p>\n",
         escape(c.policies.first().map_or("", |p| p.policy.as_str()))
     ));
     // One timeline per conversation, drawn in parallel (most of a large report's time) and put
     // back in conversation order.
-    let timelines: Vec<Result<(String, Vec<ReportFile>), ChartError>> = c
-        .conversations
+    let timelines: Vec<Result<(String, Vec<ReportFile>), ChartError>> = drawn
         .par_iter()
-        .enumerate()
-        .map(|(i, conv)| {
+        .map(|&i| {
+            let conv = &c.conversations[i];
             let t = chart::timeline::prepare(&conv.trace, &conv.conversation, &conv.runs, c.window);
             let mut own = Vec::new();
             figure(&t, &chart::timeline_stem(i), &mut own).map(|html| (html, own))
@@ -332,6 +359,23 @@ pub fn build(input: &ReportInput<'_>) -> Result<Vec<ReportFile>, ChartError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timelines_go_to_the_conversations_with_the_most_requests_kept_in_input_order() {
+        let c: Vec<ConversationRuns> = [3, 9, 1, 9, 5]
+            .iter()
+            .map(|&requests| {
+                let mut run = crate::result::Run::default();
+                run.summary.requests = requests;
+                ConversationRuns { trace: "t".into(), conversation: "c".into(), runs: vec![run] }
+            })
+            .collect();
+        assert_eq!(timeline_conversations(&c, None), [0, 1, 2, 3, 4]);
+        assert_eq!(timeline_conversations(&c, Some(2)), [1, 3]);
+        assert_eq!(timeline_conversations(&c, Some(3)), [1, 3, 4]);
+        assert_eq!(timeline_conversations(&c, Some(0)), Vec::<usize>::new());
+        assert_eq!(timeline_conversations(&c, Some(10)), [0, 1, 2, 3, 4]);
+    }
 
     #[test]
     fn text_is_escaped_for_html() {

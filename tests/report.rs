@@ -138,3 +138,47 @@ fn the_report_renders_its_charts_and_tables_in_headless_chromium() {
     assert!(taken.status.success(), "{}", String::from_utf8_lossy(&taken.stderr));
     assert!(std::fs::metadata(&shot).is_ok_and(|m| m.len() > 10_000), "empty screenshot");
 }
+
+#[test]
+fn timelines_are_drawn_for_the_conversations_with_the_most_requests_unless_all_are_asked_for() {
+    let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces");
+    let dir = tempfile::tempdir().unwrap();
+    let charts = |timelines: &str| -> Vec<String> {
+        let out = dir.path().join(format!("rep-{timelines}"));
+        ctxbudget()
+            .arg("report")
+            .arg(&traces)
+            .args(["--tokenizer", "estimate", "--timelines", timelines, "--out"])
+            .arg(&out)
+            .assert()
+            .success();
+        let mut names: Vec<String> = std::fs::read_dir(out.join("charts"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("timeline-") && n.ends_with(".png"))
+            .collect();
+        names.sort();
+        let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+        assert_eq!(html.matches("<figure>").count(), 3 + names.len(), "--timelines {timelines}");
+        names
+    };
+    // The bundled traces hold four conversations, in input order with 11, 3, 7 and 5 requests
+    // (a replay of traces/ says so); each chart keeps its place among all four in its name.
+    let requests: Vec<usize> = {
+        let done = ctxbudget()
+            .arg("replay")
+            .arg(&traces)
+            .args(["--tokenizer", "estimate", "--policy", "none", "--format", "json"])
+            .assert()
+            .success();
+        let report: serde_json::Value = serde_json::from_slice(&done.get_output().stdout).unwrap();
+        report["runs"].as_array().unwrap().iter().map(|r| r["requests"].as_u64().unwrap() as usize).collect()
+    };
+    assert_eq!(requests, [11, 3, 7, 5]);
+    assert_eq!(charts("2"), ["timeline-001.png", "timeline-003.png"]);
+    assert_eq!(
+        charts("all"),
+        ["timeline-001.png", "timeline-002.png", "timeline-003.png", "timeline-004.png"]
+    );
+    assert_eq!(charts("0"), Vec::<String>::new());
+}
