@@ -27,6 +27,7 @@
 
 use std::collections::BTreeMap;
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::measure::{MeasuredConversation, MeasuredItem};
@@ -278,33 +279,36 @@ pub struct Calibration {
     pub rows: Vec<CalibrationRow>,
 }
 
-struct Sample<'a> {
+struct Sample {
     tool: String,
-    text: &'a str,
     kind: ContentKind,
     measure: Measure,
+    /// Each estimator's estimate, in the order of the estimators.
+    estimates: Vec<f64>,
 }
 
-fn samples<'a>(conversations: &[&'a MeasuredConversation]) -> Vec<Sample<'a>> {
-    let mut out = Vec::new();
-    for item in conversations.iter().flat_map(|c| &c.items) {
-        let MeasuredItem::ToolResult(r) = item else { continue };
-        let measure = r.output_measure();
-        if measure.tokens == 0 {
-            continue;
-        }
-        let text = if r.text.is_empty() { &r.summary } else { &r.text };
-        out.push(Sample {
-            tool: r.name.clone().unwrap_or_else(|| super::sweep::UNNAMED_TOOL.to_owned()),
-            kind: classify(text),
-            text,
-            measure,
-        });
-    }
-    out
+/// Every tool output with a real count, in conversation and item order, classified and estimated
+/// by every estimator once (in parallel).
+fn samples(conversations: &[&MeasuredConversation], estimators: &[&dyn Estimator]) -> Vec<Sample> {
+    conversations
+        .par_iter()
+        .flat_map_iter(|c| &c.items)
+        .filter_map(|item| {
+            let MeasuredItem::ToolResult(r) = item else { return None };
+            let measure = r.output_measure();
+            if measure.tokens == 0 {
+                return None;
+            }
+            let text = if r.text.is_empty() { &r.summary } else { &r.text };
+            let tool = r.name.clone().unwrap_or_else(|| super::sweep::UNNAMED_TOOL.to_owned());
+            let estimates = estimators.iter().map(|e| e.estimate(&tool, text, &measure)).collect();
+            Some(Sample { kind: classify(text), tool, measure, estimates })
+        })
+        .collect()
 }
 
-fn row(estimator: &dyn Estimator, group: &str, key: &str, members: &[&Sample]) -> CalibrationRow {
+/// The row of estimator number `k` over `members`.
+fn row(k: usize, estimator: &dyn Estimator, group: &str, key: &str, members: &[&Sample]) -> CalibrationRow {
     let mut r = CalibrationRow {
         estimator: estimator.name(),
         group: group.into(),
@@ -312,8 +316,7 @@ fn row(estimator: &dyn Estimator, group: &str, key: &str, members: &[&Sample]) -
         results: members.len(),
         ..Default::default()
     };
-    let estimates: Vec<f64> =
-        members.iter().map(|s| estimator.estimate(&s.tool, s.text, &s.measure)).collect();
+    let estimates: Vec<f64> = members.iter().map(|s| s.estimates[k]).collect();
     for s in members {
         r.bytes += s.measure.bytes;
         r.tokens += s.measure.tokens;
@@ -345,7 +348,7 @@ pub fn calibrate(
     estimators: &[&dyn Estimator],
     tokenizer: &str,
 ) -> Calibration {
-    let samples = samples(conversations);
+    let samples = samples(conversations, estimators);
     let mut by_tool: BTreeMap<&str, Vec<&Sample>> = BTreeMap::new();
     let mut by_kind: BTreeMap<ContentKind, Vec<&Sample>> = BTreeMap::new();
     for s in &samples {
@@ -358,10 +361,10 @@ pub fn calibrate(
     });
     let all: Vec<&Sample> = samples.iter().collect();
     let mut rows = Vec::new();
-    for e in estimators {
-        rows.push(row(*e, "all", "all", &all));
-        rows.extend(tools.iter().map(|(name, members)| row(*e, "tool", name, members)));
-        rows.extend(by_kind.iter().map(|(kind, members)| row(*e, "kind", kind.name(), members)));
+    for (k, e) in estimators.iter().enumerate() {
+        rows.push(row(k, *e, "all", "all", &all));
+        rows.extend(tools.iter().map(|(name, members)| row(k, *e, "tool", name, members)));
+        rows.extend(by_kind.iter().map(|(kind, members)| row(k, *e, "kind", kind.name(), members)));
     }
     Calibration { tokenizer: tokenizer.to_owned(), rows }
 }

@@ -523,7 +523,7 @@ pub fn sweep(conversations: &[&MeasuredConversation], settings: &SweepSettings, 
     if let Some(overall) = &recommendation {
         for (tool, count, tokens) in tools.into_iter().take(settings.top_tools) {
             let fixed: Vec<MeasuredConversation> =
-                conversations.iter().map(|c| fix_other_tools(c, &tool, overall.threshold)).collect();
+                conversations.par_iter().map(|c| fix_other_tools(c, &tool, overall.threshold)).collect();
             let refs: Vec<&MeasuredConversation> = fixed.iter().collect();
             let rows = rows_for(&refs);
             let unsplit = row_at(&refs, usize::MAX, &settings.policy, meter);

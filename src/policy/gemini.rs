@@ -194,12 +194,32 @@ pub fn response_tokens(tool: &str, text: &str) -> Tokens {
 }
 
 /// UTF-16 length of `text` as a JSON string body (`JSON.stringify` escapes).
+///
+/// Counted on the bytes (a loop over `chars()` was 6% of a report's time): every byte that is not
+/// a UTF-8 continuation byte starts one UTF-16 unit, a 4-byte char's lead byte one more, and an
+/// escaped ASCII byte adds what its escape adds (`\n` one, `\u0001` five).
 pub fn json_escaped_utf16(text: &str) -> u64 {
-    text.chars()
-        .map(|c| match c {
-            '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
-            c if (c as u32) < 0x20 => 6,
-            c => c.len_utf16() as u64,
+    const EXTRA: [u8; 128] = {
+        let mut extra = [0u8; 128];
+        let mut b = 0;
+        while b < 0x20 {
+            extra[b] = 5;
+            b += 1;
+        }
+        let short = [b'"', b'\\', b'\n', b'\r', b'\t', 0x08, 0x0c];
+        let mut i = 0;
+        while i < short.len() {
+            extra[short[i] as usize] = 1;
+            i += 1;
+        }
+        extra
+    };
+    text.bytes()
+        .map(|b| match b {
+            0..=0x7f => 1 + u64::from(EXTRA[b as usize]),
+            0x80..=0xbf => 0,
+            0xc0..=0xef => 1,
+            _ => 2,
         })
         .sum()
 }
@@ -309,6 +329,21 @@ mod tests {
         // A newline and a quote are escaped to two units each: 4 + 13 + 6 = 23 → 5.
         assert_eq!(response_tokens("read", "a\n\"b"), 5);
         assert_eq!(json_escaped_utf16("\u{1}😀"), 6 + 2);
+        // Against JSON.stringify's rules char by char, on every escape and every char width.
+        let by_chars = |text: &str| -> u64 {
+            text.chars()
+                .map(|c| match c {
+                    '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+                    c if (c as u32) < 0x20 => 6,
+                    c => c.len_utf16() as u64,
+                })
+                .sum()
+        };
+        let every_ascii: String = (0u8..0x80).map(char::from).collect();
+        for text in [every_ascii.as_str(), "é\u{7ff}\u{800}\u{ffff}\u{10000}\u{10ffff}", "a\"b\\c\u{1f}😀\t"]
+        {
+            assert_eq!(json_escaped_utf16(text), by_chars(text), "{text:?}");
+        }
     }
 
     #[test]
