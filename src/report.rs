@@ -19,6 +19,7 @@ use crate::analysis::sweep::Sweep;
 use crate::chart::{self, Chart, ChartError};
 use crate::export::analysis::{self as tables, Section, money, pct};
 use crate::export::columns::{self, Tabular};
+use crate::result::{RequestRow, RunSummary};
 
 /// The index page.
 pub const INDEX: &str = "index.html";
@@ -230,34 +231,33 @@ document.body.dataset.rendered='charts='+d+'/'+s.length+' tables='+document.quer
 
 /// Every file of the report, `index.html` last.
 pub fn build(input: &ReportInput<'_>) -> Result<Vec<ReportFile>, ChartError> {
-    let mut files = Vec::new();
-    let json = serde_json::to_vec_pretty(input)
-        .map_err(|e| ChartError { chart: "json".into(), message: e.to_string() })?;
-    files.push(ReportFile { path: "report.json".into(), bytes: json });
     let c = input.comparison;
     let unit = &c.cache.prices.unit;
-    let sweep_rows = tables::sweep_rows(&input.sweep.rows, input.sweep.recommendation.as_ref());
-    let timeline_runs: Vec<_> = c
-        .conversations
-        .iter()
-        .flat_map(|conv| &conv.runs)
-        .map(|r| {
-            let mut s = r.summary.clone();
-            s.timeline = Some(r.rows.clone());
-            s
-        })
-        .collect();
-    for (path, table) in [
-        ("sweep.csv", &sweep_rows),
-        ("sweep-tools.csv", &tables::sweep_tools(input.sweep)),
-        ("compare.csv", &tables::compare_policies(c)),
-        ("cost.csv", &tables::cost_policies(c)),
-        ("prune-events.csv", &tables::cost_events(&c.events, unit)),
-        ("calibration.csv", &tables::calibration_rows(input.calibration)),
-        ("timeline.csv", &columns::timeline(&timeline_runs)),
-    ] {
-        files.push(ReportFile { path: path.into(), bytes: csv(table)? });
-    }
+    let timeline_parts: Vec<(&RunSummary, &[RequestRow])> =
+        c.conversations.iter().flat_map(|conv| &conv.runs).map(|r| (&r.summary, r.rows.as_slice())).collect();
+    type Table<'t> = &'t (dyn Fn() -> Tabular + Sync);
+    let tables: [(&str, Table<'_>); 7] = [
+        ("sweep.csv", &|| tables::sweep_rows(&input.sweep.rows, input.sweep.recommendation.as_ref())),
+        ("sweep-tools.csv", &|| tables::sweep_tools(input.sweep)),
+        ("compare.csv", &|| tables::compare_policies(c)),
+        ("cost.csv", &|| tables::cost_policies(c)),
+        ("prune-events.csv", &|| tables::cost_events(&c.events, unit)),
+        ("calibration.csv", &|| tables::calibration_rows(input.calibration)),
+        ("timeline.csv", &|| columns::timeline_of(&timeline_parts)),
+    ];
+    // The data files are independent of each other: made in parallel, listed in this order.
+    let (json, data) = rayon::join(
+        || serde_json::to_vec_pretty(input),
+        || {
+            tables
+                .par_iter()
+                .map(|(path, table)| Ok(ReportFile { path: (*path).into(), bytes: csv(&table())? }))
+                .collect::<Result<Vec<ReportFile>, ChartError>>()
+        },
+    );
+    let json = json.map_err(|e| ChartError { chart: "json".into(), message: e.to_string() })?;
+    let mut files = vec![ReportFile { path: "report.json".into(), bytes: json }];
+    files.extend(data?);
 
     let mut html = String::new();
     html.push_str(&format!(

@@ -1,6 +1,8 @@
 //! Column definitions shared by the table-like exporters (terminal table, Markdown, CSV), so the
 //! three always agree on names and order. Headers are the JSON field names.
 
+use rayon::prelude::*;
+
 use crate::result::{PolicyTotals, ReplayReport, RequestRow, RunSummary};
 
 /// A rectangular table of cells.
@@ -155,43 +157,49 @@ pub fn totals(report: &ReplayReport) -> Tabular {
 
 /// One row per request of every run that carries a timeline.
 pub fn timeline(runs: &[RunSummary]) -> Tabular {
-    let mut rows = Vec::new();
-    for run in runs {
-        for r in run.timeline.iter().flatten() {
-            rows.push(timeline_row(run, r));
-        }
-    }
-    Tabular {
-        headers: vec![
-            "trace",
-            "conversation",
-            "policy",
-            "threshold",
-            "request",
-            "timestamp",
-            "turn",
-            "unrecorded",
-            "system",
-            "user",
-            "assistant",
-            "thinking",
-            "tool_calls",
-            "tool_summaries",
-            "tool_contents",
-            "placeholders",
-            "context_tokens",
-            "context_estimate",
-            "prunable_tokens",
-            "prunable_estimate",
-            "pruned_tokens",
-            "freed_tokens",
-            "changed_results",
-            "shared_prefix_tokens",
-            "recorded_input_tokens",
-        ],
-        rows,
-    }
+    let parts: Vec<(&RunSummary, &[RequestRow])> =
+        runs.iter().map(|run| (run, run.timeline.as_deref().unwrap_or_default())).collect();
+    timeline_of(&parts)
 }
+
+/// [`timeline`] of runs whose rows are kept apart from their summaries, rows made in parallel
+/// (a report's timeline.csv has every request of every conversation under every policy).
+pub fn timeline_of(parts: &[(&RunSummary, &[RequestRow])]) -> Tabular {
+    let rows = parts
+        .par_iter()
+        .flat_map_iter(|&(run, rows)| rows.iter().map(move |r| timeline_row(run, r)))
+        .collect();
+    Tabular { headers: TIMELINE_HEADERS.to_vec(), rows }
+}
+
+/// The columns of [`timeline`].
+const TIMELINE_HEADERS: [&str; 25] = [
+    "trace",
+    "conversation",
+    "policy",
+    "threshold",
+    "request",
+    "timestamp",
+    "turn",
+    "unrecorded",
+    "system",
+    "user",
+    "assistant",
+    "thinking",
+    "tool_calls",
+    "tool_summaries",
+    "tool_contents",
+    "placeholders",
+    "context_tokens",
+    "context_estimate",
+    "prunable_tokens",
+    "prunable_estimate",
+    "pruned_tokens",
+    "freed_tokens",
+    "changed_results",
+    "shared_prefix_tokens",
+    "recorded_input_tokens",
+];
 
 fn timeline_row(run: &RunSummary, r: &RequestRow) -> Vec<String> {
     let c = &r.categories;
