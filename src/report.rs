@@ -304,8 +304,8 @@ pub fn build(input: &ReportInput<'_>) -> Result<Vec<ReportFile>, ChartError> {
         "<p>Context per request of {which}: stacked by category under {}, one line per policy.</p>\n",
         escape(c.policies.first().map_or("", |p| p.policy.as_str()))
     ));
-    // One timeline per conversation, drawn in parallel (most of a large report's time) and put
-    // back in conversation order.
+    // The chosen conversations' timelines, drawn in parallel (most of a large report's time) and
+    // put back in conversation order.
     let timelines: Vec<Result<(String, Vec<ReportFile>), ChartError>> = drawn
         .par_iter()
         .map(|&i| {
