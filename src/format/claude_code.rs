@@ -18,7 +18,7 @@
 //!   user line after it is the summary that starts the new one.
 //! - `isMeta` user lines are sent to the model but do not start a human turn.
 //!
-//! Lines are read into typed records ([`Entry`]) that keep only the fields the reader uses; every
+//! Lines are read into typed records (`Entry`) that keep only the fields the reader uses; every
 //! other field (the UI's `toolUseResult` copy of each result is nearly half the bytes of a session)
 //! is checked as JSON but never built. A field of an unexpected JSON type reads as absent, as it
 //! did when lines were walked as `serde_json::Value`s; a key given twice in one object is an error.

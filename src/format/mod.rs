@@ -58,7 +58,7 @@ impl<'a> Head<'a> {
         self.outline.get_or_init(|| shared::Outline::scan(self.text))
     }
 
-    /// The head as one JSON document, its open brackets closed ([`wire::head_document`]).
+    /// The head as one JSON document, its open brackets closed (`wire::head_document`).
     pub fn document(&self) -> Option<&Value> {
         self.document.get_or_init(|| wire::head_document(self)).as_ref()
     }
