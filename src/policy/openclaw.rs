@@ -230,10 +230,16 @@ impl Policy for OpenClaw {
         if self.hard_clear && ratio(total) >= self.hard_clear_ratio {
             let prunable_chars: u64 = prunable.iter().map(|(_, _, chars)| chars).sum();
             if prunable_chars >= self.min_prunable_tool_chars {
-                let placeholder = Self::chars(view, &view.measure(&self.placeholder));
-                for (_, fate, chars) in &mut prunable {
+                let cleared = view.measure(&self.placeholder);
+                let placeholder = Self::chars(view, &cleared);
+                for (r, fate, chars) in &mut prunable {
                     if ratio(total) < self.hard_clear_ratio {
                         break;
+                    }
+                    // Cleared at an earlier request (sticky): clearing it again frees nothing, and
+                    // an edit that changes nothing is not one to give.
+                    if r.content == Content::Replaced(cleared) {
+                        continue;
                     }
                     *fate = Fate::Clear;
                     total = total + placeholder - *chars;
