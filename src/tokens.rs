@@ -273,12 +273,13 @@ fn raw_count(tokenizer: Tokenizer, backend: Backend, text: &str) -> Tokens {
 /// to the other one. A text that makes both panic (never observed) is counted in two halves, which
 /// can differ from the true count by a token or two at the seam, rather than crash the run.
 fn exact(tokenizer: Tokenizer, backend: Backend, text: &str) -> Tokens {
-    if has_long_run(text) {
+    let long = has_long_run(text);
+    if long {
         if let Ok(n) = catch_unwind(AssertUnwindSafe(|| pathological(tokenizer, text))) {
             return n;
         }
     }
-    exact_with(&|b, t| raw_count(tokenizer, b, t), backend, text)
+    exact_with(&|b, t| raw_count(tokenizer, b, t), backend, text, Some(long))
 }
 
 /// Whether `text` holds a piece that the regular counters must not get: a run of whitespace of
@@ -318,9 +319,15 @@ fn pathological(tokenizer: Tokenizer, text: &str) -> Tokens {
     bpe.count(text) as Tokens
 }
 
-/// [`exact`] over any raw counter (tests inject one that panics).
-fn exact_with(raw: &dyn Fn(Backend, &str) -> Tokens, backend: Backend, text: &str) -> Tokens {
-    let mut long = None;
+/// [`exact`] over any raw counter (tests inject one that panics); `long` is [`has_long_run`] of
+/// `text` when the caller already knows it.
+fn exact_with(
+    raw: &dyn Fn(Backend, &str) -> Tokens,
+    backend: Backend,
+    text: &str,
+    long: Option<bool>,
+) -> Tokens {
+    let mut long = long;
     for b in [backend, backend.other()] {
         if b == Backend::TiktokenRs && *long.get_or_insert_with(|| has_long_run(text)) {
             continue;
@@ -338,7 +345,7 @@ fn exact_with(raw: &dyn Fn(Backend, &str) -> Tokens, backend: Backend, text: &st
         // more tokens than bytes.
         return text.len() as Tokens;
     }
-    exact_with(raw, backend, &text[..mid]) + exact_with(raw, backend, &text[mid..])
+    exact_with(raw, backend, &text[..mid], None) + exact_with(raw, backend, &text[mid..], None)
 }
 
 /// A counter that keeps a copy of every text it counts, for differential tests and benchmarks
@@ -785,7 +792,7 @@ mod tests {
             }
             t.len() as Tokens
         };
-        assert_eq!(exact_with(&raw, Backend::Tiktoken, "abcdef"), 6);
+        assert_eq!(exact_with(&raw, Backend::Tiktoken, "abcdef", None), 6);
         assert_eq!(*calls.lock().unwrap(), [Backend::Tiktoken, Backend::TiktokenRs]);
         // A long whitespace run never reaches tiktoken-rs, even as the preferred backend.
         let calls = std::sync::Mutex::new(Vec::new());
@@ -794,7 +801,7 @@ mod tests {
             t.len() as Tokens
         };
         let spaces = " ".repeat(LONG_WHITESPACE_RUN);
-        assert_eq!(exact_with(&raw, Backend::TiktokenRs, &spaces), LONG_WHITESPACE_RUN as Tokens);
+        assert_eq!(exact_with(&raw, Backend::TiktokenRs, &spaces, None), LONG_WHITESPACE_RUN as Tokens);
         assert_eq!(*calls.lock().unwrap(), [Backend::Tiktoken]);
     }
 
@@ -807,7 +814,7 @@ mod tests {
             1
         };
         // 5 chars → 2 + 3 → 2 + (1 + 2): three pieces of at most 2 chars, one token each.
-        assert_eq!(exact_with(&raw, Backend::Tiktoken, "aあbいc"), 3);
+        assert_eq!(exact_with(&raw, Backend::Tiktoken, "aあbいc", None), 3);
     }
 
     #[test]
