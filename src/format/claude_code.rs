@@ -720,17 +720,7 @@ mod tests {
             &asst("m1", r#"{"type":"tool_use","id":"t2","name":"Read","input":{}}"#, 2),
             &result("t2", r#""two""#),
         ]);
-        let kinds: Vec<&str> = t.conversations[0]
-            .items
-            .iter()
-            .map(|i| match i {
-                Item::User { .. } => "user",
-                Item::Request(_) => "request",
-                Item::ToolCall { .. } => "call",
-                Item::ToolResult(_) => "result",
-                _ => "other",
-            })
-            .collect();
+        let kinds = crate::format::shared::testing::kinds(&t.conversations[0].items);
         assert_eq!(kinds, ["user", "request", "call", "call", "result", "result"]);
     }
 

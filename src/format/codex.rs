@@ -54,6 +54,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::shared::str_at;
 use super::{Format, Head, read_json_lines};
 use crate::error::TraceError;
 use crate::model::{Conversation, Item, Millis, Output, Request, ToolResult, Trace, Usage};
@@ -151,7 +152,7 @@ impl Reader {
             "event_msg" => match payload.get("type").and_then(Value::as_str) {
                 Some("token_count") => self.token_count(payload, at),
                 Some("user_message") => {
-                    let text = str_field(payload, "message");
+                    let text = str_at(payload, "message");
                     self.run_active = false;
                     self.open = None;
                     if !self.turn_user_texts.iter().any(|t| t.contains(text.as_str())) {
@@ -316,14 +317,14 @@ impl Reader {
                 };
                 let (name, arguments) = match kind {
                     "function_call" => {
-                        let name = str_field(p, "name");
+                        let name = str_at(p, "name");
                         let name = match p.get("namespace").and_then(Value::as_str) {
                             Some(ns) => format!("{ns}{name}"),
                             None => name,
                         };
-                        (name, str_field(p, "arguments"))
+                        (name, str_at(p, "arguments"))
                     }
-                    "custom_tool_call" => (str_field(p, "name"), str_field(p, "input")),
+                    "custom_tool_call" => (str_at(p, "name"), str_at(p, "input")),
                     "local_shell_call" => ("local_shell".to_owned(), json_field(p, "action")),
                     _ => ("web_search".to_owned(), json_field(p, "action")),
                 };
@@ -332,7 +333,7 @@ impl Reader {
             }
             "function_call_output" | "custom_tool_call_output" => {
                 self.input();
-                let call_id = str_field(p, "call_id");
+                let call_id = str_at(p, "call_id");
                 let (output, images) = match p.get("output") {
                     Some(Value::String(s)) => (s.clone(), 0),
                     Some(Value::Array(_)) => content_text(p.get("output")),
@@ -400,11 +401,6 @@ fn exit_code(output: &str) -> Option<i64> {
         .take(6)
         .find_map(|l| l.strip_prefix("Process exited with code "))
         .and_then(|n| n.trim().parse().ok())
-}
-
-/// The string field `key` of `v`, or an empty string.
-fn str_field(v: &Value, key: &str) -> String {
-    v.get(key).and_then(Value::as_str).unwrap_or_default().to_owned()
 }
 
 #[cfg(test)]
