@@ -80,7 +80,7 @@ impl Format for ClaudeCode {
         let mut reader = Reader::default();
         let mut warnings = Vec::new();
         read_json_lines_as(input, path, &mut warnings, |line, entry: Object<Entry>| {
-            reader.line(path, line, entry.0)
+            reader.line(path, line, entry)
         })?;
         let mut trace = reader.finish();
         warnings.append(&mut trace.warnings);
@@ -169,15 +169,11 @@ impl Reader {
         index
     }
 
-    fn line(&mut self, path: &Path, line: usize, e: Option<Entry>) -> Result<(), TraceError> {
-        let Some((kind, e)) = e.and_then(|mut e| Some((e.kind.take()?, e))) else {
-            return Err(TraceError::line(path, line, "expected an object with a string `type`"));
-        };
+    fn line(&mut self, path: &Path, line: usize, entry: Object<Entry>) -> Result<(), TraceError> {
+        let (kind, e) = entry.typed(path, line)?;
         match kind.as_str() {
+            // A line without a `message` is an error (`assistant_in`, `user_in`).
             "assistant" | "user" => {
-                if e.message.is_none() {
-                    return Err(TraceError::line(path, line, format!("{kind} line has no `message`")));
-                }
                 let c = self.route(&e);
                 if kind == "user" {
                     self.user_in(c, path, line, e)
@@ -405,10 +401,13 @@ pub(crate) struct Entry {
     pub(crate) usage: Option<UsageFields>,
 }
 
-impl Entry {
-    /// Takes the line's `type` out, if it has one.
-    pub(crate) fn take_kind(&mut self) -> Option<String> {
-        self.kind.take()
+impl Object<Entry> {
+    /// The line's `type` and the rest of it; a line that is not an object with a string `type` is
+    /// an error naming it.
+    pub(crate) fn typed(self, path: &Path, line: usize) -> Result<(String, Entry), TraceError> {
+        self.0
+            .and_then(|mut e| Some((e.kind.take()?, e)))
+            .ok_or_else(|| TraceError::line(path, line, "expected an object with a string `type`"))
     }
 }
 
@@ -828,6 +827,11 @@ mod tests {
             error(&[r#"{"type":"user","message":{"content":5}}"#]),
             "s.jsonl:1: user `message.content` is neither text nor a list"
         );
+        assert_eq!(
+            error(&[r#"{"type":"user","isSidechain":true}"#]),
+            "s.jsonl:1: user line has no `message`"
+        );
+        assert_eq!(error(&[r#"{"type":"assistant"}"#]), "s.jsonl:1: assistant line has no `message`");
         assert_eq!(error(&[r#"{"type":7}"#]), "s.jsonl:1: expected an object with a string `type`");
         assert_eq!(error(&["[1,2]"]), "s.jsonl:1: expected an object with a string `type`");
     }

@@ -64,9 +64,7 @@ impl Format for ClaudeStream {
         let main = reader.conversation(MAIN.into());
         let mut warnings = Vec::new();
         read_json_lines_as(input, path, &mut warnings, |line, entry: Object<Entry>| {
-            let Some((kind, e)) = entry.0.and_then(|mut e| Some((e.take_kind()?, e))) else {
-                return Err(TraceError::line(path, line, "expected an object with a string `type`"));
-            };
+            let (kind, e) = entry.typed(path, line)?;
             let c = match &e.parent_tool_use_id {
                 Some(parent) => reader.conversation(format!("task-{parent}")),
                 None => main,
