@@ -280,6 +280,24 @@ impl MeasuredConversation {
             .count()
     }
 
+    /// Which thresholds replay alike ([`MeasuredConversation::splits_at`]): for each threshold,
+    /// the index of its distinct split; and for each distinct split, in order of first appearance,
+    /// the first threshold that gives it (the one to replay).
+    pub fn split_plan(&self, thresholds: &[usize]) -> (Vec<usize>, Vec<usize>) {
+        let mut firsts: Vec<(usize, usize)> = Vec::new();
+        let slots = thresholds
+            .iter()
+            .map(|&t| {
+                let splits = self.splits_at(t);
+                firsts.iter().position(|(s, _)| *s == splits).unwrap_or_else(|| {
+                    firsts.push((splits, t));
+                    firsts.len() - 1
+                })
+            })
+            .collect();
+        (slots, firsts.into_iter().map(|(_, t)| t).collect())
+    }
+
     /// Number of request boundaries.
     pub fn requests(&self) -> usize {
         self.items.iter().filter(|i| matches!(i, MeasuredItem::Request { .. })).count()

@@ -88,23 +88,18 @@ fn replay_trace_keeping(
     let measured: Vec<MeasuredConversation> =
         trace.conversations.iter().map(|c| MeasuredConversation::new(c, meter, &opts)).collect();
     // Thresholds that split the same outputs give the same replay: each is replayed once
-    // ([`MeasuredConversation::splits_at`]) and copied to the others with its own threshold.
+    // ([`MeasuredConversation::split_plan`]) and copied to the others with its own threshold.
     let mut unique: Vec<(&MeasuredConversation, usize, &PolicySpec)> = Vec::new();
     let mut slots: Vec<(usize, usize)> = Vec::new();
+    let n = job.policies.len();
     for m in &measured {
-        let mut first: Vec<(usize, usize)> = Vec::new();
-        for &threshold in &job.thresholds {
-            let splits = m.splits_at(threshold);
-            let base = match first.iter().find(|(s, _)| *s == splits) {
-                Some(&(_, base)) => base,
-                None => {
-                    let base = unique.len();
-                    first.push((splits, base));
-                    unique.extend(job.policies.iter().map(|p| (m, threshold, p)));
-                    base
-                }
-            };
-            slots.extend((0..job.policies.len()).map(|k| (base + k, threshold)));
+        let (split_of, firsts) = m.split_plan(&job.thresholds);
+        let base = unique.len();
+        for &threshold in &firsts {
+            unique.extend(job.policies.iter().map(|p| (m, threshold, p)));
+        }
+        for (&split, &threshold) in split_of.iter().zip(&job.thresholds) {
+            slots.extend((0..n).map(|k| (base + split * n + k, threshold)));
         }
     }
     let replayed: Vec<(Run, Vec<String>)> = unique

@@ -273,25 +273,8 @@ fn rows_at(
     spec: &PolicySpec,
     meter: &Meter,
 ) -> Vec<SweepRow> {
-    // Per conversation: for each threshold, which of its distinct splits it gives; and for each
-    // distinct split, the first threshold that gives it.
-    let plans: Vec<(Vec<usize>, Vec<usize>)> = conversations
-        .par_iter()
-        .map(|c| {
-            let mut firsts: Vec<(usize, usize)> = Vec::new();
-            let slots = thresholds
-                .iter()
-                .map(|&t| {
-                    let splits = c.splits_at(t);
-                    firsts.iter().position(|(s, _)| *s == splits).unwrap_or_else(|| {
-                        firsts.push((splits, t));
-                        firsts.len() - 1
-                    })
-                })
-                .collect();
-            (slots, firsts.into_iter().map(|(_, t)| t).collect())
-        })
-        .collect();
+    let plans: Vec<(Vec<usize>, Vec<usize>)> =
+        conversations.par_iter().map(|c| c.split_plan(thresholds)).collect();
     let tasks: Vec<(usize, usize)> =
         plans.iter().enumerate().flat_map(|(k, (_, firsts))| firsts.iter().map(move |&t| (k, t))).collect();
     let replayed: Vec<SweepRow> =
