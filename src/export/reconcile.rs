@@ -26,10 +26,10 @@ fn basis(b: Basis) -> &'static str {
     }
 }
 
-/// Median, p90 and max of the absolute (tokens) then relative errors.
 /// The columns of [`error_cells`].
 const ERROR_HEADERS: [&str; 6] = ["median_abs", "p90_abs", "max_abs", "median_rel", "p90_rel", "max_rel"];
 
+/// Median, p90 and max of the absolute (tokens) then relative errors.
 fn error_cells(e: Option<ErrorStats>) -> [String; 6] {
     [
         fixed(e.map(|e| e.median_abs), 0),
