@@ -236,28 +236,34 @@ pub fn build(input: &ReportInput<'_>) -> Result<Vec<ReportFile>, ChartError> {
     let timeline_parts: Vec<(&RunSummary, &[RequestRow])> =
         c.conversations.iter().flat_map(|conv| &conv.runs).map(|r| (&r.summary, r.rows.as_slice())).collect();
     type Table<'t> = &'t (dyn Fn() -> Tabular + Sync);
-    let tables: [(&str, Table<'_>); 7] = [
+    let tables: [(&str, Table<'_>); 6] = [
         ("sweep.csv", &|| tables::sweep_rows(&input.sweep.rows, input.sweep.recommendation.as_ref())),
         ("sweep-tools.csv", &|| tables::sweep_tools(input.sweep)),
         ("compare.csv", &|| tables::compare_policies(c)),
         ("cost.csv", &|| tables::cost_policies(c)),
         ("prune-events.csv", &|| tables::cost_events(&c.events, unit)),
         ("calibration.csv", &|| tables::calibration_rows(input.calibration)),
-        ("timeline.csv", &|| columns::timeline_of(&timeline_parts)),
     ];
     // The data files are independent of each other: made in parallel, listed in this order.
-    let (json, data) = rayon::join(
+    let (json, (data, timeline)) = rayon::join(
         || serde_json::to_vec_pretty(input),
         || {
-            tables
-                .par_iter()
-                .map(|(path, table)| Ok(ReportFile { path: (*path).into(), bytes: csv(&table())? }))
-                .collect::<Result<Vec<ReportFile>, ChartError>>()
+            rayon::join(
+                || {
+                    tables
+                        .par_iter()
+                        .map(|(path, table)| Ok(ReportFile { path: (*path).into(), bytes: csv(&table())? }))
+                        .collect::<Result<Vec<ReportFile>, ChartError>>()
+                },
+                || columns::timeline_csv(&timeline_parts),
+            )
         },
     );
     let json = json.map_err(|e| ChartError { chart: "json".into(), message: e.to_string() })?;
+    let timeline = timeline.map_err(|e| ChartError { chart: "csv".into(), message: e.to_string() })?;
     let mut files = vec![ReportFile { path: "report.json".into(), bytes: json }];
     files.extend(data?);
+    files.push(ReportFile { path: "timeline.csv".into(), bytes: timeline });
 
     let mut html = String::new();
     html.push_str(&format!(

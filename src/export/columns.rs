@@ -1,6 +1,8 @@
 //! Column definitions shared by the table-like exporters (terminal table, Markdown, CSV), so the
 //! three always agree on names and order. Headers are the JSON field names.
 
+use std::fmt::Write as _;
+
 use rayon::prelude::*;
 
 use crate::result::{PolicyTotals, ReplayReport, RequestRow, RunSummary};
@@ -157,19 +159,51 @@ pub fn totals(report: &ReplayReport) -> Tabular {
 
 /// One row per request of every run that carries a timeline.
 pub fn timeline(runs: &[RunSummary]) -> Tabular {
-    let parts: Vec<(&RunSummary, &[RequestRow])> =
-        runs.iter().map(|run| (run, run.timeline.as_deref().unwrap_or_default())).collect();
-    timeline_of(&parts)
-}
-
-/// [`timeline`] of runs whose rows are kept apart from their summaries, rows made in parallel
-/// (a report's timeline.csv has every request of every conversation under every policy).
-pub fn timeline_of(parts: &[(&RunSummary, &[RequestRow])]) -> Tabular {
-    let rows = parts
-        .par_iter()
-        .flat_map_iter(|&(run, rows)| rows.iter().map(move |r| timeline_row(run, r)))
+    let rows = runs
+        .iter()
+        .flat_map(|run| {
+            run.timeline.iter().flatten().map(move |r| timeline_cells(run, r).map(Cell::text).to_vec())
+        })
         .collect();
     Tabular { headers: TIMELINE_HEADERS.to_vec(), rows }
+}
+
+/// [`timeline`] as CSV, for runs whose rows are kept apart from their summaries: the bytes
+/// `render_tabular(&timeline(..))` gives, written straight from the rows without a `String` per
+/// cell (a report's timeline.csv has every request of every conversation under every policy:
+/// 4.8 million cells for 13 copies of the shared corpus). Runs are written in parallel and joined
+/// in order.
+pub fn timeline_csv(parts: &[(&RunSummary, &[RequestRow])]) -> csv::Result<Vec<u8>> {
+    let mut header = csv::Writer::from_writer(Vec::new());
+    header.write_record(TIMELINE_HEADERS)?;
+    let mut out = header.into_inner().map_err(|e| csv::Error::from(e.into_error()))?;
+    let chunks = parts
+        .par_iter()
+        .map(|&(run, rows)| {
+            let mut w = csv::Writer::from_writer(Vec::new());
+            let mut number = String::new();
+            for r in rows {
+                for cell in timeline_cells(run, r) {
+                    match cell {
+                        Cell::Text(t) => w.write_field(t)?,
+                        Cell::Number(n) => {
+                            number.clear();
+                            write!(number, "{n}").expect("writing to a String cannot fail");
+                            w.write_field(&number)?
+                        }
+                        Cell::Empty => w.write_field("")?,
+                    }
+                }
+                w.write_record(None::<&[u8]>)?;
+            }
+            w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
+        })
+        .collect::<csv::Result<Vec<Vec<u8>>>>()?;
+    out.reserve(chunks.iter().map(Vec::len).sum());
+    for chunk in chunks {
+        out.extend_from_slice(&chunk);
+    }
+    Ok(out)
 }
 
 /// The columns of [`timeline`].
@@ -201,33 +235,139 @@ const TIMELINE_HEADERS: [&str; 25] = [
     "recorded_input_tokens",
 ];
 
-fn timeline_row(run: &RunSummary, r: &RequestRow) -> Vec<String> {
+/// One cell of a timeline row, borrowed from the run or the row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cell<'a> {
+    Text(&'a str),
+    Number(u64),
+    Empty,
+}
+
+impl Cell<'_> {
+    fn text(self) -> String {
+        match self {
+            Cell::Text(t) => t.to_owned(),
+            Cell::Number(n) => n.to_string(),
+            Cell::Empty => String::new(),
+        }
+    }
+}
+
+/// The cells of one timeline row, in [`TIMELINE_HEADERS`] order: the one list both [`timeline`]
+/// and [`timeline_csv`] write.
+fn timeline_cells<'a>(run: &'a RunSummary, r: &'a RequestRow) -> [Cell<'a>; 25] {
     let c = &r.categories;
-    vec![
-        run.trace.clone(),
-        run.conversation.clone(),
-        run.policy.clone(),
-        run.threshold.to_string(),
-        r.request.to_string(),
-        r.timestamp.clone().unwrap_or_default(),
-        r.turn.to_string(),
-        c.unrecorded.to_string(),
-        c.system.to_string(),
-        c.user.to_string(),
-        c.assistant.to_string(),
-        c.thinking.to_string(),
-        c.tool_calls.to_string(),
-        c.tool_summaries.to_string(),
-        c.tool_contents.to_string(),
-        c.placeholders.to_string(),
-        r.context_tokens.to_string(),
-        r.context_estimate.to_string(),
-        r.prunable_tokens.to_string(),
-        r.prunable_estimate.to_string(),
-        r.pruned_tokens.to_string(),
-        r.freed_tokens.to_string(),
-        r.changed_results.to_string(),
-        r.shared_prefix_tokens.to_string(),
-        opt(r.recorded_input_tokens),
+    let n = |v: usize| Cell::Number(v as u64);
+    [
+        Cell::Text(&run.trace),
+        Cell::Text(&run.conversation),
+        Cell::Text(&run.policy),
+        n(run.threshold),
+        n(r.request),
+        r.timestamp.as_deref().map_or(Cell::Empty, Cell::Text),
+        n(r.turn),
+        Cell::Number(c.unrecorded),
+        Cell::Number(c.system),
+        Cell::Number(c.user),
+        Cell::Number(c.assistant),
+        Cell::Number(c.thinking),
+        Cell::Number(c.tool_calls),
+        Cell::Number(c.tool_summaries),
+        Cell::Number(c.tool_contents),
+        Cell::Number(c.placeholders),
+        Cell::Number(r.context_tokens),
+        Cell::Number(r.context_estimate),
+        Cell::Number(r.prunable_tokens),
+        Cell::Number(r.prunable_estimate),
+        Cell::Number(r.pruned_tokens),
+        Cell::Number(r.freed_tokens),
+        n(r.changed_results),
+        Cell::Number(r.shared_prefix_tokens),
+        r.recorded_input_tokens.map_or(Cell::Empty, Cell::Number),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::csv::render_tabular;
+    use crate::result::Categories;
+
+    fn row(request: usize, timestamp: Option<&str>, recorded: Option<u64>) -> RequestRow {
+        RequestRow {
+            request,
+            timestamp: timestamp.map(str::to_owned),
+            turn: request / 2,
+            categories: Categories {
+                system: 7,
+                tool_contents: 1_000_000 + request as u64,
+                ..Default::default()
+            },
+            context_tokens: u64::MAX,
+            changed_results: 3,
+            recorded_input_tokens: recorded,
+            ..Default::default()
+        }
+    }
+
+    fn run(conversation: &str, rows: Option<Vec<RequestRow>>) -> RunSummary {
+        RunSummary {
+            trace: "dir/a b.jsonl".into(),
+            conversation: conversation.into(),
+            policy: "budget:max=100000,target=50000".into(),
+            threshold: 256,
+            timeline: rows,
+            ..Default::default()
+        }
+    }
+
+    fn parts(runs: &[RunSummary]) -> Vec<(&RunSummary, &[RequestRow])> {
+        runs.iter().map(|r| (r, r.timeline.as_deref().unwrap_or_default())).collect()
+    }
+
+    #[test]
+    fn the_streamed_timeline_csv_is_the_table_rendered_as_csv() {
+        let runs = vec![
+            run("plain", Some(vec![row(1, Some("2026-01-01T00:00:00.000Z"), Some(12)), row(2, None, None)])),
+            run("no timeline", None),
+            run("quoted \"id\", with a comma\nand a newline", Some(vec![row(1, Some("a,b"), Some(0))])),
+            run("empty", Some(Vec::new())),
+            run("last", Some((1..=40).map(|i| row(i, None, Some(i as u64))).collect())),
+        ];
+        let streamed = timeline_csv(&parts(&runs)).unwrap();
+        let table = timeline(&runs);
+        assert_eq!(table.rows.len(), 2 + 1 + 40);
+        assert_eq!(
+            String::from_utf8(streamed).unwrap(),
+            String::from_utf8(render_tabular(&table).unwrap()).unwrap()
+        );
+    }
+
+    #[test]
+    fn timeline_cells_follow_the_headers() {
+        let runs = [run("c", Some(vec![row(4, None, None)]))];
+        let table = timeline(&runs);
+        let cell = |name: &str| {
+            let i = table.headers.iter().position(|h| *h == name).unwrap();
+            table.rows[0][i].as_str()
+        };
+        assert_eq!(cell("conversation"), "c");
+        assert_eq!(cell("threshold"), "256");
+        assert_eq!(cell("request"), "4");
+        assert_eq!(cell("turn"), "2");
+        assert_eq!(cell("timestamp"), "");
+        assert_eq!(cell("system"), "7");
+        assert_eq!(cell("tool_contents"), "1000004");
+        assert_eq!(cell("context_tokens"), u64::MAX.to_string());
+        assert_eq!(cell("changed_results"), "3");
+        assert_eq!(cell("recorded_input_tokens"), "");
+        assert_eq!(table.rows[0].len(), TIMELINE_HEADERS.len());
+    }
+
+    #[test]
+    fn a_timeline_without_rows_is_its_header() {
+        let streamed = timeline_csv(&[]).unwrap();
+        assert_eq!(streamed, render_tabular(&timeline(&[])).unwrap());
+        assert_eq!(String::from_utf8(streamed).unwrap().lines().count(), 1);
+    }
 }

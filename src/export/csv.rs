@@ -22,7 +22,11 @@ pub fn render_tabular(t: &Tabular) -> Result<Vec<u8>> {
 
 impl Exporter for CsvExporter {
     fn render(&self, report: &ReplayReport, per_request: bool) -> Result<Vec<u8>> {
-        let t = if per_request { columns::timeline(&report.runs) } else { columns::runs_full(&report.runs) };
-        render_tabular(&t)
+        if per_request {
+            let parts: Vec<_> =
+                report.runs.iter().map(|run| (run, run.timeline.as_deref().unwrap_or_default())).collect();
+            return Ok(columns::timeline_csv(&parts)?);
+        }
+        render_tabular(&columns::runs_full(&report.runs))
     }
 }
