@@ -32,6 +32,7 @@
 //!   few tokens. JavaScript slices UTF-16 units; the preview is cut at the nearest char boundary.
 
 use super::{Content, Edit, Estimator, Kind, Param, Policy, ResultState, View};
+use crate::measure::json_escaped_utf16;
 use crate::model::Tokens;
 
 /// The opening of a masked output, which `isAlreadyMasked` looks for.
@@ -122,12 +123,19 @@ struct Scan {
 }
 
 impl Gemini {
-    /// The estimate of a tool output (or of the snippet that would replace it).
-    fn estimate(&self, view: &View<'_>, tool: &str, text: &str, m: &crate::tokens::Measure) -> Tokens {
+    /// The estimate of a tool output (or of the snippet that would replace it) whose text is
+    /// `escaped` UTF-16 units long as a JSON string body and measures `m`.
+    fn estimate(
+        &self,
+        view: &View<'_>,
+        tool: &str,
+        escaped: impl FnOnce() -> u64,
+        m: &crate::tokens::Measure,
+    ) -> Tokens {
         if self.text_estimate {
             view.tokens(Estimator::GeminiText, m)
         } else {
-            view.tokens_with(|| response_tokens(tool, text), m)
+            view.tokens_with(|| response_tokens_of(tool, escaped()), m)
         }
     }
 
@@ -154,7 +162,7 @@ impl Policy for Gemini {
         // Results that entered with this request are the request itself, not yet history.
         let history = view.results.partition_point(|r| r.first_request < view.request);
         for r in &view.results[self.scan.estimates.len()..history] {
-            let tokens = self.estimate(view, r.tool(), &r.result.text, &r.output());
+            let tokens = self.estimate(view, r.tool(), || r.result.json_escaped_units(), &r.output());
             self.scan.estimates.push(tokens);
             self.scan.protected += tokens;
         }
@@ -170,7 +178,9 @@ impl Policy for Gemini {
             if matches!(r.content, Content::Present(_)) {
                 self.scan.prunable += tokens;
                 let snippet = self.snippet(r);
-                if self.estimate(view, r.tool(), &snippet, &view.measure(&snippet)) < tokens {
+                let estimate =
+                    self.estimate(view, r.tool(), || json_escaped_utf16(&snippet), &view.measure(&snippet));
+                if estimate < tokens {
                     self.scan.pending.push((next, tokens, snippet));
                 }
             }
@@ -188,40 +198,14 @@ impl Policy for Gemini {
 /// `estimateTokenCountSync([functionResponse part])`: `(name.length + JSON.stringify({output:
 /// text}).length) / 4`, rounded down, lengths in UTF-16 units.
 pub fn response_tokens(tool: &str, text: &str) -> Tokens {
-    let name: u64 = tool.encode_utf16().count() as u64;
-    // `{"output":"` + escaped text + `"}`.
-    (name + 13 + json_escaped_utf16(text)) / 4
+    response_tokens_of(tool, json_escaped_utf16(text))
 }
 
-/// UTF-16 length of `text` as a JSON string body (`JSON.stringify` escapes).
-///
-/// Counted on the bytes (a loop over `chars()` was 6% of a report's time): every byte that is not
-/// a UTF-8 continuation byte starts one UTF-16 unit, a 4-byte char's lead byte one more, and an
-/// escaped ASCII byte adds what its escape adds (`\n` one, `\u0001` five).
-pub fn json_escaped_utf16(text: &str) -> u64 {
-    const EXTRA: [u8; 128] = {
-        let mut extra = [0u8; 128];
-        let mut b = 0;
-        while b < 0x20 {
-            extra[b] = 5;
-            b += 1;
-        }
-        let short = [b'"', b'\\', b'\n', b'\r', b'\t', 0x08, 0x0c];
-        let mut i = 0;
-        while i < short.len() {
-            extra[short[i] as usize] = 1;
-            i += 1;
-        }
-        extra
-    };
-    text.bytes()
-        .map(|b| match b {
-            0..=0x7f => 1 + u64::from(EXTRA[b as usize]),
-            0x80..=0xbf => 0,
-            0xc0..=0xef => 1,
-            _ => 2,
-        })
-        .sum()
+/// [`response_tokens`] of a text `escaped` UTF-16 units long as a JSON string body.
+fn response_tokens_of(tool: &str, escaped: u64) -> Tokens {
+    let name: u64 = tool.encode_utf16().count() as u64;
+    // `{"output":"` + escaped text + `"}`.
+    (name + 13 + escaped) / 4
 }
 
 /// `sanitizeFilenamePart(...).toLowerCase()`: anything but ASCII letters, digits, `-` and `_`
@@ -234,12 +218,32 @@ fn sanitize(part: &str) -> String {
 
 /// The general preview: `JSON.stringify({output: text}, null, 2)`, whole up to 500 UTF-16 units,
 /// else its first and last 250 around `\n... [TRUNCATED] ...\n`.
+///
+/// Only the ends of a long output are escaped: escaping is char by char, so the JSON of the
+/// first (last) 250 chars, each at least one unit, starts (ends) as the whole JSON does, and its
+/// length from [`json_escaped_utf16`] when it may be short. A masked output thus costs the same whatever its
+/// size (escaping whole outputs was two thirds of a 16× trace's replay under this policy).
 pub fn general_preview(text: &str) -> String {
-    let json = format!("{{\n  \"output\": {}\n}}", serde_json::Value::from(text));
-    if json.encode_utf16().count() <= 500 {
-        return json;
+    const OPEN: &str = "{\n  \"output\": \"";
+    const CLOSE: &str = "\"\n}";
+    const ENDS: usize = 250;
+    // A char is at most four bytes and at least one unit, so a long text needs no exact length.
+    let short = text.len() <= 4 * 2 * ENDS
+        && (OPEN.len() + CLOSE.len()) as u64 + json_escaped_utf16(text) <= 2 * ENDS as u64;
+    if short {
+        return format!("{OPEN}{}{CLOSE}", json_string_body(text));
     }
-    format!("{}\n... [TRUNCATED] ...\n{}", utf16_head(&json, 250), utf16_tail(&json, 250))
+    let first = text.char_indices().nth(ENDS).map_or(text, |(i, _)| &text[..i]);
+    let last = text.char_indices().rev().nth(ENDS - 1).map_or(text, |(i, _)| &text[i..]);
+    let head = format!("{OPEN}{}", json_string_body(first));
+    let tail = format!("{}{CLOSE}", json_string_body(last));
+    format!("{}\n... [TRUNCATED] ...\n{}", utf16_head(&head, ENDS), utf16_tail(&tail, ENDS))
+}
+
+/// `text` escaped as the body of a JSON string (without the quotes).
+fn json_string_body(text: &str) -> String {
+    let quoted = serde_json::Value::from(text).to_string();
+    quoted[1..quoted.len() - 1].to_owned()
 }
 
 /// The shell preview (`formatShellPreview`): the text before the first section and the `Output`
@@ -252,7 +256,10 @@ pub fn shell_preview(output: &str) -> String {
     let mut line_start = true;
     for (i, c) in output.char_indices() {
         if line_start {
-            if let Some(name) = SECTIONS.iter().find(|n| output[i..].starts_with(&format!("{n}: "))) {
+            let rest = &output[i..];
+            if let Some(name) =
+                SECTIONS.iter().find(|n| rest.strip_prefix(**n).is_some_and(|r| r.starts_with(": ")))
+            {
                 starts.push((i, name));
             }
         }
@@ -382,6 +389,32 @@ mod tests {
         assert!(tail.ends_with("éé\"\n}"));
         // Short outputs are kept whole.
         assert_eq!(general_preview("ok"), "{\n  \"output\": \"ok\"\n}");
+    }
+
+    /// The preview as first written: the whole output escaped, then cut.
+    fn general_preview_of_the_whole_json(text: &str) -> String {
+        let json = format!("{{\n  \"output\": {}\n}}", serde_json::Value::from(text));
+        if json.encode_utf16().count() <= 500 {
+            return json;
+        }
+        format!("{}\n... [TRUNCATED] ...\n{}", utf16_head(&json, 250), utf16_tail(&json, 250))
+    }
+
+    #[test]
+    fn the_general_preview_escapes_only_the_ends_and_gives_the_same_text() {
+        let pieces = ["a", "é", "😀", "\n", "\"", "\\", "\u{1}", "\t", "\u{7f}", "\u{2028}", "日本"];
+        let mut cases: Vec<String> = Vec::new();
+        for n in [0, 1, 100, 237, 238, 239, 240, 241, 249, 250, 251, 480, 485, 486, 487, 499, 500, 501, 2000]
+        {
+            for piece in pieces {
+                cases.push(piece.repeat(n));
+            }
+            // Mixed: every piece in turn, so escapes and wide chars fall across both cuts.
+            cases.push(pieces.iter().cycle().take(n).copied().collect());
+        }
+        for text in &cases {
+            assert_eq!(general_preview(text), general_preview_of_the_whole_json(text), "{text:?}");
+        }
     }
 
     #[test]
