@@ -262,6 +262,11 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
         };
         let files = crate::report::build(&input)?;
         export::prepare_rewrite(&c.out, crate::report::INDEX, &[crate::chart::DIR])?;
+        let charts: std::collections::BTreeSet<&str> =
+            files.iter().filter_map(|f| f.path.strip_prefix(crate::chart::DIR)?.strip_prefix('/')).collect();
+        export::remove_stale(&c.out.join(crate::chart::DIR), |name| {
+            crate::chart::is_timeline_file(name) && !charts.contains(name)
+        });
         for f in &files {
             export::write_atomically(&c.out.join(&f.path), &f.bytes)?;
         }

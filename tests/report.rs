@@ -145,19 +145,11 @@ fn timelines_are_drawn_for_the_conversations_with_the_most_requests_unless_all_a
     let dir = tempfile::tempdir().unwrap();
     let charts = |timelines: &str| -> Vec<String> {
         let out = dir.path().join(format!("rep-{timelines}"));
-        ctxbudget()
-            .arg("report")
-            .arg(&traces)
-            .args(["--tokenizer", "estimate", "--timelines", timelines, "--out"])
-            .arg(&out)
-            .assert()
-            .success();
-        let mut names: Vec<String> = std::fs::read_dir(out.join("charts"))
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        report_with_timelines(&traces, &out, timelines);
+        let names: Vec<String> = chart_files(&out)
+            .into_iter()
             .filter(|n| n.starts_with("timeline-") && n.ends_with(".png"))
             .collect();
-        names.sort();
         let html = std::fs::read_to_string(out.join("index.html")).unwrap();
         assert_eq!(html.matches("<figure>").count(), 3 + names.len(), "--timelines {timelines}");
         names
@@ -181,4 +173,57 @@ fn timelines_are_drawn_for_the_conversations_with_the_most_requests_unless_all_a
         ["timeline-001.png", "timeline-002.png", "timeline-003.png", "timeline-004.png"]
     );
     assert_eq!(charts("0"), Vec::<String>::new());
+}
+
+#[test]
+fn a_report_written_again_keeps_only_the_timeline_charts_it_shows() {
+    let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report");
+    let write = |timelines: &str| report_with_timelines(&traces, &out, timelines);
+    let charts = || chart_files(&out);
+    write("all");
+    assert_eq!(charts().iter().filter(|n| n.starts_with("timeline-")).count(), 8, "{:?}", charts());
+    // A file of the user's own, even one named like a chart, is not the report's.
+    for own in ["notes.txt", "timeline-001.svg.orig", "timeline-draft.png"] {
+        std::fs::write(out.join("charts").join(own), "mine").unwrap();
+    }
+    write("1");
+    let after = charts();
+    let timelines: Vec<&String> = after.iter().filter(|n| n.starts_with("timeline-")).collect();
+    assert_eq!(
+        timelines,
+        ["timeline-001.png", "timeline-001.svg", "timeline-001.svg.orig", "timeline-draft.png"]
+    );
+    assert!(after.contains(&"notes.txt".to_owned()));
+    for fixed in ["sweep", "policies", "calibration"] {
+        assert!(
+            after.contains(&format!("{fixed}.svg")) && after.contains(&format!("{fixed}.png")),
+            "{after:?}"
+        );
+    }
+    // Every chart the page shows is there.
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert_eq!(html.matches("<figure>").count(), 3 + 1);
+}
+
+/// Writes a report of `traces` into `out` (estimated tokens) with `--timelines timelines`.
+fn report_with_timelines(traces: &Path, out: &Path, timelines: &str) {
+    ctxbudget()
+        .arg("report")
+        .arg(traces)
+        .args(["--tokenizer", "estimate", "--timelines", timelines, "--out"])
+        .arg(out)
+        .assert()
+        .success();
+}
+
+/// The file names in a report's `charts/`, sorted.
+fn chart_files(out: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(out.join("charts"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
 }

@@ -125,6 +125,16 @@ pub fn timeline_stem(index: usize) -> String {
     format!("{DIR}/timeline-{:03}", index + 1)
 }
 
+/// Whether `name`, a file name in [`DIR`], is a timeline chart as a report names them
+/// ([`timeline_stem`], SVG or PNG). A report removes those it does not write again, so that a
+/// directory written with `--timelines all` and then with fewer holds only the charts its page
+/// shows.
+pub fn is_timeline_file(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix("timeline-") else { return false };
+    let Some(number) = rest.strip_suffix(".svg").or_else(|| rest.strip_suffix(".png")) else { return false };
+    number.len() >= 3 && number.bytes().all(|b| b.is_ascii_digit())
+}
+
 /// `stem.ext`.
 pub fn path(stem: &str, ext: &str) -> String {
     format!("{stem}.{ext}")
@@ -361,6 +371,23 @@ mod tests {
     #[test]
     fn output_paths_live_under_the_charts_directory() {
         assert_eq!(path(&timeline_stem(0), "svg"), "charts/timeline-001.svg");
+        for i in [0, 8, 998, 999, 12_345] {
+            for ext in ["svg", "png"] {
+                let name = path(&timeline_stem(i), ext);
+                assert!(is_timeline_file(name.strip_prefix("charts/").unwrap()), "{name}");
+            }
+        }
+        for other in [
+            "timeline-01.svg",
+            "timeline-001.pdf",
+            "timeline-001.svg.bak",
+            "timeline-abc.png",
+            "sweep.svg",
+            "my-timeline-001.svg",
+            "timeline-.svg",
+        ] {
+            assert!(!is_timeline_file(other), "{other}");
+        }
         for stem in [SWEEP, POLICIES, CALIBRATION] {
             assert!(stem.starts_with("charts/"));
         }

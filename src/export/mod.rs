@@ -156,6 +156,19 @@ pub fn prepare_rewrite(dir: &Path, index: &str, subdirs: &[&str]) -> Result<()> 
     Ok(())
 }
 
+/// Removes the regular files of `dir` whose names `stale` accepts (a report's charts that this
+/// run does not write again). Best effort, like the temporaries [`prepare_rewrite`] removes: a file
+/// that cannot be removed is left, and the page never links it.
+pub fn remove_stale(dir: &Path, stale: impl Fn(&str) -> bool) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let matched = e.file_name().to_str().is_some_and(&stale);
+        if matched && e.file_type().is_ok_and(|t| t.is_file()) {
+            std::fs::remove_file(e.path()).ok();
+        }
+    }
+}
+
 /// The directory a file path is in (`.` for a bare file name).
 fn dir_of(path: &Path) -> &Path {
     match path.parent() {
