@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::analysis::calibration::Calibration;
-use crate::analysis::compare::{Comparison, ConversationRuns};
+use crate::analysis::compare::{Comparison, ConversationRuns, EventRow};
 use crate::analysis::cost::format_ttl;
 use crate::analysis::sweep::Sweep;
 use crate::chart::{self, Chart, ChartError};
@@ -149,6 +149,47 @@ fn figure(chart: &impl Chart, stem: &str, files: &mut Vec<ReportFile>) -> Result
 /// Which conversations get a timeline chart, in input order: the `limit` with the most requests
 /// (the earlier one first on a tie), or all. A conversation's chart is named by its place among all
 /// of them, so it keeps its file name whatever the limit.
+/// At most this many prune events are listed on the page; prune-events.csv has every one.
+pub const PAGE_EVENTS: usize = 1000;
+
+/// The prune events, folded: every one, or, when there are more than [`PAGE_EVENTS`], those
+/// [`costliest_events`] gives. A large corpus has tens of thousands (13 copies of the shared corpus:
+/// 27,829, 9 MB of HTML), which made the page slow to open for rows nobody reads there.
+fn events_html(c: &Comparison) -> String {
+    let unit = &c.cache.prices.unit;
+    let (summary, section) = match costliest_events(&c.events, PAGE_EVENTS) {
+        None => (
+            format!("Every prune event ({}; also in prune-events.csv)", c.events.len()),
+            tables::cost_events_section(&c.events, unit),
+        ),
+        Some(shown) => {
+            let shown: Vec<EventRow> = shown.into_iter().map(|i| c.events[i].clone()).collect();
+            (
+                format!(
+                    "The {PAGE_EVENTS} prune events that force the most cached tokens to be written again, \
+                     of {} (every one is in prune-events.csv)",
+                    c.events.len()
+                ),
+                tables::cost_events_section(&shown, unit),
+            )
+        }
+    };
+    format!("<details>\n<summary>{}</summary>\n{}</details>\n", escape(&summary), sections_html(&[section]))
+}
+
+/// `None` when there are at most `limit` events; else the indices of the `limit` that force the
+/// most cached tokens to be written again, costliest first, ties in input order.
+fn costliest_events(events: &[EventRow], limit: usize) -> Option<Vec<usize>> {
+    if events.len() <= limit {
+        return None;
+    }
+    let mut order: Vec<usize> = (0..events.len()).collect();
+    let tokens = |i: usize| events[i].event.rewritten_tokens;
+    order.sort_by(|&a, &b| tokens(b).cmp(&tokens(a)).then(a.cmp(&b)));
+    order.truncate(limit);
+    Some(order)
+}
+
 fn timeline_conversations(conversations: &[ConversationRuns], limit: Option<usize>) -> Vec<usize> {
     let requests = |i: usize| conversations[i].runs.first().map_or(0, |r| r.summary.requests);
     let mut order: Vec<usize> = (0..conversations.len()).collect();
@@ -282,13 +323,8 @@ pub fn build(input: &ReportInput<'_>) -> Result<Vec<ReportFile>, ChartError> {
     html.push_str("<h2 id=\"policies\">Policies and cost</h2>\n");
     html.push_str(&figure(&chart::policies::prepare(c), chart::POLICIES, &mut files)?);
     html.push_str(&sections_html(&tables::compare_sections(c)));
-    let cost = tables::cost_sections(c);
-    html.push_str(&sections_html(&cost[..1]));
-    html.push_str(&format!(
-        "<details>\n<summary>Every prune event ({}; also in prune-events.csv)</summary>\n{}</details>\n",
-        c.events.len(),
-        sections_html(&cost[1..])
-    ));
+    html.push_str(&sections_html(&[tables::cost_policy_section(c)]));
+    html.push_str(&events_html(c));
 
     html.push_str("<h2 id=\"calibration\">Estimate versus real</h2>\n");
     html.push_str(&figure(&chart::calibration::prepare(input.calibration), chart::CALIBRATION, &mut files)?);
@@ -381,6 +417,35 @@ mod tests {
         assert_eq!(timeline_conversations(&c, Some(3)), [1, 3, 4]);
         assert_eq!(timeline_conversations(&c, Some(0)), Vec::<usize>::new());
         assert_eq!(timeline_conversations(&c, Some(10)), [0, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn the_page_lists_every_prune_event_up_to_the_limit_then_the_costliest() {
+        let events: Vec<EventRow> = [5, 9, 0, 9, 7, 1]
+            .iter()
+            .enumerate()
+            .map(|(request, &rewritten_tokens)| EventRow {
+                trace: "t".into(),
+                conversation: "c".into(),
+                policy: "p".into(),
+                event: crate::analysis::cost::PruneEvent {
+                    request,
+                    changed_results: 1,
+                    freed_tokens: 10,
+                    rewritten_tokens,
+                    cold: false,
+                    rewrite_cost: 0.0,
+                    saving_per_request: 0.0,
+                    break_even_requests: None,
+                    later_requests: 0,
+                },
+            })
+            .collect();
+        assert_eq!(costliest_events(&events, 6), None);
+        assert_eq!(costliest_events(&events, 100), None);
+        assert_eq!(costliest_events(&events, 3), Some(vec![1, 3, 4]));
+        assert_eq!(costliest_events(&events, 5), Some(vec![1, 3, 4, 0, 5]));
+        assert_eq!(costliest_events(&events, 0), Some(vec![]));
     }
 
     #[test]

@@ -300,19 +300,25 @@ pub fn compare_sections(c: &Comparison) -> Vec<Section> {
 
 /// The cost analysis as sections: per policy, then per prune event.
 pub fn cost_sections(c: &Comparison) -> Vec<Section> {
-    let unit = &c.cache.prices.unit;
-    vec![
-        Section {
-            title: "Cache-aware cost per policy".into(),
-            text: vec![cache_line(c)],
-            table: Some(cost_policies(c)),
-        },
-        Section {
-            title: "Prune events: tokens freed versus cached tokens written again".into(),
-            text: Vec::new(),
-            table: Some(cost_events(&c.events, unit)),
-        },
-    ]
+    vec![cost_policy_section(c), cost_events_section(&c.events, &c.cache.prices.unit)]
+}
+
+/// The first of [`cost_sections`]: cost per policy.
+pub fn cost_policy_section(c: &Comparison) -> Section {
+    Section {
+        title: "Cache-aware cost per policy".into(),
+        text: vec![cache_line(c)],
+        table: Some(cost_policies(c)),
+    }
+}
+
+/// The second of [`cost_sections`], of any list of events.
+pub fn cost_events_section(events: &[EventRow], unit: &str) -> Section {
+    Section {
+        title: "Prune events: tokens freed versus cached tokens written again".into(),
+        text: Vec::new(),
+        table: Some(cost_events(events, unit)),
+    }
 }
 
 /// Every calibration row.
