@@ -7,6 +7,7 @@
 //! rewrites its prunes force can outweigh what they free. Any [`PolicySpec`] works, so policies
 //! added to the registry later compare without a change here. Pure: no I/O.
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::cost::{CacheModel, CostTotals, PruneEvent, cost_of_run};
@@ -119,7 +120,7 @@ pub fn with_baseline(policies: &[PolicySpec]) -> Vec<PolicySpec> {
 
 /// Anything that names a policy and builds a fresh one per conversation: a [`PolicySpec`] from the
 /// registry, or a hand-written policy (tests, experiments).
-pub trait PolicySource {
+pub trait PolicySource: Sync {
     /// The name shown in reports.
     fn label(&self) -> &str;
     /// A fresh policy for one conversation.
@@ -159,16 +160,29 @@ pub fn compare_sources(
         policies.iter().map(|p| PolicyRow { policy: p.label().to_owned(), ..Default::default() }).collect();
     let mut events = Vec::new();
     let mut runs_out = Vec::with_capacity(conversations.len());
-    for (trace, c) in conversations {
+    // Every conversation's runs in parallel; the totals are then added up in input order, so the
+    // floating-point sums do not depend on the thread count.
+    let replayed: Vec<Vec<(Run, CostTotals, Vec<PruneEvent>)>> = conversations
+        .par_iter()
+        .map(|(trace, c)| {
+            policies
+                .iter()
+                .map(|source| {
+                    let mut policy = source.fresh();
+                    let mut run = replay(c, settings.threshold, &mut *policy, meter);
+                    run.summary.trace = (*trace).to_owned();
+                    run.summary.policy = source.label().to_owned();
+                    run.summary.tokenizer = meter.report_tokenizer().name().to_owned();
+                    run.summary.decide_with = meter.decide_tokenizer().name().to_owned();
+                    let (cost, run_events) = cost_of_run(&run.rows, &settings.cache);
+                    (run, cost, run_events)
+                })
+                .collect()
+        })
+        .collect();
+    for ((trace, c), replayed) in conversations.iter().zip(replayed) {
         let mut runs = Vec::with_capacity(policies.len());
-        for (source, row) in policies.iter().zip(&mut rows) {
-            let mut policy = source.fresh();
-            let mut run = replay(c, settings.threshold, &mut *policy, meter);
-            run.summary.trace = (*trace).to_owned();
-            run.summary.policy = source.label().to_owned();
-            run.summary.tokenizer = meter.report_tokenizer().name().to_owned();
-            run.summary.decide_with = meter.decide_tokenizer().name().to_owned();
-            let (cost, run_events) = cost_of_run(&run.rows, &settings.cache);
+        for ((source, row), (run, cost, run_events)) in policies.iter().zip(&mut rows).zip(replayed) {
             row.conversations += 1;
             row.requests += run.summary.requests;
             row.peak_context_tokens = row.peak_context_tokens.max(run.summary.peak_context_tokens);
