@@ -8,12 +8,15 @@
 //!   most those of `none`; only call arguments (cleared by some anchors) and placeholders may differ;
 //!   prune-only policies put no placeholder and leave calls alone;
 //! - a sticky prune is never undone: under every sticky policy a result's content goes only
-//!   present → replaced → pruned, never back, and a result never split is never touched.
+//!   present → replaced → pruned, never back, and a result never split is never touched;
+//! - a sweep row's summary, overhead and content tokens, kept as running sums, are what walking
+//!   the whole context at every request gives, under every policy.
 //!
 //! Determinism across threads and input order is tested on the binary in `tests/determinism.rs`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
+use ctxbudget::analysis::sweep::{DEFAULT_TOLERANCE, SweepSettings, sweep};
 use ctxbudget::measure::{MeasureOptions, MeasuredConversation};
 use ctxbudget::model::{Conversation, Item, Output, Request, ToolResult};
 use ctxbudget::policy::{self, Content, Edit, Policy, PolicySpec, View};
@@ -221,6 +224,93 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    #[test]
+    fn a_sweep_row_sums_what_every_request_carries(c in conversation(), threshold in 0usize..300) {
+        let meter = Meter::new(Tokenizer::Estimate, Tokenizer::Estimate);
+        let measured = measure(&c, &meter);
+        for spec in specs() {
+            let settings = SweepSettings {
+                thresholds: vec![threshold],
+                policy: spec.clone(),
+                tolerance: DEFAULT_TOLERANCE,
+                top_tools: 0,
+            };
+            let row = &sweep(&[&measured], &settings, &meter).rows[0];
+            let mut carried = Carried::new(spec.build());
+            replay(&measured, threshold, &mut carried, &meter);
+            prop_assert_eq!(
+                (row.summary_tokens, row.overhead_tokens, row.content_tokens),
+                (carried.summary, carried.overhead, carried.contents),
+                "{}", spec.as_str()
+            );
+        }
+    }
+}
+
+/// The sweep's sums worked out the plain way, by walking the context at every request: summaries
+/// of split results, those of them whose content is sent, and the contents sent (what this
+/// request's edits take away, and for a non-sticky policy the previous request's too when it keeps
+/// them, is not sent).
+struct Carried {
+    inner: Box<dyn Policy>,
+    summary: u64,
+    overhead: u64,
+    contents: u64,
+    previous: BTreeSet<usize>,
+    compactions: usize,
+}
+
+impl Carried {
+    fn new(inner: Box<dyn Policy>) -> Carried {
+        Carried { inner, summary: 0, overhead: 0, contents: 0, previous: Default::default(), compactions: 0 }
+    }
+}
+
+impl Policy for Carried {
+    fn sticky(&self) -> bool {
+        self.inner.sticky()
+    }
+
+    fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
+        let start = edits.len();
+        self.inner.before_request(view, edits);
+        let mut removed = edited(&edits[start..]);
+        if !self.sticky() {
+            if view.compactions != self.compactions {
+                self.previous.clear();
+                self.compactions = view.compactions;
+            }
+            if edits[start..].contains(&Edit::KeepPrevious) {
+                removed.extend(self.previous.iter().copied());
+            }
+            self.previous = removed.clone();
+        }
+        for r in view.results.iter().filter(|r| r.original.is_some()) {
+            self.summary += r.summary.tokens;
+            if let Content::Present(content) = r.content {
+                if !removed.contains(&r.index) {
+                    self.overhead += r.summary.tokens;
+                    self.contents += content.tokens;
+                }
+            }
+        }
+    }
+}
+
+/// The results `edits` prune or replace.
+fn edited(edits: &[Edit]) -> BTreeSet<usize> {
+    edits
+        .iter()
+        .filter_map(|e| match e {
+            Edit::Prune(i) | Edit::Replace(i, _) => Some(*i),
+            Edit::ClearCall(..) | Edit::KeepPrevious => None,
+        })
+        .collect()
+}
+
 /// How far a content has gone: present (or never split), replaced, pruned.
 fn rank(c: Content) -> u8 {
     match c {
@@ -245,13 +335,7 @@ impl Policy for Watch {
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
         let start = edits.len();
         self.inner.before_request(view, edits);
-        let edited: Vec<usize> = edits[start..]
-            .iter()
-            .filter_map(|e| match e {
-                Edit::Prune(i) | Edit::Replace(i, _) => Some(*i),
-                Edit::ClearCall(..) | Edit::KeepPrevious => None,
-            })
-            .collect();
+        let edited = edited(&edits[start..]);
         self.seen
             .push(view.results.iter().map(|r| (r.index, (r.content, edited.contains(&r.index)))).collect());
     }
