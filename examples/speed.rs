@@ -11,6 +11,9 @@
 //!                                      requests) and OUT/long-K.jsonl (K distinct copies in a row)
 //! speed scale SHORT LONG [--rounds R] [--policies 'P;P;...']
 //!                                      load + measure + replay time of LONG over SHORT, per policy
+//! speed sweep-scale SHORT LONG [--rounds R] [--thresholds SPEC] [--policies 'P;P;...']
+//!                                      load + measure + threshold sweep of LONG over SHORT, and the
+//!                                      sweep alone
 //! speed cache TEXTS [-j N]             count-cache lookups: one shared cache against one per thread
 //! speed sweep DIR [-j N] [--thresholds SPEC] [--policies 'P;P;...']
 //!                                      DIR measured once, then `ctxbudget sweep`'s threshold sweep
@@ -56,6 +59,7 @@ fn main() {
         "grid" => grid(&options),
         "long" => long(&options),
         "scale" => scale(&options),
+        "sweep-scale" => sweep_scale(&options),
         "cache" => cache(&options),
         "engine" => engine(&options),
         "sweep" => sweep(&options),
@@ -278,42 +282,80 @@ fn relabel(i: &Item, copy: usize, shift: i64) -> Item {
 /// fresh meter, so every text is counted) and replay each file, and the replay alone; the
 /// tokenizer's tables are built before any timing.
 fn scale(o: &Options) {
-    let files = [o.path(0), o.path(1)];
     o.meter().prepare();
     let defaults = common::default_policies();
     let mut groups: Vec<(String, Vec<&PolicySpec>)> =
         vec![("default policies".into(), defaults.iter().collect())];
     groups.extend(o.policies.iter().map(|p| (p.as_str().to_owned(), vec![p])));
     for (label, specs) in groups {
-        let mut whole = [f64::MAX; 2];
-        let mut engine = [f64::MAX; 2];
         let mut requests = [0usize; 2];
-        for _ in 0..o.rounds {
-            for (f, path) in files.iter().enumerate() {
-                let start = Instant::now();
-                let meter = o.meter();
-                let trace = input::load(path, None).expect("a readable trace");
-                let opts = MeasureOptions::default();
-                let measured: Vec<MeasuredConversation> =
-                    trace.conversations.iter().map(|c| MeasuredConversation::new(c, &meter, &opts)).collect();
-                let replayed = Instant::now();
-                for spec in &specs {
-                    for m in &measured {
-                        let run = replay(m, 256, &mut *spec.build(), &meter);
-                        requests[f] = run.summary.requests;
-                    }
+        let (whole, engine) = short_and_long(o, |f, meter, measured| {
+            for spec in &specs {
+                for m in measured {
+                    let run = replay(m, 256, &mut *spec.build(), meter);
+                    requests[f] = run.summary.requests;
                 }
-                let end = Instant::now();
-                whole[f] = whole[f].min(seconds(end - start));
-                engine[f] = engine[f].min(seconds(end - replayed));
             }
-        }
+        });
         println!(
             "{}",
             json!({"policies": label, "requests": requests, "whole_s": whole, "replay_s": engine,
                    "whole_ratio": whole[1] / whole[0], "replay_ratio": engine[1] / engine[0]})
         );
     }
+}
+
+/// For the two files given (SHORT, LONG), the best of `--rounds` times of loading, measuring and
+/// then `work` (given the file's place, the meter and the measured conversations), and of `work`
+/// alone.
+fn short_and_long(
+    o: &Options,
+    mut work: impl FnMut(usize, &Meter, &[MeasuredConversation]),
+) -> ([f64; 2], [f64; 2]) {
+    let files = [o.path(0), o.path(1)];
+    let mut whole = [f64::MAX; 2];
+    let mut alone = [f64::MAX; 2];
+    for _ in 0..o.rounds {
+        for (f, path) in files.iter().enumerate() {
+            let start = Instant::now();
+            let meter = o.meter();
+            let trace = input::load(path, None).expect("a readable trace");
+            let opts = MeasureOptions::default();
+            let measured: Vec<MeasuredConversation> =
+                trace.conversations.iter().map(|c| MeasuredConversation::new(c, &meter, &opts)).collect();
+            let loaded = Instant::now();
+            work(f, &meter, &measured);
+            let end = Instant::now();
+            whole[f] = whole[f].min(seconds(end - start));
+            alone[f] = alone[f].min(seconds(end - loaded));
+        }
+    }
+    (whole, alone)
+}
+
+/// `speed sweep-scale SHORT LONG`: load + measure + the threshold sweep of [`sweep`] (every policy
+/// of `--policies` at every threshold, no per-tool part) of LONG over SHORT, and the sweep alone;
+/// the tables are built first, as in [`scale`], so that both sides count only their own work.
+fn sweep_scale(o: &Options) {
+    use ctxbudget::analysis::sweep::{DEFAULT_TOLERANCE, SweepSettings, sweep};
+    o.meter().prepare();
+    let (whole, alone) = short_and_long(o, |_, meter, measured| {
+        let conversations: Vec<&MeasuredConversation> = measured.iter().collect();
+        for spec in &o.policies {
+            let settings = SweepSettings {
+                thresholds: o.thresholds.clone(),
+                policy: spec.clone(),
+                tolerance: DEFAULT_TOLERANCE,
+                top_tools: 0,
+            };
+            std::hint::black_box(sweep(&conversations, &settings, meter));
+        }
+    });
+    println!(
+        "{}",
+        json!({"thresholds": o.thresholds.len(), "policies": o.policies.len(), "whole_s": whole, "sweep_s": alone,
+               "whole_ratio": whole[1] / whole[0], "sweep_ratio": alone[1] / alone[0]})
+    );
 }
 
 /// `speed cache TEXTS`: every text looked up (all hits) in one cache shared by the threads, and

@@ -205,6 +205,8 @@ pub struct MeasuredConversation {
     pub recorded_total: Option<RecordedTotal>,
     /// Record-time transforms applied, as specs.
     pub transforms: Vec<String>,
+    /// [`MeasuredConversation::result_calls`], worked out on first use.
+    result_calls: OnceLock<Vec<Option<usize>>>,
 }
 
 /// How to measure.
@@ -275,7 +277,34 @@ impl MeasuredConversation {
             items,
             recorded_total: conversation.recorded_total,
             transforms: opts.transforms.iter().map(|t| t.spec()).collect(),
+            result_calls: OnceLock::new(),
         }
+    }
+
+    /// For each tool result, in order, the call it answers: the ordinal, among the conversation's
+    /// tool calls, of the latest call with its id before it and after the last compaction (the
+    /// calls before a compaction are gone). The same for every replay, so it is worked out once,
+    /// on first use: a replay used to look every call id up in a hash map (a sixth of a replay of
+    /// a long trace). Edits to `items` after that first use must keep the calls, results and
+    /// compactions in place (the sweep's [`crate::analysis::sweep::fix_other_tools`] only changes
+    /// how results split).
+    pub fn result_calls(&self) -> &[Option<usize>] {
+        self.result_calls.get_or_init(|| {
+            let mut by_id: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+            let (mut calls, mut links) = (0, Vec::new());
+            for item in &self.items {
+                match item {
+                    MeasuredItem::ToolCall { call_id, .. } => {
+                        by_id.insert(call_id, calls);
+                        calls += 1;
+                    }
+                    MeasuredItem::ToolResult(r) => links.push(by_id.get(r.call_id.as_str()).copied()),
+                    MeasuredItem::Compaction { .. } => by_id.clear(),
+                    MeasuredItem::Text { .. } | MeasuredItem::Request { .. } => {}
+                }
+            }
+            links
+        })
     }
 
     /// How many outputs the seed's rule splits at `threshold`. The rule is monotone (a longer
@@ -449,6 +478,41 @@ mod tests {
         let conv = Conversation { id: "main".into(), items, recorded_total: None };
         let meter = Meter::new(Tokenizer::Estimate, Tokenizer::Estimate);
         MeasuredConversation::new(&conv, &meter, &MeasureOptions { resplit, ..Default::default() })
+    }
+
+    #[test]
+    fn results_link_to_the_latest_call_of_their_id_since_the_last_compaction() {
+        let call = |id: &str| Item::ToolCall { call_id: id.into(), name: "t".into(), arguments: "{}".into() };
+        let answer = |id: &str| {
+            Item::ToolResult(ToolResult {
+                call_id: id.into(),
+                name: None,
+                output: Output::Raw { output: "x".into() },
+                is_error: false,
+                images: 0,
+            })
+        };
+        let m = measured(
+            vec![
+                call("a"),                          // call 0
+                call("b"),                          // call 1
+                answer("b"),                        // → 1
+                answer("a"),                        // → 0
+                call("a"),                          // call 2, the id used again
+                answer("a"),                        // → 2
+                answer("zz"),                       // no such call
+                Item::Compaction { summary: None }, // calls 0-2 are gone
+                answer("a"),                        // → none
+                call("a"),                          // call 3
+                Item::User { text: "u".into(), meta: false, images: 0 },
+                answer("a"), // → 3
+            ],
+            false,
+        );
+        assert_eq!(m.result_calls(), [Some(1), Some(0), Some(2), None, None, Some(3)]);
+        // Worked out once; a clone keeps it.
+        assert!(std::ptr::eq(m.result_calls(), m.result_calls()));
+        assert_eq!(m.clone().result_calls(), m.result_calls());
     }
 
     #[test]

@@ -14,7 +14,7 @@
 //! [`crate::measure`]; only text a policy writes, such as a placeholder, is measured here, through
 //! the cache). [`replay_summary`] skips the per-request rows. Pure: no I/O, no printing.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use crate::measure::{Category, MeasuredConversation, MeasuredItem};
 use crate::model::Tokens;
@@ -90,9 +90,10 @@ struct Engine<'a> {
     meter: &'a Meter,
     threshold: usize,
     results: Vec<ResultState<'a>>,
-    result_call: Vec<Option<usize>>,
+    /// For each tool result of the conversation, its call's index in `calls`
+    /// ([`MeasuredConversation::result_calls`]); only those of `results` are looked at.
+    result_call: &'a [Option<usize>],
     calls: Vec<CallState>,
-    call_by_id: HashMap<&'a str, usize>,
     /// Index of the first result in the current context.
     first_result: usize,
     sums: [Measure; Category::COUNT],
@@ -226,7 +227,6 @@ impl<'a> Engine<'a> {
         self.previous = None;
         self.changed_at = None;
         self.clear_transient();
-        self.call_by_id.clear();
         self.counts = Counts::default();
         self.compactions += 1;
     }
@@ -317,7 +317,7 @@ impl<'a> Engine<'a> {
                     next.insert(*i, Transient::Replaced(self.meter.measure(text)));
                 }
                 Edit::ClearCall(i, text) => {
-                    let call = self.result_call.get(*i).copied().flatten();
+                    let call = self.result_call[..self.results.len()].get(*i).copied().flatten();
                     if let Some(c) = call.filter(|_| *i >= self.first_result) {
                         let state = &self.calls[c];
                         if !state.cleared && state.position >= self.context_start {
@@ -468,9 +468,8 @@ fn replay_keeping(
         meter,
         threshold,
         results: Vec::new(),
-        result_call: Vec::new(),
+        result_call: conversation.result_calls(),
         calls: Vec::new(),
-        call_by_id: HashMap::new(),
         first_result: 0,
         sums: [Measure::default(); Category::COUNT],
         unpruned: 0,
@@ -512,7 +511,7 @@ fn replay_keeping(
                 }
                 e.add(*category, position, *measure);
             }
-            MeasuredItem::ToolCall { call_id, measure, name_measure, .. } => {
+            MeasuredItem::ToolCall { measure, name_measure, .. } => {
                 e.counts.tool_call();
                 // The name is the call's head and the arguments its tail, so clearing the
                 // arguments keeps the name in the shared prefix.
@@ -521,7 +520,6 @@ fn replay_keeping(
                 e.prefix.add(head(position), name_measure.tokens as i64);
                 e.prefix.add(tail(position), measure.tokens as i64 - name_measure.tokens as i64);
                 e.calls.push(CallState { position, measure: *measure, name: *name_measure, cleared: false });
-                e.call_by_id.insert(call_id.as_str(), e.calls.len() - 1);
             }
             MeasuredItem::ToolResult(r) => {
                 let (summary_m, content) = r.split_at(e.threshold);
@@ -538,8 +536,7 @@ fn replay_keeping(
                     e.unpruned += c.tokens;
                     e.prefix.add(tail(position), c.tokens as i64);
                 }
-                let call = e.call_by_id.get(r.call_id.as_str()).copied();
-                e.result_call.push(call);
+                let call = e.result_call[e.results.len()];
                 e.results.push(ResultState {
                     index: e.results.len(),
                     result: r,
