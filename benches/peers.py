@@ -180,7 +180,7 @@ def main():
         for line in speed_lines("scale", work / "long-1.jsonl", work / "long-16.jsonl", "--policies", "all"):
             scale.setdefault(line["policies"], []).append(line)
         swept = speed("sweep-scale", work / "long-1.jsonl", work / "long-16.jsonl", "--thresholds",
-                      SWEEP_THRESHOLDS, "--policies", "sweep", "--rounds", "1")
+                      SWEEP_THRESHOLDS, "--policies", "sweep", "--rounds", "3")
         r["sweep_16"].append(swept["whole_ratio"])
         r["sweep_16_alone"].append(swept["sweep_ratio"])
         # Python's program: importing tiktoken, loading the encoding, counting (not reading its input).
