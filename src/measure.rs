@@ -205,8 +205,9 @@ pub struct MeasuredConversation {
     pub recorded_total: Option<RecordedTotal>,
     /// Record-time transforms applied, as specs.
     pub transforms: Vec<String>,
-    /// [`MeasuredConversation::result_calls`], worked out on first use.
-    result_calls: OnceLock<Vec<Option<usize>>>,
+    /// [`MeasuredConversation::result_calls`] and the number of tool calls, worked out on first
+    /// use.
+    links: OnceLock<(Vec<Option<usize>>, usize)>,
 }
 
 /// How to measure.
@@ -277,7 +278,7 @@ impl MeasuredConversation {
             items,
             recorded_total: conversation.recorded_total,
             transforms: opts.transforms.iter().map(|t| t.spec()).collect(),
-            result_calls: OnceLock::new(),
+            links: OnceLock::new(),
         }
     }
 
@@ -289,7 +290,16 @@ impl MeasuredConversation {
     /// compactions in place (the sweep's [`crate::analysis::sweep::fix_other_tools`] only changes
     /// how results split).
     pub fn result_calls(&self) -> &[Option<usize>] {
-        self.result_calls.get_or_init(|| {
+        &self.links().0
+    }
+
+    /// Number of tool calls (what a replay presizes its table of calls with).
+    pub fn tool_calls(&self) -> usize {
+        self.links().1
+    }
+
+    fn links(&self) -> &(Vec<Option<usize>>, usize) {
+        self.links.get_or_init(|| {
             let mut by_id: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
             let (mut calls, mut links) = (0, Vec::new());
             for item in &self.items {
@@ -303,7 +313,7 @@ impl MeasuredConversation {
                     MeasuredItem::Text { .. } | MeasuredItem::Request { .. } => {}
                 }
             }
-            links
+            (links, calls)
         })
     }
 
@@ -510,6 +520,7 @@ mod tests {
             false,
         );
         assert_eq!(m.result_calls(), [Some(1), Some(0), Some(2), None, None, Some(3)]);
+        assert_eq!(m.tool_calls(), 4);
         // Worked out once; a clone keeps it.
         assert!(std::ptr::eq(m.result_calls(), m.result_calls()));
         assert_eq!(m.clone().result_calls(), m.result_calls());
