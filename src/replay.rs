@@ -6,11 +6,12 @@
 //! estimate, what is still prunable, what the policy has removed, and the prefix it shares with the
 //! previous request (what a prompt cache could serve). A compaction marker empties the context.
 //!
-//! Linear in the trace (up to the log of the Fenwick trees): running sums per category, a Fenwick
-//! tree over item positions for prefix sizes, and policies that keep cursors. A non-sticky policy's
-//! edits are kept from request to request with their effect on the sums (and a second Fenwick tree
-//! for the shared prefix), so a policy that gives only what changed ([`Edit::KeepPrevious`]) costs
-//! in proportion to its changes. Nothing is recounted per request (texts were measured once in
+//! Linear in the trace, plus a log per edit: running sums per category, prefix sums over item
+//! positions (`Prefix`: O(1) per item added in order, O(log n) per edit of an older one), result
+//! to call links worked out once per measured conversation, and policies that keep cursors. A
+//! non-sticky policy's edits are kept from request to request with their effect on the sums (and
+//! a second `Prefix` for the shared prefix), so a policy that gives only what changed
+//! ([`Edit::KeepPrevious`]) costs in proportion to its changes. Nothing is recounted per request (texts were measured once in
 //! [`crate::measure`]; only text a policy writes, such as a placeholder, is measured here, through
 //! the cache). [`replay_summary`] skips the per-request rows. Pure: no I/O, no printing.
 
