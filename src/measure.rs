@@ -10,7 +10,7 @@
 //! they are applied here. Items are measured in parallel and kept in order. Pure: no I/O, no
 //! printing.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 
@@ -88,11 +88,12 @@ pub struct MeasuredResult {
     /// Images in the result.
     pub images: u32,
     /// The output after record-time transforms (for a result a tool already split: its content).
-    pub text: String,
+    /// Shared, so that the sweep's per-tool copies of a conversation do not copy texts.
+    pub text: Arc<String>,
     /// Measure of `text`.
     pub text_measure: Measure,
     /// The summary used when split: the automatic one, or the one the tool wrote.
-    pub summary: String,
+    pub summary: Arc<String>,
     /// Measure of `summary`.
     pub summary_measure: Measure,
     /// `Some(has_content)` when the tool already split the output (kept as written).
@@ -453,8 +454,8 @@ fn measure_item(item: &Item, meter: &Meter, opts: &MeasureOptions<'_>) -> Measur
                 images: r.images,
                 summary_measure: meter.measure(&summary),
                 text_measure,
-                text,
-                summary,
+                text: Arc::new(text),
+                summary: Arc::new(summary),
                 presplit,
                 recorded_bytes,
                 python_lines: OnceLock::new(),
@@ -581,7 +582,7 @@ mod tests {
         let m = measured(vec![result(out)], true);
         let MeasuredItem::ToolResult(r) = &m.items[0] else { panic!() };
         assert_eq!(r.split_at(1_000).1, None);
-        assert_eq!(r.text, format!("sum\n{}", "c".repeat(10)));
+        assert_eq!(*r.text, format!("sum\n{}", "c".repeat(10)));
     }
 
     #[test]

@@ -536,7 +536,7 @@ pub fn tools_by_output(conversations: &[&MeasuredConversation]) -> Vec<(String, 
 }
 
 /// A copy of `c` in which every raw result of another tool than `tool` is split as at `threshold`,
-/// whatever threshold the copy is later replayed at.
+/// whatever threshold the copy is later replayed at. The copy shares the texts (`Arc`s).
 pub fn fix_other_tools(c: &MeasuredConversation, tool: &str, threshold: usize) -> MeasuredConversation {
     let mut out = c.clone();
     for item in &mut out.items {
