@@ -39,6 +39,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::shared;
 use super::wire::{self, Builder, Calls, Family, json_text, kind_of, str_field};
 use super::{Format, Head};
 use crate::error::TraceError;
@@ -93,18 +94,22 @@ impl Format for OpenAiChat {
     }
 
     fn read(&self, input: &mut dyn BufRead, path: &Path) -> Result<Trace, TraceError> {
-        let doc = wire::read_document(input, path)?;
+        let text = shared::read_text(input, path)?;
         let mut trace = Trace { format: self.name(), ..Default::default() };
         let fail = |message: String| TraceError::content(path, message);
-        match &doc {
-            Value::Array(elements) if elements.first().is_some_and(|e| e.get("traj").is_some()) => {
+        // Arrays (message lists, trajectories) are read straight into messages; anything else
+        // (a request body, or not a chat document at all) as a `Value`.
+        if text.trim_start().starts_with('[') {
+            let elements: Vec<Element> = shared::parse_document_as(&text, path)?;
+            drop(text);
+            if elements.first().is_some_and(|e| e.traj.is_some()) {
                 let mut seen = std::collections::BTreeSet::new();
-                for (i, element) in elements.iter().enumerate() {
+                for (i, element) in elements.into_iter().enumerate() {
                     let at = format!("[{i}]");
-                    let traj = element.get("traj").and_then(Value::as_array).ok_or_else(|| {
-                        fail(format!("{at}: a trajectory needs a `traj` array of messages"))
-                    })?;
-                    let mut id = match (element.get("task_id"), element.get("trial")) {
+                    let Some(Messages::List(traj)) = element.traj else {
+                        return Err(fail(format!("{at}: a trajectory needs a `traj` array of messages")));
+                    };
+                    let mut id = match (&element.task_id, &element.trial) {
                         (Some(task), Some(trial)) => {
                             format!("task-{}/trial-{}", json_text(task), json_text(trial))
                         }
@@ -114,8 +119,11 @@ impl Format for OpenAiChat {
                         id = format!("{id}#{i}");
                     }
                     let mut b = Builder::default();
-                    messages(&mut b, traj, &format!("{at}.traj"), Calls::BeforeEachAssistant)
-                        .map_err(fail)?;
+                    let at_traj = format!("{at}.traj");
+                    for (k, m) in traj.into_iter().enumerate() {
+                        message_of(&mut b, m, &format!("{at_traj}[{k}]"), Calls::BeforeEachAssistant)
+                            .map_err(fail)?;
+                    }
                     trace.warnings.extend(b.warnings(&at));
                     trace.conversations.push(Conversation {
                         id,
@@ -123,10 +131,12 @@ impl Format for OpenAiChat {
                         recorded_total: None,
                     });
                 }
-            }
-            Value::Array(elements) => {
+            } else {
                 let mut b = Builder::default();
-                messages(&mut b, elements, "", Calls::BeforeEachAssistant).map_err(fail)?;
+                for (i, element) in elements.into_iter().enumerate() {
+                    message_of(&mut b, element.message, &format!("[{i}]"), Calls::BeforeEachAssistant)
+                        .map_err(fail)?;
+                }
                 trace.warnings.extend(b.warnings(""));
                 trace.conversations.push(Conversation {
                     id: "main".into(),
@@ -134,6 +144,10 @@ impl Format for OpenAiChat {
                     recorded_total: None,
                 });
             }
+            return Ok(trace);
+        }
+        let doc = shared::parse_document(&text, path)?;
+        match &doc {
             Value::Object(_) => {
                 let mut b = Builder::default();
                 body(&mut b, &doc, "", Calls::BeforeEachAssistant).map_err(fail)?;
@@ -153,6 +167,215 @@ impl Format for OpenAiChat {
             }
         }
         Ok(trace)
+    }
+}
+
+/// One chat message as the converter reads it: the fields it uses, each any JSON value as written
+/// (null included; the converter checks the types and names what it found). Read straight from a
+/// document, everything else checked as JSON and skipped, with no map built per message (the
+/// 4 MB tau-bench file spent most of its import building, searching and dropping `Value` maps), or
+/// taken from a `Value` (request bodies, cassettes, Inspect). Anything but an object reads as a
+/// message with no field, as `Value::get` sees it; a key given twice keeps its last value, as a
+/// `Value` map does.
+#[derive(Debug, Default)]
+pub(crate) struct Message {
+    role: Option<Value>,
+    content: Option<Value>,
+    tool_calls: Option<Value>,
+    tool_call_id: Option<Value>,
+    name: Option<Value>,
+    function: Option<Value>,
+    function_call: Option<Value>,
+    reasoning_content: Option<Value>,
+    reasoning: Option<Value>,
+    error: Option<Value>,
+}
+
+impl Message {
+    /// The field `key` of the message, if it is one the converter uses.
+    fn slot(&mut self, key: &str) -> Option<&mut Option<Value>> {
+        Some(match key {
+            "role" => &mut self.role,
+            "content" => &mut self.content,
+            "tool_calls" => &mut self.tool_calls,
+            "tool_call_id" => &mut self.tool_call_id,
+            "name" => &mut self.name,
+            "function" => &mut self.function,
+            "function_call" => &mut self.function_call,
+            "reasoning_content" => &mut self.reasoning_content,
+            "reasoning" => &mut self.reasoning,
+            "error" => &mut self.error,
+            _ => return None,
+        })
+    }
+
+    /// The message a `Value` holds.
+    pub(crate) fn from_value(v: &Value) -> Message {
+        let mut m = Message::default();
+        if let Value::Object(fields) = v {
+            for (key, value) in fields {
+                if let Some(slot) = m.slot(key) {
+                    *slot = Some(value.clone());
+                }
+            }
+        }
+        m
+    }
+}
+
+/// An element of a top-level array: a message, or a tau-bench trajectory (`traj`, `task_id`,
+/// `trial`), read as both.
+#[derive(Debug, Default)]
+struct Element {
+    message: Message,
+    /// Present when the key is, whatever its value.
+    traj: Option<Messages>,
+    task_id: Option<Value>,
+    trial: Option<Value>,
+}
+
+/// A value that should be a list of messages.
+#[derive(Debug, Default)]
+enum Messages {
+    List(Vec<Message>),
+    /// Anything else (the converter's error says what was expected).
+    #[default]
+    Other,
+}
+
+/// How a JSON value of any type is read: an object by [`AnyJson::from_map`], an array by
+/// [`AnyJson::from_seq`], anything else as the default, so that a value of the wrong type becomes
+/// an error of the converter naming the path, not a parse error.
+trait AnyJson: Default {
+    /// Reads an object; by default checks and skips it.
+    fn from_map<'de, A: serde::de::MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        while map.next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?.is_some() {}
+        Ok(Self::default())
+    }
+
+    /// Reads an array; by default reads its elements as values (not skipped, so that nesting
+    /// deeper than serde_json's limit is refused with its error, as when the whole document was
+    /// one `Value`) and drops them.
+    fn from_seq<'de, A: serde::de::SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
+        while seq.next_element::<Value>()?.is_some() {}
+        Ok(Self::default())
+    }
+}
+
+/// The visitor of an [`AnyJson`] type.
+struct AnyJsonVisitor<T>(std::marker::PhantomData<T>);
+
+impl<'de, T: AnyJson> serde::de::Visitor<'de> for AnyJsonVisitor<T> {
+    type Value = T;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+        T::from_map(map)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<T, A::Error> {
+        T::from_seq(seq)
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<T, E> {
+        Ok(T::default())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<T, E> {
+        Ok(T::default())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<T, E> {
+        Ok(T::default())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<T, E> {
+        Ok(T::default())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<T, E> {
+        Ok(T::default())
+    }
+    fn visit_unit<E>(self) -> Result<T, E> {
+        Ok(T::default())
+    }
+}
+
+/// `Deserialize` for [`AnyJson`] types.
+macro_rules! deserialize_any_json {
+    ($($t:ty),*) => {$(
+        impl<'de> serde::Deserialize<'de> for $t {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                d.deserialize_any(AnyJsonVisitor(std::marker::PhantomData))
+            }
+        }
+    )*};
+}
+
+deserialize_any_json!(Message, Element, Messages);
+
+impl AnyJson for Message {
+    fn from_map<'de, A: serde::de::MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut m = Message::default();
+        while let Some(Key(key)) = map.next_key()? {
+            m.read(&key, &mut map)?;
+        }
+        Ok(m)
+    }
+}
+
+impl AnyJson for Element {
+    fn from_map<'de, A: serde::de::MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut e = Element::default();
+        while let Some(Key(key)) = map.next_key()? {
+            match &*key {
+                "traj" => e.traj = Some(map.next_value()?),
+                "task_id" => e.task_id = Some(map.next_value()?),
+                "trial" => e.trial = Some(map.next_value()?),
+                _ => e.message.read(&key, &mut map)?,
+            }
+        }
+        Ok(e)
+    }
+}
+
+impl AnyJson for Messages {
+    fn from_seq<'de, A: serde::de::SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
+        let mut list = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(m) = seq.next_element()? {
+            list.push(m);
+        }
+        Ok(Messages::List(list))
+    }
+}
+
+impl Message {
+    /// Reads the value of `key` from `map` into its field, or checks and skips it.
+    fn read<'de, A: serde::de::MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<(), A::Error> {
+        match self.slot(key) {
+            Some(slot) => *slot = Some(map.next_value()?),
+            None => {
+                map.next_value::<serde::de::IgnoredAny>()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An object key, borrowed from the document when it has no escape.
+struct Key<'de>(std::borrow::Cow<'de, str>);
+
+impl<'de> serde::Deserialize<'de> for Key<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> serde::de::Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string key")
+            }
+            fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(std::borrow::Cow::Borrowed(v)))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(std::borrow::Cow::Owned(v.to_owned())))
+            }
+        }
+        d.deserialize_str(KeyVisitor)
     }
 }
 
@@ -198,17 +421,17 @@ pub(crate) fn messages(b: &mut Builder, list: &[Value], at: &str, calls: Calls) 
 /// `thinking` when given, else they are noted as not replayed.
 fn content(
     b: &mut Builder,
-    content: Option<&Value>,
+    content: Option<Value>,
     at: &str,
     mut thinking: Option<&mut Vec<String>>,
 ) -> Result<(String, u32), String> {
     match content {
         None | Some(Value::Null) => Ok((String::new(), 0)),
-        Some(Value::String(s)) => Ok((s.clone(), 0)),
+        Some(Value::String(s)) => Ok((s, 0)),
         Some(Value::Array(parts)) => {
             let mut texts = Vec::new();
             let mut images = 0;
-            for part in parts {
+            for part in &parts {
                 match str_field(part, "type") {
                     "text" | "input_text" | "output_text" => texts.push(str_field(part, "text").to_owned()),
                     "refusal" => texts.push(str_field(part, "refusal").to_owned()),
@@ -224,49 +447,55 @@ fn content(
             }
             Ok((texts.join("\n"), images))
         }
-        Some(other) => {
-            Err(format!("{at}.content: expected null, a string or a list of parts, found {}", kind_of(other)))
-        }
+        Some(other) => Err(format!(
+            "{at}.content: expected null, a string or a list of parts, found {}",
+            kind_of(&other)
+        )),
     }
 }
 
-/// One message.
+/// One message given as a `Value` (request bodies, cassettes, Inspect).
 pub(crate) fn message(b: &mut Builder, m: &Value, at: &str, calls: Calls) -> Result<(), String> {
-    let role = m
-        .get("role")
-        .and_then(Value::as_str)
-        .ok_or_else(|| format!("{at}: a message needs a string `role`"))?;
-    match role {
+    message_of(b, Message::from_value(m), at, calls)
+}
+
+/// One message; its texts move into the trace.
+fn message_of(b: &mut Builder, mut m: Message, at: &str, calls: Calls) -> Result<(), String> {
+    let role = match m.role.take() {
+        Some(Value::String(role)) => role,
+        _ => return Err(format!("{at}: a message needs a string `role`")),
+    };
+    match role.as_str() {
         "system" | "developer" => {
-            let (text, _) = content(b, m.get("content"), at, None)?;
+            let (text, _) = content(b, m.content, at, None)?;
             b.text(|text| Item::System { text }, text);
         }
         "user" => {
-            let (text, images) = content(b, m.get("content"), at, None)?;
+            let (text, images) = content(b, m.content, at, None)?;
             if !text.is_empty() || images > 0 {
                 b.push(Item::User { text, meta: false, images });
             }
         }
         "assistant" => assistant(b, m, at, calls)?,
         "tool" => {
-            let call_id = m
-                .get("tool_call_id")
-                .and_then(Value::as_str)
-                .ok_or_else(|| format!("{at}: a tool message needs a string `tool_call_id`"))?;
-            let (mut text, images) = content(b, m.get("content"), at, None)?;
+            let call_id = match m.tool_call_id.take() {
+                Some(Value::String(id)) => id,
+                _ => return Err(format!("{at}: a tool message needs a string `tool_call_id`")),
+            };
+            let (mut text, images) = content(b, m.content.take(), at, None)?;
             // Inspect: a failed call is sent as "Error: <message>" (src/inspect_ai/model/_openai.py).
-            let error = m.get("error").filter(|e| !e.is_null());
+            let error = m.error.as_ref().filter(|e| !e.is_null());
             if let Some(e) = error {
                 text = format!("Error: {}", str_field(e, "message"));
             }
-            let hint = m.get("name").or_else(|| m.get("function")).and_then(Value::as_str).map(str::to_owned);
-            b.result_with_images(call_id.to_owned(), hint, text, error.is_some(), images);
+            let hint = m.name.as_ref().or(m.function.as_ref()).and_then(Value::as_str).map(str::to_owned);
+            b.result_with_images(call_id, hint, text, error.is_some(), images);
         }
         "function" => {
-            let name = str_field(m, "name");
-            let (text, _) = content(b, m.get("content"), at, None)?;
-            let call_id = b.anonymous_result_id(name).unwrap_or_else(|| format!("{name}#?"));
-            b.result(call_id, Some(name.to_owned()), text, false);
+            let name = m.name.as_ref().and_then(Value::as_str).unwrap_or("").to_owned();
+            let (text, _) = content(b, m.content, at, None)?;
+            let call_id = b.anonymous_result_id(&name).unwrap_or_else(|| format!("{name}#?"));
+            b.result(call_id, Some(name), text, false);
         }
         other => {
             return Err(format!(
@@ -277,22 +506,22 @@ pub(crate) fn message(b: &mut Builder, m: &Value, at: &str, calls: Calls) -> Res
     Ok(())
 }
 
-fn assistant(b: &mut Builder, m: &Value, at: &str, calls: Calls) -> Result<(), String> {
+fn assistant(b: &mut Builder, m: Message, at: &str, calls: Calls) -> Result<(), String> {
     if calls == Calls::BeforeEachAssistant {
         b.request();
     }
     let mut thinking = Vec::new();
-    for key in ["reasoning_content", "reasoning"] {
-        if let Some(Value::String(s)) = m.get(key) {
-            thinking.push(s.clone());
+    for reasoning in [m.reasoning_content, m.reasoning] {
+        if let Some(Value::String(s)) = reasoning {
+            thinking.push(s);
         }
     }
-    let (text, _) = content(b, m.get("content"), at, Some(&mut thinking))?;
+    let (text, _) = content(b, m.content, at, Some(&mut thinking))?;
     for t in thinking {
         b.text(|text| Item::Thinking { text }, t);
     }
     b.text(|text| Item::Assistant { text }, text);
-    match m.get("tool_calls") {
+    match &m.tool_calls {
         None | Some(Value::Null) => {}
         Some(Value::Array(list)) => {
             for (k, call) in list.iter().enumerate() {
@@ -317,7 +546,7 @@ fn assistant(b: &mut Builder, m: &Value, at: &str, calls: Calls) -> Result<(), S
         }
         Some(other) => return Err(format!("{at}.tool_calls: expected an array, found {}", kind_of(other))),
     }
-    if let Some(f) = m.get("function_call").filter(|f| f.is_object()) {
+    if let Some(f) = m.function_call.as_ref().filter(|f| f.is_object()) {
         b.anonymous_call(
             str_field(f, "name").to_owned(),
             f.get("arguments").map(json_text).unwrap_or_default(),
@@ -418,6 +647,56 @@ mod tests {
         assert!(e.to_string().starts_with("c.json: [0]: unknown role `robot`"), "{e}");
         let e = read("[{\"role\": \"user\",\n \"content\": }]").unwrap_err();
         assert!(e.to_string().starts_with("c.json:2: invalid JSON"), "{e}");
+    }
+
+    #[test]
+    fn messages_are_read_as_a_value_map_reads_them() {
+        // Unknown fields of any shape are skipped; a key given twice keeps its last value; an
+        // escaped key is its text; `name: null` hides `function` as `Value::get` did.
+        let t = read(
+            r#"[{"role": "user", "content": "first", "meta": {"a": [1, {"b": null}]}, "content": "second"},
+                {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "function": {"name": "f", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "c", "name": null, "function": "g", "content": "out"}]"#,
+        )
+        .unwrap();
+        let items = &t.conversations[0].items;
+        assert!(matches!(&items[0], Item::User { text, .. } if text == "second"), "{items:?}");
+        let Some(Item::ToolResult(r)) = items.last() else { panic!("{items:?}") };
+        assert_eq!((r.call_id.as_str(), r.name.as_deref()), ("c", Some("f")));
+        // Through the `Value` path too (request bodies, cassettes, Inspect): with no call to
+        // name the result, the hint names it, and `name: null` hides `function`.
+        let name = |json: &str| {
+            let mut b = Builder::default();
+            message(&mut b, &serde_json::from_str(json).unwrap(), "", Calls::None).unwrap();
+            let Some(Item::ToolResult(r)) = b.take_items().pop() else { panic!("{json}") };
+            r.name
+        };
+        assert_eq!(
+            name(r#"{"role": "tool", "tool_call_id": "c", "function": "g", "content": "x"}"#).as_deref(),
+            Some("g")
+        );
+        assert_eq!(
+            name(r#"{"role": "tool", "tool_call_id": "c", "name": null, "function": "g", "content": "x"}"#),
+            None
+        );
+    }
+
+    #[test]
+    fn elements_that_are_not_messages_or_trajectories_are_errors_naming_them() {
+        let e = read(r#"[{"role": "user", "content": "a"}, 5]"#).unwrap_err();
+        assert_eq!(e.to_string(), "c.json: [1]: a message needs a string `role`");
+        let e = read(r#"[{"task_id": 1, "trial": 0, "traj": {"role": "user"}}]"#).unwrap_err();
+        assert_eq!(e.to_string(), "c.json: [0]: a trajectory needs a `traj` array of messages");
+        let e = read(r#"[{"task_id": 1, "trial": 0, "traj": []}, {"task_id": 2}]"#).unwrap_err();
+        assert_eq!(e.to_string(), "c.json: [1]: a trajectory needs a `traj` array of messages");
+        let e = read(r#"[{"traj": [{"role": "user", "content": 5}]}]"#).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "c.json: [0].traj[0].content: expected null, a string or a list of parts, found a number"
+        );
+        let e = read("7").unwrap_err();
+        assert!(e.to_string().ends_with("request body object, found a number"), "{e}");
+        assert_eq!(read("[]").unwrap().conversations[0].items.len(), 0);
     }
 
     #[test]

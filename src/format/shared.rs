@@ -204,6 +204,11 @@ pub const NOT_UTF8: &str = "session logs are UTF-8 text: re-save the file as UTF
 
 /// Parses text as one JSON document; an error names the line and column.
 pub fn parse_document(text: &str, path: &Path) -> Result<Value, TraceError> {
+    parse_document_as(text, path)
+}
+
+/// [`parse_document`] into any type (a format's own records), with the same errors.
+pub fn parse_document_as<T: serde::de::DeserializeOwned>(text: &str, path: &Path) -> Result<T, TraceError> {
     serde_json::from_str(text).map_err(|e| {
         let message = if e.is_eof() {
             format!(
