@@ -33,9 +33,10 @@ use std::io::BufRead;
 use std::path::Path;
 
 use serde::Deserialize;
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserializer, MapAccess, SeqAccess};
 use serde_json::Value;
 
+use super::shared::{Loose, deserialize_loose};
 use super::{Format, Head, read_json_lines_as};
 use crate::error::TraceError;
 use crate::model::{Conversation, Item, Output, RecordedTotal, Request, ToolResult, Trace, Usage};
@@ -489,142 +490,71 @@ enum Content {
     Other,
 }
 
+impl Loose for Content {
+    fn from_str(v: &str) -> Content {
+        Content::Text(v.to_owned())
+    }
+    fn from_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Content, A::Error> {
+        let mut blocks = Vec::new();
+        while let Some(Object(block)) = seq.next_element::<Object<Block>>()? {
+            blocks.push(block.unwrap_or_default());
+        }
+        Ok(Content::Blocks(blocks))
+    }
+}
+
 impl<'de> Deserialize<'de> for Content {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Content, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Content;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Content, E> {
-                Ok(Content::Text(v.to_owned()))
-            }
-            fn visit_string<E>(self, v: String) -> Result<Content, E> {
-                Ok(Content::Text(v))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Content, A::Error> {
-                let mut blocks = Vec::new();
-                while let Some(Object(block)) = seq.next_element::<Object<Block>>()? {
-                    blocks.push(block.unwrap_or_default());
-                }
-                Ok(Content::Blocks(blocks))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Content, A::Error> {
-                skip_map(map).map(|()| Content::Other)
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Content, E> {
-                Ok(Content::Other)
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Content, E> {
-                Ok(Content::Other)
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Content, E> {
-                Ok(Content::Other)
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Content, E> {
-                Ok(Content::Other)
-            }
-            fn visit_unit<E>(self) -> Result<Content, E> {
-                Ok(Content::Other)
-            }
-        }
-        d.deserialize_any(V)
+        deserialize_loose(d)
     }
 }
 
 /// A JSON object read as `T`; any other JSON value reads as `None` (checked and skipped).
 pub(crate) struct Object<T>(pub Option<T>);
 
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Object<T>, D::Error> {
-        struct V<T>(std::marker::PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
-            type Value = Object<T>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Object<T>, A::Error> {
-                T::deserialize(de::value::MapAccessDeserializer::new(map)).map(|t| Object(Some(t)))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Object<T>, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Object(None))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Object<T>, E> {
-                Ok(Object(None))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Object<T>, E> {
-                Ok(Object(None))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Object<T>, E> {
-                Ok(Object(None))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Object<T>, E> {
-                Ok(Object(None))
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Object<T>, E> {
-                Ok(Object(None))
-            }
-            fn visit_unit<E>(self) -> Result<Object<T>, E> {
-                Ok(Object(None))
-            }
-        }
-        d.deserialize_any(V(std::marker::PhantomData))
+impl<T> Default for Object<T> {
+    fn default() -> Self {
+        Object(None)
     }
 }
 
-fn skip_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<(), A::Error> {
-    while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-    Ok(())
+impl<T: de::DeserializeOwned> Loose for Object<T> {
+    fn from_map<'de, A: MapAccess<'de>>(map: A) -> Result<Object<T>, A::Error> {
+        T::deserialize(de::value::MapAccessDeserializer::new(map)).map(|t| Object(Some(t)))
+    }
+}
+
+impl<'de, T: de::DeserializeOwned> Deserialize<'de> for Object<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Object<T>, D::Error> {
+        deserialize_loose(d)
+    }
 }
 
 /// A JSON scalar as the readers take it: a string, a boolean, a non-negative integer, or other.
+#[derive(Default)]
 enum Scalar {
     Str(String),
     Bool(bool),
     Count(u64),
+    #[default]
     Other,
+}
+
+impl Loose for Scalar {
+    fn from_str(v: &str) -> Scalar {
+        Scalar::Str(v.to_owned())
+    }
+    fn from_bool(v: bool) -> Scalar {
+        Scalar::Bool(v)
+    }
+    fn from_count(v: u64) -> Scalar {
+        Scalar::Count(v)
+    }
 }
 
 impl<'de> Deserialize<'de> for Scalar {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Scalar, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Scalar;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Scalar, E> {
-                Ok(Scalar::Str(v.to_owned()))
-            }
-            fn visit_string<E>(self, v: String) -> Result<Scalar, E> {
-                Ok(Scalar::Str(v))
-            }
-            fn visit_bool<E>(self, v: bool) -> Result<Scalar, E> {
-                Ok(Scalar::Bool(v))
-            }
-            fn visit_u64<E>(self, v: u64) -> Result<Scalar, E> {
-                Ok(Scalar::Count(v))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Scalar, E> {
-                Ok(Scalar::Other)
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Scalar, E> {
-                Ok(Scalar::Other)
-            }
-            fn visit_unit<E>(self) -> Result<Scalar, E> {
-                Ok(Scalar::Other)
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Scalar, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Scalar::Other)
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Scalar, A::Error> {
-                skip_map(map).map(|()| Scalar::Other)
-            }
-        }
-        d.deserialize_any(V)
+        deserialize_loose(d)
     }
 }
 
@@ -650,7 +580,7 @@ fn loose_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
 }
 
 /// A field present with any JSON value: an object read as `T`, anything else as `T::default()`.
-fn present_object<'de, D: Deserializer<'de>, T: Deserialize<'de> + Default>(
+fn present_object<'de, D: Deserializer<'de>, T: de::DeserializeOwned + Default>(
     d: D,
 ) -> Result<Option<T>, D::Error> {
     Ok(Some(Object::<T>::deserialize(d)?.0.unwrap_or_default()))

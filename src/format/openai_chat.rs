@@ -39,7 +39,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::shared;
+use super::shared::{self, Loose};
 use super::wire::{self, Builder, Calls, Family, json_text, kind_of, str_field};
 use super::{Format, Head};
 use crate::error::TraceError;
@@ -243,73 +243,33 @@ enum Messages {
     Other,
 }
 
-/// How a JSON value of any type is read: an object by [`AnyJson::from_map`], an array by
-/// [`AnyJson::from_seq`], anything else as the default, so that a value of the wrong type becomes
-/// an error of the converter naming the path, not a parse error.
-trait AnyJson: Default {
-    /// Reads an object; by default checks and skips it.
-    fn from_map<'de, A: serde::de::MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
-        while map.next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?.is_some() {}
-        Ok(Self::default())
-    }
-
-    /// Reads an array; by default reads its elements as values (not skipped, so that nesting
-    /// deeper than serde_json's limit is refused with its error, as when the whole document was
-    /// one `Value`) and drops them.
-    fn from_seq<'de, A: serde::de::SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
-        while seq.next_element::<Value>()?.is_some() {}
-        Ok(Self::default())
+impl<'de> serde::Deserialize<'de> for Message {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        shared::deserialize_loose(d)
     }
 }
 
-/// The visitor of an [`AnyJson`] type.
-struct AnyJsonVisitor<T>(std::marker::PhantomData<T>);
-
-impl<'de, T: AnyJson> serde::de::Visitor<'de> for AnyJsonVisitor<T> {
-    type Value = T;
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
-        T::from_map(map)
-    }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<T, A::Error> {
-        T::from_seq(seq)
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<T, E> {
-        Ok(T::default())
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<T, E> {
-        Ok(T::default())
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<T, E> {
-        Ok(T::default())
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<T, E> {
-        Ok(T::default())
-    }
-    fn visit_str<E>(self, _: &str) -> Result<T, E> {
-        Ok(T::default())
-    }
-    fn visit_unit<E>(self) -> Result<T, E> {
-        Ok(T::default())
+impl<'de> serde::Deserialize<'de> for Element {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        shared::deserialize_loose(d)
     }
 }
 
-/// `Deserialize` for [`AnyJson`] types.
-macro_rules! deserialize_any_json {
-    ($($t:ty),*) => {$(
-        impl<'de> serde::Deserialize<'de> for $t {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                d.deserialize_any(AnyJsonVisitor(std::marker::PhantomData))
-            }
-        }
-    )*};
+impl<'de> serde::Deserialize<'de> for Messages {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        shared::deserialize_loose(d)
+    }
 }
 
-deserialize_any_json!(Message, Element, Messages);
+/// An array where a message or a trajectory should be is read as values, not skipped, so that
+/// nesting deeper than serde_json's limit is refused with its error, as when the whole document
+/// was one `Value`.
+fn read_values<'de, A: serde::de::SeqAccess<'de>>(mut seq: A) -> Result<(), A::Error> {
+    while seq.next_element::<Value>()?.is_some() {}
+    Ok(())
+}
 
-impl AnyJson for Message {
+impl Loose for Message {
     fn from_map<'de, A: serde::de::MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut m = Message::default();
         while let Some(Key(key)) = map.next_key()? {
@@ -317,9 +277,15 @@ impl AnyJson for Message {
         }
         Ok(m)
     }
+    fn from_seq<'de, A: serde::de::SeqAccess<'de>>(seq: A) -> Result<Self, A::Error> {
+        read_values(seq).map(|()| Message::default())
+    }
 }
 
-impl AnyJson for Element {
+impl Loose for Element {
+    fn from_seq<'de, A: serde::de::SeqAccess<'de>>(seq: A) -> Result<Self, A::Error> {
+        read_values(seq).map(|()| Element::default())
+    }
     fn from_map<'de, A: serde::de::MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut e = Element::default();
         while let Some(Key(key)) = map.next_key()? {
@@ -334,7 +300,7 @@ impl AnyJson for Element {
     }
 }
 
-impl AnyJson for Messages {
+impl Loose for Messages {
     fn from_seq<'de, A: serde::de::SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
         let mut list = Vec::with_capacity(seq.size_hint().unwrap_or(0));
         while let Some(m) = seq.next_element()? {

@@ -428,6 +428,78 @@ pub fn str_at(v: &Value, key: &str) -> String {
     v.get(key).and_then(Value::as_str).unwrap_or_default().to_owned()
 }
 
+/// A record read from any JSON value: an object by [`Loose::from_map`], an array by
+/// [`Loose::from_seq`], a string, a boolean or a non-negative integer by their hooks, and anything
+/// else, or whatever a type does not take, as its default. A value of an unexpected type thus
+/// becomes a record an importer names in its own error instead of a parse error, and what is not
+/// kept is still checked as JSON. A type's `Deserialize` calls [`deserialize_loose`].
+pub(crate) trait Loose: Default {
+    /// Reads an object; by default checks and skips it.
+    fn from_map<'de, A: serde::de::MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        while map.next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?.is_some() {}
+        Ok(Self::default())
+    }
+
+    /// Reads an array; by default checks and skips it.
+    fn from_seq<'de, A: serde::de::SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(Self::default())
+    }
+
+    /// Reads a string.
+    fn from_str(_: &str) -> Self {
+        Self::default()
+    }
+
+    /// Reads a boolean.
+    fn from_bool(_: bool) -> Self {
+        Self::default()
+    }
+
+    /// Reads a non-negative integer.
+    fn from_count(_: u64) -> Self {
+        Self::default()
+    }
+}
+
+/// Deserializes a [`Loose`] type from any JSON value.
+pub(crate) fn deserialize_loose<'de, T: Loose, D: serde::Deserializer<'de>>(d: D) -> Result<T, D::Error> {
+    d.deserialize_any(LooseVisitor(std::marker::PhantomData))
+}
+
+struct LooseVisitor<T>(std::marker::PhantomData<T>);
+
+impl<'de, T: Loose> serde::de::Visitor<'de> for LooseVisitor<T> {
+    type Value = T;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+        T::from_map(map)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<T, A::Error> {
+        T::from_seq(seq)
+    }
+    fn visit_str<E>(self, v: &str) -> Result<T, E> {
+        Ok(T::from_str(v))
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<T, E> {
+        Ok(T::from_bool(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<T, E> {
+        Ok(T::from_count(v))
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<T, E> {
+        Ok(T::default())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<T, E> {
+        Ok(T::default())
+    }
+    fn visit_unit<E>(self) -> Result<T, E> {
+        Ok(T::default())
+    }
+}
+
 /// Test helpers for the importers.
 #[cfg(test)]
 pub(crate) mod testing {
