@@ -146,9 +146,6 @@ fn figure(chart: &impl Chart, stem: &str, files: &mut Vec<ReportFile>) -> Result
     ))
 }
 
-/// Which conversations get a timeline chart, in input order: the `limit` with the most requests
-/// (the earlier one first on a tie), or all. A conversation's chart is named by its place among all
-/// of them, so it keeps its file name whatever the limit.
 /// At most this many prune events are listed on the page; prune-events.csv has every one.
 pub const PAGE_EVENTS: usize = 1000;
 
@@ -180,24 +177,26 @@ fn events_html(c: &Comparison) -> String {
 /// `None` when there are at most `limit` events; else the indices of the `limit` that force the
 /// most cached tokens to be written again, costliest first, ties in input order.
 fn costliest_events(events: &[EventRow], limit: usize) -> Option<Vec<usize>> {
-    if events.len() <= limit {
-        return None;
-    }
-    let mut order: Vec<usize> = (0..events.len()).collect();
-    let tokens = |i: usize| events[i].event.rewritten_tokens;
-    order.sort_by(|&a, &b| tokens(b).cmp(&tokens(a)).then(a.cmp(&b)));
-    order.truncate(limit);
-    Some(order)
+    (events.len() > limit).then(|| largest(events.len(), limit, |i| events[i].event.rewritten_tokens))
 }
 
+/// Which conversations get a timeline chart, in input order: the `limit` with the most requests
+/// (the earlier one first on a tie), or all. A conversation's chart is named by its place among all
+/// of them, so it keeps its file name whatever the limit.
 fn timeline_conversations(conversations: &[ConversationRuns], limit: Option<usize>) -> Vec<usize> {
-    let requests = |i: usize| conversations[i].runs.first().map_or(0, |r| r.summary.requests);
-    let mut order: Vec<usize> = (0..conversations.len()).collect();
-    if let Some(limit) = limit {
-        order.sort_by_key(|&i| (std::cmp::Reverse(requests(i)), i));
-        order.truncate(limit);
-        order.sort_unstable();
-    }
+    let Some(limit) = limit else { return (0..conversations.len()).collect() };
+    let mut chosen = largest(conversations.len(), limit, |i| {
+        conversations[i].runs.first().map_or(0, |r| r.summary.requests as u64)
+    });
+    chosen.sort_unstable();
+    chosen
+}
+
+/// The indices below `n` of the (at most) `limit` largest `key`s, largest first, ties in index order.
+fn largest(n: usize, limit: usize, key: impl Fn(usize) -> u64) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&i| (std::cmp::Reverse(key(i)), i));
+    order.truncate(limit);
     order
 }
 
