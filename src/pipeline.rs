@@ -4,9 +4,10 @@
 //! Files are processed in parallel (rayon), and so are the texts of a conversation and its replays
 //! (see [`replay_trace_with_warnings`]); results are put back in input order, so the output is the
 //! same bytes at any thread count. One of the workers builds the tokenizer's tables while the
-//! others read the first files; no thread runs beyond `-j`. Only the files being worked on are in memory, and [`replay_files_without_rows`] keeps
-//! only each run's summary, so memory does not grow with the corpus. One bad file is reported with its reason and does
-//! not stop the others. This module reads files only through [`crate::input`] and never prints.
+//! others read the first files; no thread runs beyond `-j`. Only the files being worked on are in
+//! memory, and [`replay_files_without_rows`] keeps only each run's summary, so memory does not
+//! grow with the corpus. One bad file is reported with its reason and does not stop the others.
+//! This module reads files only through [`crate::input`] and never prints.
 
 use std::path::Path;
 
