@@ -46,6 +46,13 @@ fn assert_error(o: &Outcome, error: &str) {
     assert!(o.report.warnings.is_empty(), "{:?}", o.report.warnings);
 }
 
+/// One file was replayed, `good` (beside the bad one, which did not stop it).
+#[track_caller]
+fn assert_only_replayed(o: &Outcome, good: &Path) {
+    assert_eq!(o.report.runs.len(), 1);
+    assert_eq!(o.report.runs[0].trace, shown(good));
+}
+
 /// The file was read: exit 0, and these are the warnings, in the report and on stderr.
 #[track_caller]
 fn assert_warnings(o: &Outcome, warnings: &[String]) {
@@ -188,8 +195,7 @@ fn malformed_json_in_the_middle_of_a_codex_rollout_names_the_line_and_the_other_
         &o,
         &format!("{}:5: invalid JSON: trailing comma at column {column}; {FIX_LINE}", shown(&bad)),
     );
-    assert_eq!(o.report.runs.len(), 1);
-    assert_eq!(o.report.runs[0].trace, shown(&good));
+    assert_only_replayed(&o, &good);
 }
 
 #[test]
@@ -205,8 +211,7 @@ fn a_key_given_twice_in_a_claude_code_line_names_the_line_and_the_other_files_go
         &o,
         &format!("{}:2: invalid JSON: duplicate field `type` at column {column}; {FIX_LINE}", shown(&bad)),
     );
-    assert_eq!(o.report.runs.len(), 1);
-    assert_eq!(o.report.runs[0].trace, shown(&good));
+    assert_only_replayed(&o, &good);
 }
 
 #[test]
