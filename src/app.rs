@@ -9,16 +9,18 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
+use rayon::prelude::*;
 
+use crate::analysis::compare::PolicySource;
 use crate::config::{
     CalibrateConfig, CompareConfig, Config, CountConfig, InputConfig, ReconcileConfig, ReplayConfig,
     ReportConfig, SplitConfig, SweepConfig, UsageError,
 };
 use crate::export::Output;
-use crate::input;
+use crate::input::{self, Discovered};
 use crate::measure::MeasuredConversation;
 use crate::pipeline::{
-    Job, MeasuredFile, measure_files, reconcile_files, replay_files, replay_files_without_rows,
+    Job, MeasuredFile, measure_each, reconcile_files, replay_files, replay_files_without_rows,
 };
 use crate::policy::registry;
 use crate::result::ReplayReport;
@@ -52,12 +54,13 @@ pub fn run(config: Config) -> Result<ExitCode> {
     }
 }
 
-/// Every input of an analysis, loaded and measured once, with the problems met.
-pub struct Loaded {
+/// Every input of an analysis, loaded and measured once, with the problems met: each file as
+/// measured ([`load`]), or what an analysis kept of it ([`load_each`]).
+pub struct Loaded<T = MeasuredFile> {
     /// The meter the texts were measured with (replays reuse its cache).
     pub meter: Meter,
     /// Files in input order.
-    pub files: Vec<MeasuredFile>,
+    pub files: Vec<T>,
     /// Files or paths that could not be read.
     pub errors: Vec<String>,
     /// Non-fatal problems, prefixed with their file.
@@ -69,7 +72,9 @@ impl Loaded {
     pub fn conversations(&self) -> Vec<(&str, &MeasuredConversation)> {
         self.files.iter().flat_map(|f| f.conversations.iter().map(move |c| (f.path.as_str(), c))).collect()
     }
+}
 
+impl<T> Loaded<T> {
     /// Prints warnings and errors to stderr and returns the exit code they imply.
     pub fn finish(&self) -> ExitCode {
         for w in &self.warnings {
@@ -82,10 +87,27 @@ impl Loaded {
     }
 }
 
-/// Finds, loads and measures the inputs, with a progress bar on stderr when it is a terminal.
+/// Finds, loads and measures the inputs, holding every measured conversation, with a progress bar
+/// on stderr when it is a terminal.
 pub fn load(input: &InputConfig) -> Loaded {
-    let found = input::discover(&input.paths);
-    let meter = input.meter();
+    load_each(input, |file, _| file)
+}
+
+/// [`load`] that hands each measured file (its warnings and error already taken out) to `f` with
+/// the meter, and keeps only what `f` returns: memory holds the files being worked on and those
+/// results, not the corpus.
+pub fn load_each<T: Send>(input: &InputConfig, f: impl Fn(MeasuredFile, &Meter) -> T + Sync) -> Loaded<T> {
+    load_found_each(input, &input::discover(&input.paths), input.meter(), "measuring", f)
+}
+
+/// [`load_each`] of files already found, with `meter` (whose count cache a second read reuses).
+fn load_found_each<T: Send>(
+    input: &InputConfig,
+    found: &Discovered,
+    meter: Meter,
+    message: &'static str,
+    f: impl Fn(MeasuredFile, &Meter) -> T + Sync,
+) -> Loaded<T> {
     let job = Job {
         resplit: input.resplit,
         transforms: &input.transforms,
@@ -93,16 +115,18 @@ pub fn load(input: &InputConfig) -> Loaded {
         input_format: input.input_format,
         ..Job::default()
     };
-    let bar = progress_bar(found.files.len(), "measuring");
-    let files = measure_files(&found, &job, &meter, &|| bar.inc(1));
+    let bar = progress_bar(found.files.len(), message);
+    let files = measure_each(found, &job, &meter, &|| bar.inc(1), |mut file| {
+        let warnings: Vec<String> = file.warnings.drain(..).map(|w| prefix_path(&file.path, &w)).collect();
+        let error = file.error.take();
+        (warnings, error, f(file, &meter))
+    });
     bar.finish_and_clear();
-    let mut loaded = Loaded { meter, files: Vec::new(), errors: found.errors.clone(), warnings: Vec::new() };
-    for mut f in files {
-        loaded.warnings.extend(f.warnings.iter().map(|w| prefix_path(&f.path, w)));
-        if let Some(e) = f.error.take() {
-            loaded.errors.push(e);
-        }
-        loaded.files.push(f);
+    let mut loaded = Loaded { files: Vec::new(), errors: found.errors.clone(), warnings: Vec::new(), meter };
+    for (warnings, error, kept) in files {
+        loaded.warnings.extend(warnings);
+        loaded.errors.extend(error);
+        loaded.files.push(kept);
     }
     loaded
 }
@@ -135,24 +159,100 @@ fn check_output(output: &Output, paths: &[std::path::PathBuf]) -> Result<()> {
     output.check(paths).map_err(|e| UsageError(format!("{e:#}")).into())
 }
 
+/// Inputs up to this many bytes are held in memory by `sweep` (about 0.6 bytes per input byte);
+/// larger ones are read twice ([`sweep_read_twice`]), which costs a second import but no counting.
+const SWEEP_HOLD_BYTES: u64 = 256 << 20;
+
 fn sweep(c: SweepConfig) -> Result<ExitCode> {
     check_output(&c.output, &c.input.paths)?;
     with_jobs(c.input.jobs, || {
-        let loaded = load(&c.input);
-        let conversations: Vec<&MeasuredConversation> =
-            loaded.conversations().into_iter().map(|(_, c)| c).collect();
-        let result = analysis::sweep::sweep(&conversations, &c.settings, &loaded.meter);
+        let found = input::discover(&c.input.paths);
+        let bytes: u64 = found.files.iter().map(|f| input::size(f)).sum();
+        let (result, code) = if c.low_memory || bytes > SWEEP_HOLD_BYTES {
+            sweep_read_twice(&c, &found)
+        } else {
+            let loaded = load_found_each(&c.input, &found, c.input.meter(), "measuring", |file, _| file);
+            let conversations: Vec<&MeasuredConversation> =
+                loaded.conversations().into_iter().map(|(_, c)| c).collect();
+            (analysis::sweep::sweep(&conversations, &c.settings, &loaded.meter), loaded.finish())
+        };
         let bytes = export::analysis::render(c.format, &export::analysis::sweep_sections(&result), &result)?;
         c.output.write(&bytes)?;
-        Ok(loaded.finish())
+        Ok(code)
     })
+}
+
+/// The sweep in two reads of the inputs, holding one file per worker at a time: the thresholds'
+/// totals, then (when there is a recommendation) the per-tool rows, which depend on the overall
+/// recommendation. The second read counts nothing (the meter's cache has every text). A file that
+/// reads differently the second time (a live session being written) is named in a warning.
+fn sweep_read_twice(c: &SweepConfig, found: &Discovered) -> (analysis::sweep::Sweep, ExitCode) {
+    use analysis::sweep::{SweepTotals, ToolTotals};
+    // What a file held, to notice one that changed between the reads.
+    let shape =
+        |file: &MeasuredFile| -> Vec<usize> { file.conversations.iter().map(|c| c.requests()).collect() };
+    let Loaded { meter, files, errors, mut warnings } =
+        load_found_each(&c.input, found, c.input.meter(), "measuring", |file, meter| {
+            let conversations: Vec<&MeasuredConversation> = file.conversations.iter().collect();
+            (analysis::sweep::totals(&conversations, &c.settings, meter), shape(&file))
+        });
+    let mut totals = SweepTotals::default();
+    let mut shapes = Vec::with_capacity(files.len());
+    for (part, shape) in files {
+        totals.add(part);
+        shapes.push(shape);
+    }
+    let plan = analysis::sweep::plan(&totals, &c.settings);
+    let mut per_tool = ToolTotals::default();
+    let meter = if plan.tools.is_empty() {
+        meter
+    } else {
+        let second = load_found_each(&c.input, found, meter, "per tool", |file, meter| {
+            let conversations: Vec<&MeasuredConversation> = file.conversations.iter().collect();
+            (
+                file.path.clone(),
+                analysis::sweep::tool_totals(&conversations, &plan, &c.settings, meter),
+                shape(&file),
+            )
+        });
+        for ((path, part, shape), first) in second.files.into_iter().zip(&shapes) {
+            if shape != *first {
+                warnings.push(format!(
+                    "{path}: read differently the second time (changed while the sweep read it?): its per-tool \
+                     rows use the second read"
+                ));
+            }
+            per_tool.add(part);
+        }
+        second.meter
+    };
+    let result = analysis::sweep::finish(totals, &plan, per_tool, &c.settings);
+    let code = Loaded { meter, files: Vec::<()>::new(), errors, warnings }.finish();
+    (result, code)
 }
 
 fn compare(c: CompareConfig, cost: bool) -> Result<ExitCode> {
     check_output(&c.output, &c.input.paths)?;
     with_jobs(c.input.jobs, || {
-        let loaded = load(&c.input);
-        let result = analysis::compare::compare(&loaded.conversations(), &c.settings, &loaded.meter);
+        // Each file is replayed as soon as it is measured and then dropped: memory holds one small
+        // result per conversation (run summaries, costs, prune events), not the corpus.
+        let policies = analysis::compare::with_baseline(&c.settings.policies);
+        let sources: Vec<&dyn PolicySource> = policies.iter().map(|p| p as &dyn PolicySource).collect();
+        let mut loaded = load_each(&c.input, |file, meter| {
+            let replay = |conversation| {
+                analysis::compare::replay_conversation(
+                    &file.path,
+                    conversation,
+                    &sources,
+                    &c.settings,
+                    meter,
+                    false,
+                )
+            };
+            file.conversations.par_iter().map(replay).collect::<Vec<_>>()
+        });
+        let replayed = std::mem::take(&mut loaded.files).into_iter().flatten();
+        let result = analysis::compare::add_up(replayed, &sources, &c.settings);
         let sections = if cost {
             export::analysis::cost_sections(&result)
         } else {
@@ -167,14 +267,16 @@ fn compare(c: CompareConfig, cost: bool) -> Result<ExitCode> {
 fn calibrate(c: CalibrateConfig) -> Result<ExitCode> {
     check_output(&c.output, &c.input.paths)?;
     with_jobs(c.input.jobs, || {
-        let loaded = load(&c.input);
-        let conversations: Vec<&MeasuredConversation> =
-            loaded.conversations().into_iter().map(|(_, c)| c).collect();
-        let result = analysis::calibration::calibrate(
-            &conversations,
-            &analysis::calibration::default_estimators(),
-            c.input.tokenizer.name(),
-        );
+        // Each file's tool outputs are estimated as soon as it is measured, and the file dropped:
+        // memory holds one small sample per tool output, not the corpus.
+        let estimators = analysis::calibration::default_estimators();
+        let mut loaded = load_each(&c.input, |file, _| {
+            let conversations: Vec<&MeasuredConversation> = file.conversations.iter().collect();
+            analysis::calibration::samples(&conversations, &estimators)
+        });
+        let samples: Vec<_> = std::mem::take(&mut loaded.files).into_iter().flatten().collect();
+        let result =
+            analysis::calibration::calibrate_samples(&samples, &estimators, c.input.tokenizer.name());
         let bytes =
             export::analysis::render(c.format, &export::analysis::calibration_sections(&result), &result)?;
         c.output.write(&bytes)?;

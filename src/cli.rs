@@ -280,6 +280,10 @@ pub struct SweepArgs {
     /// How many dominant tools (by output tokens) get their own recommendation.
     #[arg(long, default_value_t = 5)]
     pub tools: usize,
+    /// Read the inputs twice (the thresholds, then the per-tool rows) instead of holding them in
+    /// memory; automatic above 256 MB of input. Same output.
+    #[arg(long)]
+    pub low_memory: bool,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub output: OutputArgs,

@@ -135,6 +135,8 @@ pub struct SweepConfig {
     pub input: InputConfig,
     /// What to sweep.
     pub settings: SweepSettings,
+    /// Read the inputs twice rather than hold them, whatever their size.
+    pub low_memory: bool,
     /// Output format.
     pub format: ExportFormat,
     /// Where it goes.
@@ -264,6 +266,7 @@ impl Config {
         Ok(Ok(match command {
             cli::Command::Sweep(a) => Config::Sweep(SweepConfig {
                 settings: sweep_settings(a.thresholds.as_deref(), &a.policy, &a.tolerance, a.tools)?,
+                low_memory: a.low_memory,
                 input: InputConfig::from_args(a.input)?,
                 format: a.output.format.into(),
                 output: Output::from_arg(a.output.output.as_deref()),

@@ -304,16 +304,30 @@ pub struct MeasuredFile {
 
 /// Loads and measures every file in parallel, returning them in input order; `done` is called once
 /// per file as it finishes (for a progress bar). Files are treated as in [`replay_files`]; the
-/// job's thresholds and policies are not used.
+/// job's thresholds and policies are not used. Holds every measured conversation: see
+/// [`measure_each`] for the form that does not.
 pub fn measure_files(
     found: &Discovered,
     job: &Job<'_>,
     meter: &Meter,
     done: &(dyn Fn() + Sync),
 ) -> Vec<MeasuredFile> {
+    measure_each(found, job, meter, done, |file| file)
+}
+
+/// [`measure_files`] that hands each file to `f` as soon as it is measured and keeps only what `f`
+/// returns (in input order): an analysis whose result adds up conversation by conversation keeps
+/// one small result per conversation instead of the measured corpus. `done` is called after `f`.
+pub fn measure_each<T: Send>(
+    found: &Discovered,
+    job: &Job<'_>,
+    meter: &Meter,
+    done: &(dyn Fn() + Sync),
+    f: impl Fn(MeasuredFile) -> T + Sync,
+) -> Vec<T> {
     let opts = MeasureOptions { resplit: job.resplit, transforms: job.transforms, overhead: job.overhead };
     each_file(found, job.input_format, meter, |shown, loaded| {
-        let out = match loaded {
+        let file = match loaded {
             Loaded::Skipped(w) => MeasuredFile { warnings: vec![w], path: shown, ..Default::default() },
             Loaded::Failed(e) => MeasuredFile { path: shown, error: Some(e), ..Default::default() },
             Loaded::Trace(trace, warnings) => MeasuredFile {
@@ -328,6 +342,7 @@ pub fn measure_files(
                 error: None,
             },
         };
+        let out = f(file);
         done();
         out
     })

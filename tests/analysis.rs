@@ -185,3 +185,32 @@ fn on_the_corpus_compare_and_cost_agree_with_replay() {
         assert!(p.cost.rewritten_tokens <= p.cost.write_tokens);
     }
 }
+
+/// `sweep` read twice (what it does above 256 MB of input) gives what it gives holding the inputs.
+fn sweep_read_twice_matches(inputs: &Path) {
+    let sweep = |extra: &[&str]| {
+        let out = ctxbudget()
+            .arg("sweep")
+            .arg(inputs)
+            .args(["--format", "json", "-j", "2", "--tools", "3"])
+            .args(extra)
+            .assert()
+            .success();
+        (out.get_output().stdout.clone(), out.get_output().stderr.clone())
+    };
+    let (held, read_twice) = (sweep(&[]), sweep(&["--low-memory"]));
+    assert!(held == read_twice, "{}", String::from_utf8_lossy(&read_twice.1));
+    let s: Sweep = serde_json::from_slice(&held.0).unwrap();
+    assert!(!s.per_tool.is_empty() && s.per_tool.iter().all(|t| t.rows.len() == s.rows.len()));
+}
+
+#[test]
+fn a_sweep_that_reads_its_inputs_twice_gives_the_same_bytes() {
+    sweep_read_twice_matches(&fixture());
+}
+
+#[test]
+fn on_the_corpus_a_sweep_that_reads_its_inputs_twice_gives_the_same_bytes() {
+    let Some(corpus) = corpus() else { return };
+    sweep_read_twice_matches(corpus.parent().unwrap());
+}

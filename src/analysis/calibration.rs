@@ -279,7 +279,10 @@ pub struct Calibration {
     pub rows: Vec<CalibrationRow>,
 }
 
-struct Sample {
+/// One tool output as the calibration sees it: its tool, kind, real measure and every estimator's
+/// estimate (no text), so a corpus's samples are small beside the corpus.
+#[derive(Debug, Clone)]
+pub struct Sample {
     tool: String,
     kind: ContentKind,
     measure: Measure,
@@ -288,8 +291,9 @@ struct Sample {
 }
 
 /// Every tool output with a real count, in conversation and item order, classified and estimated
-/// by every estimator once (in parallel).
-fn samples(conversations: &[&MeasuredConversation], estimators: &[&dyn Estimator]) -> Vec<Sample> {
+/// by every estimator once (in parallel). Samples of several calls, concatenated in input order,
+/// calibrate as the samples of all their conversations at once ([`calibrate_samples`]).
+pub fn samples(conversations: &[&MeasuredConversation], estimators: &[&dyn Estimator]) -> Vec<Sample> {
     conversations
         .par_iter()
         .flat_map_iter(|c| &c.items)
@@ -348,10 +352,14 @@ pub fn calibrate(
     estimators: &[&dyn Estimator],
     tokenizer: &str,
 ) -> Calibration {
-    let samples = samples(conversations, estimators);
+    calibrate_samples(&samples(conversations, estimators), estimators, tokenizer)
+}
+
+/// Calibrates `estimators` (the ones the samples were taken with, in the same order) on `samples`.
+pub fn calibrate_samples(samples: &[Sample], estimators: &[&dyn Estimator], tokenizer: &str) -> Calibration {
     let mut by_tool: BTreeMap<&str, Vec<&Sample>> = BTreeMap::new();
     let mut by_kind: BTreeMap<ContentKind, Vec<&Sample>> = BTreeMap::new();
-    for s in &samples {
+    for s in samples {
         by_tool.entry(&s.tool).or_default().push(s);
         by_kind.entry(s.kind).or_default().push(s);
     }
@@ -476,5 +484,23 @@ mod tests {
         assert_eq!(get("len/4", "kind", "prose").results, 2);
         let exact = get("exact", "all", "all");
         assert!(exact.error.abs() < 1e-12 && exact.mean_abs_error.abs() < 1e-12);
+    }
+
+    #[test]
+    fn samples_taken_conversation_by_conversation_calibrate_as_all_at_once() {
+        let meter = Meter::with_counters(Box::new(Half), Box::new(Half));
+        let conversation = |items| {
+            let conv = Conversation { id: "c".into(), items, recorded_total: None };
+            MeasuredConversation::new(&conv, &meter, &MeasureOptions::default())
+        };
+        let (code, prose) = ("fn a() {}\n".repeat(8), "word ".repeat(33));
+        let one = conversation(vec![result("read", &code), result("bash", &prose)]);
+        let two = conversation(vec![result("bash", &code), result("grep", "x y z")]);
+        let estimators: [&dyn Estimator; 2] = [&LenOver4, &AnchorEstimator::LangChain];
+        let whole = calibrate(&[&one, &two], &estimators, "o200k");
+        let mut taken = samples(&[&one], &estimators);
+        taken.extend(samples(&[&two], &estimators));
+        assert_eq!(calibrate_samples(&taken, &estimators, "o200k"), whole);
+        assert_eq!(whole.rows.iter().find(|r| r.group == "all").map(|r| r.results), Some(4));
     }
 }

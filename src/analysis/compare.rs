@@ -103,7 +103,8 @@ pub struct Comparison {
     pub policies: Vec<PolicyRow>,
     /// Every prune event, by conversation, policy and request.
     pub events: Vec<EventRow>,
-    /// The runs behind the rows (for timelines; not serialised).
+    /// The runs behind the rows (for timelines; not serialised). Empty when the conversations were
+    /// replayed without their rows ([`replay_conversation`]).
     #[serde(skip)]
     pub conversations: Vec<ConversationRuns>,
 }
@@ -149,57 +150,115 @@ pub fn compare(
 }
 
 /// Compares any policies, in the order given (`settings.policies` is not used). Savings and cost
-/// changes are against the source labelled `none`, when there is one.
+/// changes are against the source labelled `none`, when there is one. Every run keeps its rows.
 pub fn compare_sources(
     conversations: &[(&str, &MeasuredConversation)],
     policies: &[&dyn PolicySource],
     settings: &CompareSettings,
     meter: &Meter,
 ) -> Comparison {
+    // Every conversation's runs in parallel; the totals are then added up in input order.
+    let replayed: Vec<Replayed> = conversations
+        .par_iter()
+        .map(|(trace, c)| replay_conversation(trace, c, policies, settings, meter, true))
+        .collect();
+    add_up(replayed, policies, settings)
+}
+
+/// One conversation replayed under every policy of a comparison, with what each run costs: the
+/// part of a [`Comparison`] that one conversation contributes ([`replay_conversation`]), added up
+/// by [`add_up`]. Without its runs' rows it is small, so a comparison of a corpus larger than
+/// memory keeps one per conversation and never the measured corpus.
+#[derive(Debug, Clone)]
+pub struct Replayed {
+    trace: String,
+    conversation: String,
+    /// Per policy, in the comparison's order.
+    runs: Vec<PolicyRun>,
+}
+
+#[derive(Debug, Clone)]
+struct PolicyRun {
+    run: Run,
+    /// Whether `run.rows` was kept.
+    rows: bool,
+    over_window: usize,
+    cost: CostTotals,
+    events: Vec<PruneEvent>,
+}
+
+/// Replays `c` (read from `trace`) under every policy at `settings.threshold` and prices each run.
+/// `keep_rows` keeps the runs' per-request rows (the report draws them); without, each run keeps
+/// its summary only, and [`add_up`] leaves [`Comparison::conversations`] empty.
+pub fn replay_conversation(
+    trace: &str,
+    c: &MeasuredConversation,
+    policies: &[&dyn PolicySource],
+    settings: &CompareSettings,
+    meter: &Meter,
+    keep_rows: bool,
+) -> Replayed {
+    let runs = policies
+        .iter()
+        .map(|source| {
+            let mut policy = source.fresh();
+            let mut run = replay(c, settings.threshold, &mut *policy, meter);
+            run.summary.trace = trace.to_owned();
+            run.summary.policy = source.label().to_owned();
+            run.summary.tokenizer = meter.report_tokenizer().name().to_owned();
+            run.summary.decide_with = meter.decide_tokenizer().name().to_owned();
+            let (cost, events) = cost_of_run(&run.rows, &settings.cache);
+            let over_window = run.rows.iter().filter(|r| r.context_tokens > settings.window).count();
+            if !keep_rows {
+                run.rows = Vec::new();
+            }
+            PolicyRun { run, rows: keep_rows, over_window, cost, events }
+        })
+        .collect();
+    Replayed { trace: trace.to_owned(), conversation: c.id.clone(), runs }
+}
+
+/// Adds up replayed conversations into the comparison of `policies` (the ones they were replayed
+/// under, in the same order). The totals are floating-point sums added in the order given, so the
+/// same conversations in the same order give the same bytes, however they were replayed.
+pub fn add_up(
+    replayed: impl IntoIterator<Item = Replayed>,
+    policies: &[&dyn PolicySource],
+    settings: &CompareSettings,
+) -> Comparison {
     let mut rows: Vec<PolicyRow> =
         policies.iter().map(|p| PolicyRow { policy: p.label().to_owned(), ..Default::default() }).collect();
     let mut events = Vec::new();
-    let mut runs_out = Vec::with_capacity(conversations.len());
-    // Every conversation's runs in parallel; the totals are then added up in input order, so the
-    // floating-point sums do not depend on the thread count.
-    let replayed: Vec<Vec<(Run, CostTotals, Vec<PruneEvent>)>> = conversations
-        .par_iter()
-        .map(|(trace, c)| {
-            policies
-                .iter()
-                .map(|source| {
-                    let mut policy = source.fresh();
-                    let mut run = replay(c, settings.threshold, &mut *policy, meter);
-                    run.summary.trace = (*trace).to_owned();
-                    run.summary.policy = source.label().to_owned();
-                    run.summary.tokenizer = meter.report_tokenizer().name().to_owned();
-                    run.summary.decide_with = meter.decide_tokenizer().name().to_owned();
-                    let (cost, run_events) = cost_of_run(&run.rows, &settings.cache);
-                    (run, cost, run_events)
-                })
-                .collect()
-        })
-        .collect();
-    for ((trace, c), replayed) in conversations.iter().zip(replayed) {
+    let mut runs_out = Vec::new();
+    for conversation in replayed {
         let mut runs = Vec::with_capacity(policies.len());
-        for ((source, row), (run, cost, run_events)) in policies.iter().zip(&mut rows).zip(replayed) {
+        let mut kept = true;
+        for ((source, row), r) in policies.iter().zip(&mut rows).zip(conversation.runs) {
+            let s = &r.run.summary;
             row.conversations += 1;
-            row.requests += run.summary.requests;
-            row.peak_context_tokens = row.peak_context_tokens.max(run.summary.peak_context_tokens);
-            row.total_input_tokens += run.summary.total_input_tokens;
-            row.pruned_tokens += run.summary.pruned_tokens;
-            row.prune_events += run.summary.prune_events;
-            row.over_window += run.rows.iter().filter(|r| r.context_tokens > settings.window).count();
-            row.cost += cost;
-            events.extend(run_events.into_iter().map(|event| EventRow {
-                trace: (*trace).to_owned(),
-                conversation: c.id.clone(),
+            row.requests += s.requests;
+            row.peak_context_tokens = row.peak_context_tokens.max(s.peak_context_tokens);
+            row.total_input_tokens += s.total_input_tokens;
+            row.pruned_tokens += s.pruned_tokens;
+            row.prune_events += s.prune_events;
+            row.over_window += r.over_window;
+            row.cost += r.cost;
+            events.extend(r.events.into_iter().map(|event| EventRow {
+                trace: conversation.trace.clone(),
+                conversation: conversation.conversation.clone(),
                 policy: source.label().to_owned(),
                 event,
             }));
-            runs.push(run);
+            kept &= r.rows;
+            runs.push(r.run);
         }
-        runs_out.push(ConversationRuns { trace: (*trace).to_owned(), conversation: c.id.clone(), runs });
+        if kept {
+            runs_out.push(ConversationRuns {
+                trace: conversation.trace,
+                conversation: conversation.conversation,
+                runs,
+            });
+        }
     }
     if let Some(none) = rows.iter().find(|r| r.policy == "none").cloned() {
         for r in &mut rows {
@@ -218,7 +277,6 @@ pub fn compare_sources(
     }
 }
 
-/// `1 − value / base`, or 0 when the base is 0.
 fn ratio_change(base: f64, value: f64) -> f64 {
     if base == 0.0 { 0.0 } else { 1.0 - value / base }
 }
@@ -276,6 +334,33 @@ mod tests {
             .collect();
         assert_eq!(ev, [("keep-turns:n=2", 2, 100, 1000), ("keep-results:n=0", 0, 100, 0)]);
         assert_eq!(c.conversations[0].runs.len(), 3);
+    }
+
+    #[test]
+    fn conversations_added_up_without_their_rows_compare_as_the_whole_set_does() {
+        let meter = meter();
+        let conversations: Vec<MeasuredConversation> = [None, Some("2025-01-01T00:00:00Z")]
+            .into_iter()
+            .map(|at| testing::measured(cache_trap([at; 4]), &meter))
+            .collect();
+        let pairs: Vec<(&str, &MeasuredConversation)> =
+            conversations.iter().zip(["a.jsonl", "b.jsonl"]).map(|(c, t)| (t, c)).collect();
+        let settings = settings(&["keep-turns:n=2", "keep-results:n=0"], 1100);
+        let whole = compare(&pairs, &settings, &meter);
+        let policies = with_baseline(&settings.policies);
+        let sources: Vec<&dyn PolicySource> = policies.iter().map(|p| p as &dyn PolicySource).collect();
+        // One conversation at a time, as a streaming caller replays them, without rows.
+        let streamed = add_up(
+            pairs.iter().map(|(t, c)| replay_conversation(t, c, &sources, &settings, &meter, false)),
+            &sources,
+            &settings,
+        );
+        assert_eq!((&streamed.policies, &streamed.events), (&whole.policies, &whole.events));
+        assert!(whole.events.iter().any(|e| e.trace == "b.jsonl"), "both conversations counted");
+        assert_eq!(whole.policies[0].conversations, 2);
+        assert!(streamed.conversations.is_empty(), "no runs without their rows");
+        assert_eq!(whole.conversations.len(), 2);
+        assert!(whole.conversations.iter().all(|c| c.runs.iter().all(|r| !r.rows.is_empty())));
     }
 
     /// Clears every content with a placeholder from the second request on, afresh each time.

@@ -523,14 +523,22 @@ fn results(c: &MeasuredConversation) -> impl Iterator<Item = &MeasuredResult> {
 
 /// Tools by total output tokens (largest first, then by name): `(name, results, tokens)`.
 pub fn tools_by_output(conversations: &[&MeasuredConversation]) -> Vec<(String, usize, Tokens)> {
-    let mut by: BTreeMap<&str, (usize, Tokens)> = BTreeMap::new();
+    sorted_tools(output_by_tool(conversations))
+}
+
+/// Per tool: results and output tokens.
+fn output_by_tool(conversations: &[&MeasuredConversation]) -> BTreeMap<String, (usize, Tokens)> {
+    let mut by: BTreeMap<String, (usize, Tokens)> = BTreeMap::new();
     for r in conversations.iter().flat_map(|c| results(c)) {
-        let e = by.entry(tool_of(r)).or_default();
+        let e = by.entry(tool_of(r).to_owned()).or_default();
         e.0 += 1;
         e.1 += r.output_measure().tokens;
     }
-    let mut out: Vec<(String, usize, Tokens)> =
-        by.into_iter().map(|(n, (k, t))| (n.to_owned(), k, t)).collect();
+    by
+}
+
+fn sorted_tools(by: BTreeMap<String, (usize, Tokens)>) -> Vec<(String, usize, Tokens)> {
+    let mut out: Vec<(String, usize, Tokens)> = by.into_iter().map(|(n, (k, t))| (n, k, t)).collect();
     out.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
     out
 }
@@ -555,50 +563,195 @@ pub fn fix_other_tools(c: &MeasuredConversation, tool: &str, threshold: usize) -
     out
 }
 
-/// Sweeps `settings.thresholds` over `conversations`.
+/// Sweeps `settings.thresholds` over `conversations`: [`totals`], [`plan`], [`tool_totals`] and
+/// [`finish`] over the same conversations, held in memory. A caller that cannot hold them runs the
+/// passes file by file, adding the parts up ([`SweepTotals::add`], [`ToolTotals::add`]): every
+/// number in them is an integer sum or maximum, so the result is the same bytes.
 pub fn sweep(conversations: &[&MeasuredConversation], settings: &SweepSettings, meter: &Meter) -> Sweep {
+    let totals = totals(conversations, settings, meter);
+    let plan = plan(&totals, settings);
+    let per_tool = tool_totals(conversations, &plan, settings, meter);
+    finish(totals, &plan, per_tool, settings)
+}
+
+/// The first pass of a sweep over some conversations: the baseline, every threshold's row and the
+/// output of every tool, as integer sums and maxima ([`SweepTotals::add`] adds two parts up).
+#[derive(Debug, Clone, Default)]
+pub struct SweepTotals {
+    conversations: usize,
+    requests: usize,
+    baseline: SweepRow,
+    /// One per threshold, ascending; `split_share` and `savings` are set by [`finish`].
+    rows: Vec<SweepRow>,
+    tools: BTreeMap<String, (usize, Tokens)>,
+}
+
+impl SweepTotals {
+    /// Adds the totals of more conversations (of the same sweep).
+    pub fn add(&mut self, other: SweepTotals) {
+        if self.rows.is_empty() {
+            self.rows = other.rows;
+        } else {
+            for (row, part) in self.rows.iter_mut().zip(&other.rows) {
+                add_row(row, part);
+            }
+        }
+        add_row(&mut self.baseline, &other.baseline);
+        self.conversations += other.conversations;
+        self.requests += other.requests;
+        for (tool, (results, tokens)) in other.tools {
+            let e = self.tools.entry(tool).or_default();
+            e.0 += results;
+            e.1 += tokens;
+        }
+    }
+}
+
+/// The thresholds of `settings`, ascending, each once.
+fn swept(settings: &SweepSettings) -> Vec<usize> {
     let mut thresholds = settings.thresholds.clone();
     thresholds.sort_unstable();
     thresholds.dedup();
+    thresholds
+}
+
+/// The first pass of a sweep over `conversations`.
+pub fn totals(
+    conversations: &[&MeasuredConversation],
+    settings: &SweepSettings,
+    meter: &Meter,
+) -> SweepTotals {
     let none = PolicySpec::parse("none").unwrap_or_else(|e| unreachable!("`none` is registered: {e}"));
-    let baseline = row_at(conversations, usize::MAX, &none, meter);
-    let rows_for = |convs: &[&MeasuredConversation]| -> Vec<SweepRow> {
-        let mut rows = rows_at(convs, &thresholds, &settings.policy, meter);
-        for row in &mut rows {
-            row.savings = savings(row.total_input_tokens, baseline.total_input_tokens);
-        }
-        rows
-    };
-    let rows = rows_for(conversations);
-    let recommendation = recommend(&rows, settings.tolerance);
-    let tools = tools_by_output(conversations);
-    let all_output: Tokens = tools.iter().map(|t| t.2).sum();
-    let mut per_tool = Vec::new();
-    if let Some(overall) = &recommendation {
-        for (tool, count, tokens) in tools.into_iter().take(settings.top_tools) {
-            let fixed: Vec<MeasuredConversation> =
-                conversations.par_iter().map(|c| fix_other_tools(c, &tool, overall.threshold)).collect();
-            let refs: Vec<&MeasuredConversation> = fixed.iter().collect();
-            let rows = rows_for(&refs);
-            let unsplit = row_at(&refs, usize::MAX, &settings.policy, meter);
-            let unsplit_savings = savings(unsplit.total_input_tokens, baseline.total_input_tokens);
-            per_tool.push(ToolRecommendation {
-                output_share: if all_output == 0 { 0.0 } else { tokens as f64 / all_output as f64 },
-                recommendation: recommend_tool(&rows, settings.tolerance, &tool, unsplit_savings),
-                unsplit_savings,
-                tool,
-                results: count,
-                output_tokens: tokens,
-                rows,
-            });
-        }
-    }
-    Sweep {
-        policy: settings.policy.as_str().to_owned(),
+    SweepTotals {
         conversations: conversations.len(),
         requests: conversations.iter().map(|c| c.requests()).sum(),
-        baseline_total_tokens: baseline.total_input_tokens,
-        baseline_peak_tokens: baseline.peak_context_tokens,
+        baseline: row_at(conversations, usize::MAX, &none, meter),
+        rows: rows_at(conversations, &swept(settings), &settings.policy, meter),
+        tools: output_by_tool(conversations),
+    }
+}
+
+/// What the second pass sweeps, decided from the first pass's totals of every conversation: the
+/// dominant tools (largest output first), each swept with every other tool kept at the overall
+/// recommendation. No tool when there is no recommendation.
+#[derive(Debug, Clone, Default)]
+pub struct SweepPlan {
+    /// `(name, results, output tokens)`, at most `settings.top_tools`.
+    pub tools: Vec<(String, usize, Tokens)>,
+    /// The overall recommended threshold the other tools are split at.
+    overall: usize,
+    all_output: Tokens,
+}
+
+/// `rows` with their shares and savings against `baseline`.
+fn finished_rows(rows: &[SweepRow], baseline: Tokens) -> Vec<SweepRow> {
+    rows.iter()
+        .map(|r| SweepRow {
+            split_share: share(r.split_results, r.tool_results),
+            savings: savings(r.total_input_tokens, baseline),
+            ..r.clone()
+        })
+        .collect()
+}
+
+/// Plans the per-tool pass from the totals of every conversation.
+pub fn plan(totals: &SweepTotals, settings: &SweepSettings) -> SweepPlan {
+    let rows = finished_rows(&totals.rows, totals.baseline.total_input_tokens);
+    let tools = sorted_tools(totals.tools.clone());
+    let all_output = tools.iter().map(|t| t.2).sum();
+    match recommend(&rows, settings.tolerance) {
+        Some(overall) => SweepPlan {
+            tools: tools.into_iter().take(settings.top_tools).collect(),
+            overall: overall.threshold,
+            all_output,
+        },
+        None => SweepPlan { all_output, ..SweepPlan::default() },
+    }
+}
+
+/// The second pass of a sweep over some conversations: per planned tool, its rows and its row with
+/// its outputs left whole ([`ToolTotals::add`] adds two parts up).
+#[derive(Debug, Clone, Default)]
+pub struct ToolTotals {
+    per_tool: Vec<(Vec<SweepRow>, SweepRow)>,
+}
+
+impl ToolTotals {
+    /// Adds the per-tool totals of more conversations (of the same plan).
+    pub fn add(&mut self, other: ToolTotals) {
+        if self.per_tool.is_empty() {
+            self.per_tool = other.per_tool;
+            return;
+        }
+        for ((rows, unsplit), (parts, part)) in self.per_tool.iter_mut().zip(&other.per_tool) {
+            for (row, part) in rows.iter_mut().zip(parts) {
+                add_row(row, part);
+            }
+            add_row(unsplit, part);
+        }
+    }
+}
+
+/// The second pass of a sweep over `conversations`: nothing to do when the plan has no tool.
+pub fn tool_totals(
+    conversations: &[&MeasuredConversation],
+    plan: &SweepPlan,
+    settings: &SweepSettings,
+    meter: &Meter,
+) -> ToolTotals {
+    let thresholds = swept(settings);
+    let per_tool = plan
+        .tools
+        .iter()
+        .map(|(tool, _, _)| {
+            let fixed: Vec<MeasuredConversation> =
+                conversations.par_iter().map(|c| fix_other_tools(c, tool, plan.overall)).collect();
+            let refs: Vec<&MeasuredConversation> = fixed.iter().collect();
+            let rows = rows_at(&refs, &thresholds, &settings.policy, meter);
+            (rows, row_at(&refs, usize::MAX, &settings.policy, meter))
+        })
+        .collect();
+    ToolTotals { per_tool }
+}
+
+/// The sweep from the totals of both passes over every conversation.
+pub fn finish(
+    totals: SweepTotals,
+    plan: &SweepPlan,
+    per_tool: ToolTotals,
+    settings: &SweepSettings,
+) -> Sweep {
+    let baseline = totals.baseline.total_input_tokens;
+    let rows = finished_rows(&totals.rows, baseline);
+    let recommendation = recommend(&rows, settings.tolerance);
+    let per_tool = plan
+        .tools
+        .iter()
+        .zip(per_tool.per_tool)
+        .map(|((tool, count, tokens), (rows, unsplit))| {
+            let rows = finished_rows(&rows, baseline);
+            let unsplit_savings = savings(unsplit.total_input_tokens, baseline);
+            ToolRecommendation {
+                output_share: if plan.all_output == 0 {
+                    0.0
+                } else {
+                    *tokens as f64 / plan.all_output as f64
+                },
+                recommendation: recommend_tool(&rows, settings.tolerance, tool, unsplit_savings),
+                unsplit_savings,
+                tool: tool.clone(),
+                results: *count,
+                output_tokens: *tokens,
+                rows,
+            }
+        })
+        .collect();
+    Sweep {
+        policy: settings.policy.as_str().to_owned(),
+        conversations: totals.conversations,
+        requests: totals.requests,
+        baseline_total_tokens: baseline,
+        baseline_peak_tokens: totals.baseline.peak_context_tokens,
         rows,
         recommendation,
         per_tool,
