@@ -54,9 +54,9 @@ pub fn run(config: Config) -> Result<ExitCode> {
     }
 }
 
-/// Every input of an analysis, loaded and measured once, with the problems met: each file as
-/// measured ([`load`]), or what an analysis kept of it ([`load_each`]).
-pub struct Loaded<T = MeasuredFile> {
+/// Every input of an analysis, loaded and measured once, with the problems met: what the analysis
+/// kept of each file ([`load_each`]).
+pub struct Loaded<T> {
     /// The meter the texts were measured with (replays reuse its cache).
     pub meter: Meter,
     /// Files in input order.
@@ -65,13 +65,6 @@ pub struct Loaded<T = MeasuredFile> {
     pub errors: Vec<String>,
     /// Non-fatal problems, prefixed with their file.
     pub warnings: Vec<String>,
-}
-
-impl Loaded {
-    /// Every conversation with its input path, in input order.
-    pub fn conversations(&self) -> Vec<(&str, &MeasuredConversation)> {
-        self.files.iter().flat_map(|f| f.conversations.iter().map(move |c| (f.path.as_str(), c))).collect()
-    }
 }
 
 impl<T> Loaded<T> {
@@ -87,15 +80,10 @@ impl<T> Loaded<T> {
     }
 }
 
-/// Finds, loads and measures the inputs, holding every measured conversation, with a progress bar
-/// on stderr when it is a terminal.
-pub fn load(input: &InputConfig) -> Loaded {
-    load_each(input, |file, _| file)
-}
-
-/// [`load`] that hands each measured file (its warnings and error already taken out) to `f` with
-/// the meter, and keeps only what `f` returns: memory holds the files being worked on and those
-/// results, not the corpus.
+/// Finds, loads and measures the inputs (with a progress bar on stderr when it is a terminal) and
+/// hands each measured file (its warnings and error already taken out) to `f` with the meter,
+/// keeping only what `f` returns: memory holds the files being worked on and those results, not
+/// the corpus, unless `f` keeps the file.
 pub fn load_each<T: Send>(input: &InputConfig, f: impl Fn(MeasuredFile, &Meter) -> T + Sync) -> Loaded<T> {
     load_found_each(input, &input::discover(&input.paths), input.meter(), "measuring", f)
 }
@@ -159,61 +147,91 @@ fn check_output(output: &Output, paths: &[std::path::PathBuf]) -> Result<()> {
     output.check(paths).map_err(|e| UsageError(format!("{e:#}")).into())
 }
 
-/// Inputs up to this many bytes are held in memory by `sweep` (about 0.6 bytes per input byte);
-/// larger ones are read twice ([`sweep_read_twice`]), which costs a second import but no counting.
+/// Inputs up to this many bytes are held in memory by a sweep (about 0.6 bytes per input byte);
+/// larger ones are read twice ([`finish_sweep`]), which costs a second import but no counting.
 const SWEEP_HOLD_BYTES: u64 = 256 << 20;
+
+/// Whether a sweep holds the inputs found rather than read them twice.
+fn sweep_holds(found: &Discovered, low_memory: bool) -> bool {
+    !low_memory && found.files.iter().map(|f| input::size(f)).sum::<u64>() <= SWEEP_HOLD_BYTES
+}
 
 fn sweep(c: SweepConfig) -> Result<ExitCode> {
     check_output(&c.output, &c.input.paths)?;
     with_jobs(c.input.jobs, || {
         let found = input::discover(&c.input.paths);
-        let bytes: u64 = found.files.iter().map(|f| input::size(f)).sum();
-        let (result, code) = if c.low_memory || bytes > SWEEP_HOLD_BYTES {
-            sweep_read_twice(&c, &found)
-        } else {
-            let loaded = load_found_each(&c.input, &found, c.input.meter(), "measuring", |file, _| file);
-            let conversations: Vec<&MeasuredConversation> =
-                loaded.conversations().into_iter().map(|(_, c)| c).collect();
-            (analysis::sweep::sweep(&conversations, &c.settings, &loaded.meter), loaded.finish())
-        };
+        let hold = sweep_holds(&found, c.low_memory);
+        let Loaded { meter, files, errors, mut warnings } =
+            load_found_each(&c.input, &found, c.input.meter(), "measuring", |file, meter| {
+                SweepPart::of(file, &c.settings, meter, hold)
+            });
+        let (result, meter) = finish_sweep(&c.input, &found, meter, files, &c.settings, &mut warnings);
         let bytes = export::analysis::render(c.format, &export::analysis::sweep_sections(&result), &result)?;
         c.output.write(&bytes)?;
-        Ok(code)
+        Ok(Loaded { meter, files: Vec::<()>::new(), errors, warnings }.finish())
     })
 }
 
-/// The sweep in two reads of the inputs, holding one file per worker at a time: the thresholds'
-/// totals, then (when there is a recommendation) the per-tool rows, which depend on the overall
-/// recommendation. The second read counts nothing (the meter's cache has every text). A file that
-/// reads differently the second time (a live session being written) is named in a warning.
-fn sweep_read_twice(c: &SweepConfig, found: &Discovered) -> (analysis::sweep::Sweep, ExitCode) {
-    use analysis::sweep::{SweepTotals, ToolTotals};
-    // What a file held, to notice one that changed between the reads.
-    let shape =
-        |file: &MeasuredFile| -> Vec<usize> { file.conversations.iter().map(|c| c.requests()).collect() };
-    let Loaded { meter, files, errors, mut warnings } =
-        load_found_each(&c.input, found, c.input.meter(), "measuring", |file, meter| {
-            let conversations: Vec<&MeasuredConversation> = file.conversations.iter().collect();
-            (analysis::sweep::totals(&conversations, &c.settings, meter), shape(&file))
-        });
-    let mut totals = SweepTotals::default();
-    let mut shapes = Vec::with_capacity(files.len());
-    for (part, shape) in files {
-        totals.add(part);
-        shapes.push(shape);
+/// One file's share of a sweep's first pass: its totals, the requests of each of its conversations
+/// (to notice a file that reads differently the second time) and, when the inputs are held, the
+/// file itself for the second pass.
+struct SweepPart {
+    totals: analysis::sweep::SweepTotals,
+    shape: Vec<usize>,
+    held: Option<MeasuredFile>,
+}
+
+impl SweepPart {
+    fn of(
+        file: MeasuredFile,
+        settings: &analysis::sweep::SweepSettings,
+        meter: &Meter,
+        hold: bool,
+    ) -> SweepPart {
+        let conversations: Vec<&MeasuredConversation> = file.conversations.iter().collect();
+        SweepPart {
+            totals: analysis::sweep::totals(&conversations, settings, meter),
+            shape: file.conversations.iter().map(|c| c.requests()).collect(),
+            held: hold.then_some(file),
+        }
     }
-    let plan = analysis::sweep::plan(&totals, &c.settings);
+}
+
+/// Ends a sweep whose first pass gave `parts` (every file found, in input order): adds them up,
+/// then sweeps the dominant tools, which depend on the overall recommendation, over the held files
+/// or, when they were not held, a second read of the inputs (holding one file per worker; it counts
+/// nothing, the meter's cache has every text). A file that reads differently the second time (a
+/// live session being written) is named in a warning.
+fn finish_sweep(
+    input: &InputConfig,
+    found: &Discovered,
+    meter: Meter,
+    parts: Vec<SweepPart>,
+    settings: &analysis::sweep::SweepSettings,
+    warnings: &mut Vec<String>,
+) -> (analysis::sweep::Sweep, Meter) {
+    use analysis::sweep::{SweepTotals, ToolTotals, plan, tool_totals};
+    let mut totals = SweepTotals::default();
+    let (mut shapes, mut held) = (Vec::with_capacity(parts.len()), Vec::new());
+    let hold = parts.iter().all(|p| p.held.is_some());
+    for part in parts {
+        totals.add(part.totals);
+        shapes.push(part.shape);
+        held.extend(part.held);
+    }
+    let plan = plan(&totals, settings);
     let mut per_tool = ToolTotals::default();
     let meter = if plan.tools.is_empty() {
         meter
+    } else if hold {
+        let conversations: Vec<&MeasuredConversation> = held.iter().flat_map(|f| &f.conversations).collect();
+        per_tool = tool_totals(&conversations, &plan, settings, &meter);
+        meter
     } else {
-        let second = load_found_each(&c.input, found, meter, "per tool", |file, meter| {
+        let second = load_found_each(input, found, meter, "per tool", |file, meter| {
             let conversations: Vec<&MeasuredConversation> = file.conversations.iter().collect();
-            (
-                file.path.clone(),
-                analysis::sweep::tool_totals(&conversations, &plan, &c.settings, meter),
-                shape(&file),
-            )
+            let shape: Vec<usize> = file.conversations.iter().map(|c| c.requests()).collect();
+            (file.path.clone(), tool_totals(&conversations, &plan, settings, meter), shape)
         });
         for ((path, part, shape), first) in second.files.into_iter().zip(&shapes) {
             if shape != *first {
@@ -226,9 +244,7 @@ fn sweep_read_twice(c: &SweepConfig, found: &Discovered) -> (analysis::sweep::Sw
         }
         second.meter
     };
-    let result = analysis::sweep::finish(totals, &plan, per_tool, &c.settings);
-    let code = Loaded { meter, files: Vec::<()>::new(), errors, warnings }.finish();
-    (result, code)
+    (analysis::sweep::finish(totals, &plan, per_tool, settings), meter)
 }
 
 fn compare(c: CompareConfig, cost: bool) -> Result<ExitCode> {
@@ -332,28 +348,55 @@ fn prepare_report_dir(out: &std::path::Path, inputs: &[std::path::PathBuf]) -> R
 fn report(c: ReportConfig) -> Result<ExitCode> {
     prepare_report_dir(&c.out, &c.input.paths)?;
     with_jobs(c.input.jobs, || {
-        let loaded = load(&c.input);
-        let pairs = loaded.conversations();
-        let conversations: Vec<&MeasuredConversation> = pairs.iter().map(|(_, c)| *c).collect();
-        let sweep = analysis::sweep::sweep(&conversations, &c.sweep, &loaded.meter);
-        let comparison = analysis::compare::compare(&pairs, &c.compare, &loaded.meter);
-        let calibration = analysis::calibration::calibrate(
-            &conversations,
-            &analysis::calibration::default_estimators(),
-            c.input.tokenizer.name(),
-        );
+        // Each file is compared (with its runs' rows, which the report draws), calibrated and
+        // swept as soon as it is measured; it is kept for the sweep's per-tool pass only when the
+        // inputs are small enough to hold (see `finish_sweep`).
+        let found = input::discover(&c.input.paths);
+        let hold = sweep_holds(&found, c.low_memory);
+        let policies = analysis::compare::with_baseline(&c.compare.policies);
+        let sources: Vec<&dyn PolicySource> = policies.iter().map(|p| p as &dyn PolicySource).collect();
+        let estimators = analysis::calibration::default_estimators();
+        let Loaded { meter, files, errors, mut warnings } =
+            load_found_each(&c.input, &found, c.input.meter(), "measuring", |file, meter| {
+                let shown = crate::report::InputFile {
+                    path: file.path.clone(),
+                    format: file.format.map(str::to_owned),
+                    conversations: file.conversations.len(),
+                };
+                let conversations: Vec<&MeasuredConversation> = file.conversations.iter().collect();
+                let replayed: Vec<_> = conversations
+                    .par_iter()
+                    .map(|conversation| {
+                        analysis::compare::replay_conversation(
+                            &file.path,
+                            conversation,
+                            &sources,
+                            &c.compare,
+                            meter,
+                            true,
+                        )
+                    })
+                    .collect();
+                let samples = analysis::calibration::samples(&conversations, &estimators);
+                (shown, replayed, samples, SweepPart::of(file, &c.sweep, meter, hold))
+            });
+        let (mut shown, mut replayed, mut samples, mut parts) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (file, file_replayed, file_samples, part) in files {
+            shown.push(file);
+            replayed.extend(file_replayed);
+            samples.extend(file_samples);
+            parts.push(part);
+        }
+        let comparison = analysis::compare::add_up(replayed, &sources, &c.compare);
+        let calibration =
+            analysis::calibration::calibrate_samples(&samples, &estimators, c.input.tokenizer.name());
+        let (sweep, meter) = finish_sweep(&c.input, &found, meter, parts, &c.sweep, &mut warnings);
+        let loaded = Loaded { meter, files: Vec::<()>::new(), errors, warnings };
         let input = crate::report::ReportInput {
             version: env!("CARGO_PKG_VERSION"),
             paths: c.input.paths.iter().map(|p| p.display().to_string()).collect(),
-            files: loaded
-                .files
-                .iter()
-                .map(|f| crate::report::InputFile {
-                    path: f.path.clone(),
-                    format: f.format.map(str::to_owned),
-                    conversations: f.conversations.len(),
-                })
-                .collect(),
+            files: shown,
             settings: report_settings(&c),
             sweep: &sweep,
             comparison: &comparison,

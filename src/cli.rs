@@ -351,6 +351,10 @@ pub struct ReportArgs {
     /// Every conversation's requests are in timeline.csv either way.
     #[arg(long, value_name = "N|all", default_value = "24")]
     pub timelines: String,
+    /// Read the inputs twice (the sweep's per-tool rows come second) instead of holding them in
+    /// memory; automatic above 256 MB of input. Same report.
+    #[arg(long)]
+    pub low_memory: bool,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub cache: CacheArgs,

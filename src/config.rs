@@ -177,6 +177,8 @@ pub struct ReportConfig {
     pub compare: CompareSettings,
     /// How many conversations get a timeline chart (`None`: all).
     pub timelines: Option<usize>,
+    /// Read the inputs twice rather than hold them, whatever their size.
+    pub low_memory: bool,
 }
 
 fn usage(e: impl std::fmt::Display) -> UsageError {
@@ -282,6 +284,7 @@ impl Config {
                 sweep: sweep_settings(a.thresholds.as_deref(), &a.sweep_policy, &a.tolerance, a.tools)?,
                 compare: compare_settings(&a.policies, a.threshold, &a.cache)?,
                 timelines: timelines(&a.timelines)?,
+                low_memory: a.low_memory,
                 input: InputConfig::from_args(a.input)?,
                 out: a.out,
             }),

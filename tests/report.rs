@@ -7,6 +7,8 @@ use std::process::Command as Process;
 
 use assert_cmd::Command;
 
+mod common;
+
 fn ctxbudget() -> Command {
     Command::cargo_bin("ctxbudget").unwrap()
 }
@@ -226,4 +228,49 @@ fn chart_files(out: &Path) -> Vec<String> {
         .collect();
     names.sort();
     names
+}
+
+/// Every file under `dir` (path relative to it → bytes).
+fn tree(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    common::files_under(dir, &[""])
+        .into_iter()
+        .map(|path| (path.strip_prefix(dir).unwrap().to_path_buf(), std::fs::read(&path).unwrap()))
+        .collect()
+}
+
+/// A report that reads `traces` twice (what it does above 256 MB of input) writes the same files
+/// and prints the same lines as one that holds them.
+fn report_read_twice_matches(traces: &Path) {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |name: &str, extra: &[&str]| {
+        let out = tmp.path().join(name);
+        let done = ctxbudget()
+            .arg("report")
+            .arg(traces)
+            .args(["-j", "2", "--tools", "3", "--out"])
+            .arg(&out)
+            .args(extra)
+            .assert()
+            .success();
+        let printed = String::from_utf8(done.get_output().stdout.clone()).unwrap().replace(name, "OUT");
+        (tree(&out), printed, done.get_output().stderr.clone())
+    };
+    let (held, read_twice) = (run("held", &[]), run("twice", &["--low-memory"]));
+    assert!(held.0.len() > 5 && held.0.keys().eq(read_twice.0.keys()), "{:?}", read_twice.0.keys());
+    for (name, bytes) in &held.0 {
+        assert!(read_twice.0[name] == *bytes, "{} differs", name.display());
+    }
+    assert_eq!((&held.1, &held.2), (&read_twice.1, &read_twice.2));
+}
+
+#[test]
+fn a_report_that_reads_its_inputs_twice_writes_the_same_files() {
+    report_read_twice_matches(&Path::new(env!("CARGO_MANIFEST_DIR")).join("traces"));
+}
+
+#[test]
+fn on_the_corpus_a_report_that_reads_its_inputs_twice_writes_the_same_files() {
+    if let Some(corpus) = common::corpus("") {
+        report_read_twice_matches(&corpus);
+    }
 }
