@@ -85,16 +85,19 @@ impl<T> Loaded<T> {
 /// keeping only what `f` returns: memory holds the files being worked on and those results, not
 /// the corpus, unless `f` keeps the file.
 pub fn load_each<T: Send>(input: &InputConfig, f: impl Fn(MeasuredFile, &Meter) -> T + Sync) -> Loaded<T> {
-    load_found_each(input, &input::discover(&input.paths), input.meter(), "measuring", f)
+    load_found_each(input, &input::discover(&input.paths), input.meter(), "measuring", |_, file, meter| {
+        f(file, meter)
+    })
 }
 
-/// [`load_each`] of files already found, with `meter` (whose count cache a second read reuses).
+/// [`load_each`] of files already found, with `meter` (whose count cache a second read reuses);
+/// `f` also gets the file's place among them.
 fn load_found_each<T: Send>(
     input: &InputConfig,
     found: &Discovered,
     meter: Meter,
     message: &'static str,
-    f: impl Fn(MeasuredFile, &Meter) -> T + Sync,
+    f: impl Fn(usize, MeasuredFile, &Meter) -> T + Sync,
 ) -> Loaded<T> {
     let job = Job {
         resplit: input.resplit,
@@ -104,10 +107,10 @@ fn load_found_each<T: Send>(
         ..Job::default()
     };
     let bar = progress_bar(found.files.len(), message);
-    let files = measure_each(found, &job, &meter, &|| bar.inc(1), |mut file| {
+    let files = measure_each(found, &job, &meter, &|| bar.inc(1), |index, mut file| {
         let warnings: Vec<String> = file.warnings.drain(..).map(|w| prefix_path(&file.path, &w)).collect();
         let error = file.error.take();
-        (warnings, error, f(file, &meter))
+        (warnings, error, f(index, file, &meter))
     });
     bar.finish_and_clear();
     let mut loaded = Loaded { files: Vec::new(), errors: found.errors.clone(), warnings: Vec::new(), meter };
@@ -162,7 +165,7 @@ fn sweep(c: SweepConfig) -> Result<ExitCode> {
         let found = input::discover(&c.input.paths);
         let hold = sweep_holds(&found, c.low_memory);
         let Loaded { meter, files, errors, mut warnings } =
-            load_found_each(&c.input, &found, c.input.meter(), "measuring", |file, meter| {
+            load_found_each(&c.input, &found, c.input.meter(), "measuring", |_, file, meter| {
                 SweepPart::of(file, &c.settings, meter, hold)
             });
         let (result, meter) = finish_sweep(&c.input, &found, meter, files, &c.settings, &mut warnings);
@@ -228,7 +231,7 @@ fn finish_sweep(
         per_tool = tool_totals(&conversations, &plan, settings, &meter);
         meter
     } else {
-        let second = load_found_each(input, found, meter, "per tool", |file, meter| {
+        let second = load_found_each(input, found, meter, "per tool", |_, file, meter| {
             let conversations: Vec<&MeasuredConversation> = file.conversations.iter().collect();
             let shape: Vec<usize> = file.conversations.iter().map(|c| c.requests()).collect();
             (file.path.clone(), tool_totals(&conversations, &plan, settings, meter), shape)
@@ -348,23 +351,25 @@ fn prepare_report_dir(out: &std::path::Path, inputs: &[std::path::PathBuf]) -> R
 fn report(c: ReportConfig) -> Result<ExitCode> {
     prepare_report_dir(&c.out, &c.input.paths)?;
     with_jobs(c.input.jobs, || {
-        // Each file is compared (with its runs' rows, which the report draws), calibrated and
-        // swept as soon as it is measured; it is kept for the sweep's per-tool pass only when the
-        // inputs are small enough to hold (see `finish_sweep`).
+        // Each file is compared, calibrated and swept as soon as it is measured. Its runs' rows
+        // become timeline.csv's lines at once, and are kept only for the conversations that may get
+        // a chart (`TimelineChoice`); the file itself is kept for the sweep's per-tool pass only when
+        // the inputs are small enough to hold (see `finish_sweep`).
         let found = input::discover(&c.input.paths);
         let hold = sweep_holds(&found, c.low_memory);
         let policies = analysis::compare::with_baseline(&c.compare.policies);
         let sources: Vec<&dyn PolicySource> = policies.iter().map(|p| p as &dyn PolicySource).collect();
         let estimators = analysis::calibration::default_estimators();
+        let choice = crate::report::TimelineChoice::new(c.timelines);
         let Loaded { meter, files, errors, mut warnings } =
-            load_found_each(&c.input, &found, c.input.meter(), "measuring", |file, meter| {
+            load_found_each(&c.input, &found, c.input.meter(), "measuring", |index, file, meter| {
                 let shown = crate::report::InputFile {
                     path: file.path.clone(),
                     format: file.format.map(str::to_owned),
                     conversations: file.conversations.len(),
                 };
                 let conversations: Vec<&MeasuredConversation> = file.conversations.iter().collect();
-                let replayed: Vec<_> = conversations
+                let mut replayed: Vec<_> = conversations
                     .par_iter()
                     .map(|conversation| {
                         analysis::compare::replay_conversation(
@@ -377,17 +382,35 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
                         )
                     })
                     .collect();
+                let runs: Vec<_> = replayed.iter_mut().map(|r| r.take_runs()).collect();
+                let parts: Vec<_> =
+                    runs.iter().flat_map(|c| &c.runs).map(|r| (&r.summary, r.rows.as_slice())).collect();
+                let rows_csv = export::columns::timeline_csv_rows(&parts);
+                for (k, conversation) in runs.into_iter().enumerate() {
+                    choice.offer((index, k), conversation);
+                }
                 let samples = analysis::calibration::samples(&conversations, &estimators);
-                (shown, replayed, samples, SweepPart::of(file, &c.sweep, meter, hold))
+                (shown, replayed, rows_csv, samples, SweepPart::of(file, &c.sweep, meter, hold))
             });
-        let (mut shown, mut replayed, mut samples, mut parts) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for (file, file_replayed, file_samples, part) in files {
+        let (mut shown, mut replayed, mut rows_csv, mut samples, mut parts) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (file, file_replayed, file_csv, file_samples, part) in files {
             shown.push(file);
             replayed.extend(file_replayed);
+            rows_csv.push(file_csv?);
             samples.extend(file_samples);
             parts.push(part);
         }
+        // A conversation's place among all of them, from its file's and its own.
+        let mut first_of_file = Vec::with_capacity(shown.len());
+        let mut conversations = 0;
+        for f in &shown {
+            first_of_file.push(conversations);
+            conversations += f.conversations;
+        }
+        let kept =
+            choice.into_kept().into_iter().map(|((file, k), runs)| (first_of_file[file] + k, runs)).collect();
+        let timelines = crate::report::Timelines { conversations, kept, rows_csv };
         let comparison = analysis::compare::add_up(replayed, &sources, &c.compare);
         let calibration =
             analysis::calibration::calibrate_samples(&samples, &estimators, c.input.tokenizer.name());
@@ -405,7 +428,7 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
             errors: &loaded.errors,
             timelines: c.timelines,
         };
-        let files = crate::report::build(&input)?;
+        let files = crate::report::build(&input, timelines)?;
         export::prepare_rewrite(&c.out, crate::report::INDEX, &[crate::chart::DIR])?;
         let charts: std::collections::BTreeSet<&str> =
             files.iter().filter_map(|f| f.path.strip_prefix(crate::chart::DIR)?.strip_prefix('/')).collect();
@@ -413,7 +436,7 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
             crate::chart::is_timeline_file(name) && !charts.contains(name)
         });
         for f in &files {
-            export::write_atomically(&c.out.join(&f.path), &f.bytes)?;
+            export::write_parts_atomically(&c.out.join(&f.path), &f.parts)?;
         }
         let mut summary = String::new();
         for line in crate::report::findings(&input) {

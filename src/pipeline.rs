@@ -219,7 +219,7 @@ fn replay_files_keeping(
     rows: bool,
     done: &(dyn Fn() + Sync),
 ) -> Vec<FileOutcome> {
-    each_file(found, job.input_format, meter, |shown, loaded| {
+    each_file(found, job.input_format, meter, |_, shown, loaded| {
         let out = match loaded {
             Loaded::Skipped(w) => FileOutcome { warnings: vec![w], path: shown, ..Default::default() },
             Loaded::Failed(e) => FileOutcome { path: shown, error: Some(e), ..Default::default() },
@@ -249,7 +249,7 @@ fn each_file<T: Send>(
     found: &Discovered,
     format: Option<&'static dyn Format>,
     meter: &Meter,
-    f: impl Fn(String, Loaded) -> T + Sync,
+    f: impl Fn(usize, String, Loaded) -> T + Sync,
 ) -> Vec<T> {
     each_file_after(found, format, meter, FIRST_BATCH_BYTES, f)
 }
@@ -260,7 +260,7 @@ fn each_file_after<T: Send>(
     format: Option<&'static dyn Format>,
     meter: &Meter,
     first_bytes: u64,
-    f: impl Fn(String, Loaded) -> T + Sync,
+    f: impl Fn(usize, String, Loaded) -> T + Sync,
 ) -> Vec<T> {
     // The first batch: at least one file; only its files (and the one after) are looked at.
     let (mut first, mut bytes) = (0, 0);
@@ -272,17 +272,17 @@ fn each_file_after<T: Send>(
         bytes += size;
         first += 1;
     }
-    let load = |i: usize| -> (String, Loaded) {
+    let load = |i: usize| -> (usize, String, Loaded) {
         let path = &found.files[i];
-        (path.display().to_string(), load_found(path, found.explicit[i], format))
+        (i, path.display().to_string(), load_found(path, found.explicit[i], format))
     };
-    let ((), head): ((), Vec<(String, Loaded)>) =
+    let ((), head): ((), Vec<(usize, String, Loaded)>) =
         rayon::join(|| meter.prepare(), || (0..first).into_par_iter().map(load).collect());
     head.into_par_iter()
-        .map(|(shown, loaded)| f(shown, loaded))
+        .map(|(i, shown, loaded)| f(i, shown, loaded))
         .chain((first..found.files.len()).into_par_iter().map(|i| {
-            let (shown, loaded) = load(i);
-            f(shown, loaded)
+            let (i, shown, loaded) = load(i);
+            f(i, shown, loaded)
         }))
         .collect()
 }
@@ -312,21 +312,22 @@ pub fn measure_files(
     meter: &Meter,
     done: &(dyn Fn() + Sync),
 ) -> Vec<MeasuredFile> {
-    measure_each(found, job, meter, done, |file| file)
+    measure_each(found, job, meter, done, |_, file| file)
 }
 
 /// [`measure_files`] that hands each file to `f` as soon as it is measured and keeps only what `f`
 /// returns (in input order): an analysis whose result adds up conversation by conversation keeps
-/// one small result per conversation instead of the measured corpus. `done` is called after `f`.
+/// one small result per conversation instead of the measured corpus. `f` also gets the file's
+/// place among the files found (files finish in any order). `done` is called after `f`.
 pub fn measure_each<T: Send>(
     found: &Discovered,
     job: &Job<'_>,
     meter: &Meter,
     done: &(dyn Fn() + Sync),
-    f: impl Fn(MeasuredFile) -> T + Sync,
+    f: impl Fn(usize, MeasuredFile) -> T + Sync,
 ) -> Vec<T> {
     let opts = MeasureOptions { resplit: job.resplit, transforms: job.transforms, overhead: job.overhead };
-    each_file(found, job.input_format, meter, |shown, loaded| {
+    each_file(found, job.input_format, meter, |index, shown, loaded| {
         let file = match loaded {
             Loaded::Skipped(w) => MeasuredFile { warnings: vec![w], path: shown, ..Default::default() },
             Loaded::Failed(e) => MeasuredFile { path: shown, error: Some(e), ..Default::default() },
@@ -342,7 +343,7 @@ pub fn measure_each<T: Send>(
                 error: None,
             },
         };
-        let out = f(file);
+        let out = f(index, file);
         done();
         out
     })
@@ -362,7 +363,7 @@ pub fn reconcile_files(
     use crate::analysis::reconcile::{self, RequestFit};
     let tokenizer = meter.report_tokenizer();
     let opts = MeasureOptions::default();
-    let outcomes: Vec<_> = each_file(found, input_format, meter, |shown, loaded| {
+    let outcomes: Vec<_> = each_file(found, input_format, meter, |_, shown, loaded| {
         let mut fits = Vec::new();
         let mut rows: Vec<RequestFit> = Vec::new();
         let (trace, warnings) = match loaded {
@@ -474,7 +475,7 @@ mod tests {
         let expected: Vec<String> = found.files.iter().map(|p| p.display().to_string()).collect();
         // First batches of one file, of several, and of every file.
         for budget in [1, 400, 1 << 20] {
-            let seen = each_file_after(&found, None, &meter, budget, |shown, loaded| {
+            let seen = each_file_after(&found, None, &meter, budget, |_, shown, loaded| {
                 assert!(matches!(loaded, Loaded::Trace(..)), "{shown}");
                 shown
             });
@@ -516,7 +517,7 @@ mod tests {
             Meter::with_counters(Box::new(Preparing(prepared.clone())), Box::new(crate::tokens::Estimate));
         let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
         let handed: Vec<std::thread::ThreadId> =
-            pool.install(|| each_file(&found, None, &meter, |_, _| std::thread::current().id()));
+            pool.install(|| each_file(&found, None, &meter, |_, _, _| std::thread::current().id()));
         let prepared = prepared.lock().unwrap();
         assert_eq!(prepared.len(), 1, "the report counter's tables, once");
         let (index, thread) = prepared[0];

@@ -19,7 +19,6 @@ use crate::analysis::sweep::Sweep;
 use crate::chart::{self, Chart, ChartError};
 use crate::export::analysis::{self as tables, Section, money, pct};
 use crate::export::columns::{self, Tabular};
-use crate::result::{RequestRow, RunSummary};
 
 /// The index page.
 pub const INDEX: &str = "index.html";
@@ -40,8 +39,14 @@ pub const DATA_FILES: [(&str, &str); 8] = [
 pub struct ReportFile {
     /// Path relative to the report directory.
     pub path: String,
-    /// Contents.
-    pub bytes: Vec<u8>,
+    /// Contents, in parts written one after the other (most files have one).
+    pub parts: Vec<Vec<u8>>,
+}
+
+impl ReportFile {
+    fn new(path: impl Into<String>, bytes: Vec<u8>) -> ReportFile {
+        ReportFile { path: path.into(), parts: vec![bytes] }
+    }
 }
 
 /// An input file as read.
@@ -136,8 +141,8 @@ fn sections_html(sections: &[Section]) -> String {
 /// A chart rendered both ways, and its `<figure>`.
 fn figure(chart: &impl Chart, stem: &str, files: &mut Vec<ReportFile>) -> Result<String, ChartError> {
     let svg = chart::svg(chart)?;
-    files.push(ReportFile { path: chart::path(stem, "png"), bytes: chart::png(chart)? });
-    files.push(ReportFile { path: chart::path(stem, "svg"), bytes: svg.clone().into_bytes() });
+    files.push(ReportFile::new(chart::path(stem, "png"), chart::png(chart)?));
+    files.push(ReportFile::new(chart::path(stem, "svg"), svg.clone().into_bytes()));
     Ok(format!(
         "<figure>\n{svg}\n<figcaption>{} (<a href=\"{}\">SVG</a>, <a href=\"{}\">PNG</a>)</figcaption>\n</figure>\n",
         escape(chart.title()),
@@ -183,13 +188,77 @@ fn costliest_events(events: &[EventRow], limit: usize) -> Option<Vec<usize>> {
 /// Which conversations get a timeline chart, in input order: the `limit` with the most requests
 /// (the earlier one first on a tie), or all. A conversation's chart is named by its place among all
 /// of them, so it keeps its file name whatever the limit.
-fn timeline_conversations(conversations: &[ConversationRuns], limit: Option<usize>) -> Vec<usize> {
+fn timeline_conversations(conversations: &[&ConversationRuns], limit: Option<usize>) -> Vec<usize> {
     let Some(limit) = limit else { return (0..conversations.len()).collect() };
-    let mut chosen = largest(conversations.len(), limit, |i| {
-        conversations[i].runs.first().map_or(0, |r| r.summary.requests as u64)
-    });
+    let mut chosen = largest(conversations.len(), limit, |i| requests_of(conversations[i]));
     chosen.sort_unstable();
     chosen
+}
+
+/// The per-request rows a report draws and lists, gathered while the conversations are compared,
+/// so that a large corpus's rows are never all held: every row as timeline.csv's lines, and the
+/// runs of the conversations that may get a chart.
+#[derive(Debug, Default)]
+pub struct Timelines {
+    /// Conversations compared, all of which are in timeline.csv.
+    pub conversations: usize,
+    /// The conversations whose runs were kept, with their place among all of them (in that order):
+    /// at least those that get a chart ([`TimelineChoice`]).
+    pub kept: Vec<(usize, ConversationRuns)>,
+    /// timeline.csv's lines after its header, in conversation order, in parts (one per file,
+    /// [`columns::timeline_csv_rows`]) that are written one after the other, never joined.
+    pub rows_csv: Vec<Vec<u8>>,
+}
+
+/// Keeps the runs of the `limit` conversations with the most requests among those offered, the
+/// earlier one on a tie (all of them without a limit), whatever order they are offered in: the
+/// conversations the report would pick among all of them. A conversation is named by
+/// `(file, conversation)` places, which order as its place among all conversations does.
+pub struct TimelineChoice {
+    limit: Option<usize>,
+    kept: std::sync::Mutex<std::collections::BTreeMap<ChoiceKey, ConversationRuns>>,
+}
+
+/// Most requests first, then the earlier place `(file, conversation)`.
+type ChoiceKey = (std::cmp::Reverse<u64>, (usize, usize));
+
+impl TimelineChoice {
+    /// A choice of `limit` conversations (`None`: all).
+    pub fn new(limit: Option<usize>) -> TimelineChoice {
+        TimelineChoice { limit, kept: Default::default() }
+    }
+
+    /// Offers conversation `place` (file, conversation), dropping it or the one it displaces when
+    /// more than `limit` are kept.
+    pub fn offer(&self, place: (usize, usize), runs: ConversationRuns) {
+        let key = (std::cmp::Reverse(requests_of(&runs)), place);
+        let mut kept = self.kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(limit) = self.limit {
+            if kept.len() == limit && kept.last_key_value().is_none_or(|(last, _)| key > *last) {
+                return;
+            }
+            kept.insert(key, runs);
+            if kept.len() > limit {
+                kept.pop_last();
+            }
+        } else {
+            kept.insert(key, runs);
+        }
+    }
+
+    /// The kept conversations with their places, in place order.
+    pub fn into_kept(self) -> Vec<((usize, usize), ConversationRuns)> {
+        let kept = self.kept.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut out: Vec<((usize, usize), ConversationRuns)> =
+            kept.into_iter().map(|((_, place), runs)| (place, runs)).collect();
+        out.sort_by_key(|(place, _)| *place);
+        out
+    }
+}
+
+/// How many requests a conversation's timeline has: what picks the timelines drawn.
+fn requests_of(c: &ConversationRuns) -> u64 {
+    c.runs.first().map_or(0, |r| r.summary.requests as u64)
 }
 
 /// The indices below `n` of the (at most) `limit` largest `key`s, largest first, ties in index order.
@@ -270,11 +339,10 @@ const d=s.filter(e=>{const b=e.getBBox();return b.width>0&&b.height>0}).length;\
 document.body.dataset.rendered='charts='+d+'/'+s.length+' tables='+document.querySelectorAll('table').length;});";
 
 /// Every file of the report, `index.html` last.
-pub fn build(input: &ReportInput<'_>) -> Result<Vec<ReportFile>, ChartError> {
+pub fn build(input: &ReportInput<'_>, timelines: Timelines) -> Result<Vec<ReportFile>, ChartError> {
     let c = input.comparison;
     let unit = &c.cache.prices.unit;
-    let timeline_parts: Vec<(&RunSummary, &[RequestRow])> =
-        c.conversations.iter().flat_map(|conv| &conv.runs).map(|r| (&r.summary, r.rows.as_slice())).collect();
+    let Timelines { conversations: compared, kept, rows_csv } = timelines;
     type Table<'t> = &'t (dyn Fn() -> Tabular + Sync);
     let tables: [(&str, Table<'_>); 6] = [
         ("sweep.csv", &|| tables::sweep_rows(&input.sweep.rows, input.sweep.recommendation.as_ref())),
@@ -285,25 +353,24 @@ pub fn build(input: &ReportInput<'_>) -> Result<Vec<ReportFile>, ChartError> {
         ("calibration.csv", &|| tables::calibration_rows(input.calibration)),
     ];
     // The data files are independent of each other: made in parallel, listed in this order.
-    let (json, (data, timeline)) = rayon::join(
+    let (json, data) = rayon::join(
         || serde_json::to_vec_pretty(input),
         || {
-            rayon::join(
-                || {
-                    tables
-                        .par_iter()
-                        .map(|(path, table)| Ok(ReportFile { path: (*path).into(), bytes: csv(&table())? }))
-                        .collect::<Result<Vec<ReportFile>, ChartError>>()
-                },
-                || columns::timeline_csv(&timeline_parts),
-            )
+            tables
+                .par_iter()
+                .map(|(path, table)| Ok(ReportFile::new(*path, csv(&table())?)))
+                .collect::<Result<Vec<ReportFile>, ChartError>>()
         },
     );
     let json = json.map_err(|e| ChartError { chart: "json".into(), message: e.to_string() })?;
-    let timeline = timeline.map_err(|e| ChartError { chart: "csv".into(), message: e.to_string() })?;
-    let mut files = vec![ReportFile { path: "report.json".into(), bytes: json }];
+    let header = columns::timeline_csv_header()
+        .map_err(|e| ChartError { chart: "csv".into(), message: e.to_string() })?;
+    let mut files = vec![ReportFile::new("report.json", json)];
     files.extend(data?);
-    files.push(ReportFile { path: "timeline.csv".into(), bytes: timeline });
+    files.push(ReportFile {
+        path: "timeline.csv".into(),
+        parts: std::iter::once(header).chain(rows_csv).collect(),
+    });
 
     let mut html = String::new();
     html.push_str(&format!(
@@ -330,15 +397,18 @@ pub fn build(input: &ReportInput<'_>) -> Result<Vec<ReportFile>, ChartError> {
     html.push_str(&sections_html(&tables::calibration_sections(input.calibration)));
 
     html.push_str("<h2 id=\"timelines\">Budget timelines</h2>\n");
-    let drawn = timeline_conversations(&c.conversations, input.timelines);
-    let which = if drawn.len() == c.conversations.len() {
+    // The kept conversations include the chosen ones and are in conversation order, so choosing
+    // among them chooses among all of them.
+    let drawn =
+        timeline_conversations(&kept.iter().map(|(_, runs)| runs).collect::<Vec<_>>(), input.timelines);
+    let which = if drawn.len() == compared {
         "each conversation".to_owned()
     } else {
         format!(
             "the {} of {} conversations with the most requests (`--timelines all` draws every one; every \
              conversation's requests are in timeline.csv)",
             drawn.len(),
-            c.conversations.len()
+            compared
         )
     };
     html.push_str(&format!(
@@ -349,11 +419,11 @@ pub fn build(input: &ReportInput<'_>) -> Result<Vec<ReportFile>, ChartError> {
     // put back in conversation order.
     let timelines: Vec<Result<(String, Vec<ReportFile>), ChartError>> = drawn
         .par_iter()
-        .map(|&i| {
-            let conv = &c.conversations[i];
+        .map(|&j| {
+            let (i, conv) = &kept[j];
             let t = chart::timeline::prepare(&conv.trace, &conv.conversation, &conv.runs, c.window);
             let mut own = Vec::new();
-            figure(&t, &chart::timeline_stem(i), &mut own).map(|html| (html, own))
+            figure(&t, &chart::timeline_stem(*i), &mut own).map(|html| (html, own))
         })
         .collect();
     for timeline in timelines {
@@ -393,7 +463,7 @@ pub fn build(input: &ReportInput<'_>) -> Result<Vec<ReportFile>, ChartError> {
     }
     html.push_str("</ul>\n");
     html.push_str(&format!("<script>{SCRIPT}</script>\n</body>\n</html>\n"));
-    files.push(ReportFile { path: INDEX.into(), bytes: html.into_bytes() });
+    files.push(ReportFile::new(INDEX, html.into_bytes()));
     Ok(files)
 }
 
@@ -401,21 +471,45 @@ pub fn build(input: &ReportInput<'_>) -> Result<Vec<ReportFile>, ChartError> {
 mod tests {
     use super::*;
 
+    fn with_requests(requests: usize, conversation: &str) -> ConversationRuns {
+        let mut run = crate::result::Run::default();
+        run.summary.requests = requests;
+        ConversationRuns { trace: "t".into(), conversation: conversation.into(), runs: vec![run] }
+    }
+
     #[test]
     fn timelines_go_to_the_conversations_with_the_most_requests_kept_in_input_order() {
-        let c: Vec<ConversationRuns> = [3, 9, 1, 9, 5]
-            .iter()
-            .map(|&requests| {
-                let mut run = crate::result::Run::default();
-                run.summary.requests = requests;
-                ConversationRuns { trace: "t".into(), conversation: "c".into(), runs: vec![run] }
-            })
-            .collect();
+        let owned: Vec<ConversationRuns> = [3, 9, 1, 9, 5].iter().map(|&r| with_requests(r, "c")).collect();
+        let c: Vec<&ConversationRuns> = owned.iter().collect();
         assert_eq!(timeline_conversations(&c, None), [0, 1, 2, 3, 4]);
         assert_eq!(timeline_conversations(&c, Some(2)), [1, 3]);
         assert_eq!(timeline_conversations(&c, Some(3)), [1, 3, 4]);
         assert_eq!(timeline_conversations(&c, Some(0)), Vec::<usize>::new());
         assert_eq!(timeline_conversations(&c, Some(10)), [0, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn the_timeline_choice_keeps_what_a_choice_among_all_picks_whatever_the_order_offered() {
+        // (file, conversation) places in input order, with their requests; ties across files.
+        let all = [((0, 0), 3), ((0, 1), 9), ((1, 0), 1), ((2, 0), 9), ((2, 1), 5), ((2, 2), 9), ((3, 0), 5)];
+        let owned: Vec<ConversationRuns> =
+            all.iter().map(|&(p, r)| with_requests(r, &format!("{p:?}"))).collect();
+        let refs: Vec<&ConversationRuns> = owned.iter().collect();
+        for limit in [None, Some(0), Some(1), Some(2), Some(3), Some(4), Some(9)] {
+            let expected: Vec<String> =
+                timeline_conversations(&refs, limit).iter().map(|&i| owned[i].conversation.clone()).collect();
+            let mut order: Vec<usize> = (0..all.len()).collect();
+            for turn in 0..all.len() {
+                order.rotate_left(turn % 3 + 1);
+                order.swap(0, turn % all.len());
+                let choice = TimelineChoice::new(limit);
+                for &k in &order {
+                    choice.offer(all[k].0, owned[k].clone());
+                }
+                let kept: Vec<String> = choice.into_kept().into_iter().map(|(_, c)| c.conversation).collect();
+                assert_eq!(kept, expected, "limit {limit:?}, order {order:?}");
+            }
+        }
     }
 
     #[test]

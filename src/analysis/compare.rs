@@ -187,6 +187,22 @@ struct PolicyRun {
     events: Vec<PruneEvent>,
 }
 
+impl Replayed {
+    /// Its runs with their rows, taken out for a caller that lists or draws them itself: what is
+    /// left adds up as before ([`add_up`]) but leaves no runs in [`Comparison::conversations`].
+    pub fn take_runs(&mut self) -> ConversationRuns {
+        let runs = self
+            .runs
+            .iter_mut()
+            .map(|r| {
+                r.rows = false;
+                Run { summary: r.run.summary.clone(), rows: std::mem::take(&mut r.run.rows) }
+            })
+            .collect();
+        ConversationRuns { trace: self.trace.clone(), conversation: self.conversation.clone(), runs }
+    }
+}
+
 /// Replays `c` (read from `trace`) under every policy at `settings.threshold` and prices each run.
 /// `keep_rows` keeps the runs' per-request rows (the report draws them); without, each run keeps
 /// its summary only, and [`add_up`] leaves [`Comparison::conversations`] empty.

@@ -174,9 +174,21 @@ pub fn timeline(runs: &[RunSummary]) -> Tabular {
 /// 4.8 million cells for 13 copies of the shared corpus). Runs are written in parallel and joined
 /// in order.
 pub fn timeline_csv(parts: &[(&RunSummary, &[RequestRow])]) -> csv::Result<Vec<u8>> {
+    let mut out = timeline_csv_header()?;
+    out.extend_from_slice(&timeline_csv_rows(parts)?);
+    Ok(out)
+}
+
+/// The header line of [`timeline_csv`].
+pub fn timeline_csv_header() -> csv::Result<Vec<u8>> {
     let mut header = csv::Writer::from_writer(Vec::new());
     header.write_record(TIMELINE_HEADERS)?;
-    let mut out = header.into_inner().map_err(|e| csv::Error::from(e.into_error()))?;
+    header.into_inner().map_err(|e| csv::Error::from(e.into_error()))
+}
+
+/// The lines of [`timeline_csv`] after its header: the lines of several calls, one after the
+/// other, are the lines of one call over all their runs.
+pub fn timeline_csv_rows(parts: &[(&RunSummary, &[RequestRow])]) -> csv::Result<Vec<u8>> {
     let chunks = parts
         .par_iter()
         .map(|&(run, rows)| {
@@ -199,7 +211,7 @@ pub fn timeline_csv(parts: &[(&RunSummary, &[RequestRow])]) -> csv::Result<Vec<u
             w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
         })
         .collect::<csv::Result<Vec<Vec<u8>>>>()?;
-    out.reserve(chunks.iter().map(Vec::len).sum());
+    let mut out = Vec::with_capacity(chunks.iter().map(Vec::len).sum());
     for chunk in chunks {
         out.extend_from_slice(&chunk);
     }

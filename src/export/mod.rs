@@ -194,12 +194,24 @@ fn resolve_link(path: &Path) -> PathBuf {
 /// path that is not a regular file (`/dev/null`, a pipe) is written in place; a symbolic link's
 /// target is the file replaced.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_parts_atomically(path, &[bytes])
+}
+
+/// [`write_atomically`] of a file given as parts written one after the other (a large file
+/// assembled from pieces is never copied into one buffer).
+pub fn write_parts_atomically(path: &Path, parts: &[impl AsRef<[u8]>]) -> Result<()> {
+    let write_all = |f: &mut dyn Write| -> Result<()> {
+        for part in parts {
+            f.write_all(part.as_ref()).with_context(|| format!("cannot write {}", path.display()))?;
+        }
+        Ok(())
+    };
     if is_special(path) {
         let mut f = std::fs::OpenOptions::new()
             .write(true)
             .open(path)
             .with_context(|| format!("cannot write {}", path.display()))?;
-        return f.write_all(bytes).with_context(|| format!("cannot write {}", path.display()));
+        return write_all(&mut f);
     }
     let target = resolve_link(path);
     let path = target.as_path();
@@ -208,7 +220,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
         .prefix(TEMP_PREFIX)
         .tempfile_in(dir)
         .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
-    tmp.write_all(bytes).with_context(|| format!("cannot write {}", path.display()))?;
+    write_all(tmp.as_file_mut())?;
     // A temporary file is private (0600); the report is a normal file others may read.
     #[cfg(unix)]
     {
