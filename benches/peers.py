@@ -249,8 +249,8 @@ def main():
         rows.append((f"Peak RSS, whole replay of a generated {size:,.0f} MB corpus ({len(copies)} copies of "
                      f"the shared corpus, texts made distinct), {threads} threads; {wall:.1f} s, "
                      f"{size / wall:.0f} MB/s, {errors} unreadable files, exit {code}", f"{rss:.0f} MB", "< 300 MB"))
-        # The analyses on the same corpus: each file is analysed as it is measured (sweep reads the
-        # inputs twice above 256 MB); report also keeps every compared run's rows.
+        # The analyses on the same corpus: each file is analysed as it is measured (sweep and report
+        # read the inputs twice above 256 MB).
         for analysis in ["sweep", "compare", "cost", "calibrate"]:
             wall, rss, errors, code = peak_rss_mb([CTXBUDGET, analysis, *copies, "-j", threads,
                                                    "--format", "json", "-o", work / f"big-{analysis}.json"])
@@ -258,7 +258,7 @@ def main():
         shutil.rmtree(work / "big-report", ignore_errors=True)
         wall, rss, errors, code = peak_rss_mb([CTXBUDGET, "report", *copies, "-j", threads,
                                                "--out", work / "big-report"])
-        rows.append((f"… `report` of it (holds every compared run's per-request rows); {wall:.1f} s, exit {code}",
+        rows.append((f"… `report` of it (builds its 160 MB timeline.csv in memory); {wall:.1f} s, exit {code}",
                      f"{rss:.0f} MB", ""))
         part = copies[: max(1, len(copies) // 4)]
         # The part's texts, for its bare counter: a folder of links to its copies.
