@@ -692,3 +692,48 @@ pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
 pub fn exit_code_for(e: &anyhow::Error) -> u8 {
     if e.downcast_ref::<UsageError>().is_some() { EXIT_USAGE } else { EXIT_SOME_FAILED }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    /// A sweep of the cache-trap fixture copied into a temporary folder, with its first pass done.
+    fn first_pass(dir: &Path) -> (SweepConfig, Discovered, Loaded<SweepPart>) {
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cache-trap/session.jsonl");
+        std::fs::copy(fixture, dir.join("session.jsonl")).unwrap();
+        let cli = crate::cli::Cli::try_parse_from(
+            ["ctxbudget", "sweep", "--tokenizer", "estimate"].into_iter().chain([dir.to_str().unwrap()]),
+        )
+        .unwrap();
+        let Ok(Config::Sweep(c)) = Config::from_cli(cli) else { panic!("a sweep") };
+        let found = input::discover(&c.input.paths);
+        let first = load_found_each(&c.input, &found, c.input.meter(), "", |_, file, meter| {
+            SweepPart::of(file, &c.settings, meter, false)
+        });
+        (c, found, first)
+    }
+
+    #[test]
+    fn a_file_that_reads_differently_the_second_time_is_named_in_a_warning() {
+        for changed in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let (c, found, first) = first_pass(dir.path());
+            assert!(first.files[0].held.is_none());
+            if changed {
+                // A live session gets another request between the two reads.
+                let path = dir.path().join("session.jsonl");
+                let mut text = std::fs::read_to_string(&path).unwrap();
+                text.push_str("{\"type\": \"request\"}\n");
+                std::fs::write(&path, text).unwrap();
+            }
+            let mut warnings = Vec::new();
+            let (sweep, _) =
+                finish_sweep(&c.input, &found, first.meter, first.files, &c.settings, &mut warnings);
+            assert!(!sweep.per_tool.is_empty(), "the fixture has a recommendation and a tool to sweep");
+            let named =
+                warnings.iter().any(|w| w.contains("session.jsonl: read differently the second time"));
+            assert_eq!(named, changed, "{warnings:?}");
+        }
+    }
+}
