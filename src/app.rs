@@ -70,13 +70,7 @@ pub struct Loaded<T> {
 impl<T> Loaded<T> {
     /// Prints warnings and errors to stderr and returns the exit code they imply.
     pub fn finish(&self) -> ExitCode {
-        for w in &self.warnings {
-            eprintln!("warning: {w}");
-        }
-        for e in &self.errors {
-            eprintln!("error: {e}");
-        }
-        ExitCode::from(if self.errors.is_empty() { EXIT_OK } else { EXIT_SOME_FAILED })
+        print_problems(&self.warnings, &self.errors)
     }
 }
 
@@ -168,10 +162,10 @@ fn sweep(c: SweepConfig) -> Result<ExitCode> {
             load_found_each(&c.input, &found, c.input.meter(), "measuring", |_, file, meter| {
                 SweepPart::of(file, &c.settings, meter, hold)
             });
-        let (result, meter) = finish_sweep(&c.input, &found, meter, files, &c.settings, &mut warnings);
+        let result = finish_sweep(&c.input, &found, meter, files, &c.settings, &mut warnings);
         let bytes = export::analysis::render(c.format, &export::analysis::sweep_sections(&result), &result)?;
         c.output.write(&bytes)?;
-        Ok(Loaded { meter, files: Vec::<()>::new(), errors, warnings }.finish())
+        Ok(print_problems(&warnings, &errors))
     })
 }
 
@@ -212,7 +206,7 @@ fn finish_sweep(
     parts: Vec<SweepPart>,
     settings: &analysis::sweep::SweepSettings,
     warnings: &mut Vec<String>,
-) -> (analysis::sweep::Sweep, Meter) {
+) -> analysis::sweep::Sweep {
     use analysis::sweep::{SweepTotals, ToolTotals, plan, tool_totals};
     let mut totals = SweepTotals::default();
     let (mut shapes, mut held) = (Vec::with_capacity(parts.len()), Vec::new());
@@ -224,13 +218,10 @@ fn finish_sweep(
     }
     let plan = plan(&totals, settings);
     let mut per_tool = ToolTotals::default();
-    let meter = if plan.tools.is_empty() {
-        meter
-    } else if hold {
+    if hold {
         let conversations: Vec<&MeasuredConversation> = held.iter().flat_map(|f| &f.conversations).collect();
         per_tool = tool_totals(&conversations, &plan, settings, &meter);
-        meter
-    } else {
+    } else if !plan.tools.is_empty() {
         let second = load_found_each(input, found, meter, "per tool", |_, file, meter| {
             let conversations: Vec<&MeasuredConversation> = file.conversations.iter().collect();
             let shape: Vec<usize> = file.conversations.iter().map(|c| c.requests()).collect();
@@ -245,9 +236,8 @@ fn finish_sweep(
             }
             per_tool.add(part);
         }
-        second.meter
-    };
-    (analysis::sweep::finish(totals, &plan, per_tool, settings), meter)
+    }
+    analysis::sweep::finish(totals, &plan, per_tool, settings)
 }
 
 fn compare(c: CompareConfig, cost: bool) -> Result<ExitCode> {
@@ -414,8 +404,7 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
         let comparison = analysis::compare::add_up(replayed, &sources, &c.compare);
         let calibration =
             analysis::calibration::calibrate_samples(&samples, &estimators, c.input.tokenizer.name());
-        let (sweep, meter) = finish_sweep(&c.input, &found, meter, parts, &c.sweep, &mut warnings);
-        let loaded = Loaded { meter, files: Vec::<()>::new(), errors, warnings };
+        let sweep = finish_sweep(&c.input, &found, meter, parts, &c.sweep, &mut warnings);
         let input = crate::report::ReportInput {
             version: env!("CARGO_PKG_VERSION"),
             paths: c.input.paths.iter().map(|p| p.display().to_string()).collect(),
@@ -424,8 +413,8 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
             sweep: &sweep,
             comparison: &comparison,
             calibration: &calibration,
-            warnings: &loaded.warnings,
-            errors: &loaded.errors,
+            warnings: &warnings,
+            errors: &errors,
             timelines: c.timelines,
         };
         let files = crate::report::build(&input, timelines)?;
@@ -449,7 +438,7 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
             files.len()
         ));
         stdout(&summary)?;
-        Ok(loaded.finish())
+        Ok(print_problems(&warnings, &errors))
     })
 }
 
@@ -728,8 +717,7 @@ mod tests {
                 std::fs::write(&path, text).unwrap();
             }
             let mut warnings = Vec::new();
-            let (sweep, _) =
-                finish_sweep(&c.input, &found, first.meter, first.files, &c.settings, &mut warnings);
+            let sweep = finish_sweep(&c.input, &found, first.meter, first.files, &c.settings, &mut warnings);
             assert!(!sweep.per_tool.is_empty(), "the fixture has a recommendation and a tool to sweep");
             let named =
                 warnings.iter().any(|w| w.contains("session.jsonl: read differently the second time"));
