@@ -4,7 +4,7 @@
 //! Exit codes: 0 when every input was read, 1 when some input failed (the others are still
 //! reported), 2 for usage errors (bad flags, policy specs or output paths).
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -341,10 +341,16 @@ fn prepare_report_dir(out: &std::path::Path, inputs: &[std::path::PathBuf]) -> R
 fn report(c: ReportConfig) -> Result<ExitCode> {
     prepare_report_dir(&c.out, &c.input.paths)?;
     with_jobs(c.input.jobs, || {
-        // Each file is compared, calibrated and swept as soon as it is measured. Its runs' rows
-        // become timeline.csv's lines at once, and are kept only for the conversations that may get
-        // a chart (`TimelineChoice`); the file itself is kept for the sweep's per-tool pass only when
-        // the inputs are small enough to hold (see `finish_sweep`).
+        // Each file is compared, calibrated and swept as soon as it is measured. Its runs' rows are
+        // written to timeline.csv at once (in input order, through a temporary file renamed into
+        // place with the other files), and kept only for the conversations that may get a chart
+        // (`TimelineChoice`); the file itself is kept for the sweep's per-tool pass only when the
+        // inputs are small enough to hold (see `finish_sweep`). The directory's index goes first,
+        // so that no index stands beside files of two runs.
+        export::prepare_rewrite(&c.out, crate::report::INDEX, &[crate::chart::DIR])?;
+        let mut timeline_file = export::AtomicFile::create(&c.out.join(crate::report::TIMELINE_CSV))?;
+        timeline_file.write_all(&export::columns::timeline_csv_header()?)?;
+        let timeline_csv = export::InOrder::new(timeline_file);
         let found = input::discover(&c.input.paths);
         let hold = sweep_holds(&found, c.low_memory);
         let policies = analysis::compare::with_baseline(&c.compare.policies);
@@ -376,21 +382,31 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
                 let parts: Vec<_> =
                     runs.iter().flat_map(|c| &c.runs).map(|r| (&r.summary, r.rows.as_slice())).collect();
                 let rows_csv = export::columns::timeline_csv_rows(&parts);
+                // Every file puts a part, an empty one when its lines could not be rendered (the
+                // error is reported after the pass), so the parts after it are written.
+                let (rows, rendered) = match rows_csv {
+                    Ok(rows) => (rows, Ok(())),
+                    Err(e) => (Vec::new(), Err(e)),
+                };
+                timeline_csv.put(index, rows);
                 for (k, conversation) in runs.into_iter().enumerate() {
                     choice.offer((index, k), conversation);
                 }
                 let samples = analysis::calibration::samples(&conversations, &estimators);
-                (shown, replayed, rows_csv, samples, SweepPart::of(file, &c.sweep, meter, hold))
+                (shown, replayed, rendered, samples, SweepPart::of(file, &c.sweep, meter, hold))
             });
-        let (mut shown, mut replayed, mut rows_csv, mut samples, mut parts) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for (file, file_replayed, file_csv, file_samples, part) in files {
+        let (mut shown, mut replayed, mut samples, mut parts) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (file, file_replayed, rendered, file_samples, part) in files {
+            rendered?;
             shown.push(file);
             replayed.extend(file_replayed);
-            rows_csv.push(file_csv?);
             samples.extend(file_samples);
             parts.push(part);
         }
+        let timeline_file = timeline_csv
+            .finish(found.files.len())
+            .with_context(|| format!("cannot write {}", c.out.join(crate::report::TIMELINE_CSV).display()))?;
         // A conversation's place among all of them, from its file's and its own.
         let mut first_of_file = Vec::with_capacity(shown.len());
         let mut conversations = 0;
@@ -400,7 +416,7 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
         }
         let kept =
             choice.into_kept().into_iter().map(|((file, k), runs)| (first_of_file[file] + k, runs)).collect();
-        let timelines = crate::report::Timelines { conversations, kept, rows_csv };
+        let timelines = crate::report::Timelines { conversations, kept };
         let comparison = analysis::compare::add_up(replayed, &sources, &c.compare);
         let calibration =
             analysis::calibration::calibrate_samples(&samples, &estimators, c.input.tokenizer.name());
@@ -418,7 +434,7 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
             timelines: c.timelines,
         };
         let files = crate::report::build(&input, timelines)?;
-        export::prepare_rewrite(&c.out, crate::report::INDEX, &[crate::chart::DIR])?;
+        timeline_file.persist()?;
         let charts: std::collections::BTreeSet<&str> =
             files.iter().filter_map(|f| f.path.strip_prefix(crate::chart::DIR)?.strip_prefix('/')).collect();
         export::remove_stale(&c.out.join(crate::chart::DIR), |name| {
@@ -435,7 +451,7 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
         summary.push_str(&format!(
             "wrote {} ({} files)\n",
             c.out.join(crate::report::INDEX).display(),
-            files.len()
+            files.len() + 1
         ));
         stdout(&summary)?;
         Ok(print_problems(&warnings, &errors))
@@ -542,7 +558,6 @@ fn print_problems(warnings: &[String], errors: &[String]) -> ExitCode {
 
 /// Writes to stdout, reporting a closed pipe as an error (which `main` turns into exit 0).
 fn stdout(text: &str) -> Result<()> {
-    use std::io::Write;
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()?;

@@ -278,13 +278,19 @@ fn each_file_after<T: Send>(
     };
     let ((), head): ((), Vec<(usize, String, Loaded)>) =
         rayon::join(|| meter.prepare(), || (0..first).into_par_iter().map(load).collect());
-    head.into_par_iter()
-        .map(|(i, shown, loaded)| f(i, shown, loaded))
-        .chain((first..found.files.len()).into_par_iter().map(|i| {
+    // The other files are taken one at a time, in input order, by whichever worker is free, so
+    // they finish in about that order (a caller that writes per-file output in order keeps few
+    // parts waiting); the results are put back in input order.
+    let mut out: Vec<(usize, T)> = head
+        .into_par_iter()
+        .map(|(i, shown, loaded)| (i, f(i, shown, loaded)))
+        .chain((first..found.files.len()).par_bridge().map(|i| {
             let (i, shown, loaded) = load(i);
-            f(i, shown, loaded)
+            (i, f(i, shown, loaded))
         }))
-        .collect()
+        .collect();
+    out.sort_unstable_by_key(|(i, _)| *i);
+    out.into_iter().map(|(_, t)| t).collect()
 }
 
 /// One input file, loaded and measured (for the analyses, which replay it many times).

@@ -18,7 +18,7 @@ use crate::analysis::cost::format_ttl;
 use crate::analysis::sweep::Sweep;
 use crate::chart::{self, Chart, ChartError};
 use crate::export::analysis::{self as tables, Section, money, pct};
-use crate::export::columns::{self, Tabular};
+use crate::export::columns::Tabular;
 
 /// The index page.
 pub const INDEX: &str = "index.html";
@@ -31,7 +31,7 @@ pub const DATA_FILES: [(&str, &str); 8] = [
     ("cost.csv", "cache-aware cost per policy"),
     ("prune-events.csv", "every prune event: tokens freed versus cached tokens written again"),
     ("calibration.csv", "estimate versus real per tool and per content kind"),
-    ("timeline.csv", "every request of every conversation under every policy"),
+    (TIMELINE_CSV, "every request of every conversation under every policy"),
 ];
 
 /// One file of the report.
@@ -195,9 +195,9 @@ fn timeline_conversations(conversations: &[&ConversationRuns], limit: Option<usi
     chosen
 }
 
-/// The per-request rows a report draws and lists, gathered while the conversations are compared,
-/// so that a large corpus's rows are never all held: every row as timeline.csv's lines, and the
-/// runs of the conversations that may get a chart.
+/// The per-request rows a report draws, gathered while the conversations are compared so that a
+/// large corpus's rows are never all held: the runs of the conversations that may get a chart.
+/// (Every row goes to timeline.csv as its file is compared: [`TIMELINE_CSV`].)
 #[derive(Debug, Default)]
 pub struct Timelines {
     /// Conversations compared, all of which are in timeline.csv.
@@ -205,10 +205,12 @@ pub struct Timelines {
     /// The conversations whose runs were kept, with their place among all of them (in that order):
     /// at least those that get a chart ([`TimelineChoice`]).
     pub kept: Vec<(usize, ConversationRuns)>,
-    /// timeline.csv's lines after its header, in conversation order, in parts (one per file,
-    /// [`columns::timeline_csv_rows`]) that are written one after the other, never joined.
-    pub rows_csv: Vec<Vec<u8>>,
 }
+
+/// Every request of every compared conversation under every policy, one line each
+/// ([`crate::export::columns::timeline_csv_header`], then [`crate::export::columns::timeline_csv_rows`] of each file in input
+/// order): written by the caller as the files are compared, not by [`build`].
+pub const TIMELINE_CSV: &str = "timeline.csv";
 
 /// Keeps the runs of the `limit` conversations with the most requests among those offered, the
 /// earlier one on a tie (all of them without a limit), whatever order they are offered in: the
@@ -338,11 +340,11 @@ const SCRIPT: &str = "addEventListener('load',()=>{const s=[...document.querySel
 const d=s.filter(e=>{const b=e.getBBox();return b.width>0&&b.height>0}).length;\
 document.body.dataset.rendered='charts='+d+'/'+s.length+' tables='+document.querySelectorAll('table').length;});";
 
-/// Every file of the report, `index.html` last.
+/// Every file of the report but [`TIMELINE_CSV`], `index.html` last.
 pub fn build(input: &ReportInput<'_>, timelines: Timelines) -> Result<Vec<ReportFile>, ChartError> {
     let c = input.comparison;
     let unit = &c.cache.prices.unit;
-    let Timelines { conversations: compared, kept, rows_csv } = timelines;
+    let Timelines { conversations: compared, kept } = timelines;
     type Table<'t> = &'t (dyn Fn() -> Tabular + Sync);
     let tables: [(&str, Table<'_>); 6] = [
         ("sweep.csv", &|| tables::sweep_rows(&input.sweep.rows, input.sweep.recommendation.as_ref())),
@@ -363,14 +365,8 @@ pub fn build(input: &ReportInput<'_>, timelines: Timelines) -> Result<Vec<Report
         },
     );
     let json = json.map_err(|e| ChartError { chart: "json".into(), message: e.to_string() })?;
-    let header = columns::timeline_csv_header()
-        .map_err(|e| ChartError { chart: "csv".into(), message: e.to_string() })?;
     let mut files = vec![ReportFile::new("report.json", json)];
     files.extend(data?);
-    files.push(ReportFile {
-        path: "timeline.csv".into(),
-        parts: std::iter::once(header).chain(rows_csv).collect(),
-    });
 
     let mut html = String::new();
     html.push_str(&format!(

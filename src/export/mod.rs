@@ -104,13 +104,7 @@ impl Output {
             return Ok(());
         }
         // Probe that a file can be created where the target is replaced, without touching it.
-        let target = resolve_link(path);
-        let parent = dir_of(&target);
-        let probe = tempfile::Builder::new()
-            .prefix(TEMP_PREFIX)
-            .tempfile_in(parent)
-            .with_context(|| format!("cannot write in {}", parent.display()))?;
-        drop(probe);
+        drop(AtomicFile::create(path)?);
         Ok(())
     }
 
@@ -200,41 +194,168 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
 /// [`write_atomically`] of a file given as parts written one after the other (a large file
 /// assembled from pieces is never copied into one buffer).
 pub fn write_parts_atomically(path: &Path, parts: &[impl AsRef<[u8]>]) -> Result<()> {
-    let write_all = |f: &mut dyn Write| -> Result<()> {
-        for part in parts {
-            f.write_all(part.as_ref()).with_context(|| format!("cannot write {}", path.display()))?;
-        }
-        Ok(())
-    };
     if is_special(path) {
         let mut f = std::fs::OpenOptions::new()
             .write(true)
             .open(path)
             .with_context(|| format!("cannot write {}", path.display()))?;
-        return write_all(&mut f);
+        for part in parts {
+            f.write_all(part.as_ref()).with_context(|| format!("cannot write {}", path.display()))?;
+        }
+        return Ok(());
     }
-    let target = resolve_link(path);
-    let path = target.as_path();
-    let dir = dir_of(path);
-    let mut tmp = tempfile::Builder::new()
-        .prefix(TEMP_PREFIX)
-        .tempfile_in(dir)
-        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
-    write_all(tmp.as_file_mut())?;
-    // A temporary file is private (0600); the report is a normal file others may read.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644)).ok();
+    let mut file = AtomicFile::create(path)?;
+    for part in parts {
+        file.write_all(part.as_ref()).with_context(|| format!("cannot write {}", path.display()))?;
     }
-    tmp.as_file().sync_all().ok();
-    tmp.persist(path).with_context(|| format!("cannot replace {}", path.display()))?;
-    Ok(())
+    file.persist()
+}
+
+/// A regular file written through a temporary file beside it (named with [`TEMP_PREFIX`]) and
+/// renamed over it by [`AtomicFile::persist`]; dropped without that, the target is untouched and the
+/// temporary file removed. A symbolic link is followed and its target replaced.
+pub struct AtomicFile {
+    tmp: tempfile::NamedTempFile,
+    target: PathBuf,
+}
+
+impl AtomicFile {
+    /// Starts writing `path`.
+    pub fn create(path: &Path) -> Result<AtomicFile> {
+        let target = resolve_link(path);
+        let dir = dir_of(&target);
+        let tmp = tempfile::Builder::new()
+            .prefix(TEMP_PREFIX)
+            .tempfile_in(dir)
+            .with_context(|| format!("cannot write in {}", dir.display()))?;
+        Ok(AtomicFile { tmp, target })
+    }
+
+    /// Renames the file into place.
+    pub fn persist(self) -> Result<()> {
+        // A temporary file is private (0600); the report is a normal file others may read.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            self.tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644)).ok();
+        }
+        self.tmp.as_file().sync_all().ok();
+        let target = self.target;
+        self.tmp.persist(&target).with_context(|| format!("cannot replace {}", target.display()))?;
+        Ok(())
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.tmp.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.tmp.flush()
+    }
+}
+
+/// Writes numbered parts that arrive in any order, from any thread, in number order: a part is
+/// written as soon as every part before it has been, so only the parts that finished early wait in
+/// memory (files taken in input order finish in about that order).
+pub struct InOrder<W> {
+    state: std::sync::Mutex<InOrderState<W>>,
+}
+
+struct InOrderState<W> {
+    out: W,
+    next: usize,
+    waiting: std::collections::BTreeMap<usize, Vec<u8>>,
+    error: Option<std::io::Error>,
+}
+
+impl<W: Write> InOrder<W> {
+    /// Parts from number 0 on, written to `out`.
+    pub fn new(out: W) -> InOrder<W> {
+        InOrder {
+            state: std::sync::Mutex::new(InOrderState {
+                out,
+                next: 0,
+                waiting: Default::default(),
+                error: None,
+            }),
+        }
+    }
+
+    /// Part `number` (each number once); after a write error, parts are dropped.
+    pub fn put(&self, number: usize, part: Vec<u8>) {
+        let mut s = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if s.error.is_some() {
+            return;
+        }
+        s.waiting.insert(number, part);
+        loop {
+            let next = s.next;
+            let Some(part) = s.waiting.remove(&next) else { break };
+            if let Err(e) = s.out.write_all(&part) {
+                s.error = Some(e);
+                s.waiting.clear();
+                return;
+            }
+            s.next += 1;
+        }
+    }
+
+    /// The writer, once parts `0..count` have all been written; else the first write error, or an
+    /// error naming the first part that never came.
+    pub fn finish(self, count: usize) -> std::io::Result<W> {
+        let s = self.state.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match s.error {
+            Some(e) => Err(e),
+            None if s.next == count && s.waiting.is_empty() => Ok(s.out),
+            None => Err(std::io::Error::other(format!("part {} of {count} was never written", s.next))),
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parts_arriving_in_any_order_from_any_thread_are_written_in_number_order() {
+        let parts: Vec<Vec<u8>> = (0..200).map(|i| format!("part {i}\n").into_bytes()).collect();
+        let whole: Vec<u8> = parts.concat();
+        for seed in 0..5usize {
+            // A different order each time, put from four threads.
+            let mut order: Vec<usize> = (0..parts.len()).collect();
+            order.sort_by_key(|&i| (i * 7919 + seed * 104_729) % 211);
+            let sink = InOrder::new(Vec::new());
+            std::thread::scope(|scope| {
+                for chunk in order.chunks(50) {
+                    let (sink, parts) = (&sink, &parts);
+                    scope.spawn(move || chunk.iter().for_each(|&i| sink.put(i, parts[i].clone())));
+                }
+            });
+            assert_eq!(sink.finish(parts.len()).unwrap(), whole);
+        }
+        let sink = InOrder::new(Vec::new());
+        sink.put(0, b"a".to_vec());
+        sink.put(2, b"c".to_vec());
+        let e = sink.finish(3).unwrap_err().to_string();
+        assert_eq!(e, "part 1 of 3 was never written");
+    }
+
+    #[test]
+    fn an_atomic_file_dropped_unpersisted_leaves_the_target_and_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out.csv");
+        std::fs::write(&target, "old").unwrap();
+        let mut f = AtomicFile::create(&target).unwrap();
+        f.write_all(b"new").unwrap();
+        drop(f);
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "old");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        let mut f = AtomicFile::create(&target).unwrap();
+        f.write_all(b"new").unwrap();
+        f.persist().unwrap();
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
+    }
 
     #[test]
     fn a_missing_directory_fails_before_any_work() {
