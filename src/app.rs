@@ -20,7 +20,8 @@ use crate::export::Output;
 use crate::input::{self, Discovered};
 use crate::measure::MeasuredConversation;
 use crate::pipeline::{
-    Job, MeasuredFile, measure_each, reconcile_files, replay_files, replay_files_without_rows,
+    Job, MeasuredFile, measure_each, reconcile_files, replay_files, replay_files_each,
+    replay_files_without_rows,
 };
 use crate::policy::registry;
 use crate::result::ReplayReport;
@@ -519,6 +520,11 @@ fn replay(c: ReplayConfig) -> Result<ExitCode> {
             input_format: c.input.input_format,
         };
         let bar = progress_bar(found.files.len(), "replaying");
+        if c.per_request && c.format == export::ExportFormat::Csv {
+            let code = replay_csv_as_it_goes(&c, &found, &job, &meter, &|| bar.inc(1))?;
+            bar.finish_and_clear();
+            return Ok(code);
+        }
         let outcomes = if c.per_request {
             replay_files(&found, &job, &meter, &|| bar.inc(1))
         } else {
@@ -543,6 +549,38 @@ fn replay(c: ReplayConfig) -> Result<ExitCode> {
         c.output.write(&bytes)?;
         Ok(print_problems(&report.warnings, &report.errors))
     })
+}
+
+/// `replay --per-request --format csv`, written as the files are replayed: each file's lines go
+/// out in input order as soon as the files before it are written, and its rows are dropped, so
+/// memory does not grow with the requests. The same bytes as the CSV exporter writes.
+fn replay_csv_as_it_goes(
+    c: &ReplayConfig,
+    found: &Discovered,
+    job: &Job<'_>,
+    meter: &Meter,
+    done: &(dyn Fn() + Sync),
+) -> Result<ExitCode> {
+    let mut out = c.output.stream()?;
+    out.write_all(&export::columns::timeline_csv_header()?)?;
+    let lines = export::InOrder::new(out);
+    let outcomes = replay_files_each(found, job, meter, done, |index, outcome| {
+        let parts: Vec<_> = outcome.runs.iter().map(|r| (&r.summary, r.rows.as_slice())).collect();
+        let (rows, rendered) = match export::columns::timeline_csv_rows(&parts) {
+            Ok(rows) => (rows, Ok(())),
+            Err(e) => (Vec::new(), Err(e)),
+        };
+        lines.put(index, rows);
+        (outcome.path, outcome.warnings, outcome.error, rendered)
+    });
+    let (mut warnings, mut errors) = (Vec::new(), found.errors.clone());
+    for (path, file_warnings, error, rendered) in outcomes {
+        rendered?;
+        warnings.extend(file_warnings.iter().map(|w| prefix_path(&path, w)));
+        errors.extend(error);
+    }
+    lines.finish(found.files.len())?.finish()?;
+    Ok(print_problems(&warnings, &errors))
 }
 
 /// Prints warnings and errors to stderr once; the exit code says whether any input failed.

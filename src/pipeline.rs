@@ -198,7 +198,20 @@ pub fn replay_files(
     meter: &Meter,
     done: &(dyn Fn() + Sync),
 ) -> Vec<FileOutcome> {
-    replay_files_keeping(found, job, meter, true, done)
+    replay_files_keeping(found, job, meter, true, done, |_, outcome| outcome)
+}
+
+/// [`replay_files`] that hands each file's outcome (with its place among the files found) to `f`
+/// as soon as the file is replayed, and keeps only what `f` returns: a caller that writes every
+/// request as it goes does not hold them all.
+pub fn replay_files_each<T: Send>(
+    found: &Discovered,
+    job: &Job<'_>,
+    meter: &Meter,
+    done: &(dyn Fn() + Sync),
+    f: impl Fn(usize, FileOutcome) -> T + Sync,
+) -> Vec<T> {
+    replay_files_keeping(found, job, meter, true, done, f)
 }
 
 /// [`replay_files`] without the per-request rows of the runs (their summaries stay): what a
@@ -209,18 +222,19 @@ pub fn replay_files_without_rows(
     meter: &Meter,
     done: &(dyn Fn() + Sync),
 ) -> Vec<FileOutcome> {
-    replay_files_keeping(found, job, meter, false, done)
+    replay_files_keeping(found, job, meter, false, done, |_, outcome| outcome)
 }
 
-fn replay_files_keeping(
+fn replay_files_keeping<T: Send>(
     found: &Discovered,
     job: &Job<'_>,
     meter: &Meter,
     rows: bool,
     done: &(dyn Fn() + Sync),
-) -> Vec<FileOutcome> {
-    each_file(found, job.input_format, meter, |_, shown, loaded| {
-        let out = match loaded {
+    f: impl Fn(usize, FileOutcome) -> T + Sync,
+) -> Vec<T> {
+    each_file(found, job.input_format, meter, |index, shown, loaded| {
+        let outcome = match loaded {
             Loaded::Skipped(w) => FileOutcome { warnings: vec![w], path: shown, ..Default::default() },
             Loaded::Failed(e) => FileOutcome { path: shown, error: Some(e), ..Default::default() },
             Loaded::Trace(trace, mut warnings) => {
@@ -229,6 +243,7 @@ fn replay_files_keeping(
                 FileOutcome { runs, format: Some(trace.format), warnings, path: shown, error: None }
             }
         };
+        let out = f(index, outcome);
         done();
         out
     })

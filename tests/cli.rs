@@ -279,3 +279,33 @@ fn overhead_adds_the_unrecorded_prefix_to_every_request_and_policies_see_it() {
     let with = report(&[&args[..], &budget, &["--overhead", "1000"]].concat());
     assert_eq!(with.runs[0].prune_events, 1);
 }
+
+/// `replay --per-request --format csv` is written as the files are replayed; its bytes are what the
+/// CSV exporter renders from the whole report (read back from the JSON of the same run), at any
+/// thread count, and to a file as to stdout.
+#[test]
+fn per_request_csv_written_as_it_goes_is_the_csv_of_the_whole_report() {
+    use ctxbudget::export::Exporter;
+    let inputs = ["traces", "tests/fixtures/cache-trap", SMALL];
+    let r = report(&[&["replay"][..], &inputs, &["--format", "json", "--per-request"]].concat());
+    assert!(r.runs.len() > 3 && r.runs.iter().all(|run| run.timeline.is_some()));
+    let whole = ctxbudget::export::csv::CsvExporter.render(&r, true).unwrap();
+    for jobs in ["1", "2"] {
+        let out = ctxbudget()
+            .args([&["replay"][..], &inputs, &["--format", "csv", "--per-request", "-j", jobs]].concat())
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        assert!(out.stdout == whole, "-j {jobs}: {}", String::from_utf8_lossy(&out.stdout));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rows.csv");
+    let out = ctxbudget()
+        .args([&["replay"][..], &inputs, &["--format", "csv", "--per-request", "-o"]].concat())
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(std::fs::read(&file).unwrap() == whole);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temporary file left");
+}

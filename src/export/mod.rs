@@ -108,6 +108,21 @@ impl Output {
         Ok(())
     }
 
+    /// A writer for output written as it is made (in parts), finished by [`Streamed::finish`]:
+    /// stdout, a file written in place when it is not a regular file, or an [`AtomicFile`].
+    pub fn stream(&self) -> Result<Streamed> {
+        Ok(match self {
+            Output::Stdout => Streamed::Stdout(std::io::stdout()),
+            Output::File(path) if is_special(path) => Streamed::InPlace(
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .with_context(|| format!("cannot write {}", path.display()))?,
+            ),
+            Output::File(path) => Streamed::File(AtomicFile::create(path)?),
+        })
+    }
+
     /// Writes `bytes`: to stdout, or to a temporary file renamed over the target.
     pub fn write(&self, bytes: &[u8]) -> Result<()> {
         match self {
@@ -252,6 +267,44 @@ impl Write for AtomicFile {
     }
     fn flush(&mut self) -> std::io::Result<()> {
         self.tmp.flush()
+    }
+}
+
+/// Output being written as it is made ([`Output::stream`]).
+pub enum Streamed {
+    /// Standard output.
+    Stdout(std::io::Stdout),
+    /// What is not a regular file, written in place.
+    InPlace(std::fs::File),
+    /// A regular file, renamed into place when finished.
+    File(AtomicFile),
+}
+
+impl Streamed {
+    /// Flushes the output, or renames the file into place.
+    pub fn finish(self) -> Result<()> {
+        match self {
+            Streamed::Stdout(mut out) => Ok(out.flush()?),
+            Streamed::InPlace(mut f) => Ok(f.flush()?),
+            Streamed::File(f) => f.persist(),
+        }
+    }
+}
+
+impl Write for Streamed {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Streamed::Stdout(out) => out.write(buf),
+            Streamed::InPlace(f) => f.write(buf),
+            Streamed::File(f) => f.write(buf),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Streamed::Stdout(out) => out.flush(),
+            Streamed::InPlace(f) => f.flush(),
+            Streamed::File(f) => f.flush(),
+        }
     }
 }
 
