@@ -436,6 +436,15 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
         };
         let files = crate::report::build(&input, timelines)?;
         timeline_file.persist()?;
+        let json_path = c.out.join(crate::report::REPORT_JSON);
+        let mut json = export::AtomicFile::create(&json_path)?;
+        let mut buffered = std::io::BufWriter::new(&mut json);
+        crate::report::write_json(&input, &mut buffered)
+            .map_err(anyhow::Error::from)
+            .and_then(|()| Ok(buffered.flush()?))
+            .with_context(|| format!("cannot write {}", json_path.display()))?;
+        drop(buffered);
+        json.persist()?;
         let charts: std::collections::BTreeSet<&str> =
             files.iter().filter_map(|f| f.path.strip_prefix(crate::chart::DIR)?.strip_prefix('/')).collect();
         export::remove_stale(&c.out.join(crate::chart::DIR), |name| {
@@ -452,7 +461,7 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
         summary.push_str(&format!(
             "wrote {} ({} files)\n",
             c.out.join(crate::report::INDEX).display(),
-            files.len() + 1
+            files.len() + 2
         ));
         stdout(&summary)?;
         Ok(print_problems(&warnings, &errors))

@@ -24,7 +24,7 @@ use crate::export::columns::Tabular;
 pub const INDEX: &str = "index.html";
 /// Every data file the report writes besides the charts, with what it holds.
 pub const DATA_FILES: [(&str, &str); 8] = [
-    ("report.json", "everything below, as one JSON document"),
+    (REPORT_JSON, "everything below, as one JSON document"),
     ("sweep.csv", "threshold sweep, one row per threshold"),
     ("sweep-tools.csv", "per-tool recommendations"),
     ("compare.csv", "policies side by side"),
@@ -340,7 +340,16 @@ const SCRIPT: &str = "addEventListener('load',()=>{const s=[...document.querySel
 const d=s.filter(e=>{const b=e.getBBox();return b.width>0&&b.height>0}).length;\
 document.body.dataset.rendered='charts='+d+'/'+s.length+' tables='+document.querySelectorAll('table').length;});";
 
-/// Every file of the report but [`TIMELINE_CSV`], `index.html` last.
+/// The whole report as one JSON document, written by the caller with [`write_json`] (large for a
+/// large corpus: it lists every prune event), not built in memory.
+pub const REPORT_JSON: &str = "report.json";
+
+/// Writes [`REPORT_JSON`]'s document to `out`.
+pub fn write_json(input: &ReportInput<'_>, out: impl std::io::Write) -> serde_json::Result<()> {
+    serde_json::to_writer_pretty(out, input)
+}
+
+/// Every file of the report but [`TIMELINE_CSV`] and [`REPORT_JSON`], `index.html` last.
 pub fn build(input: &ReportInput<'_>, timelines: Timelines) -> Result<Vec<ReportFile>, ChartError> {
     let c = input.comparison;
     let unit = &c.cache.prices.unit;
@@ -355,18 +364,10 @@ pub fn build(input: &ReportInput<'_>, timelines: Timelines) -> Result<Vec<Report
         ("calibration.csv", &|| tables::calibration_rows(input.calibration)),
     ];
     // The data files are independent of each other: made in parallel, listed in this order.
-    let (json, data) = rayon::join(
-        || serde_json::to_vec_pretty(input),
-        || {
-            tables
-                .par_iter()
-                .map(|(path, table)| Ok(ReportFile::new(*path, csv(&table())?)))
-                .collect::<Result<Vec<ReportFile>, ChartError>>()
-        },
-    );
-    let json = json.map_err(|e| ChartError { chart: "json".into(), message: e.to_string() })?;
-    let mut files = vec![ReportFile::new("report.json", json)];
-    files.extend(data?);
+    let mut files = tables
+        .par_iter()
+        .map(|(path, table)| Ok(ReportFile::new(*path, csv(&table())?)))
+        .collect::<Result<Vec<ReportFile>, ChartError>>()?;
 
     let mut html = String::new();
     html.push_str(&format!(
