@@ -258,7 +258,7 @@ def main():
         shutil.rmtree(work / "big-report", ignore_errors=True)
         wall, rss, errors, code = peak_rss_mb([CTXBUDGET, "report", *copies, "-j", threads,
                                                "--out", work / "big-report"])
-        rows.append((f"… `report` of it (holds report.json, 65 MB, and the charted conversations' rows); {wall:.1f} s, exit {code}",
+        rows.append((f"… `report` of it (holds the charted conversations' rows); {wall:.1f} s, exit {code}",
                      f"{rss:.0f} MB", ""))
         part = copies[: max(1, len(copies) // 4)]
         # The part's texts, for its bare counter: a folder of links to its copies.
