@@ -259,7 +259,7 @@ def main():
         wall, rss, errors, code = peak_rss_mb([CTXBUDGET, "report", *copies, "-j", threads,
                                                "--out", work / "big-report"])
         rows.append((f"… `report` of it (holds the charted conversations' rows); {wall:.1f} s, exit {code}",
-                     f"{rss:.0f} MB", ""))
+                     f"{rss:.0f} MB", "< 300 MB"))
         part = copies[: max(1, len(copies) // 4)]
         # The part's texts, for its bare counter: a folder of links to its copies.
         linked = work / "part"
