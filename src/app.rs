@@ -164,8 +164,7 @@ fn sweep(c: SweepConfig) -> Result<ExitCode> {
                 SweepPart::of(file, &c.settings, meter, hold)
             });
         let result = finish_sweep(&c.input, &found, meter, files, &c.settings, &mut warnings);
-        let bytes = export::analysis::render(c.format, &export::analysis::sweep_sections(&result), &result)?;
-        c.output.write(&bytes)?;
+        export::analysis::write(&c.output, c.format, || export::analysis::sweep_sections(&result), &result)?;
         Ok(print_problems(&warnings, &errors))
     })
 }
@@ -263,13 +262,14 @@ fn compare(c: CompareConfig, cost: bool) -> Result<ExitCode> {
         });
         let replayed = std::mem::take(&mut loaded.files).into_iter().flatten();
         let result = analysis::compare::add_up(replayed, &sources, &c.settings);
-        let sections = if cost {
-            export::analysis::cost_sections(&result)
-        } else {
-            export::analysis::compare_sections(&result)
+        let sections = || {
+            if cost {
+                export::analysis::cost_sections(&result)
+            } else {
+                export::analysis::compare_sections(&result)
+            }
         };
-        let bytes = export::analysis::render(c.format, &sections, &result)?;
-        c.output.write(&bytes)?;
+        export::analysis::write(&c.output, c.format, sections, &result)?;
         Ok(loaded.finish())
     })
 }
@@ -287,9 +287,12 @@ fn calibrate(c: CalibrateConfig) -> Result<ExitCode> {
         let samples: Vec<_> = std::mem::take(&mut loaded.files).into_iter().flatten().collect();
         let result =
             analysis::calibration::calibrate_samples(&samples, &estimators, c.input.tokenizer.name());
-        let bytes =
-            export::analysis::render(c.format, &export::analysis::calibration_sections(&result), &result)?;
-        c.output.write(&bytes)?;
+        export::analysis::write(
+            &c.output,
+            c.format,
+            || export::analysis::calibration_sections(&result),
+            &result,
+        )?;
         Ok(loaded.finish())
     })
 }

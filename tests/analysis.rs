@@ -214,3 +214,23 @@ fn on_the_corpus_a_sweep_that_reads_its_inputs_twice_gives_the_same_bytes() {
     let Some(corpus) = corpus() else { return };
     sweep_read_twice_matches(corpus.parent().unwrap());
 }
+
+/// JSON is written as it is serialised, to stdout or through a temporary file: the same bytes,
+/// ending with a newline, and no temporary file left beside the output.
+#[test]
+fn json_written_to_a_file_is_the_json_on_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    for command in ["sweep", "compare", "cost", "calibrate"] {
+        let stdout = run(&[command, "--format", "json"]);
+        let file = dir.path().join(format!("{command}.json"));
+        ctxbudget()
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args([command, "tests/fixtures/cache-trap", "--tokenizer", "estimate", "--format", "json", "-o"])
+            .arg(&file)
+            .assert()
+            .success();
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), stdout, "{command}");
+        assert!(stdout.ends_with("}\n"), "{command}");
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 4, "no temporary file left");
+}

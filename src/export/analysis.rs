@@ -372,6 +372,28 @@ pub fn calibration_sections(c: &Calibration) -> Vec<Section> {
     }]
 }
 
+/// Writes an analysis to `output` in `format`: JSON is serialised straight into the output (a
+/// comparison lists every prune event, 61 MB for the generated 1 GB corpus), and `sections` are
+/// built only for the other formats; the bytes are those of [`render`].
+pub fn write(
+    output: &super::Output,
+    format: ExportFormat,
+    sections: impl FnOnce() -> Vec<Section>,
+    value: &impl Serialize,
+) -> Result<()> {
+    use std::io::Write;
+    if format != ExportFormat::Json {
+        return output.write(&render(format, &sections(), value)?);
+    }
+    let mut out = output.stream()?;
+    let mut buffered = std::io::BufWriter::new(&mut out);
+    serde_json::to_writer_pretty(&mut buffered, value)?;
+    buffered.write_all(b"\n")?;
+    buffered.flush()?;
+    drop(buffered);
+    out.finish()
+}
+
 /// Renders sections (or, for JSON, `value`) in `format`.
 pub fn render(format: ExportFormat, sections: &[Section], value: &impl Serialize) -> Result<Vec<u8>> {
     match format {
