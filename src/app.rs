@@ -454,7 +454,7 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
             crate::chart::is_timeline_file(name) && !charts.contains(name)
         });
         for f in &files {
-            export::write_parts_atomically(&c.out.join(&f.path), &f.parts)?;
+            export::write_atomically(&c.out.join(&f.path), &f.bytes)?;
         }
         let mut summary = String::new();
         for line in crate::report::findings(&input) {

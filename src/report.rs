@@ -39,13 +39,13 @@ pub const DATA_FILES: [(&str, &str); 8] = [
 pub struct ReportFile {
     /// Path relative to the report directory.
     pub path: String,
-    /// Contents, in parts written one after the other (most files have one).
-    pub parts: Vec<Vec<u8>>,
+    /// Contents.
+    pub bytes: Vec<u8>,
 }
 
 impl ReportFile {
     fn new(path: impl Into<String>, bytes: Vec<u8>) -> ReportFile {
-        ReportFile { path: path.into(), parts: vec![bytes] }
+        ReportFile { path: path.into(), bytes }
     }
 }
 

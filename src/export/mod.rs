@@ -203,26 +203,15 @@ fn resolve_link(path: &Path) -> PathBuf {
 /// path that is not a regular file (`/dev/null`, a pipe) is written in place; a symbolic link's
 /// target is the file replaced.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    write_parts_atomically(path, &[bytes])
-}
-
-/// [`write_atomically`] of a file given as parts written one after the other (a large file
-/// assembled from pieces is never copied into one buffer).
-pub fn write_parts_atomically(path: &Path, parts: &[impl AsRef<[u8]>]) -> Result<()> {
     if is_special(path) {
         let mut f = std::fs::OpenOptions::new()
             .write(true)
             .open(path)
             .with_context(|| format!("cannot write {}", path.display()))?;
-        for part in parts {
-            f.write_all(part.as_ref()).with_context(|| format!("cannot write {}", path.display()))?;
-        }
-        return Ok(());
+        return f.write_all(bytes).with_context(|| format!("cannot write {}", path.display()));
     }
     let mut file = AtomicFile::create(path)?;
-    for part in parts {
-        file.write_all(part.as_ref()).with_context(|| format!("cannot write {}", path.display()))?;
-    }
+    file.write_all(bytes).with_context(|| format!("cannot write {}", path.display()))?;
     file.persist()
 }
 
