@@ -188,7 +188,7 @@ impl SweepPart {
         let conversations: Vec<&MeasuredConversation> = file.conversations.iter().collect();
         SweepPart {
             totals: analysis::sweep::totals(&conversations, settings, meter),
-            shape: file.conversations.iter().map(|c| c.requests()).collect(),
+            shape: shape(&file),
             held: hold.then_some(file),
         }
     }
@@ -224,8 +224,7 @@ fn finish_sweep(
     } else if !plan.tools.is_empty() {
         let second = load_found_each(input, found, meter, "per tool", |_, file, meter| {
             let conversations: Vec<&MeasuredConversation> = file.conversations.iter().collect();
-            let shape: Vec<usize> = file.conversations.iter().map(|c| c.requests()).collect();
-            (file.path.clone(), tool_totals(&conversations, &plan, settings, meter), shape)
+            (file.path.clone(), tool_totals(&conversations, &plan, settings, meter), shape(&file))
         });
         for ((path, part, shape), first) in second.files.into_iter().zip(&shapes) {
             if shape != *first {
@@ -246,20 +245,9 @@ fn compare(c: CompareConfig, cost: bool) -> Result<ExitCode> {
         // Each file is replayed as soon as it is measured and then dropped: memory holds one small
         // result per conversation (run summaries, costs, prune events), not the corpus.
         let policies = analysis::compare::with_baseline(&c.settings.policies);
-        let sources: Vec<&dyn PolicySource> = policies.iter().map(|p| p as &dyn PolicySource).collect();
-        let mut loaded = load_each(&c.input, |file, meter| {
-            let replay = |conversation| {
-                analysis::compare::replay_conversation(
-                    &file.path,
-                    conversation,
-                    &sources,
-                    &c.settings,
-                    meter,
-                    false,
-                )
-            };
-            file.conversations.par_iter().map(replay).collect::<Vec<_>>()
-        });
+        let sources = analysis::compare::sources(&policies);
+        let mut loaded =
+            load_each(&c.input, |file, meter| replay_file(&file, &sources, &c.settings, meter, false));
         let replayed = std::mem::take(&mut loaded.files).into_iter().flatten();
         let result = analysis::compare::add_up(replayed, &sources, &c.settings);
         let sections = || {
@@ -352,13 +340,11 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
         // inputs are small enough to hold (see `finish_sweep`). The directory's index goes first,
         // so that no index stands beside files of two runs.
         export::prepare_rewrite(&c.out, crate::report::INDEX, &[crate::chart::DIR])?;
-        let mut timeline_file = export::AtomicFile::create(&c.out.join(crate::report::TIMELINE_CSV))?;
-        timeline_file.write_all(&export::columns::timeline_csv_header()?)?;
-        let timeline_csv = export::InOrder::new(timeline_file);
+        let timeline_csv = timeline_lines(&Output::File(c.out.join(crate::report::TIMELINE_CSV)))?;
         let found = input::discover(&c.input.paths);
         let hold = sweep_holds(&found, c.low_memory);
         let policies = analysis::compare::with_baseline(&c.compare.policies);
-        let sources: Vec<&dyn PolicySource> = policies.iter().map(|p| p as &dyn PolicySource).collect();
+        let sources = analysis::compare::sources(&policies);
         let estimators = analysis::calibration::default_estimators();
         let choice = crate::report::TimelineChoice::new(c.timelines);
         let Loaded { meter, files, errors, mut warnings } =
@@ -368,34 +354,13 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
                     format: file.format.map(str::to_owned),
                     conversations: file.conversations.len(),
                 };
-                let conversations: Vec<&MeasuredConversation> = file.conversations.iter().collect();
-                let mut replayed: Vec<_> = conversations
-                    .par_iter()
-                    .map(|conversation| {
-                        analysis::compare::replay_conversation(
-                            &file.path,
-                            conversation,
-                            &sources,
-                            &c.compare,
-                            meter,
-                            true,
-                        )
-                    })
-                    .collect();
+                let mut replayed = replay_file(&file, &sources, &c.compare, meter, true);
                 let runs: Vec<_> = replayed.iter_mut().map(|r| r.take_runs()).collect();
-                let parts: Vec<_> =
-                    runs.iter().flat_map(|c| &c.runs).map(|r| (&r.summary, r.rows.as_slice())).collect();
-                let rows_csv = export::columns::timeline_csv_rows(&parts);
-                // Every file puts a part, an empty one when its lines could not be rendered (the
-                // error is reported after the pass), so the parts after it are written.
-                let (rows, rendered) = match rows_csv {
-                    Ok(rows) => (rows, Ok(())),
-                    Err(e) => (Vec::new(), Err(e)),
-                };
-                timeline_csv.put(index, rows);
+                let rendered = put_timeline_lines(&timeline_csv, index, runs.iter().flat_map(|c| &c.runs));
                 for (k, conversation) in runs.into_iter().enumerate() {
                     choice.offer((index, k), conversation);
                 }
+                let conversations: Vec<&MeasuredConversation> = file.conversations.iter().collect();
                 let samples = analysis::calibration::samples(&conversations, &estimators);
                 (shown, replayed, rendered, samples, SweepPart::of(file, &c.sweep, meter, hold))
             });
@@ -438,16 +403,11 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
             timelines: c.timelines,
         };
         let files = crate::report::build(&input, timelines)?;
-        timeline_file.persist()?;
+        timeline_file.finish()?;
         let json_path = c.out.join(crate::report::REPORT_JSON);
-        let mut json = export::AtomicFile::create(&json_path)?;
-        let mut buffered = std::io::BufWriter::new(&mut json);
-        crate::report::write_json(&input, &mut buffered)
-            .map_err(anyhow::Error::from)
-            .and_then(|()| Ok(buffered.flush()?))
+        Output::File(json_path.clone())
+            .write_json(&input, b"")
             .with_context(|| format!("cannot write {}", json_path.display()))?;
-        drop(buffered);
-        json.persist()?;
         let charts: std::collections::BTreeSet<&str> =
             files.iter().filter_map(|f| f.path.strip_prefix(crate::chart::DIR)?.strip_prefix('/')).collect();
         export::remove_stale(&c.out.join(crate::chart::DIR), |name| {
@@ -573,16 +533,9 @@ fn replay_csv_as_it_goes(
     meter: &Meter,
     done: &(dyn Fn() + Sync),
 ) -> Result<ExitCode> {
-    let mut out = c.output.stream()?;
-    out.write_all(&export::columns::timeline_csv_header()?)?;
-    let lines = export::InOrder::new(out);
+    let lines = timeline_lines(&c.output)?;
     let outcomes = replay_files_each(found, job, meter, done, |index, outcome| {
-        let parts: Vec<_> = outcome.runs.iter().map(|r| (&r.summary, r.rows.as_slice())).collect();
-        let (rows, rendered) = match export::columns::timeline_csv_rows(&parts) {
-            Ok(rows) => (rows, Ok(())),
-            Err(e) => (Vec::new(), Err(e)),
-        };
-        lines.put(index, rows);
+        let rendered = put_timeline_lines(&lines, index, outcome.runs.iter());
         (outcome.path, outcome.warnings, outcome.error, rendered)
     });
     let (mut warnings, mut errors) = (Vec::new(), found.errors.clone());
@@ -593,6 +546,50 @@ fn replay_csv_as_it_goes(
     }
     lines.finish(found.files.len())?.finish()?;
     Ok(print_problems(&warnings, &errors))
+}
+
+/// Every conversation of `file` replayed under `sources` (in parallel), in file order: what a
+/// comparison adds up ([`analysis::compare::add_up`]).
+fn replay_file(
+    file: &MeasuredFile,
+    sources: &[&dyn PolicySource],
+    settings: &analysis::compare::CompareSettings,
+    meter: &Meter,
+    keep_rows: bool,
+) -> Vec<analysis::compare::Replayed> {
+    let replay =
+        |c| analysis::compare::replay_conversation(&file.path, c, sources, settings, meter, keep_rows);
+    file.conversations.par_iter().map(replay).collect()
+}
+
+/// Lines of timeline.csv (a report's file, or `replay --per-request --format csv`) written to
+/// `output` as the files are replayed: the header, then each file's part in input order.
+fn timeline_lines(output: &Output) -> Result<export::InOrder<export::Streamed>> {
+    let mut out = output.stream()?;
+    out.write_all(&export::columns::timeline_csv_header()?)?;
+    Ok(export::InOrder::new(out))
+}
+
+/// Puts the lines of `runs` as part `index` of `lines`. Every file puts a part, an empty one when
+/// its lines cannot be rendered (the error is returned, to be reported after the pass), so the
+/// parts after it are written.
+fn put_timeline_lines<'r>(
+    lines: &export::InOrder<export::Streamed>,
+    index: usize,
+    runs: impl Iterator<Item = &'r crate::result::Run>,
+) -> std::result::Result<(), csv::Error> {
+    let parts: Vec<_> = runs.map(|r| (&r.summary, r.rows.as_slice())).collect();
+    let (rows, rendered) = match export::columns::timeline_csv_rows(&parts) {
+        Ok(rows) => (rows, Ok(())),
+        Err(e) => (Vec::new(), Err(e)),
+    };
+    lines.put(index, rows);
+    rendered
+}
+
+/// The requests of each conversation of `file`: what a second read of it must find again.
+fn shape(file: &MeasuredFile) -> Vec<usize> {
+    file.conversations.iter().map(|c| c.requests()).collect()
 }
 
 /// Prints warnings and errors to stderr once; the exit code says whether any input failed.

@@ -340,14 +340,9 @@ const SCRIPT: &str = "addEventListener('load',()=>{const s=[...document.querySel
 const d=s.filter(e=>{const b=e.getBBox();return b.width>0&&b.height>0}).length;\
 document.body.dataset.rendered='charts='+d+'/'+s.length+' tables='+document.querySelectorAll('table').length;});";
 
-/// The whole report as one JSON document, written by the caller with [`write_json`] (large for a
-/// large corpus: it lists every prune event), not built in memory.
+/// The whole report ([`ReportInput`]) as one JSON document, serialised by the caller straight into
+/// the file (large for a large corpus: it lists every prune event), not built in memory.
 pub const REPORT_JSON: &str = "report.json";
-
-/// Writes [`REPORT_JSON`]'s document to `out`.
-pub fn write_json(input: &ReportInput<'_>, out: impl std::io::Write) -> serde_json::Result<()> {
-    serde_json::to_writer_pretty(out, input)
-}
 
 /// Every file of the report but [`TIMELINE_CSV`] and [`REPORT_JSON`], `index.html` last.
 pub fn build(input: &ReportInput<'_>, timelines: Timelines) -> Result<Vec<ReportFile>, ChartError> {

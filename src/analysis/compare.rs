@@ -119,6 +119,11 @@ pub fn with_baseline(policies: &[PolicySpec]) -> Vec<PolicySpec> {
     out
 }
 
+/// `policies` as the sources a comparison replays.
+pub fn sources(policies: &[PolicySpec]) -> Vec<&dyn PolicySource> {
+    policies.iter().map(|p| p as &dyn PolicySource).collect()
+}
+
 /// Anything that names a policy and builds a fresh one per conversation: a [`PolicySpec`] from the
 /// registry, or a hand-written policy (tests, experiments).
 pub trait PolicySource: Sync {
@@ -145,8 +150,7 @@ pub fn compare(
     meter: &Meter,
 ) -> Comparison {
     let policies = with_baseline(&settings.policies);
-    let sources: Vec<&dyn PolicySource> = policies.iter().map(|p| p as &dyn PolicySource).collect();
-    compare_sources(conversations, &sources, settings, meter)
+    compare_sources(conversations, &sources(&policies), settings, meter)
 }
 
 /// Compares any policies, in the order given (`settings.policies` is not used). Savings and cost
@@ -364,7 +368,7 @@ mod tests {
         let settings = settings(&["keep-turns:n=2", "keep-results:n=0"], 1100);
         let whole = compare(&pairs, &settings, &meter);
         let policies = with_baseline(&settings.policies);
-        let sources: Vec<&dyn PolicySource> = policies.iter().map(|p| p as &dyn PolicySource).collect();
+        let sources = sources(&policies);
         // One conversation at a time, as a streaming caller replays them, without rows.
         let streamed = add_up(
             pairs.iter().map(|(t, c)| replay_conversation(t, c, &sources, &settings, &meter, false)),

@@ -381,17 +381,10 @@ pub fn write(
     sections: impl FnOnce() -> Vec<Section>,
     value: &impl Serialize,
 ) -> Result<()> {
-    use std::io::Write;
-    if format != ExportFormat::Json {
-        return output.write(&render(format, &sections(), value)?);
+    match format {
+        ExportFormat::Json => output.write_json(value, b"\n"),
+        _ => output.write(&render(format, &sections(), value)?),
     }
-    let mut out = output.stream()?;
-    let mut buffered = std::io::BufWriter::new(&mut out);
-    serde_json::to_writer_pretty(&mut buffered, value)?;
-    buffered.write_all(b"\n")?;
-    buffered.flush()?;
-    drop(buffered);
-    out.finish()
 }
 
 /// Renders sections (or, for JSON, `value`) in `format`.

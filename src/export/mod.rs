@@ -111,16 +111,22 @@ impl Output {
     /// A writer for output written as it is made (in parts), finished by [`Streamed::finish`]:
     /// stdout, a file written in place when it is not a regular file, or an [`AtomicFile`].
     pub fn stream(&self) -> Result<Streamed> {
-        Ok(match self {
-            Output::Stdout => Streamed::Stdout(std::io::stdout()),
-            Output::File(path) if is_special(path) => Streamed::InPlace(
-                std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(path)
-                    .with_context(|| format!("cannot write {}", path.display()))?,
-            ),
-            Output::File(path) => Streamed::File(AtomicFile::create(path)?),
-        })
+        match self {
+            Output::Stdout => Ok(Streamed::Stdout(std::io::stdout())),
+            Output::File(path) => stream_to(path),
+        }
+    }
+
+    /// Serialises `value` as indented JSON straight into the output (never whole in memory),
+    /// followed by `end`.
+    pub fn write_json(&self, value: &impl serde::Serialize, end: &[u8]) -> Result<()> {
+        let mut out = self.stream()?;
+        let mut buffered = std::io::BufWriter::new(&mut out);
+        serde_json::to_writer_pretty(&mut buffered, value)?;
+        buffered.write_all(end)?;
+        buffered.flush()?;
+        drop(buffered);
+        out.finish()
     }
 
     /// Writes `bytes`: to stdout, or to a temporary file renamed over the target.
@@ -203,16 +209,21 @@ fn resolve_link(path: &Path) -> PathBuf {
 /// path that is not a regular file (`/dev/null`, a pipe) is written in place; a symbolic link's
 /// target is the file replaced.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut out = stream_to(path)?;
+    out.write_all(bytes).with_context(|| format!("cannot write {}", path.display()))?;
+    out.finish()
+}
+
+/// `path` written in place when it is not a regular file, else through an [`AtomicFile`].
+fn stream_to(path: &Path) -> Result<Streamed> {
     if is_special(path) {
-        let mut f = std::fs::OpenOptions::new()
+        let f = std::fs::OpenOptions::new()
             .write(true)
             .open(path)
             .with_context(|| format!("cannot write {}", path.display()))?;
-        return f.write_all(bytes).with_context(|| format!("cannot write {}", path.display()));
+        return Ok(Streamed::InPlace(f));
     }
-    let mut file = AtomicFile::create(path)?;
-    file.write_all(bytes).with_context(|| format!("cannot write {}", path.display()))?;
-    file.persist()
+    Ok(Streamed::File(AtomicFile::create(path)?))
 }
 
 /// A regular file written through a temporary file beside it (named with [`TEMP_PREFIX`]) and
