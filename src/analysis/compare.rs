@@ -179,13 +179,13 @@ pub struct Replayed {
     conversation: String,
     /// Per policy, in the comparison's order.
     runs: Vec<PolicyRun>,
+    /// Whether the runs keep their rows.
+    rows: bool,
 }
 
 #[derive(Debug, Clone)]
 struct PolicyRun {
     run: Run,
-    /// Whether `run.rows` was kept.
-    rows: bool,
     over_window: usize,
     cost: CostTotals,
     events: Vec<PruneEvent>,
@@ -195,13 +195,11 @@ impl Replayed {
     /// Its runs with their rows, taken out for a caller that lists or draws them itself: what is
     /// left adds up as before ([`add_up`]) but leaves no runs in [`Comparison::conversations`].
     pub fn take_runs(&mut self) -> ConversationRuns {
+        self.rows = false;
         let runs = self
             .runs
             .iter_mut()
-            .map(|r| {
-                r.rows = false;
-                Run { summary: r.run.summary.clone(), rows: std::mem::take(&mut r.run.rows) }
-            })
+            .map(|r| Run { summary: r.run.summary.clone(), rows: std::mem::take(&mut r.run.rows) })
             .collect();
         ConversationRuns { trace: self.trace.clone(), conversation: self.conversation.clone(), runs }
     }
@@ -232,10 +230,10 @@ pub fn replay_conversation(
             if !keep_rows {
                 run.rows = Vec::new();
             }
-            PolicyRun { run, rows: keep_rows, over_window, cost, events }
+            PolicyRun { run, over_window, cost, events }
         })
         .collect();
-    Replayed { trace: trace.to_owned(), conversation: c.id.clone(), runs }
+    Replayed { trace: trace.to_owned(), conversation: c.id.clone(), runs, rows: keep_rows }
 }
 
 /// Adds up replayed conversations into the comparison of `policies` (the ones they were replayed
@@ -252,7 +250,6 @@ pub fn add_up(
     let mut runs_out = Vec::new();
     for conversation in replayed {
         let mut runs = Vec::with_capacity(policies.len());
-        let mut kept = true;
         for ((source, row), r) in policies.iter().zip(&mut rows).zip(conversation.runs) {
             let s = &r.run.summary;
             row.conversations += 1;
@@ -269,10 +266,9 @@ pub fn add_up(
                 policy: source.label().to_owned(),
                 event,
             }));
-            kept &= r.rows;
             runs.push(r.run);
         }
-        if kept {
+        if conversation.rows {
             runs_out.push(ConversationRuns {
                 trace: conversation.trace,
                 conversation: conversation.conversation,
