@@ -79,10 +79,14 @@ impl<T> Loaded<T> {
 /// hands each measured file (its warnings and error already taken out) to `f` with the meter,
 /// keeping only what `f` returns: memory holds the files being worked on and those results, not
 /// the corpus, unless `f` keeps the file.
-pub fn load_each<T: Send>(input: &InputConfig, f: impl Fn(MeasuredFile, &Meter) -> T + Sync) -> Loaded<T> {
-    load_found_each(input, &input::discover(&input.paths), input.meter(), "measuring", |_, file, meter| {
+pub fn load_each<T: Send>(
+    input: &InputConfig,
+    f: impl Fn(MeasuredFile, &Meter) -> T + Sync,
+) -> Result<Loaded<T>> {
+    let meter = meter(input)?;
+    Ok(load_found_each(input, &input::discover(&input.paths), meter, "measuring", |_, file, meter| {
         f(file, meter)
-    })
+    }))
 }
 
 /// [`load_each`] of files already found, with `meter` (whose count cache a second read reuses);
@@ -141,6 +145,60 @@ fn with_jobs<T: Send>(jobs: Option<usize>, f: impl FnOnce() -> Result<T> + Send)
     }
 }
 
+/// `input`'s meter, seeded with the counts its `--count-cache` file keeps ([`seeded`]).
+fn meter(input: &InputConfig) -> Result<Meter> {
+    seeded(input.meter(), input.count_cache.as_deref(), &input.paths)
+}
+
+/// `meter` seeded with the counts kept in `cache` (`--count-cache`). The file is checked first as
+/// an output is (not a directory, in a folder that exists, neither an input nor inside one: a walk
+/// would read it as a trace); a file that cannot be used is named in a warning, everything is
+/// counted afresh and the file is rewritten at the end ([`keep_counts`]).
+fn seeded(mut meter: Meter, cache: Option<&Path>, inputs: &[std::path::PathBuf]) -> Result<Meter> {
+    let Some(path) = cache else { return Ok(meter) };
+    let refuse = |why: String| -> anyhow::Error { UsageError(format!("--count-cache: {why}")).into() };
+    let resolved = resolve(path)?;
+    for i in inputs {
+        if i.canonicalize().is_ok_and(|i| resolved == i || resolved.starts_with(&i)) {
+            return Err(refuse(format!(
+                "refusing to write {}: it is an input (or inside one); keep it beside the traces",
+                path.display()
+            )));
+        }
+    }
+    if path.is_dir() {
+        return Err(refuse(format!("{} is a directory; give a file name", path.display())));
+    }
+    Output::File(path.to_owned()).check(inputs).map_err(|e| refuse(format!("{e:#}")))?;
+    match input::read_counts(path) {
+        Ok(Some(kept)) => {
+            meter.seed(&kept);
+        }
+        Ok(None) => {}
+        Err(e) => eprintln!("warning: {e}; counting afresh"),
+    }
+    Ok(meter)
+}
+
+/// Adds `meter`'s counts to the `cache` file, read again first so that counts another run wrote
+/// meanwhile stay (a file that cannot be used is replaced); the file is left alone when nothing is
+/// new. A failure is only a warning: the output is written already, and right.
+fn keep_counts(cache: Option<&Path>, meter: &mut Meter) {
+    let Some(path) = cache else { return };
+    let (mut kept, usable) = match input::read_counts(path) {
+        Ok(Some(kept)) => (kept, true),
+        Ok(None) | Err(_) => (crate::counts::StoredCounts::default(), false),
+    };
+    let before = kept.len();
+    meter.keep(&mut kept);
+    if usable && kept.len() == before {
+        return;
+    }
+    if let Err(e) = export::write_atomically(path, &kept.encode()) {
+        eprintln!("warning: counts not kept: {e:#}");
+    }
+}
+
 fn check_output(output: &Output, paths: &[std::path::PathBuf]) -> Result<()> {
     output.check(paths).map_err(|e| UsageError(format!("{e:#}")).into())
 }
@@ -160,11 +218,12 @@ fn sweep(c: SweepConfig) -> Result<ExitCode> {
         let found = input::discover(&c.input.paths);
         let hold = sweep_holds(&found, c.low_memory);
         let Loaded { meter, files, errors, mut warnings } =
-            load_found_each(&c.input, &found, c.input.meter(), "measuring", |_, file, meter| {
+            load_found_each(&c.input, &found, meter(&c.input)?, "measuring", |_, file, meter| {
                 SweepPart::of(file, &c.settings, meter, hold)
             });
-        let result = finish_sweep(&c.input, &found, meter, files, &c.settings, &mut warnings);
+        let (result, mut meter) = finish_sweep(&c.input, &found, meter, files, &c.settings, &mut warnings);
         export::analysis::write(&c.output, c.format, || export::analysis::sweep_sections(&result), &result)?;
+        keep_counts(c.input.count_cache.as_deref(), &mut meter);
         Ok(print_problems(&warnings, &errors))
     })
 }
@@ -198,15 +257,15 @@ impl SweepPart {
 /// then sweeps the dominant tools, which depend on the overall recommendation, over the held files
 /// or, when they were not held, a second read of the inputs (holding one file per worker; it counts
 /// nothing, the meter's cache has every text). A file that reads differently the second time (a
-/// live session being written) is named in a warning.
+/// live session being written) is named in a warning. The meter comes back with the sweep.
 fn finish_sweep(
     input: &InputConfig,
     found: &Discovered,
-    meter: Meter,
+    mut meter: Meter,
     parts: Vec<SweepPart>,
     settings: &analysis::sweep::SweepSettings,
     warnings: &mut Vec<String>,
-) -> analysis::sweep::Sweep {
+) -> (analysis::sweep::Sweep, Meter) {
     use analysis::sweep::{SweepTotals, ToolTotals, plan, tool_totals};
     let mut totals = SweepTotals::default();
     let (mut shapes, mut held) = (Vec::with_capacity(parts.len()), Vec::new());
@@ -226,6 +285,7 @@ fn finish_sweep(
             let conversations: Vec<&MeasuredConversation> = file.conversations.iter().collect();
             (file.path.clone(), tool_totals(&conversations, &plan, settings, meter), shape(&file))
         });
+        meter = second.meter;
         for ((path, part, shape), first) in second.files.into_iter().zip(&shapes) {
             if shape != *first {
                 warnings.push(format!(
@@ -236,7 +296,7 @@ fn finish_sweep(
             per_tool.add(part);
         }
     }
-    analysis::sweep::finish(totals, &plan, per_tool, settings)
+    (analysis::sweep::finish(totals, &plan, per_tool, settings), meter)
 }
 
 fn compare(c: CompareConfig, cost: bool) -> Result<ExitCode> {
@@ -247,7 +307,7 @@ fn compare(c: CompareConfig, cost: bool) -> Result<ExitCode> {
         let policies = analysis::compare::with_baseline(&c.settings.policies);
         let sources = analysis::compare::sources(&policies);
         let mut loaded =
-            load_each(&c.input, |file, meter| replay_file(&file, &sources, &c.settings, meter, false));
+            load_each(&c.input, |file, meter| replay_file(&file, &sources, &c.settings, meter, false))?;
         let replayed = std::mem::take(&mut loaded.files).into_iter().flatten();
         let result = analysis::compare::add_up(replayed, &sources, &c.settings);
         let sections = || {
@@ -258,6 +318,7 @@ fn compare(c: CompareConfig, cost: bool) -> Result<ExitCode> {
             }
         };
         export::analysis::write(&c.output, c.format, sections, &result)?;
+        keep_counts(c.input.count_cache.as_deref(), &mut loaded.meter);
         Ok(loaded.finish())
     })
 }
@@ -271,7 +332,7 @@ fn calibrate(c: CalibrateConfig) -> Result<ExitCode> {
         let mut loaded = load_each(&c.input, |file, _| {
             let conversations: Vec<&MeasuredConversation> = file.conversations.iter().collect();
             analysis::calibration::samples(&conversations, &estimators)
-        });
+        })?;
         let samples: Vec<_> = std::mem::take(&mut loaded.files).into_iter().flatten().collect();
         let result =
             analysis::calibration::calibrate_samples(&samples, &estimators, c.input.tokenizer.name());
@@ -281,6 +342,7 @@ fn calibrate(c: CalibrateConfig) -> Result<ExitCode> {
             || export::analysis::calibration_sections(&result),
             &result,
         )?;
+        keep_counts(c.input.count_cache.as_deref(), &mut loaded.meter);
         Ok(loaded.finish())
     })
 }
@@ -331,6 +393,7 @@ fn prepare_report_dir(out: &std::path::Path, inputs: &[std::path::PathBuf]) -> R
 }
 
 fn report(c: ReportConfig) -> Result<ExitCode> {
+    let meter_with_kept_counts = meter(&c.input)?;
     prepare_report_dir(&c.out, &c.input.paths)?;
     with_jobs(c.input.jobs, || {
         // Each file is compared, calibrated and swept as soon as it is measured. Its runs' rows are
@@ -348,7 +411,7 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
         let estimators = analysis::calibration::default_estimators();
         let choice = crate::report::TimelineChoice::new(c.timelines);
         let Loaded { meter, files, errors, mut warnings } =
-            load_found_each(&c.input, &found, c.input.meter(), "measuring", |index, file, meter| {
+            load_found_each(&c.input, &found, meter_with_kept_counts, "measuring", |index, file, meter| {
                 let shown = crate::report::InputFile {
                     path: file.path.clone(),
                     format: file.format.map(str::to_owned),
@@ -389,7 +452,11 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
         let comparison = analysis::compare::add_up(replayed, &sources, &c.compare);
         let calibration =
             analysis::calibration::calibrate_samples(&samples, &estimators, c.input.tokenizer.name());
-        let sweep = finish_sweep(&c.input, &found, meter, parts, &c.sweep, &mut warnings);
+        let (sweep, mut meter) = finish_sweep(&c.input, &found, meter, parts, &c.sweep, &mut warnings);
+        // Nothing is counted after the sweep: the counts are kept, and the meter's memory given
+        // back, before the report is built.
+        keep_counts(c.input.count_cache.as_deref(), &mut meter);
+        drop(meter);
         let input = crate::report::ReportInput {
             version: env!("CARGO_PKG_VERSION"),
             paths: c.input.paths.iter().map(|p| p.display().to_string()).collect(),
@@ -467,12 +534,14 @@ fn reconcile(c: ReconcileConfig) -> Result<ExitCode> {
     if let Err(e) = c.output.check(&c.paths) {
         return Err(UsageError(format!("{e:#}")).into());
     }
+    let mut meter =
+        seeded(Meter::with_backend(c.tokenizer, c.tokenizer, c.counter), c.count_cache.as_deref(), &c.paths)?;
     let run = || -> Result<ExitCode> {
         let found = input::discover(&c.paths);
-        let meter = Meter::with_backend(c.tokenizer, c.tokenizer, c.counter);
         let report = reconcile_files(&found, c.input_format, &meter, c.per_request, c.worst);
         let bytes = crate::export::reconcile::render(&report, c.format, c.per_request)?;
         c.output.write(&bytes)?;
+        keep_counts(c.count_cache.as_deref(), &mut meter);
         Ok(print_problems(&report.warnings, &report.errors))
     };
     with_jobs(c.jobs, run)
@@ -481,8 +550,8 @@ fn reconcile(c: ReconcileConfig) -> Result<ExitCode> {
 fn replay(c: ReplayConfig) -> Result<ExitCode> {
     check_output(&c.output, &c.input.paths)?;
     with_jobs(c.input.jobs, || {
+        let mut meter = meter(&c.input)?;
         let found = input::discover(&c.input.paths);
-        let meter = c.input.meter();
         let job = Job {
             thresholds: vec![c.threshold],
             policies: c.policies.clone(),
@@ -495,6 +564,7 @@ fn replay(c: ReplayConfig) -> Result<ExitCode> {
         if c.per_request && c.format == export::ExportFormat::Csv {
             let code = replay_csv_as_it_goes(&c, &found, &job, &meter, &|| bar.inc(1))?;
             bar.finish_and_clear();
+            keep_counts(c.input.count_cache.as_deref(), &mut meter);
             return Ok(code);
         }
         let outcomes = if c.per_request {
@@ -519,6 +589,7 @@ fn replay(c: ReplayConfig) -> Result<ExitCode> {
         }
         let bytes = c.format.exporter().render(&report, c.per_request)?;
         c.output.write(&bytes)?;
+        keep_counts(c.input.count_cache.as_deref(), &mut meter);
         Ok(print_problems(&report.warnings, &report.errors))
     })
 }
@@ -779,7 +850,8 @@ mod tests {
                 std::fs::write(&path, text).unwrap();
             }
             let mut warnings = Vec::new();
-            let sweep = finish_sweep(&c.input, &found, first.meter, first.files, &c.settings, &mut warnings);
+            let (sweep, _) =
+                finish_sweep(&c.input, &found, first.meter, first.files, &c.settings, &mut warnings);
             assert!(!sweep.per_tool.is_empty(), "the fixture has a recommendation and a tool to sweep");
             let named =
                 warnings.iter().any(|w| w.contains("session.jsonl: read differently the second time"));

@@ -161,6 +161,9 @@ pub struct ReconcileArgs {
     /// identical at any count.
     #[arg(long, short = 'j')]
     pub jobs: Option<usize>,
+    /// Keep exact token counts in this file between runs (as `replay --count-cache`).
+    #[arg(long, value_name = "FILE", env = "CTXBUDGET_COUNT_CACHE")]
+    pub count_cache: Option<PathBuf>,
 }
 
 /// Options of `split`.
@@ -232,6 +235,11 @@ pub struct InputArgs {
     /// identical at any count.
     #[arg(long, short = 'j')]
     pub jobs: Option<usize>,
+    /// Keep exact token counts in this file between runs: counts found there are not counted
+    /// again, and the run adds its new ones (the file is created when missing, replaced
+    /// atomically). Output is the same bytes with or without it.
+    #[arg(long, value_name = "FILE", env = "CTXBUDGET_COUNT_CACHE")]
+    pub count_cache: Option<PathBuf>,
 }
 
 /// Where and how an analysis is written.

@@ -72,6 +72,8 @@ pub struct ReconcileConfig {
     pub input_format: Option<&'static dyn Format>,
     /// Worker threads, if set.
     pub jobs: Option<usize>,
+    /// File that keeps exact token counts between runs (`--count-cache`), if given.
+    pub count_cache: Option<PathBuf>,
 }
 
 /// Resolved inputs and counting options of an analysis.
@@ -97,6 +99,8 @@ pub struct InputConfig {
     pub overhead: Tokens,
     /// Worker threads, if set.
     pub jobs: Option<usize>,
+    /// File that keeps exact token counts between runs (`--count-cache`), if given.
+    pub count_cache: Option<PathBuf>,
 }
 
 /// The paths given plus the agent folders asked for with `--claude`/`--codex`, read under `$HOME`.
@@ -211,6 +215,7 @@ impl InputConfig {
             resplit: a.resplit,
             overhead: a.overhead,
             jobs: a.jobs,
+            count_cache: a.count_cache,
         })
     }
 
@@ -473,6 +478,7 @@ impl Config {
                     worst: a.worst,
                     input_format: input_format(a.input_format.as_deref())?,
                     jobs: a.jobs,
+                    count_cache: a.count_cache,
                 })
             }
             analysis => unreachable!("resolved by analysis_from_cli: {analysis:?}"),

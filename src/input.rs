@@ -30,6 +30,7 @@ use std::fs::File;
 use std::io::{BufReader, Cursor, Read};
 use std::path::{Path, PathBuf};
 
+use crate::counts::StoredCounts;
 use crate::error::{PolicyFileError, TraceError};
 use crate::format::{self, Format, HEAD_BYTES};
 use crate::model::Trace;
@@ -86,6 +87,18 @@ pub fn read_policies(path: &Path) -> Result<Vec<PolicySpec>, PolicyFileError> {
     let text = std::fs::read_to_string(path)
         .map_err(|source| PolicyFileError::Io { path: path.to_owned(), source })?;
     crate::policy::file::parse(&text, path)
+}
+
+/// Reads a count cache file ([`crate::counts`]): `None` when there is none yet; an error naming
+/// the file when it cannot be read or used.
+pub fn read_counts(path: &Path) -> Result<Option<StoredCounts>, String> {
+    match std::fs::read(path) {
+        Ok(bytes) => {
+            StoredCounts::decode(&bytes).map(Some).map_err(|e| format!("count cache {}: {e}", path.display()))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("count cache {}: {}", path.display(), describe_io(&e))),
+    }
 }
 
 /// Finds the trace files under `paths`.

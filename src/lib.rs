@@ -6,7 +6,8 @@
 //! from [`tokens`], each text once) → [`policy`] + [`replay`] (request by request, pure) →
 //! [`result`] → [`export`].
 //! [`input`] is the only place that touches the file system on the way in, [`export`] on the way out;
-//! [`pipeline`] ties them together for the command line in `main.rs`.
+//! [`pipeline`] ties them together for the command line in `main.rs`. [`counts`] is the format of
+//! the file that keeps exact counts between runs (`--count-cache`).
 #![deny(missing_docs)]
 
 pub mod analysis;
@@ -14,6 +15,7 @@ pub mod app;
 pub mod chart;
 pub mod cli;
 pub mod config;
+pub mod counts;
 pub mod error;
 pub mod export;
 pub mod format;

@@ -22,6 +22,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
+use crate::counts::{Entry, StoredCounts};
 use crate::model::{Bytes, Tokens};
 
 /// Which tokenizer a count uses.
@@ -115,6 +116,11 @@ pub trait Counter: Send + Sync {
     /// Builds whatever the counter loads lazily (an encoding's tables), so that a caller can do it
     /// on one worker while the others read files. Counting works without it.
     fn prepare(&self) {}
+    /// The name its counts are kept under between runs ([`crate::counts`]), for an exact counter
+    /// whose counts are worth keeping; `None` (the default) keeps nothing.
+    fn kept_as(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The seed's estimate: `len / 4` in UTF-8 bytes.
@@ -248,6 +254,9 @@ impl Counter for Bpe {
     }
     fn prepare(&self) {
         raw_count(self.tokenizer, self.backend, "");
+    }
+    fn kept_as(&self) -> Option<String> {
+        Some(format!("{}/{}", self.tokenizer.name(), self.backend.name()))
     }
 }
 
@@ -394,6 +403,8 @@ const SHARDS: usize = 64;
 /// cache lines: two threads meet only when they want the same shard at the same moment.
 pub struct CountCache {
     shards: Vec<Shard>,
+    /// Whether counts kept from an earlier run were put in ([`CountCache::seed`]).
+    seeded: bool,
 }
 
 /// One shard, alone on two 64-byte cache lines (processors prefetch lines in pairs), so that
@@ -432,7 +443,10 @@ impl Hasher for KeyHasher {
 
 impl Default for CountCache {
     fn default() -> Self {
-        CountCache { shards: (0..SHARDS).map(|_| Shard(Mutex::new(HashMap::default()))).collect() }
+        CountCache {
+            shards: (0..SHARDS).map(|_| Shard(Mutex::new(HashMap::default()))).collect(),
+            seeded: false,
+        }
     }
 }
 
@@ -449,7 +463,29 @@ impl CountCache {
         n
     }
 
-    /// Number of distinct texts counted.
+    /// Puts in counts kept from an earlier run, keyed as [`CountCache::get_or_count`] keys them.
+    pub fn seed(&mut self, entries: &[Entry]) {
+        for shard in &mut self.shards {
+            let map = shard.0.get_mut().unwrap_or_else(|e| e.into_inner());
+            map.reserve(entries.len() / SHARDS + 1);
+        }
+        for &(key, tokens) in entries {
+            let map = self.shards[(key as usize) % SHARDS].0.get_mut().unwrap_or_else(|e| e.into_inner());
+            map.insert(key, tokens);
+        }
+        self.seeded |= !entries.is_empty();
+    }
+
+    /// Every count held, in no particular order (seeded ones included).
+    pub fn entries(&self) -> Vec<Entry> {
+        let mut out = Vec::with_capacity(self.len());
+        for shard in &self.shards {
+            out.extend(lock(&shard.0).iter().map(|(&k, &n)| (k, n)));
+        }
+        out
+    }
+
+    /// Number of distinct texts counted (or seeded).
     pub fn len(&self) -> usize {
         self.shards.iter().map(|s| lock(&s.0).len()).sum()
     }
@@ -546,8 +582,54 @@ impl Meter {
     /// Loads both counters' tables now (see [`Counter::prepare`]), in parallel when the pool has
     /// a free worker: call it on one worker while the others read files, so the first count does
     /// not wait.
+    ///
+    /// A counter whose cache was seeded with kept counts ([`Meter::seed`]) is left alone: the
+    /// texts it is asked for were most likely counted before, and a miss builds the tables then.
     pub fn prepare(&self) {
-        rayon::join(|| self.report.prepare(), || self.decide.prepare());
+        let report = || {
+            if !self.report_cache.seeded {
+                self.report.prepare();
+            }
+        };
+        let decide = || {
+            if !self.decide_cache.seeded {
+                self.decide.prepare();
+            }
+        };
+        rayon::join(report, decide);
+    }
+
+    /// The caches worth keeping between runs, with the name each is kept under: the report's, and
+    /// the decision counter's when it is another exact tokenizer.
+    fn kept_caches(&mut self) -> Vec<(String, &mut CountCache)> {
+        let separate = self.decide.tokenizer() != self.report.tokenizer();
+        let mut out = Vec::new();
+        if let Some(name) = self.report.kept_as() {
+            out.push((name, &mut self.report_cache));
+        }
+        if let Some(name) = self.decide.kept_as().filter(|_| separate) {
+            out.push((name, &mut self.decide_cache));
+        }
+        out
+    }
+
+    /// Seeds the caches with counts kept from earlier runs ([`crate::counts`]); returns how many
+    /// were put in. Call it before measuring.
+    pub fn seed(&mut self, kept: &StoredCounts) -> usize {
+        let mut seeded = 0;
+        for (name, cache) in self.kept_caches() {
+            let entries = kept.section(&name);
+            cache.seed(entries);
+            seeded += entries.len();
+        }
+        seeded
+    }
+
+    /// Adds every count this meter holds to `kept`, to be written for the next run.
+    pub fn keep(&mut self, kept: &mut StoredCounts) {
+        for (name, cache) in self.kept_caches() {
+            kept.merge(&name, cache.entries());
+        }
     }
 
     /// A meter over any two counters (tests use deterministic stubs).
@@ -614,7 +696,8 @@ impl Meter {
         }
     }
 
-    /// Distinct texts counted so far with the report's tokenizer.
+    /// Distinct texts counted so far with the report's tokenizer (kept counts it was seeded with
+    /// included).
     pub fn distinct_texts(&self) -> usize {
         self.report_cache.len()
     }
@@ -684,6 +767,93 @@ mod tests {
     use super::*;
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// One token per byte under a chosen tokenizer and name, counting its counts and preparations.
+    struct Kept {
+        tokenizer: Tokenizer,
+        name: Option<&'static str>,
+        counted: Arc<AtomicUsize>,
+        prepared: Arc<AtomicUsize>,
+    }
+
+    impl Counter for Kept {
+        fn tokenizer(&self) -> Tokenizer {
+            self.tokenizer
+        }
+        fn count(&self, text: &str) -> Tokens {
+            self.counted.fetch_add(1, Ordering::SeqCst);
+            text.len() as Tokens
+        }
+        fn prepare(&self) {
+            self.prepared.fetch_add(1, Ordering::SeqCst);
+        }
+        fn kept_as(&self) -> Option<String> {
+            self.name.map(str::to_owned)
+        }
+    }
+
+    fn kept_meter(
+        report: Option<&'static str>,
+        decide: Tokenizer,
+    ) -> (Meter, Arc<AtomicUsize>, Arc<AtomicUsize>) {
+        let (counted, prepared) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let counter = |tokenizer, name| {
+            Box::new(Kept { tokenizer, name, counted: counted.clone(), prepared: prepared.clone() })
+        };
+        let meter = Meter::with_counters(counter(Tokenizer::O200k, report), counter(decide, Some("d")));
+        (meter, counted, prepared)
+    }
+
+    fn key(text: &str) -> u128 {
+        xxhash_rust::xxh3::xxh3_128(text.as_bytes())
+    }
+
+    #[test]
+    fn seeded_counts_are_used_and_kept_with_the_new_ones() {
+        let mut stored = StoredCounts::default();
+        // A kept count that is not the stub's (3 bytes): it must be what the meter reports.
+        stored.merge("r", vec![(key("abc"), 40)]);
+        stored.merge("other", vec![(key("zz"), 1)]);
+        let (mut meter, counted, prepared) = kept_meter(Some("r"), Tokenizer::Cl100k);
+        assert_eq!(meter.seed(&stored), 1);
+        meter.prepare();
+        assert_eq!(prepared.load(Ordering::SeqCst), 1, "only the decision counter, which was not seeded");
+        assert_eq!(meter.tokens("abc"), 40);
+        assert_eq!(counted.load(Ordering::SeqCst), 0);
+        assert_eq!(meter.tokens("hello"), 5);
+        assert_eq!(meter.decide_tokens("abc"), 3);
+        assert_eq!(counted.load(Ordering::SeqCst), 2);
+        meter.keep(&mut stored);
+        let mut r = vec![(key("abc"), 40), (key("hello"), 5)];
+        r.sort();
+        assert_eq!(stored.section("r"), r.as_slice());
+        assert_eq!(stored.section("d"), &[(key("abc"), 3)]);
+        assert_eq!(stored.section("other"), &[(key("zz"), 1)], "another counter's counts stay");
+    }
+
+    #[test]
+    fn only_exact_counters_of_their_own_are_kept() {
+        // No name: nothing kept. The decision counter on the report's tokenizer shares its cache.
+        let (mut meter, _, prepared) = kept_meter(None, Tokenizer::O200k);
+        let mut stored = StoredCounts::default();
+        stored.merge("d", vec![(key("abc"), 40)]);
+        assert_eq!(meter.seed(&stored), 0);
+        meter.prepare();
+        assert_eq!(prepared.load(Ordering::SeqCst), 2);
+        meter.tokens("abc");
+        let mut after = stored.clone();
+        meter.keep(&mut after);
+        assert_eq!(after, stored);
+        assert_eq!(
+            Tokenizer::O200k.counter_with(Backend::Tiktoken).kept_as().as_deref(),
+            Some("o200k/tiktoken")
+        );
+        assert_eq!(
+            Tokenizer::Cl100k.counter_with(Backend::TiktokenRs).kept_as().as_deref(),
+            Some("cl100k/tiktoken-rs")
+        );
+        assert_eq!(Tokenizer::Estimate.counter().kept_as(), None);
+    }
 
     #[test]
     fn pathological_texts_go_to_the_linear_counter_and_agree_with_both_others() {

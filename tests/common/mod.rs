@@ -14,6 +14,8 @@ pub fn root() -> &'static Path {
 pub fn ctxbudget() -> Command {
     let mut c = Command::cargo_bin("ctxbudget").expect("the binary is built for integration tests");
     c.current_dir(root());
+    // A count cache named in the developer's environment must not be read or written by tests.
+    c.env_remove("CTXBUDGET_COUNT_CACHE");
     c
 }
 
