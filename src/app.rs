@@ -561,8 +561,8 @@ fn replay(c: ReplayConfig) -> Result<ExitCode> {
             input_format: c.input.input_format,
         };
         let bar = progress_bar(found.files.len(), "replaying");
-        if c.per_request && c.format == export::ExportFormat::Csv {
-            let code = replay_csv_as_it_goes(&c, &found, &job, &meter, &|| bar.inc(1))?;
+        if c.per_request && matches!(c.format, export::ExportFormat::Csv | export::ExportFormat::Json) {
+            let code = replay_as_it_goes(&c, &found, &job, &meter, &|| bar.inc(1))?;
             bar.finish_and_clear();
             keep_counts(c.input.count_cache.as_deref(), &mut meter);
             return Ok(code);
@@ -594,29 +594,60 @@ fn replay(c: ReplayConfig) -> Result<ExitCode> {
     })
 }
 
-/// `replay --per-request --format csv`, written as the files are replayed: each file's lines go
+/// `replay --per-request` in CSV or JSON, written as the files are replayed: each file's part goes
 /// out in input order as soon as the files before it are written, and its rows are dropped, so
-/// memory does not grow with the requests. The same bytes as the CSV exporter writes.
-fn replay_csv_as_it_goes(
+/// memory does not grow with the requests. The same bytes as the CSV and JSON exporters write.
+fn replay_as_it_goes(
     c: &ReplayConfig,
     found: &Discovered,
     job: &Job<'_>,
     meter: &Meter,
     done: &(dyn Fn() + Sync),
 ) -> Result<ExitCode> {
-    let lines = timeline_lines(&c.output)?;
-    let outcomes = replay_files_each(found, job, meter, done, |index, outcome| {
-        let rendered = put_timeline_lines(&lines, index, outcome.runs.iter());
-        (outcome.path, outcome.warnings, outcome.error, rendered)
-    });
+    if c.format == export::ExportFormat::Json {
+        let parts = export::InOrder::new(export::json::JsonRuns::new(c.output.stream()?)?);
+        let outcomes = replay_files_each(found, job, meter, done, |index, outcome| {
+            let runs: Vec<_> = outcome
+                .runs
+                .into_iter()
+                .map(|r| crate::result::RunSummary { timeline: Some(r.rows), ..r.summary })
+                .collect();
+            let (part, rendered) = match export::json::runs_part(&runs) {
+                Ok(part) => (part, Ok(())),
+                Err(e) => (Vec::new(), Err(e.into())),
+            };
+            parts.put(index, part);
+            (outcome.path, outcome.warnings, outcome.error, rendered)
+        });
+        let (warnings, errors) = problems_of(found, outcomes)?;
+        parts.finish(found.files.len())?.finish(&errors, &warnings)?.finish()?;
+        Ok(print_problems(&warnings, &errors))
+    } else {
+        let lines = timeline_lines(&c.output)?;
+        let outcomes = replay_files_each(found, job, meter, done, |index, outcome| {
+            let rendered = put_timeline_lines(&lines, index, outcome.runs.iter()).map_err(Into::into);
+            (outcome.path, outcome.warnings, outcome.error, rendered)
+        });
+        let (warnings, errors) = problems_of(found, outcomes)?;
+        lines.finish(found.files.len())?.finish()?;
+        Ok(print_problems(&warnings, &errors))
+    }
+}
+
+/// What is left of a file written as it went: its path, warnings, error and whether its part
+/// could be rendered.
+type Written = (String, Vec<String>, Option<String>, Result<()>);
+
+/// The warnings (prefixed with their file) and errors of files replayed as they went, after the
+/// errors of the search; the first part that could not be rendered, if any, instead.
+fn problems_of(found: &Discovered, outcomes: Vec<Written>) -> Result<(Vec<String>, Vec<String>)> {
     let (mut warnings, mut errors) = (Vec::new(), found.errors.clone());
     for (path, file_warnings, error, rendered) in outcomes {
         rendered?;
         warnings.extend(file_warnings.iter().map(|w| prefix_path(&path, w)));
         errors.extend(error);
     }
-    lines.finish(found.files.len())?.finish()?;
-    Ok(print_problems(&warnings, &errors))
+    Ok((warnings, errors))
 }
 
 /// Every conversation of `file` replayed under `sources` (in parallel), in file order: what a

@@ -284,6 +284,46 @@ fn overhead_adds_the_unrecorded_prefix_to_every_request_and_policies_see_it() {
 /// CSV exporter renders from the whole report (read back from the JSON of the same run), at any
 /// thread count, and to a file as to stdout.
 #[test]
+fn per_request_json_written_as_it_goes_is_the_exporters_document_of_the_same_runs() {
+    use ctxbudget::export::Exporter;
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(&bad, "{\"type\": \"request\"}\nnot json\n").unwrap();
+    let bad = bad.to_str().unwrap();
+    let inputs = ["traces", bad, "tests/fixtures/cache-trap", SMALL];
+    let per_request = |jobs: &str| {
+        let out = ctxbudget()
+            .args([&["replay"][..], &inputs, &["--format", "json", "--per-request", "-j", jobs]].concat())
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "the bad file fails: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    let streamed = per_request("2");
+    assert!(streamed == per_request("1"), "-j 1 and -j 2 differ");
+    let r: ReplayReport = serde_json::from_slice(&streamed).expect("the streamed JSON reads back");
+    assert!(
+        r.runs.len() > 3 && r.runs.iter().all(|run| run.timeline.as_ref().is_some_and(|t| !t.is_empty()))
+    );
+    assert!(r.errors.len() == 1 && r.errors[0].contains("bad.jsonl"), "{:?}", r.errors);
+    assert!(!r.warnings.is_empty());
+    // The same bytes as the exporter writes for what it holds ...
+    let whole = ctxbudget::export::json::JsonExporter.render(&r, true).unwrap();
+    assert!(streamed == whole, "{}", String::from_utf8_lossy(&streamed));
+    // ... and the same runs, errors and warnings as the report of one row per conversation.
+    let out = ctxbudget().args([&["replay"][..], &inputs, &["--format", "json"]].concat()).output().unwrap();
+    let summaries: ReplayReport = serde_json::from_slice(&out.stdout).unwrap();
+    let mut without_rows = r.clone();
+    without_rows.runs.iter_mut().for_each(|run| run.timeline = None);
+    assert_eq!(without_rows, summaries);
+}
+
+#[test]
 fn per_request_csv_written_as_it_goes_is_the_csv_of_the_whole_report() {
     use ctxbudget::export::Exporter;
     let inputs = ["traces", "tests/fixtures/cache-trap", SMALL];
