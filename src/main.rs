@@ -9,6 +9,7 @@ use ctxbudget::cli::Cli;
 use ctxbudget::config::Config;
 
 fn main() -> ExitCode {
+    app::tune_allocator();
     let cli = Cli::parse();
     let result = Config::from_cli(cli).map_err(anyhow::Error::from).and_then(app::run);
     match result {
