@@ -49,6 +49,8 @@ use serde_json::json;
 const SWEEP_POLICIES: &str = "none;keep-turns:n=3;keep-results:n=5;budget:max=100000,target=50000;anthropic;langchain;swe-agent;opencode";
 
 fn main() {
+    // The allocator as the binary sets it, so the bare counter and a replay are compared alike.
+    ctxbudget::app::tune_allocator();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(command) = args.first() else { usage() };
     let options = Options::parse(&args[1..]);
