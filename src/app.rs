@@ -100,7 +100,7 @@ pub fn load_each<T: Send>(
     f: impl Fn(MeasuredFile, &Meter) -> T + Sync,
 ) -> Result<Loaded<T>> {
     let meter = meter(input)?;
-    Ok(load_found_each(input, &input::discover(&input.paths), meter, "measuring", |_, file, meter| {
+    Ok(load_found_each(input, &input::discover(&input.source.paths), meter, "measuring", |_, file, meter| {
         f(file, meter)
     }))
 }
@@ -118,7 +118,7 @@ fn load_found_each<T: Send>(
         resplit: input.resplit,
         transforms: &input.transforms,
         overhead: input.overhead,
-        input_format: input.input_format,
+        input_format: input.source.input_format,
         ..Job::default()
     };
     let bar = progress_bar(found.files.len(), message);
@@ -163,7 +163,7 @@ fn with_jobs<T: Send>(jobs: Option<usize>, f: impl FnOnce() -> Result<T> + Send)
 
 /// `input`'s meter, seeded with the counts its `--count-cache` file keeps ([`seeded`]).
 fn meter(input: &InputConfig) -> Result<Meter> {
-    seeded(input.meter(), input.count_cache.as_deref(), &input.paths)
+    seeded(input.meter(), input.source.count_cache.as_deref(), &input.source.paths)
 }
 
 /// `meter` seeded with the counts kept in `cache` (`--count-cache`). The file is checked first as
@@ -229,9 +229,9 @@ fn sweep_holds(found: &Discovered, low_memory: bool) -> bool {
 }
 
 fn sweep(c: SweepConfig) -> Result<ExitCode> {
-    check_output(&c.output, &c.input.paths)?;
-    with_jobs(c.input.jobs, || {
-        let found = input::discover(&c.input.paths);
+    check_output(&c.output, &c.input.source.paths)?;
+    with_jobs(c.input.source.jobs, || {
+        let found = input::discover(&c.input.source.paths);
         let hold = sweep_holds(&found, c.low_memory);
         let Loaded { meter, files, errors, mut warnings } =
             load_found_each(&c.input, &found, meter(&c.input)?, "measuring", |_, file, meter| {
@@ -239,7 +239,7 @@ fn sweep(c: SweepConfig) -> Result<ExitCode> {
             });
         let (result, mut meter) = finish_sweep(&c.input, &found, meter, files, &c.settings, &mut warnings);
         export::analysis::write(&c.output, c.format, || export::analysis::sweep_sections(&result), &result)?;
-        keep_counts(c.input.count_cache.as_deref(), &mut meter);
+        keep_counts(c.input.source.count_cache.as_deref(), &mut meter);
         Ok(print_problems(&warnings, &errors))
     })
 }
@@ -316,8 +316,8 @@ fn finish_sweep(
 }
 
 fn compare(c: CompareConfig, cost: bool) -> Result<ExitCode> {
-    check_output(&c.output, &c.input.paths)?;
-    with_jobs(c.input.jobs, || {
+    check_output(&c.output, &c.input.source.paths)?;
+    with_jobs(c.input.source.jobs, || {
         // Each file is replayed as soon as it is measured and then dropped: memory holds one small
         // result per conversation (run summaries, costs, prune events), not the corpus.
         let policies = analysis::compare::with_baseline(&c.settings.policies);
@@ -334,14 +334,14 @@ fn compare(c: CompareConfig, cost: bool) -> Result<ExitCode> {
             }
         };
         export::analysis::write(&c.output, c.format, sections, &result)?;
-        keep_counts(c.input.count_cache.as_deref(), &mut loaded.meter);
+        keep_counts(c.input.source.count_cache.as_deref(), &mut loaded.meter);
         Ok(loaded.finish())
     })
 }
 
 fn calibrate(c: CalibrateConfig) -> Result<ExitCode> {
-    check_output(&c.output, &c.input.paths)?;
-    with_jobs(c.input.jobs, || {
+    check_output(&c.output, &c.input.source.paths)?;
+    with_jobs(c.input.source.jobs, || {
         // Each file's tool outputs are estimated as soon as it is measured, and the file dropped:
         // memory holds one small sample per tool output, not the corpus.
         let estimators = analysis::calibration::default_estimators();
@@ -351,14 +351,14 @@ fn calibrate(c: CalibrateConfig) -> Result<ExitCode> {
         })?;
         let samples: Vec<_> = std::mem::take(&mut loaded.files).into_iter().flatten().collect();
         let result =
-            analysis::calibration::calibrate_samples(&samples, &estimators, c.input.tokenizer.name());
+            analysis::calibration::calibrate_samples(&samples, &estimators, c.input.source.tokenizer.name());
         export::analysis::write(
             &c.output,
             c.format,
             || export::analysis::calibration_sections(&result),
             &result,
         )?;
-        keep_counts(c.input.count_cache.as_deref(), &mut loaded.meter);
+        keep_counts(c.input.source.count_cache.as_deref(), &mut loaded.meter);
         Ok(loaded.finish())
     })
 }
@@ -410,8 +410,8 @@ fn prepare_report_dir(out: &std::path::Path, inputs: &[std::path::PathBuf]) -> R
 
 fn report(c: ReportConfig) -> Result<ExitCode> {
     let meter_with_kept_counts = meter(&c.input)?;
-    prepare_report_dir(&c.out, &c.input.paths)?;
-    with_jobs(c.input.jobs, || {
+    prepare_report_dir(&c.out, &c.input.source.paths)?;
+    with_jobs(c.input.source.jobs, || {
         // Each file is compared, calibrated and swept as soon as it is measured. Its runs' rows are
         // written to timeline.csv at once (in input order, through a temporary file renamed into
         // place with the other files), and kept only for the conversations that may get a chart
@@ -420,7 +420,7 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
         // so that no index stands beside files of two runs.
         export::prepare_rewrite(&c.out, crate::report::INDEX, &[crate::chart::DIR])?;
         let timeline_csv = timeline_lines(&Output::File(c.out.join(crate::report::TIMELINE_CSV)))?;
-        let found = input::discover(&c.input.paths);
+        let found = input::discover(&c.input.source.paths);
         let hold = sweep_holds(&found, c.low_memory);
         let policies = analysis::compare::with_baseline(&c.compare.policies);
         let sources = analysis::compare::sources(&policies);
@@ -467,15 +467,15 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
         let timelines = crate::report::Timelines { conversations, kept };
         let comparison = analysis::compare::add_up(replayed, &sources, &c.compare);
         let calibration =
-            analysis::calibration::calibrate_samples(&samples, &estimators, c.input.tokenizer.name());
+            analysis::calibration::calibrate_samples(&samples, &estimators, c.input.source.tokenizer.name());
         let (sweep, mut meter) = finish_sweep(&c.input, &found, meter, parts, &c.sweep, &mut warnings);
         // Nothing is counted after the sweep: the counts are kept, and the meter's memory given
         // back, before the report is built.
-        keep_counts(c.input.count_cache.as_deref(), &mut meter);
+        keep_counts(c.input.source.count_cache.as_deref(), &mut meter);
         drop(meter);
         let input = crate::report::ReportInput {
             version: env!("CARGO_PKG_VERSION"),
-            paths: c.input.paths.iter().map(|p| p.display().to_string()).collect(),
+            paths: c.input.source.paths.iter().map(|p| p.display().to_string()).collect(),
             files: shown,
             settings: report_settings(&c),
             sweep: &sweep,
@@ -519,9 +519,9 @@ fn report_settings(c: &ReportConfig) -> Vec<(String, String)> {
     let p = &c.compare.cache.prices;
     let specs = |v: &[crate::policy::PolicySpec]| v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" ");
     vec![
-        ("tokenizer".into(), c.input.tokenizer.name().into()),
+        ("tokenizer".into(), c.input.source.tokenizer.name().into()),
         ("decide with".into(), c.input.decide.name().into()),
-        ("input format".into(), c.input.input_format.map_or("auto".into(), |f| f.name().to_owned())),
+        ("input format".into(), c.input.source.input_format.map_or("auto".into(), |f| f.name().to_owned())),
         ("re-split pre-split outputs".into(), c.input.resplit.to_string()),
         ("unrecorded tokens per request (--overhead)".into(), c.input.overhead.to_string()),
         ("sweep policy".into(), c.sweep.policy.as_str().into()),
@@ -547,40 +547,43 @@ fn report_settings(c: &ReportConfig) -> Vec<(String, String)> {
 }
 
 fn reconcile(c: ReconcileConfig) -> Result<ExitCode> {
-    if let Err(e) = c.output.check(&c.paths) {
+    if let Err(e) = c.output.check(&c.source.paths) {
         return Err(UsageError(format!("{e:#}")).into());
     }
-    let mut meter =
-        seeded(Meter::with_backend(c.tokenizer, c.tokenizer, c.counter), c.count_cache.as_deref(), &c.paths)?;
+    let mut meter = seeded(
+        Meter::with_backend(c.source.tokenizer, c.source.tokenizer, c.source.counter),
+        c.source.count_cache.as_deref(),
+        &c.source.paths,
+    )?;
     let run = || -> Result<ExitCode> {
-        let found = input::discover(&c.paths);
-        let report = reconcile_files(&found, c.input_format, &meter, c.per_request, c.worst);
+        let found = input::discover(&c.source.paths);
+        let report = reconcile_files(&found, c.source.input_format, &meter, c.per_request, c.worst);
         let bytes = crate::export::reconcile::render(&report, c.format, c.per_request)?;
         c.output.write(&bytes)?;
-        keep_counts(c.count_cache.as_deref(), &mut meter);
+        keep_counts(c.source.count_cache.as_deref(), &mut meter);
         Ok(print_problems(&report.warnings, &report.errors))
     };
-    with_jobs(c.jobs, run)
+    with_jobs(c.source.jobs, run)
 }
 
 fn replay(c: ReplayConfig) -> Result<ExitCode> {
-    check_output(&c.output, &c.input.paths)?;
-    with_jobs(c.input.jobs, || {
+    check_output(&c.output, &c.input.source.paths)?;
+    with_jobs(c.input.source.jobs, || {
         let mut meter = meter(&c.input)?;
-        let found = input::discover(&c.input.paths);
+        let found = input::discover(&c.input.source.paths);
         let job = Job {
             thresholds: vec![c.threshold],
             policies: c.policies.clone(),
             resplit: c.input.resplit,
             transforms: &c.input.transforms,
             overhead: c.input.overhead,
-            input_format: c.input.input_format,
+            input_format: c.input.source.input_format,
         };
         let bar = progress_bar(found.files.len(), "replaying");
         if c.per_request && matches!(c.format, export::ExportFormat::Csv | export::ExportFormat::Json) {
             let code = replay_as_it_goes(&c, &found, &job, &meter, &|| bar.inc(1))?;
             bar.finish_and_clear();
-            keep_counts(c.input.count_cache.as_deref(), &mut meter);
+            keep_counts(c.input.source.count_cache.as_deref(), &mut meter);
             return Ok(code);
         }
         let outcomes = if c.per_request {
@@ -605,7 +608,7 @@ fn replay(c: ReplayConfig) -> Result<ExitCode> {
         }
         let bytes = c.format.exporter().render(&report, c.per_request)?;
         c.output.write(&bytes)?;
-        keep_counts(c.input.count_cache.as_deref(), &mut meter);
+        keep_counts(c.input.source.count_cache.as_deref(), &mut meter);
         Ok(print_problems(&report.warnings, &report.errors))
     })
 }
@@ -876,7 +879,7 @@ mod tests {
         )
         .unwrap();
         let Ok(Config::Sweep(c)) = Config::from_cli(cli) else { panic!("a sweep") };
-        let found = input::discover(&c.input.paths);
+        let found = input::discover(&c.input.source.paths);
         let first = load_found_each(&c.input, &found, c.input.meter(), "", |_, file, meter| {
             SweepPart::of(file, &c.settings, meter, false)
         });

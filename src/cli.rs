@@ -127,21 +127,9 @@ pub struct PolicyArgs {
 /// Options of `reconcile`.
 #[derive(Debug, Args)]
 pub struct ReconcileArgs {
-    /// Trace files or directories (searched recursively, hidden folders included).
-    pub paths: Vec<PathBuf>,
-    /// Also read Claude Code sessions in place, from ~/.claude/projects.
-    #[arg(long)]
-    pub claude: bool,
-    /// Also read Codex CLI rollouts in place, from ~/.codex/sessions.
-    #[arg(long)]
-    pub codex: bool,
-    /// Tokenizer of the replayed counts (o200k is exact only for OpenAI's current models).
-    #[arg(long, value_enum, default_value_t = TokenizerArg::O200k)]
-    pub tokenizer: TokenizerArg,
-    /// Implementation of o200k and cl100k: tiktoken (the fastest) or tiktoken-rs (OpenAI's own
-    /// core, the reference). Both give the same counts.
-    #[arg(long, value_enum, default_value_t = CounterArg::Tiktoken)]
-    pub counter: CounterArg,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub source: SourceArgs,
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Table)]
     pub format: FormatArg,
@@ -154,16 +142,6 @@ pub struct ReconcileArgs {
     /// How many of the worst requests to list.
     #[arg(long, default_value_t = 10)]
     pub worst: usize,
-    /// Read every input with this format instead of detecting it.
-    #[arg(long, value_name = "FORMAT")]
-    pub input_format: Option<String>,
-    /// Worker threads (default: all cores); one of them builds the tokenizer tables. Output is
-    /// identical at any count.
-    #[arg(long, short = 'j')]
-    pub jobs: Option<usize>,
-    /// Keep exact token counts in this file between runs (as `replay --count-cache`).
-    #[arg(long, value_name = "FILE", env = "CTXBUDGET_COUNT_CACHE")]
-    pub count_cache: Option<PathBuf>,
 }
 
 /// Options of `split`.
@@ -193,10 +171,12 @@ pub struct CountArgs {
     pub counter: CounterArg,
 }
 
-/// Inputs and counting options shared by `replay` and the analyses.
+/// Where the traces come from and how their tokens are counted: shared by `replay`, the analyses
+/// and `reconcile`.
 #[derive(Debug, Args)]
-pub struct InputArgs {
-    /// Trace files or directories (searched recursively). Default: the bundled traces/.
+pub struct SourceArgs {
+    /// Trace files or directories (searched recursively). `replay` and the analyses read the
+    /// bundled traces/ when none is given; `reconcile` needs one (or --claude/--codex).
     pub paths: Vec<PathBuf>,
     /// Also read Claude Code sessions in place, from ~/.claude/projects.
     #[arg(long)]
@@ -204,33 +184,17 @@ pub struct InputArgs {
     /// Also read Codex CLI rollouts in place, from ~/.codex/sessions.
     #[arg(long)]
     pub codex: bool,
-    /// Tokenizer for every reported token count.
+    /// Tokenizer for every reported token count (o200k is exact only for OpenAI's current
+    /// models).
     #[arg(long, value_enum, default_value_t = TokenizerArg::O200k)]
     pub tokenizer: TokenizerArg,
     /// Implementation of o200k and cl100k: tiktoken (the fastest) or tiktoken-rs (OpenAI's own
     /// core, the reference). Both give the same counts.
     #[arg(long, value_enum, default_value_t = CounterArg::Tiktoken)]
     pub counter: CounterArg,
-    /// What the policies decide with: each one's own anchor estimator, the report's tokenizer
-    /// (real), or one counter for all.
-    #[arg(long, value_enum, default_value_t = DecideArg::Anchor)]
-    pub decide_with: DecideArg,
-    /// Record-time transform applied to every tool output before the split, as
-    /// name[:key=value,...] (repeatable, applied in order): truncate:codex, truncate:mini,
-    /// spill:head=H,tail=T. `ctxbudget policies` lists them.
-    #[arg(long = "transform", value_name = "SPEC")]
-    pub transforms: Vec<String>,
     /// Read every input with this format instead of detecting it (see README for the list).
     #[arg(long, value_name = "FORMAT")]
     pub input_format: Option<String>,
-    /// Re-split outputs that a tool already split into summary and content.
-    #[arg(long)]
-    pub resplit: bool,
-    /// Tokens every request sends that the traces do not record (system prompt, tool schemas):
-    /// added to every context as `unrecorded`, so triggers and costs see it. `reconcile` estimates
-    /// it per conversation (its `a`).
-    #[arg(long, value_name = "TOKENS", default_value_t = 0)]
-    pub overhead: u64,
     /// Worker threads (default: all cores); one of them builds the tokenizer tables. Output is
     /// identical at any count.
     #[arg(long, short = 'j')]
@@ -240,6 +204,31 @@ pub struct InputArgs {
     /// atomically). Output is the same bytes with or without it.
     #[arg(long, value_name = "FILE", env = "CTXBUDGET_COUNT_CACHE")]
     pub count_cache: Option<PathBuf>,
+}
+
+/// Inputs and counting options shared by `replay` and the analyses.
+#[derive(Debug, Args)]
+pub struct InputArgs {
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub source: SourceArgs,
+    /// What the policies decide with: each one's own anchor estimator, the report's tokenizer
+    /// (real), or one counter for all.
+    #[arg(long, value_enum, default_value_t = DecideArg::Anchor)]
+    pub decide_with: DecideArg,
+    /// Record-time transform applied to every tool output before the split, as
+    /// name[:key=value,...] (repeatable, applied in order): truncate:codex, truncate:mini,
+    /// spill:head=H,tail=T. `ctxbudget policies` lists them.
+    #[arg(long = "transform", value_name = "SPEC")]
+    pub transforms: Vec<String>,
+    /// Re-split outputs that a tool already split into summary and content.
+    #[arg(long)]
+    pub resplit: bool,
+    /// Tokens every request sends that the traces do not record (system prompt, tool schemas):
+    /// added to every context as `unrecorded`, so triggers and costs see it. `reconcile` estimates
+    /// it per conversation (its `a`).
+    #[arg(long, value_name = "TOKENS", default_value_t = 0)]
+    pub overhead: u64,
 }
 
 /// Where and how an analysis is written.

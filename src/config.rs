@@ -54,12 +54,8 @@ pub enum Config {
 
 /// Resolved `reconcile` options.
 pub struct ReconcileConfig {
-    /// Files and directories to read (agent homes included).
-    pub paths: Vec<PathBuf>,
-    /// Tokenizer of the replayed counts.
-    pub tokenizer: Tokenizer,
-    /// Implementation of the exact tokenizers.
-    pub counter: Backend,
+    /// The traces and how they are counted.
+    pub source: SourceConfig,
     /// Report format.
     pub format: ExportFormat,
     /// Where the report goes.
@@ -68,6 +64,16 @@ pub struct ReconcileConfig {
     pub per_request: bool,
     /// How many worst requests to list.
     pub worst: usize,
+}
+
+/// Where the traces come from and how their tokens are counted (resolved [`cli::SourceArgs`]).
+pub struct SourceConfig {
+    /// Files and directories to read (agent homes included).
+    pub paths: Vec<PathBuf>,
+    /// Tokenizer of the report.
+    pub tokenizer: Tokenizer,
+    /// Implementation of the exact tokenizers.
+    pub counter: Backend,
     /// Forced input format.
     pub input_format: Option<&'static dyn Format>,
     /// Worker threads, if set.
@@ -76,14 +82,10 @@ pub struct ReconcileConfig {
     pub count_cache: Option<PathBuf>,
 }
 
-/// Resolved inputs and counting options of an analysis.
+/// Resolved inputs and counting options of `replay` and the analyses.
 pub struct InputConfig {
-    /// Files and directories to read (agent homes included).
-    pub paths: Vec<PathBuf>,
-    /// Tokenizer of the report.
-    pub tokenizer: Tokenizer,
-    /// Implementation of the exact tokenizers.
-    pub counter: Backend,
+    /// The traces and how they are counted.
+    pub source: SourceConfig,
     /// What policies decide with.
     pub decide: DecideWith,
     /// Tokenizer of the decision counter ([`crate::tokens::Measure::decide`]); the cheap estimate
@@ -91,16 +93,10 @@ pub struct InputConfig {
     pub decide_with: Tokenizer,
     /// Record-time transforms, applied in order to every raw tool output.
     pub transforms: Vec<Box<dyn Transform>>,
-    /// Forced input format.
-    pub input_format: Option<&'static dyn Format>,
     /// Re-split pre-split outputs.
     pub resplit: bool,
     /// Unrecorded tokens every request sends.
     pub overhead: Tokens,
-    /// Worker threads, if set.
-    pub jobs: Option<usize>,
-    /// File that keeps exact token counts between runs (`--count-cache`), if given.
-    pub count_cache: Option<PathBuf>,
 }
 
 /// The paths given plus the agent folders asked for with `--claude`/`--codex`, read under `$HOME`.
@@ -189,11 +185,20 @@ fn usage(e: impl std::fmt::Display) -> UsageError {
     UsageError(e.to_string())
 }
 
-impl InputConfig {
-    /// Resolves the shared input options: the bundled traces/ when no path and no agent folder
-    /// is given.
-    pub fn from_args(a: cli::InputArgs) -> Result<InputConfig, UsageError> {
+impl SourceConfig {
+    /// Resolves the shared source options; with no path and no agent folder, the bundled traces/
+    /// when `traces_by_default` is set, else a usage error naming `command`.
+    pub fn from_args(
+        a: cli::SourceArgs,
+        traces_by_default: bool,
+        command: &str,
+    ) -> Result<SourceConfig, UsageError> {
         let paths = if a.paths.is_empty() && !a.claude && !a.codex {
+            if !traces_by_default {
+                return Err(usage(format!(
+                    "{command} needs trace files or directories, or --claude/--codex"
+                )));
+            }
             vec![default_traces().ok_or_else(|| {
                 usage("no input given and no traces/ directory here; pass trace files or directories")
             })?]
@@ -203,25 +208,37 @@ impl InputConfig {
         if a.jobs == Some(0) {
             return Err(usage("--jobs must be at least 1"));
         }
-        let (decide, decide_with) = decide(a.decide_with);
-        Ok(InputConfig {
+        Ok(SourceConfig {
             paths,
             tokenizer: a.tokenizer.into(),
             counter: a.counter.into(),
+            input_format: input_format(a.input_format.as_deref())?,
+            jobs: a.jobs,
+            count_cache: a.count_cache,
+        })
+    }
+}
+
+impl InputConfig {
+    /// Resolves the input options of `replay` and the analyses: the bundled traces/ when no path
+    /// and no agent folder is given.
+    pub fn from_args(a: cli::InputArgs) -> Result<InputConfig, UsageError> {
+        let source = SourceConfig::from_args(a.source, true, "")?;
+        let (decide, decide_with) = decide(a.decide_with);
+        Ok(InputConfig {
+            source,
             decide,
             decide_with,
             transforms: transforms(&a.transforms)?,
-            input_format: input_format(a.input_format.as_deref())?,
             resplit: a.resplit,
             overhead: a.overhead,
-            jobs: a.jobs,
-            count_cache: a.count_cache,
         })
     }
 
     /// The meter these options count with.
     pub fn meter(&self) -> Meter {
-        Meter::with_backend(self.tokenizer, self.decide_with, self.counter).deciding(self.decide)
+        Meter::with_backend(self.source.tokenizer, self.decide_with, self.source.counter)
+            .deciding(self.decide)
     }
 }
 
@@ -458,29 +475,13 @@ impl Config {
                 counter: a.counter.into(),
             }),
             cli::Command::Policies => Config::Policies,
-            cli::Command::Reconcile(a) => {
-                let paths = with_agent_homes(a.paths, a.claude, a.codex)?;
-                if paths.is_empty() {
-                    return Err(UsageError(
-                        "reconcile needs trace files or directories, or --claude/--codex".into(),
-                    ));
-                }
-                if a.jobs == Some(0) {
-                    return Err(UsageError("--jobs must be at least 1".into()));
-                }
-                Config::Reconcile(ReconcileConfig {
-                    paths,
-                    tokenizer: a.tokenizer.into(),
-                    counter: a.counter.into(),
-                    format: a.format.into(),
-                    output: Output::from_arg(a.output.as_deref()),
-                    per_request: a.per_request,
-                    worst: a.worst,
-                    input_format: input_format(a.input_format.as_deref())?,
-                    jobs: a.jobs,
-                    count_cache: a.count_cache,
-                })
-            }
+            cli::Command::Reconcile(a) => Config::Reconcile(ReconcileConfig {
+                source: SourceConfig::from_args(a.source, false, "reconcile")?,
+                format: a.format.into(),
+                output: Output::from_arg(a.output.as_deref()),
+                per_request: a.per_request,
+                worst: a.worst,
+            }),
             analysis => unreachable!("resolved by analysis_from_cli: {analysis:?}"),
         })
     }
@@ -513,9 +514,9 @@ mod tests {
         let Config::Reconcile(c) = config(&["ctxbudget", "reconcile", "x", "--codex"]).ok().unwrap() else {
             panic!()
         };
-        assert_eq!(c.paths, [PathBuf::from("x"), home.join(".codex/sessions")]);
+        assert_eq!(c.source.paths, [PathBuf::from("x"), home.join(".codex/sessions")]);
         let Config::Replay(c) = config(&["ctxbudget", "replay", "--claude"]).ok().unwrap() else { panic!() };
-        assert_eq!(c.input.paths, [home.join(".claude/projects")]);
+        assert_eq!(c.input.source.paths, [home.join(".claude/projects")]);
     }
 
     #[test]
