@@ -331,8 +331,9 @@ pub struct Param {
     pub about: &'static str,
 }
 
-/// A policy kind: its name, parameters, source and constructor.
-pub struct Kind {
+/// A policy kind (or, as [`crate::transform::TransformKind`], a transform kind): its name,
+/// parameters, source and constructor.
+pub struct Kind<T: ?Sized + 'static = dyn Policy> {
     /// Name in specs.
     pub name: &'static str,
     /// One line on what it does.
@@ -341,8 +342,8 @@ pub struct Kind {
     pub source: &'static str,
     /// Parameters with defaults.
     pub params: &'static [Param],
-    /// Builds a policy from checked parameters.
-    pub build: fn(&Params) -> Result<Box<dyn Policy>, SpecError>,
+    /// Builds a policy (or a transform) from checked parameters.
+    pub build: fn(&Params) -> Result<Box<T>, SpecError>,
 }
 
 /// Every policy kind, in listing order.

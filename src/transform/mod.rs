@@ -15,7 +15,7 @@ pub mod mini;
 pub mod spill;
 
 use crate::error::SpecError;
-use crate::policy::{Param, Params, fill_params, split_pairs};
+use crate::policy::{fill_params, split_pairs};
 
 /// A change applied to every raw tool output before the split.
 pub trait Transform: Send + Sync {
@@ -31,19 +31,8 @@ impl std::fmt::Debug for dyn Transform {
     }
 }
 
-/// A transform kind: its name, parameters, source and constructor.
-pub struct TransformKind {
-    /// Name in specs.
-    pub name: &'static str,
-    /// One line on what it does.
-    pub about: &'static str,
-    /// Where the mechanism comes from.
-    pub source: &'static str,
-    /// Parameters with defaults.
-    pub params: &'static [Param],
-    /// Builds a transform from checked parameters.
-    pub build: fn(&Params) -> Result<Box<dyn Transform>, SpecError>,
-}
+/// A transform kind: its name, parameters, source and constructor (the same shape as a policy's).
+pub type TransformKind = crate::policy::Kind<dyn Transform>;
 
 /// Every transform kind, in listing order.
 pub fn registry() -> &'static [TransformKind] {
