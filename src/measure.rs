@@ -126,7 +126,12 @@ impl MeasuredResult {
         match self.presplit {
             Some(true) => (self.summary_measure, Some(self.text_measure)),
             Some(false) => (self.summary_measure, None),
-            None if self.text.len() > threshold => (self.summary_measure, Some(self.text_measure)),
+            // The text's length, read from its measure beside this field rather than from the
+            // shared text behind a pointer: every replay at every threshold asks, and in a long
+            // trace that pointer is a cache miss.
+            None if self.text_measure.bytes > threshold as u64 => {
+                (self.summary_measure, Some(self.text_measure))
+            }
             None => (self.text_measure, None),
         }
     }
