@@ -76,7 +76,47 @@ impl Category {
     }
 }
 
-/// A tool result, measured.
+/// What every replay reads of a tool result at every threshold: its two measures and whether the
+/// tool split it. Kept in the item, beside the boxed rest ([`MeasuredResult`]), so that a replay
+/// walking a long trace reads memory in order instead of following a pointer per result (a third
+/// of a long sweep's replay time waited on those pointers, `perf annotate`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ResultSizes {
+    /// Measure of the result's `text`.
+    pub text: Measure,
+    /// Measure of the result's `summary`.
+    pub summary: Measure,
+    /// `Some(has_content)` when the tool already split the output (kept as written).
+    pub presplit: Option<bool>,
+}
+
+impl ResultSizes {
+    /// Summary and content measures at `threshold`, by the seed's rule.
+    pub fn split_at(&self, threshold: usize) -> (Measure, Option<Measure>) {
+        match self.presplit {
+            Some(true) => (self.summary, Some(self.text)),
+            Some(false) => (self.summary, None),
+            None if self.text.bytes > threshold as u64 => (self.summary, Some(self.text)),
+            None => (self.text, None),
+        }
+    }
+
+    /// Tokens of the whole output as the tool produced it (after transforms).
+    pub fn output(&self) -> Measure {
+        match self.presplit {
+            Some(true) => {
+                let mut m = self.summary;
+                m += self.text;
+                m
+            }
+            Some(false) => self.summary,
+            None => self.text,
+        }
+    }
+}
+
+/// A tool result, measured: what a replay reads only when a policy asks (its sizes are in the
+/// item, [`ResultSizes`]).
 #[derive(Debug, Clone)]
 pub struct MeasuredResult {
     /// Call id linking it to its call.
@@ -90,14 +130,8 @@ pub struct MeasuredResult {
     /// The output after record-time transforms (for a result a tool already split: its content).
     /// Shared, so that the sweep's per-tool copies of a conversation do not copy texts.
     pub text: Arc<String>,
-    /// Measure of `text`.
-    pub text_measure: Measure,
     /// The summary used when split: the automatic one, or the one the tool wrote.
     pub summary: Arc<String>,
-    /// Measure of `summary`.
-    pub summary_measure: Measure,
-    /// `Some(has_content)` when the tool already split the output (kept as written).
-    pub presplit: Option<bool>,
     /// Bytes of the output as recorded, before transforms.
     pub recorded_bytes: u64,
     /// Lines of `text` as Python counts them, once asked for ([`MeasuredResult::python_lines`]).
@@ -121,40 +155,12 @@ impl MeasuredResult {
         *self.json_units.get_or_init(|| json_escaped_utf16(&self.text))
     }
 
-    /// Summary and content measures at `threshold`, by the seed's rule.
-    pub fn split_at(&self, threshold: usize) -> (Measure, Option<Measure>) {
-        match self.presplit {
-            Some(true) => (self.summary_measure, Some(self.text_measure)),
-            Some(false) => (self.summary_measure, None),
-            // The text's length, read from its measure beside this field rather than from the
-            // shared text behind a pointer: every replay at every threshold asks, and in a long
-            // trace that pointer is a cache miss.
-            None if self.text_measure.bytes > threshold as u64 => {
-                (self.summary_measure, Some(self.text_measure))
-            }
-            None => (self.text_measure, None),
-        }
-    }
-
-    /// The summary text at `threshold`.
-    pub fn summary_at(&self, threshold: usize) -> &str {
-        match self.split_at(threshold).1 {
+    /// The summary text at `threshold`, for a result of `sizes`.
+    pub fn summary_at(&self, sizes: &ResultSizes, threshold: usize) -> &str {
+        match sizes.split_at(threshold).1 {
             Some(_) => &self.summary,
-            None if self.presplit.is_some() => &self.summary,
+            None if sizes.presplit.is_some() => &self.summary,
             None => &self.text,
-        }
-    }
-
-    /// Tokens of the whole output as the tool produced it (after transforms).
-    pub fn output_measure(&self) -> Measure {
-        match self.presplit {
-            Some(true) => {
-                let mut m = self.summary_measure;
-                m += self.text_measure;
-                m
-            }
-            Some(false) => self.summary_measure,
-            None => self.text_measure,
         }
     }
 }
@@ -182,8 +188,8 @@ pub enum MeasuredItem {
         /// Measure of the name alone (what remains when a policy clears the arguments).
         name_measure: Measure,
     },
-    /// A tool result.
-    ToolResult(Box<MeasuredResult>),
+    /// A tool result: its sizes, and the rest of it.
+    ToolResult(ResultSizes, Box<MeasuredResult>),
     /// A request boundary.
     Request {
         /// Provider id, when recorded.
@@ -314,7 +320,7 @@ impl MeasuredConversation {
                         by_id.insert(call_id, calls);
                         calls += 1;
                     }
-                    MeasuredItem::ToolResult(r) => links.push(by_id.get(r.call_id.as_str()).copied()),
+                    MeasuredItem::ToolResult(_, r) => links.push(by_id.get(r.call_id.as_str()).copied()),
                     MeasuredItem::Compaction { .. } => by_id.clear(),
                     MeasuredItem::Text { .. } | MeasuredItem::Request { .. } => {}
                 }
@@ -330,7 +336,9 @@ impl MeasuredConversation {
     pub fn splits_at(&self, threshold: usize) -> usize {
         self.items
             .iter()
-            .filter(|i| matches!(i, MeasuredItem::ToolResult(r) if r.split_at(threshold).1.is_some()))
+            .filter(
+                |i| matches!(i, MeasuredItem::ToolResult(sizes, _) if sizes.split_at(threshold).1.is_some()),
+            )
             .count()
     }
 
@@ -452,20 +460,21 @@ fn measure_item(item: &Item, meter: &Meter, opts: &MeasureOptions<'_>) -> Measur
             };
             let text_measure =
                 if presplit == Some(false) { Measure::default() } else { meter.measure(&text) };
-            MeasuredItem::ToolResult(Box::new(MeasuredResult {
-                call_id: r.call_id.clone(),
-                name: r.name.clone(),
-                is_error: r.is_error,
-                images: r.images,
-                summary_measure: meter.measure(&summary),
-                text_measure,
-                text: Arc::new(text),
-                summary: Arc::new(summary),
-                presplit,
-                recorded_bytes,
-                python_lines: OnceLock::new(),
-                json_units: OnceLock::new(),
-            }))
+            let sizes = ResultSizes { text: text_measure, summary: meter.measure(&summary), presplit };
+            MeasuredItem::ToolResult(
+                sizes,
+                Box::new(MeasuredResult {
+                    call_id: r.call_id.clone(),
+                    name: r.name.clone(),
+                    is_error: r.is_error,
+                    images: r.images,
+                    text: Arc::new(text),
+                    summary: Arc::new(summary),
+                    recorded_bytes,
+                    python_lines: OnceLock::new(),
+                    json_units: OnceLock::new(),
+                }),
+            )
         }
         Item::Request(r) => {
             MeasuredItem::Request { id: r.id.clone(), timestamp: r.timestamp, usage: r.usage }
@@ -568,25 +577,25 @@ mod tests {
     #[test]
     fn a_raw_output_splits_only_above_the_threshold() {
         let m = measured(vec![result(Output::Raw { output: "x".repeat(40) })], false);
-        let MeasuredItem::ToolResult(r) = &m.items[0] else { panic!() };
-        let (summary, content) = r.split_at(40);
+        let MeasuredItem::ToolResult(sizes, r) = &m.items[0] else { panic!() };
+        let (summary, content) = sizes.split_at(40);
         assert_eq!((summary.bytes, content), (40, None));
-        let (summary, content) = r.split_at(39);
+        let (summary, content) = sizes.split_at(39);
         assert_eq!(summary.bytes, "1 lines | …".len() as u64 + 40);
         assert_eq!(content.map(|c| c.bytes), Some(40));
-        assert_eq!(r.summary_at(39), format!("1 lines | {}…", "x".repeat(40)));
+        assert_eq!(r.summary_at(sizes, 39), format!("1 lines | {}…", "x".repeat(40)));
     }
 
     #[test]
     fn a_presplit_output_is_kept_at_every_threshold_unless_resplit() {
         let out = Output::Split { summary: "sum".into(), content: Some("c".repeat(10)) };
         let m = measured(vec![result(out.clone())], false);
-        let MeasuredItem::ToolResult(r) = &m.items[0] else { panic!() };
-        assert_eq!(r.split_at(1_000_000).1.map(|c| c.bytes), Some(10));
-        assert_eq!(r.summary_at(0), "sum");
+        let MeasuredItem::ToolResult(sizes, r) = &m.items[0] else { panic!() };
+        assert_eq!(sizes.split_at(1_000_000).1.map(|c| c.bytes), Some(10));
+        assert_eq!(r.summary_at(sizes, 0), "sum");
         let m = measured(vec![result(out)], true);
-        let MeasuredItem::ToolResult(r) = &m.items[0] else { panic!() };
-        assert_eq!(r.split_at(1_000).1, None);
+        let MeasuredItem::ToolResult(sizes, r) = &m.items[0] else { panic!() };
+        assert_eq!(sizes.split_at(1_000).1, None);
         assert_eq!(*r.text, format!("sum\n{}", "c".repeat(10)));
     }
 

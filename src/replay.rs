@@ -549,9 +549,9 @@ fn replay_keeping(
                 e.prefix.add(tail(position), measure.tokens as i64 - name_measure.tokens as i64);
                 e.calls.push(CallState { position, measure: *measure, name: *name_measure, cleared: false });
             }
-            MeasuredItem::ToolResult(r) => {
-                let (summary_m, content) = r.split_at(e.threshold);
-                let output = r.output_measure();
+            MeasuredItem::ToolResult(sizes, r) => {
+                let (summary_m, content) = sizes.split_at(e.threshold);
+                let output = sizes.output();
                 summary.tool_results += 1;
                 summary.tool_output_bytes += output.bytes;
                 summary.tool_output_tokens += output.tokens;
@@ -568,6 +568,7 @@ fn replay_keeping(
                 e.results.push(ResultState {
                     index: e.results.len(),
                     result: r,
+                    sizes,
                     summary: summary_m,
                     content: content.map_or(Content::None, Content::Present),
                     original: content,

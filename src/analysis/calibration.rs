@@ -298,8 +298,8 @@ pub fn samples(conversations: &[&MeasuredConversation], estimators: &[&dyn Estim
         .par_iter()
         .flat_map_iter(|c| &c.items)
         .filter_map(|item| {
-            let MeasuredItem::ToolResult(r) = item else { return None };
-            let measure = r.output_measure();
+            let MeasuredItem::ToolResult(sizes, r) = item else { return None };
+            let measure = sizes.output();
             if measure.tokens == 0 {
                 return None;
             }

@@ -296,8 +296,8 @@ pub fn sent_contexts(
             }
             (_, MeasuredItem::Text { category, measure, .. }) => parts.add(*category, measure.tokens),
             (_, MeasuredItem::ToolCall { measure, .. }) => parts.tool_calls += measure.tokens,
-            (_, MeasuredItem::ToolResult(r)) => {
-                parts.tool_outputs += r.output_measure().tokens;
+            (_, MeasuredItem::ToolResult(sizes, r)) => {
+                parts.tool_outputs += sizes.output().tokens;
                 parts.images += u64::from(r.images);
             }
             (_, MeasuredItem::Compaction { summary }) => {

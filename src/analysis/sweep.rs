@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::measure::{MeasuredConversation, MeasuredItem, MeasuredResult};
+use crate::measure::{MeasuredConversation, MeasuredItem, MeasuredResult, ResultSizes};
 use crate::model::Tokens;
 use crate::policy::{Content, Edit, Policy, PolicySpec, View};
 use crate::replay::replay_summary;
@@ -514,9 +514,9 @@ fn tool_of(r: &MeasuredResult) -> &str {
     r.name.as_deref().unwrap_or(UNNAMED_TOOL)
 }
 
-fn results(c: &MeasuredConversation) -> impl Iterator<Item = &MeasuredResult> {
+fn results(c: &MeasuredConversation) -> impl Iterator<Item = (&ResultSizes, &MeasuredResult)> {
     c.items.iter().filter_map(|i| match i {
-        MeasuredItem::ToolResult(r) => Some(&**r),
+        MeasuredItem::ToolResult(sizes, r) => Some((sizes, &**r)),
         _ => None,
     })
 }
@@ -529,10 +529,10 @@ pub fn tools_by_output(conversations: &[&MeasuredConversation]) -> Vec<(String, 
 /// Per tool: results and output tokens.
 fn output_by_tool(conversations: &[&MeasuredConversation]) -> BTreeMap<String, (usize, Tokens)> {
     let mut by: BTreeMap<String, (usize, Tokens)> = BTreeMap::new();
-    for r in conversations.iter().flat_map(|c| results(c)) {
+    for (sizes, r) in conversations.iter().flat_map(|c| results(c)) {
         let e = by.entry(tool_of(r).to_owned()).or_default();
         e.0 += 1;
-        e.1 += r.output_measure().tokens;
+        e.1 += sizes.output().tokens;
     }
     by
 }
@@ -548,15 +548,15 @@ fn sorted_tools(by: BTreeMap<String, (usize, Tokens)>) -> Vec<(String, usize, To
 pub fn fix_other_tools(c: &MeasuredConversation, tool: &str, threshold: usize) -> MeasuredConversation {
     let mut out = c.clone();
     for item in &mut out.items {
-        let MeasuredItem::ToolResult(r) = item else { continue };
-        if r.presplit.is_some() || tool_of(r) == tool {
+        let MeasuredItem::ToolResult(sizes, r) = item else { continue };
+        if sizes.presplit.is_some() || tool_of(r) == tool {
             continue;
         }
         if r.text.len() > threshold {
-            r.presplit = Some(true);
+            sizes.presplit = Some(true);
         } else {
-            r.presplit = Some(false);
-            r.summary_measure = r.text_measure;
+            sizes.presplit = Some(false);
+            sizes.summary = sizes.text;
             r.summary = r.text.clone();
         }
     }

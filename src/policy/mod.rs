@@ -51,7 +51,7 @@ use std::collections::BTreeMap;
 pub use estimator::Estimator;
 
 use crate::error::SpecError;
-use crate::measure::MeasuredResult;
+use crate::measure::{MeasuredResult, ResultSizes};
 use crate::model::{Millis, Tokens};
 use crate::tokens::{DecideWith, Measure, Meter};
 
@@ -73,8 +73,10 @@ pub enum Content {
 pub struct ResultState<'a> {
     /// Index among all tool results of the conversation (what [`Edit`]s refer to).
     pub index: usize,
-    /// The measured result (name, text, sizes).
+    /// The measured result (name, texts).
     pub result: &'a MeasuredResult,
+    /// Its sizes and whether the tool split it.
+    pub sizes: &'a ResultSizes,
     /// The summary sent for it.
     pub summary: Measure,
     /// Its content's state (persistent state: edits of a non-sticky policy are not reflected).
@@ -119,7 +121,7 @@ impl ResultState<'_> {
     /// The whole output as the tool produced it (after record-time transforms): what an anchor
     /// that knows nothing of the split measures.
     pub fn output(&self) -> Measure {
-        self.result.output_measure()
+        self.sizes.output()
     }
 
     /// The tool's name, or `""` when the trace does not record it.

@@ -82,7 +82,7 @@ impl Policy for SweAgent {
 /// SWE-agent's text for an elided observation: `Old environment output: (N lines omitted)`, and
 /// ` (M images omitted)` when `with_images` and the result has images.
 pub fn placeholder(r: &ResultState<'_>, with_images: bool) -> String {
-    let lines = match r.result.presplit {
+    let lines = match r.sizes.presplit {
         // Counted once per output, not once per replay (a sweep replays it at every threshold).
         None => r.result.python_lines(),
         _ => python_line_count(&observation_text(r)),
@@ -96,7 +96,7 @@ pub fn placeholder(r: &ResultState<'_>, with_images: bool) -> String {
 
 /// The observation as the agent saw it: the whole output (summary and content of a pre-split one).
 fn observation_text<'a>(r: &'a ResultState<'a>) -> Cow<'a, str> {
-    match r.result.presplit {
+    match r.sizes.presplit {
         Some(true) => format!("{}\n{}", r.result.summary, r.result.text).into(),
         Some(false) => r.result.summary.as_str().into(),
         None => r.result.text.as_str().into(),
