@@ -188,8 +188,9 @@ pub enum MeasuredItem {
         /// Measure of the name alone (what remains when a policy clears the arguments).
         name_measure: Measure,
     },
-    /// A tool result: its sizes, and the rest of it.
-    ToolResult(ResultSizes, Box<MeasuredResult>),
+    /// A tool result: its sizes, and the rest of it (shared: the sweep's per-tool copies of a
+    /// conversation change sizes, and copy a result only when they change its texts).
+    ToolResult(ResultSizes, Arc<MeasuredResult>),
     /// A request boundary.
     Request {
         /// Provider id, when recorded.
@@ -463,7 +464,7 @@ fn measure_item(item: &Item, meter: &Meter, opts: &MeasureOptions<'_>) -> Measur
             let sizes = ResultSizes { text: text_measure, summary: meter.measure(&summary), presplit };
             MeasuredItem::ToolResult(
                 sizes,
-                Box::new(MeasuredResult {
+                Arc::new(MeasuredResult {
                     call_id: r.call_id.clone(),
                     name: r.name.clone(),
                     is_error: r.is_error,

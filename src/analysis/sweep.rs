@@ -557,6 +557,7 @@ pub fn fix_other_tools(c: &MeasuredConversation, tool: &str, threshold: usize) -
         } else {
             sizes.presplit = Some(false);
             sizes.summary = sizes.text;
+            let r = std::sync::Arc::make_mut(r);
             r.summary = r.text.clone();
         }
     }
