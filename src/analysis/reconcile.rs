@@ -3,7 +3,7 @@
 //!
 //! **What is replayed (decision).** Policy `none` on the outputs as recorded: every item the
 //! conversation holds is sent, and each tool result counts as the text the agent recorded and sent
-//! ([`MeasuredResult::output_measure`](crate::measure::MeasuredResult::output_measure)) — not the seed's split. Splitting an output sends
+//! ([`ResultSizes::output`](crate::measure::ResultSizes::output)) — not the seed's split. Splitting an output sends
 //! `summary + content`, which is more text than the agent sent, and no threshold is involved here
 //! at all (a threshold "large enough" would still leave tool-split outputs split, and would make
 //! the comparison depend on a number that has nothing to do with what was billed). No record-time
