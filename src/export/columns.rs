@@ -159,13 +159,14 @@ pub fn totals(report: &ReplayReport) -> Tabular {
 
 /// One row per request of every run that carries a timeline.
 pub fn timeline(runs: &[RunSummary]) -> Tabular {
-    let rows = runs
-        .iter()
-        .flat_map(|run| {
-            run.timeline.iter().flatten().map(move |r| timeline_cells(run, r).map(Cell::text).to_vec())
-        })
-        .collect();
-    Tabular { headers: TIMELINE_HEADERS.to_vec(), rows }
+    Tabular { headers: TIMELINE_HEADERS.to_vec(), rows: timeline_rows(runs).collect() }
+}
+
+/// The rows of [`timeline`], made one at a time (a renderer that walks them twice holds none).
+pub fn timeline_rows(runs: &[RunSummary]) -> impl Iterator<Item = Vec<String>> + '_ {
+    runs.iter().flat_map(|run| {
+        run.timeline.iter().flatten().map(move |r| timeline_cells(run, r).map(Cell::text).to_vec())
+    })
 }
 
 /// [`timeline`] as CSV, for runs whose rows are kept apart from their summaries: the bytes
@@ -218,8 +219,8 @@ pub fn timeline_csv_rows(parts: &[(&RunSummary, &[RequestRow])]) -> csv::Result<
     Ok(out)
 }
 
-/// The columns of [`timeline`].
-const TIMELINE_HEADERS: [&str; 25] = [
+/// The columns of [`timeline`], in order.
+pub const TIMELINE_HEADERS: [&str; 25] = [
     "trace",
     "conversation",
     "policy",

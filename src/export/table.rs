@@ -31,30 +31,49 @@ const BOTTOM: Line = Line('└', '─', '┴', '┘');
 /// space each side. A column whose every cell is a number or empty is right-aligned, its header
 /// too.
 pub fn render_tabular(t: &Tabular) -> String {
-    let columns = t.rows.iter().map(Vec::len).chain([t.headers.len()]).max().unwrap_or(0);
-    let mut widths = vec![1usize; columns];
-    let mut widen = |cells: &mut dyn Iterator<Item = &str>| {
-        for (i, cell) in cells.enumerate() {
-            let widest = cell.split('\n').map(UnicodeWidthStr::width).max().unwrap_or(0);
-            widths[i] = widths[i].max(widest);
+    render_rows(&t.headers, || t.rows.iter())
+}
+
+/// [`render_tabular`] of rows made on demand, twice: once to size and align the columns, once to
+/// draw them, so that a table of every request holds one row's cells at a time, not all of them.
+pub fn render_rows<R, I>(headers: &[&str], rows: impl Fn() -> I) -> String
+where
+    R: AsRef<[String]>,
+    I: Iterator<Item = R>,
+{
+    let (mut widths, mut right, mut count) = (vec![1usize; headers.len()], vec![true; headers.len()], 0);
+    let widen = |i: usize, cell: &str, widths: &mut Vec<usize>| {
+        if i >= widths.len() {
+            widths.resize(i + 1, 1);
         }
+        let widest = cell.split('\n').map(UnicodeWidthStr::width).max().unwrap_or(0);
+        widths[i] = widths[i].max(widest);
     };
-    widen(&mut t.headers.iter().copied());
-    for row in &t.rows {
-        widen(&mut row.iter().map(String::as_str));
+    for (i, h) in headers.iter().enumerate() {
+        widen(i, h, &mut widths);
     }
-    let right: Vec<bool> = (0..columns)
-        .map(|i| !t.rows.is_empty() && t.rows.iter().all(|r| r[i].is_empty() || looks_numeric(&r[i])))
-        .collect();
-    let line_bytes: usize = widths.iter().map(|w| w + 2).sum::<usize>() * 3 + columns * 3 + 8;
-    let mut out = String::with_capacity(line_bytes * (t.rows.len() + 4));
+    for r in rows() {
+        count += 1;
+        for (i, cell) in r.as_ref().iter().enumerate() {
+            widen(i, cell, &mut widths);
+            if i >= right.len() {
+                right.resize(i + 1, true);
+            }
+            right[i] &= cell.is_empty() || looks_numeric(cell);
+        }
+    }
+    // With no rows, every column is left-aligned.
+    right.resize(widths.len(), true);
+    right.iter_mut().for_each(|r| *r &= count > 0);
+    let line_bytes: usize = widths.iter().map(|w| w + 2).sum::<usize>() * 3 + widths.len() * 3 + 8;
+    let mut out = String::with_capacity(line_bytes * (count + 4));
     rule(&mut out, &TOP, &widths);
     out.push('\n');
-    row(&mut out, &t.headers, &widths, &right);
+    row(&mut out, headers, &widths, &right);
     rule(&mut out, &HEADER_RULE, &widths);
     out.push('\n');
-    for r in &t.rows {
-        row(&mut out, r, &widths, &right);
+    for r in rows() {
+        row(&mut out, r.as_ref(), &widths, &right);
     }
     rule(&mut out, &BOTTOM, &widths);
     out
@@ -110,9 +129,11 @@ fn looks_numeric(s: &str) -> bool {
 
 impl Exporter for TableExporter {
     fn render(&self, report: &ReplayReport, per_request: bool) -> Result<Vec<u8>> {
-        let main =
-            if per_request { columns::timeline(&report.runs) } else { columns::runs_brief(&report.runs) };
-        let mut out = render_tabular(&main);
+        let mut out = if per_request {
+            render_rows(&columns::TIMELINE_HEADERS, || columns::timeline_rows(&report.runs))
+        } else {
+            render_tabular(&columns::runs_brief(&report.runs))
+        };
         out.push_str("\n\nTotals per policy (all conversations)\n");
         out.push_str(&render_tabular(&columns::totals(report)));
         out.push('\n');
