@@ -198,7 +198,8 @@ fn seeded(mut meter: Meter, cache: Option<&Path>, inputs: &[std::path::PathBuf])
 
 /// Adds `meter`'s counts to the `cache` file, read again first so that counts another run wrote
 /// meanwhile stay (a file that cannot be used is replaced); the file is left alone when nothing is
-/// new. A failure is only a warning: the output is written already, and right.
+/// new, and not created when there is nothing to keep (a run that counts with the estimate only).
+/// A failure is only a warning: the output is written already, and right.
 fn keep_counts(cache: Option<&Path>, meter: &mut Meter) {
     let Some(path) = cache else { return };
     let (mut kept, usable) = match input::read_counts(path) {
@@ -207,7 +208,7 @@ fn keep_counts(cache: Option<&Path>, meter: &mut Meter) {
     };
     let before = kept.len();
     meter.keep(&mut kept);
-    if usable && kept.len() == before {
+    if kept.len() == before && (usable || kept.is_empty()) {
         return;
     }
     if let Err(e) = export::write_atomically(path, &kept.encode()) {

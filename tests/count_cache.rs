@@ -124,6 +124,16 @@ fn the_file_is_the_same_bytes_at_any_thread_count_and_left_alone_when_nothing_is
 }
 
 #[test]
+fn a_run_with_nothing_exact_to_keep_creates_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("counts.ctxcounts");
+    run(&["replay", "traces", "--tokenizer", "estimate", "--count-cache", cache.to_str().unwrap()]);
+    assert!(!cache.exists());
+    run(&["replay", "traces", "--tokenizer", "cl100k", "--count-cache", cache.to_str().unwrap()]);
+    assert!(!kept(&cache).section("cl100k/tiktoken").is_empty());
+}
+
+#[test]
 fn the_environment_variable_names_the_file_too() {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("counts.ctxcounts");
