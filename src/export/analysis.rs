@@ -374,7 +374,8 @@ pub fn calibration_sections(c: &Calibration) -> Vec<Section> {
 
 /// Writes an analysis to `output` in `format`: JSON is serialised straight into the output (a
 /// comparison lists every prune event, 61 MB for the generated 1 GB corpus), and `sections` are
-/// built only for the other formats; the bytes are those of [`render`].
+/// built only for the other formats, whose parts (a title, lines, a table) are written one after
+/// the other rather than joined first; the bytes are those of [`render`].
 pub fn write(
     output: &super::Output,
     format: ExportFormat,
@@ -383,7 +384,12 @@ pub fn write(
 ) -> Result<()> {
     match format {
         ExportFormat::Json => output.write_json(value, b"\n"),
-        _ => output.write(&render(format, &sections(), value)?),
+        ExportFormat::Csv => output.write(&render(format, &sections(), value)?),
+        ExportFormat::Table | ExportFormat::Markdown => {
+            let mut out = output.stream()?;
+            write_sections(format, &sections(), &mut out)?;
+            out.finish()
+        }
     }
 }
 
@@ -400,31 +406,37 @@ pub fn render(format: ExportFormat, sections: &[Section], value: &impl Serialize
             None => Ok(Vec::new()),
         },
         ExportFormat::Table | ExportFormat::Markdown => {
-            let markdown = format == ExportFormat::Markdown;
-            let mut out = String::new();
-            for (i, s) in sections.iter().enumerate() {
-                if i > 0 {
-                    out.push('\n');
-                }
-                out.push_str(&if markdown {
-                    format!("## {}\n\n", s.title)
-                } else {
-                    format!("{}\n", s.title)
-                });
-                for line in &s.text {
-                    out.push_str(line);
-                    out.push_str(if markdown { "\n\n" } else { "\n" });
-                }
-                if let Some(t) = &s.table {
-                    if markdown {
-                        out.push_str(&super::markdown::render_tabular(t));
-                    } else {
-                        out.push_str(&super::table::render_tabular(t));
-                        out.push('\n');
-                    }
-                }
-            }
-            Ok(out.into_bytes())
+            let mut out = Vec::new();
+            write_sections(format, sections, &mut out)?;
+            Ok(out)
         }
     }
+}
+
+/// The terminal or Markdown rendering of `sections`, written part by part to `out`.
+fn write_sections(format: ExportFormat, sections: &[Section], out: &mut impl std::io::Write) -> Result<()> {
+    let markdown = format == ExportFormat::Markdown;
+    for (i, s) in sections.iter().enumerate() {
+        if i > 0 {
+            out.write_all(b"\n")?;
+        }
+        if markdown {
+            write!(out, "## {}\n\n", s.title)?;
+        } else {
+            writeln!(out, "{}", s.title)?;
+        }
+        for line in &s.text {
+            out.write_all(line.as_bytes())?;
+            out.write_all(if markdown { b"\n\n" } else { b"\n" })?;
+        }
+        if let Some(t) = &s.table {
+            if markdown {
+                out.write_all(super::markdown::render_tabular(t).as_bytes())?;
+            } else {
+                out.write_all(super::table::render_tabular(t).as_bytes())?;
+                out.write_all(b"\n")?;
+            }
+        }
+    }
+    Ok(())
 }
