@@ -492,6 +492,11 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
         Output::File(json_path.clone())
             .write_json(&input, b"")
             .with_context(|| format!("cannot write {}", json_path.display()))?;
+        let events_path = c.out.join(crate::report::PRUNE_EVENTS_CSV);
+        let mut events = Output::File(events_path.clone()).stream()?;
+        crate::report::write_prune_events(&input, &mut events)
+            .with_context(|| format!("cannot write {}", events_path.display()))?;
+        events.finish()?;
         let charts: std::collections::BTreeSet<&str> =
             files.iter().filter_map(|f| f.path.strip_prefix(crate::chart::DIR)?.strip_prefix('/')).collect();
         export::remove_stale(&c.out.join(crate::chart::DIR), |name| {
@@ -508,7 +513,7 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
         summary.push_str(&format!(
             "wrote {} ({} files)\n",
             c.out.join(crate::report::INDEX).display(),
-            files.len() + 2
+            files.len() + 3
         ));
         stdout(&summary)?;
         Ok(print_problems(&warnings, &errors))
