@@ -612,8 +612,9 @@ fn replay(c: ReplayConfig) -> Result<ExitCode> {
                 report.runs.push(summary);
             }
         }
-        let bytes = c.format.exporter().render(&report, c.per_request)?;
-        c.output.write(&bytes)?;
+        let mut out = c.output.stream()?;
+        c.format.exporter().write(&report, c.per_request, &mut out)?;
+        out.finish()?;
         keep_counts(c.input.source.count_cache.as_deref(), &mut meter);
         Ok(print_problems(&report.warnings, &report.errors))
     })

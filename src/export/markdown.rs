@@ -1,6 +1,8 @@
 //! Markdown: the same tables as the terminal exporter, as GitHub-flavoured pipe tables, for pasting
 //! into a design review.
 
+use std::io::Write;
+
 use anyhow::Result;
 
 use super::Exporter;
@@ -16,13 +18,13 @@ fn escape(cell: &str) -> String {
 
 /// Renders one table as a pipe table.
 pub fn render_tabular(t: &Tabular) -> String {
-    render_rows(&t.headers, || t.rows.iter())
+    super::drawn(|out| write_rows(&t.headers, || t.rows.iter(), out))
 }
 
-/// [`render_tabular`] of rows made on demand, twice: once to find the numeric columns (their rule
-/// aligns them right), once to write them, so that a table of every request holds one row's cells
-/// at a time.
-pub fn render_rows<R, I>(headers: &[&str], rows: impl Fn() -> I) -> String
+/// [`render_tabular`] of rows made on demand, written to `out` a line at a time. The rows are
+/// walked twice, once to find the numeric columns (their rule aligns them right) and once to
+/// write them, so that a table of every request holds one row's cells at a time.
+pub fn write_rows<R, I>(headers: &[&str], rows: impl Fn() -> I, out: &mut dyn Write) -> std::io::Result<()>
 where
     R: AsRef<[String]>,
     I: Iterator<Item = R>,
@@ -35,27 +37,33 @@ where
             *n &= c.trim_end_matches('%').parse::<f64>().is_ok() || c.is_empty();
         }
     }
-    let mut out = String::new();
-    out.push_str(&format!("| {} |\n", headers.join(" | ")));
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
+    writeln!(out, "| {} |", headers.join(" | "))?;
     let rule: Vec<&str> = numeric.iter().map(|n| if *n && any { "---:" } else { "---" }).collect();
-    out.push_str(&format!("| {} |\n", rule.join(" | ")));
+    writeln!(out, "| {} |", rule.join(" | "))?;
     for row in rows() {
         let cells: Vec<String> = row.as_ref().iter().map(|c| escape(c)).collect();
-        out.push_str(&format!("| {} |\n", cells.join(" | ")));
+        writeln!(out, "| {} |", cells.join(" | "))?;
     }
-    out
+    out.flush()
 }
 
 impl Exporter for MarkdownExporter {
     fn render(&self, report: &ReplayReport, per_request: bool) -> Result<Vec<u8>> {
-        let mut out = String::from("## Runs\n\n");
-        out.push_str(&if per_request {
-            render_rows(&columns::TIMELINE_HEADERS, || columns::timeline_rows(&report.runs))
+        let mut out = Vec::new();
+        self.write(report, per_request, &mut out)?;
+        Ok(out)
+    }
+
+    fn write(&self, report: &ReplayReport, per_request: bool, out: &mut dyn Write) -> Result<()> {
+        out.write_all(b"## Runs\n\n")?;
+        if per_request {
+            write_rows(&columns::TIMELINE_HEADERS, || columns::timeline_rows(&report.runs), out)?;
         } else {
-            render_tabular(&columns::runs_brief(&report.runs))
-        });
-        out.push_str("\n## Totals per policy\n\n");
-        out.push_str(&render_tabular(&columns::totals(report)));
-        Ok(out.into_bytes())
+            out.write_all(render_tabular(&columns::runs_brief(&report.runs)).as_bytes())?;
+        }
+        out.write_all(b"\n## Totals per policy\n\n")?;
+        out.write_all(render_tabular(&columns::totals(report)).as_bytes())?;
+        Ok(())
     }
 }

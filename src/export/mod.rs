@@ -28,6 +28,19 @@ use crate::result::ReplayReport;
 pub trait Exporter {
     /// The report as bytes. `per_request` selects the per-request timeline over the run summaries.
     fn render(&self, report: &ReplayReport, per_request: bool) -> Result<Vec<u8>>;
+
+    /// The bytes of [`Exporter::render`], written to `out`; an exporter that can draw its output
+    /// in parts writes them as they are made instead of holding it whole.
+    fn write(&self, report: &ReplayReport, per_request: bool, out: &mut dyn Write) -> Result<()> {
+        Ok(out.write_all(&self.render(report, per_request)?)?)
+    }
+}
+
+/// What `write` writes, as a string: a table drawn into memory.
+pub(crate) fn drawn(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> String {
+    let mut out = Vec::new();
+    write(&mut out).expect("writing to a Vec cannot fail");
+    String::from_utf8(out).expect("a table is drawn from strings")
 }
 
 /// Output formats.

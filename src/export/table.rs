@@ -8,6 +8,8 @@
 //! of 246 MB of traces (191,270 lines) took 1.8 GB and 5.4 s; drawn from the cells' widths straight
 //! into one string it is the cells and the output.
 
+use std::io::Write;
+
 use anyhow::Result;
 use unicode_width::UnicodeWidthStr;
 
@@ -31,12 +33,17 @@ const BOTTOM: Line = Line('└', '─', '┴', '┘');
 /// space each side. A column whose every cell is a number or empty is right-aligned, its header
 /// too.
 pub fn render_tabular(t: &Tabular) -> String {
-    render_rows(&t.headers, || t.rows.iter())
+    super::drawn(|out| write_rows(&t.headers, || t.rows.iter(), out))
 }
 
-/// [`render_tabular`] of rows made on demand, twice: once to size and align the columns, once to
-/// draw them, so that a table of every request holds one row's cells at a time, not all of them.
-pub fn render_rows<R, I>(headers: &[&str], rows: impl Fn() -> I) -> String
+/// [`render_tabular`] of rows made on demand, written to `out` as it is drawn (without a trailing
+/// newline). The rows are walked twice, once to size and align the columns and once to draw them,
+/// so that a table of every request holds one row's cells at a time, not all of them.
+pub fn write_rows<R, I>(
+    headers: &[&str],
+    rows: impl Fn() -> I,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()>
 where
     R: AsRef<[String]>,
     I: Iterator<Item = R>,
@@ -65,18 +72,23 @@ where
     // With no rows, every column is left-aligned.
     right.resize(widths.len(), true);
     right.iter_mut().for_each(|r| *r &= count > 0);
-    let line_bytes: usize = widths.iter().map(|w| w + 2).sum::<usize>() * 3 + widths.len() * 3 + 8;
-    let mut out = String::with_capacity(line_bytes * (count + 4));
-    rule(&mut out, &TOP, &widths);
-    out.push('\n');
-    row(&mut out, headers, &widths, &right);
-    rule(&mut out, &HEADER_RULE, &widths);
-    out.push('\n');
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
+    let mut line = String::new();
+    rule(&mut line, &TOP, &widths);
+    line.push('\n');
+    row(&mut line, headers, &widths, &right);
+    rule(&mut line, &HEADER_RULE, &widths);
+    line.push('\n');
+    out.write_all(line.as_bytes())?;
     for r in rows() {
-        row(&mut out, r.as_ref(), &widths, &right);
+        line.clear();
+        row(&mut line, r.as_ref(), &widths, &right);
+        out.write_all(line.as_bytes())?;
     }
-    rule(&mut out, &BOTTOM, &widths);
-    out
+    line.clear();
+    rule(&mut line, &BOTTOM, &widths);
+    out.write_all(line.as_bytes())?;
+    out.flush()
 }
 
 /// A horizontal line across every column.
@@ -129,15 +141,21 @@ fn looks_numeric(s: &str) -> bool {
 
 impl Exporter for TableExporter {
     fn render(&self, report: &ReplayReport, per_request: bool) -> Result<Vec<u8>> {
-        let mut out = if per_request {
-            render_rows(&columns::TIMELINE_HEADERS, || columns::timeline_rows(&report.runs))
+        let mut out = Vec::new();
+        self.write(report, per_request, &mut out)?;
+        Ok(out)
+    }
+
+    fn write(&self, report: &ReplayReport, per_request: bool, out: &mut dyn std::io::Write) -> Result<()> {
+        if per_request {
+            write_rows(&columns::TIMELINE_HEADERS, || columns::timeline_rows(&report.runs), out)?;
         } else {
-            render_tabular(&columns::runs_brief(&report.runs))
-        };
-        out.push_str("\n\nTotals per policy (all conversations)\n");
-        out.push_str(&render_tabular(&columns::totals(report)));
-        out.push('\n');
-        Ok(out.into_bytes())
+            out.write_all(render_tabular(&columns::runs_brief(&report.runs)).as_bytes())?;
+        }
+        out.write_all(b"\n\nTotals per policy (all conversations)\n")?;
+        out.write_all(render_tabular(&columns::totals(report)).as_bytes())?;
+        out.write_all(b"\n")?;
+        Ok(())
     }
 }
 
