@@ -167,21 +167,12 @@ fn meter(input: &InputConfig) -> Result<Meter> {
 }
 
 /// `meter` seeded with the counts kept in `cache` (`--count-cache`). The file is checked first as
-/// an output is (not a directory, in a folder that exists, neither an input nor inside one: a walk
-/// would read it as a trace); a file that cannot be used is named in a warning, everything is
+/// an output is ([`Output::check`]: in a folder that exists, neither an input nor inside one, where
+/// a walk would read it as a trace); a file that cannot be used is named in a warning, everything is
 /// counted afresh and the file is rewritten at the end ([`keep_counts`]).
 fn seeded(mut meter: Meter, cache: Option<&Path>, inputs: &[std::path::PathBuf]) -> Result<Meter> {
     let Some(path) = cache else { return Ok(meter) };
     let refuse = |why: String| -> anyhow::Error { UsageError(format!("--count-cache: {why}")).into() };
-    let resolved = resolve(path)?;
-    for i in inputs {
-        if i.canonicalize().is_ok_and(|i| resolved == i || resolved.starts_with(&i)) {
-            return Err(refuse(format!(
-                "refusing to write {}: it is an input (or inside one); keep it beside the traces",
-                path.display()
-            )));
-        }
-    }
     if path.is_dir() {
         return Err(refuse(format!("{} is a directory; give a file name", path.display())));
     }
@@ -364,31 +355,10 @@ fn calibrate(c: CalibrateConfig) -> Result<ExitCode> {
     })
 }
 
-/// `path` made absolute through its deepest existing ancestor (symlinks resolved), so that a
-/// directory not created yet can be compared with the inputs.
-fn resolve(path: &std::path::Path) -> Result<std::path::PathBuf> {
-    let mut existing = path;
-    let mut rest = Vec::new();
-    let base = loop {
-        let candidate = if existing.as_os_str().is_empty() { std::path::Path::new(".") } else { existing };
-        if let Ok(c) = candidate.canonicalize() {
-            break c;
-        }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name);
-                existing = parent;
-            }
-            _ => anyhow::bail!("cannot resolve {}", path.display()),
-        }
-    };
-    Ok(rest.iter().rev().fold(base, |p, name| p.join(name)))
-}
-
 /// Creates the report directory (and `charts/` in it) before any work, refusing an input path.
 /// The check comes first: a refused report leaves nothing behind among the inputs.
 fn prepare_report_dir(out: &std::path::Path, inputs: &[std::path::PathBuf]) -> Result<()> {
-    let out = resolve(out)?;
+    let out = export::resolve(out)?;
     for input in inputs {
         if input.canonicalize().is_ok_and(|i| out == i || out.starts_with(&i) || i.starts_with(&out)) {
             return Err(UsageError(format!(
@@ -553,9 +523,7 @@ fn report_settings(c: &ReportConfig) -> Vec<(String, String)> {
 }
 
 fn reconcile(c: ReconcileConfig) -> Result<ExitCode> {
-    if let Err(e) = c.output.check(&c.source.paths) {
-        return Err(UsageError(format!("{e:#}")).into());
-    }
+    check_output(&c.output, &c.source.paths)?;
     let mut meter = seeded(
         Meter::with_backend(c.source.tokenizer, c.source.tokenizer, c.source.counter),
         c.source.count_cache.as_deref(),

@@ -870,6 +870,15 @@ fn an_output_equal_to_an_input_is_refused_and_the_input_is_untouched() {
             ),
         );
     }
+    let new = dir.path().join("new.txt");
+    assert_usage(
+        &[os("replay"), dir.path().as_os_str(), os("--output"), new.as_os_str()],
+        &format!(
+            "refusing to write {}: it is an input (or inside one); choose another output path",
+            shown(&new)
+        ),
+    );
+    assert!(!new.exists(), "a refused output is not created among the inputs");
     let inside = dir.path().join("report");
     let canonical = dir.path().canonicalize().unwrap();
     assert_usage(

@@ -101,7 +101,9 @@ impl Output {
                 parent.display()
             );
         }
-        if let Ok(out) = path.canonicalize() {
+        // Resolved through its deepest existing folder: a file not written yet inside an input
+        // folder is refused too (the next walk of that folder would read it as a trace).
+        if let Ok(out) = resolve(path) {
             for input in inputs {
                 if input.canonicalize().is_ok_and(|i| i == out || out.starts_with(&i)) {
                     bail!(
@@ -209,6 +211,27 @@ fn dir_of(path: &Path) -> &Path {
 /// character device such as `/dev/null`, a pipe, a socket.
 fn is_special(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
+}
+
+/// `path` made absolute through its deepest existing ancestor (symlinks resolved), so that a file
+/// or directory not created yet can be compared with the inputs.
+pub fn resolve(path: &Path) -> Result<PathBuf> {
+    let mut existing = path;
+    let mut rest = Vec::new();
+    let base = loop {
+        let candidate = if existing.as_os_str().is_empty() { Path::new(".") } else { existing };
+        if let Ok(c) = candidate.canonicalize() {
+            break c;
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name);
+                existing = parent;
+            }
+            _ => bail!("cannot resolve {}", path.display()),
+        }
+    };
+    Ok(rest.iter().rev().fold(base, |p, name| p.join(name)))
 }
 
 /// The file a symbolic link points to (so that the link stays a link and its target is
@@ -453,6 +476,12 @@ mod tests {
         let e = Output::File(input.clone()).check(std::slice::from_ref(&input)).unwrap_err().to_string();
         assert!(e.contains("it is an input"), "{e}");
         assert_eq!(std::fs::read(&input).unwrap(), b"x");
+        // A file not written yet inside an input folder is refused too, and not created.
+        let new = dir.path().join("new.csv");
+        let e = Output::File(new.clone()).check(&[dir.path().to_owned()]).unwrap_err().to_string();
+        assert!(e.contains("it is an input (or inside one)"), "{e}");
+        assert!(!new.exists());
+        Output::File(new).check(&[input]).unwrap();
     }
 
     #[test]
