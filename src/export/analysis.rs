@@ -430,7 +430,7 @@ pub fn render(format: ExportFormat, sections: &[Section], value: &impl Serialize
 }
 
 /// The terminal or Markdown rendering of `sections`, written part by part to `out`.
-fn write_sections(format: ExportFormat, sections: &[Section], out: &mut impl std::io::Write) -> Result<()> {
+fn write_sections(format: ExportFormat, sections: &[Section], out: &mut dyn std::io::Write) -> Result<()> {
     let markdown = format == ExportFormat::Markdown;
     for (i, s) in sections.iter().enumerate() {
         if i > 0 {
@@ -447,9 +447,9 @@ fn write_sections(format: ExportFormat, sections: &[Section], out: &mut impl std
         }
         if let Some(t) = &s.table {
             if markdown {
-                out.write_all(super::markdown::render_tabular(t).as_bytes())?;
+                super::markdown::write_tabular(t, out)?;
             } else {
-                out.write_all(super::table::render_tabular(t).as_bytes())?;
+                super::table::write_tabular(t, out)?;
                 out.write_all(b"\n")?;
             }
         }

@@ -21,12 +21,14 @@ pub fn render_tabular(t: &Tabular) -> Result<Vec<u8>> {
 }
 
 impl Exporter for CsvExporter {
-    fn render(&self, report: &ReplayReport, per_request: bool) -> Result<Vec<u8>> {
-        if per_request {
+    fn write(&self, report: &ReplayReport, per_request: bool, out: &mut dyn std::io::Write) -> Result<()> {
+        let bytes = if per_request {
             let parts: Vec<_> =
                 report.runs.iter().map(|run| (run, run.timeline.as_deref().unwrap_or_default())).collect();
-            return Ok(columns::timeline_csv(&parts)?);
-        }
-        render_tabular(&columns::runs_full(&report.runs))
+            columns::timeline_csv(&parts)?
+        } else {
+            render_tabular(&columns::runs_full(&report.runs))?
+        };
+        Ok(out.write_all(&bytes)?)
     }
 }

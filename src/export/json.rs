@@ -17,10 +17,11 @@ use crate::result::{ReplayReport, RunSummary};
 pub struct JsonExporter;
 
 impl Exporter for JsonExporter {
-    fn render(&self, report: &ReplayReport, _per_request: bool) -> Result<Vec<u8>> {
-        let mut out = serde_json::to_vec_pretty(report)?;
-        out.push(b'\n');
-        Ok(out)
+    fn write(&self, report: &ReplayReport, _per_request: bool, out: &mut dyn Write) -> Result<()> {
+        let mut out = std::io::BufWriter::new(out);
+        serde_json::to_writer_pretty(&mut out, report)?;
+        out.write_all(b"\n")?;
+        Ok(out.flush()?)
     }
 }
 

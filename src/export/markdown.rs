@@ -18,7 +18,12 @@ fn escape(cell: &str) -> String {
 
 /// Renders one table as a pipe table.
 pub fn render_tabular(t: &Tabular) -> String {
-    super::drawn(|out| write_rows(&t.headers, || t.rows.iter(), out))
+    super::drawn(|out| write_tabular(t, out))
+}
+
+/// [`render_tabular`] written to `out`.
+pub fn write_tabular(t: &Tabular, out: &mut dyn Write) -> std::io::Result<()> {
+    write_rows(&t.headers, || t.rows.iter(), out)
 }
 
 /// [`render_tabular`] of rows made on demand, written to `out` a line at a time. The rows are
@@ -49,21 +54,15 @@ where
 }
 
 impl Exporter for MarkdownExporter {
-    fn render(&self, report: &ReplayReport, per_request: bool) -> Result<Vec<u8>> {
-        let mut out = Vec::new();
-        self.write(report, per_request, &mut out)?;
-        Ok(out)
-    }
-
     fn write(&self, report: &ReplayReport, per_request: bool, out: &mut dyn Write) -> Result<()> {
         out.write_all(b"## Runs\n\n")?;
         if per_request {
             write_rows(&columns::TIMELINE_HEADERS, || columns::timeline_rows(&report.runs), out)?;
         } else {
-            out.write_all(render_tabular(&columns::runs_brief(&report.runs)).as_bytes())?;
+            write_tabular(&columns::runs_brief(&report.runs), out)?;
         }
         out.write_all(b"\n## Totals per policy\n\n")?;
-        out.write_all(render_tabular(&columns::totals(report)).as_bytes())?;
+        write_tabular(&columns::totals(report), out)?;
         Ok(())
     }
 }

@@ -26,13 +26,15 @@ use crate::result::ReplayReport;
 
 /// Renders a report.
 pub trait Exporter {
-    /// The report as bytes. `per_request` selects the per-request timeline over the run summaries.
-    fn render(&self, report: &ReplayReport, per_request: bool) -> Result<Vec<u8>>;
+    /// Writes the report to `out`, in parts as they are made where the format allows.
+    /// `per_request` selects the per-request timeline over the run summaries.
+    fn write(&self, report: &ReplayReport, per_request: bool, out: &mut dyn Write) -> Result<()>;
 
-    /// The bytes of [`Exporter::render`], written to `out`; an exporter that can draw its output
-    /// in parts writes them as they are made instead of holding it whole.
-    fn write(&self, report: &ReplayReport, per_request: bool, out: &mut dyn Write) -> Result<()> {
-        Ok(out.write_all(&self.render(report, per_request)?)?)
+    /// The bytes [`Exporter::write`] writes.
+    fn render(&self, report: &ReplayReport, per_request: bool) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.write(report, per_request, &mut out)?;
+        Ok(out)
     }
 }
 

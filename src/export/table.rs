@@ -33,7 +33,12 @@ const BOTTOM: Line = Line('└', '─', '┴', '┘');
 /// space each side. A column whose every cell is a number or empty is right-aligned, its header
 /// too.
 pub fn render_tabular(t: &Tabular) -> String {
-    super::drawn(|out| write_rows(&t.headers, || t.rows.iter(), out))
+    super::drawn(|out| write_tabular(t, out))
+}
+
+/// [`render_tabular`] written to `out`.
+pub fn write_tabular(t: &Tabular, out: &mut dyn Write) -> std::io::Result<()> {
+    write_rows(&t.headers, || t.rows.iter(), out)
 }
 
 /// [`render_tabular`] of rows made on demand, written to `out` as it is drawn (without a trailing
@@ -140,20 +145,14 @@ fn looks_numeric(s: &str) -> bool {
 }
 
 impl Exporter for TableExporter {
-    fn render(&self, report: &ReplayReport, per_request: bool) -> Result<Vec<u8>> {
-        let mut out = Vec::new();
-        self.write(report, per_request, &mut out)?;
-        Ok(out)
-    }
-
-    fn write(&self, report: &ReplayReport, per_request: bool, out: &mut dyn std::io::Write) -> Result<()> {
+    fn write(&self, report: &ReplayReport, per_request: bool, out: &mut dyn Write) -> Result<()> {
         if per_request {
             write_rows(&columns::TIMELINE_HEADERS, || columns::timeline_rows(&report.runs), out)?;
         } else {
-            out.write_all(render_tabular(&columns::runs_brief(&report.runs)).as_bytes())?;
+            write_tabular(&columns::runs_brief(&report.runs), out)?;
         }
         out.write_all(b"\n\nTotals per policy (all conversations)\n")?;
-        out.write_all(render_tabular(&columns::totals(report)).as_bytes())?;
+        write_tabular(&columns::totals(report), out)?;
         out.write_all(b"\n")?;
         Ok(())
     }
