@@ -3,7 +3,7 @@
 //! Tuning means replaying the same corpus again and again with other options, and every run would
 //! count every text afresh. A count cache file holds, per exact counter (`o200k/tiktoken`,
 //! `cl100k/tiktoken-rs`, ...), the token count of every text it has counted, keyed by the text's
-//! 128-bit hash (xxh3-128, the key [`crate::tokens::CountCache`] uses in memory): a run seeds its
+//! 128-bit hash ([`crate::tokens::CountCache::key`], the key it has in memory): a run seeds its
 //! [`Meter`](crate::tokens::Meter) with them, counts only the texts not there, and the caller
 //! writes the union back. Counts are exact whichever way they were obtained, so a report is the same
 //! bytes with or without the file.
@@ -137,30 +137,16 @@ impl StoredCounts {
 
     /// Adds `entries` (any order) to the counter `name`'s. A key already there keeps its count:
     /// both are the exact count of the same text.
-    pub fn merge(&mut self, name: &str, mut entries: Vec<Entry>) {
+    pub fn merge(&mut self, name: &str, entries: Vec<Entry>) {
         if entries.is_empty() {
             return;
         }
-        entries.sort_unstable_by_key(|e| e.0);
-        entries.dedup_by_key(|e| e.0);
-        let kept = self.sections.remove(name).unwrap_or_default();
-        let mut merged = Vec::with_capacity(kept.len() + entries.len());
-        let (mut a, mut b) = (kept.into_iter().peekable(), entries.into_iter().peekable());
-        loop {
-            let next = match (a.peek(), b.peek()) {
-                (Some(x), Some(y)) if x.0 < y.0 => a.next(),
-                (Some(x), Some(y)) if x.0 > y.0 => b.next(),
-                (Some(_), Some(_)) => {
-                    b.next();
-                    a.next()
-                }
-                (Some(_), None) => a.next(),
-                (None, Some(_)) => b.next(),
-                (None, None) => break,
-            };
-            merged.extend(next);
-        }
-        self.sections.insert(name.to_owned(), merged);
+        let section = self.sections.entry(name.to_owned()).or_default();
+        section.extend(entries);
+        // A stable sort keeps, of two entries with one key, the one kept before; the section's
+        // own run of sorted entries makes it a merge.
+        section.sort_by_key(|e| e.0);
+        section.dedup_by_key(|e| e.0);
     }
 
     /// Number of entries over all counters.

@@ -451,9 +451,15 @@ impl Default for CountCache {
 }
 
 impl CountCache {
+    /// The key a text's count is cached under, in memory and in a count cache file
+    /// ([`crate::counts`]): its xxh3-128 hash.
+    pub fn key(text: &str) -> u128 {
+        xxhash_rust::xxh3::xxh3_128(text.as_bytes())
+    }
+
     /// The cached count of `text`, computing it with `count` on a miss.
     pub fn get_or_count(&self, text: &str, count: impl FnOnce(&str) -> Tokens) -> Tokens {
-        let key = xxhash_rust::xxh3::xxh3_128(text.as_bytes());
+        let key = CountCache::key(text);
         let shard = &self.shards[(key as usize) % SHARDS].0;
         if let Some(n) = lock(shard).get(&key) {
             return *n;
@@ -463,7 +469,7 @@ impl CountCache {
         n
     }
 
-    /// Puts in counts kept from an earlier run, keyed as [`CountCache::get_or_count`] keys them.
+    /// Puts in counts kept from an earlier run, keyed by [`CountCache::key`].
     pub fn seed(&mut self, entries: &[Entry]) {
         for shard in &mut self.shards {
             let map = shard.0.get_mut().unwrap_or_else(|e| e.into_inner());
@@ -805,7 +811,7 @@ mod tests {
     }
 
     fn key(text: &str) -> u128 {
-        xxhash_rust::xxh3::xxh3_128(text.as_bytes())
+        CountCache::key(text)
     }
 
     #[test]
