@@ -554,38 +554,53 @@ fn replay(c: ReplayConfig) -> Result<ExitCode> {
             input_format: c.input.source.input_format,
         };
         let bar = progress_bar(found.files.len(), "replaying");
-        if c.per_request && matches!(c.format, export::ExportFormat::Csv | export::ExportFormat::Json) {
+        let streamed =
+            c.per_request && matches!(c.format, export::ExportFormat::Csv | export::ExportFormat::Json);
+        let code = if streamed {
             let code = replay_as_it_goes(&c, &found, &job, &meter, &|| bar.inc(1))?;
             bar.finish_and_clear();
-            keep_counts(c.input.source.count_cache.as_deref(), &mut meter);
-            return Ok(code);
-        }
-        let outcomes = if c.per_request {
-            replay_files(&found, &job, &meter, &|| bar.inc(1))
+            code
         } else {
-            replay_files_without_rows(&found, &job, &meter, &|| bar.inc(1))
+            let report = replay_report(&c, &found, &job, &meter, &|| bar.inc(1));
+            bar.finish_and_clear();
+            let mut out = c.output.stream()?;
+            c.format.exporter().write(&report, c.per_request, &mut out)?;
+            out.finish()?;
+            print_problems(&report.warnings, &report.errors)
         };
-        bar.finish_and_clear();
-        let mut report = ReplayReport { errors: found.errors.clone(), ..Default::default() };
-        for o in outcomes {
-            report.warnings.extend(o.warnings.iter().map(|w| prefix_path(&o.path, w)));
-            if let Some(e) = o.error {
-                report.errors.push(e);
-            }
-            for run in o.runs {
-                let mut summary = run.summary;
-                if c.per_request {
-                    summary.timeline = Some(run.rows);
-                }
-                report.runs.push(summary);
-            }
-        }
-        let mut out = c.output.stream()?;
-        c.format.exporter().write(&report, c.per_request, &mut out)?;
-        out.finish()?;
         keep_counts(c.input.source.count_cache.as_deref(), &mut meter);
-        Ok(print_problems(&report.warnings, &report.errors))
+        Ok(code)
     })
+}
+
+/// The whole report of a replay: every run's summary, with its rows under `--per-request`.
+fn replay_report(
+    c: &ReplayConfig,
+    found: &Discovered,
+    job: &Job<'_>,
+    meter: &Meter,
+    done: &(dyn Fn() + Sync),
+) -> ReplayReport {
+    let outcomes = if c.per_request {
+        replay_files(found, job, meter, done)
+    } else {
+        replay_files_without_rows(found, job, meter, done)
+    };
+    let mut report = ReplayReport { errors: found.errors.clone(), ..Default::default() };
+    for o in outcomes {
+        report.warnings.extend(o.warnings.iter().map(|w| prefix_path(&o.path, w)));
+        if let Some(e) = o.error {
+            report.errors.push(e);
+        }
+        for run in o.runs {
+            let mut summary = run.summary;
+            if c.per_request {
+                summary.timeline = Some(run.rows);
+            }
+            report.runs.push(summary);
+        }
+    }
+    report
 }
 
 /// `replay --per-request` in CSV or JSON, written as the files are replayed: each file's part goes

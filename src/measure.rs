@@ -77,7 +77,7 @@ impl Category {
 }
 
 /// What every replay reads of a tool result at every threshold: its two measures and whether the
-/// tool split it. Kept in the item, beside the boxed rest ([`MeasuredResult`]), so that a replay
+/// tool split it. Kept in the item, beside the shared rest ([`MeasuredResult`]), so that a replay
 /// walking a long trace reads memory in order instead of following a pointer per result (a third
 /// of a long sweep's replay time waited on those pointers, `perf annotate`).
 #[derive(Debug, Clone, Copy, PartialEq)]
