@@ -12,6 +12,7 @@
 
 pub mod analysis;
 pub mod app;
+pub mod arena;
 pub mod chart;
 pub mod cli;
 pub mod config;

@@ -18,7 +18,7 @@ use std::fmt;
 use std::hash::{BuildHasher, Hasher};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::str::FromStr;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Once};
 
 use serde::{Deserialize, Serialize};
 
@@ -253,16 +253,35 @@ impl Counter for Bpe {
         exact(self.tokenizer, self.backend, text)
     }
     fn prepare(&self) {
-        raw_count(self.tokenizer, self.backend, "");
+        tables(self.tokenizer, self.backend);
     }
     fn kept_as(&self) -> Option<String> {
         Some(format!("{}/{}", self.tokenizer.name(), self.backend.name()))
     }
 }
 
-/// Counts `text` with `backend`, unguarded. Each encoding is a lazily built static (built once
-/// per process, on first use, by whichever thread gets there first; the others wait for it).
+/// Builds the tables of `tokenizer` in `backend` once per process, in the arena
+/// ([`crate::arena::building`]: a third faster when the binary installs its allocator), whether
+/// [`Counter::prepare`] or a first count asks for them; a thread that asks while another builds
+/// them waits.
+fn tables(tokenizer: Tokenizer, backend: Backend) {
+    static BUILT: [Once; 4] = [const { Once::new() }; 4];
+    let slot = usize::from(backend == Backend::TiktokenRs) * 2 + usize::from(tokenizer == Tokenizer::Cl100k);
+    BUILT[slot].call_once(|| {
+        crate::arena::building(|| count_with_tables(tokenizer, backend, ""));
+    });
+}
+
+/// Counts `text` with `backend`, unguarded.
 fn raw_count(tokenizer: Tokenizer, backend: Backend, text: &str) -> Tokens {
+    tables(tokenizer, backend);
+    count_with_tables(tokenizer, backend, text)
+}
+
+/// Counts `text` with `backend`. Each encoding is a lazily built static of its crate (built on
+/// first use, by whichever thread gets there first; the others wait for it): [`tables`] is that
+/// first use.
+fn count_with_tables(tokenizer: Tokenizer, backend: Backend, text: &str) -> Tokens {
     match (backend, tokenizer) {
         (Backend::TiktokenRs, Tokenizer::Cl100k) => {
             tiktoken_rs::cl100k_base_singleton().encode_ordinary(text).len() as Tokens

@@ -3,6 +3,10 @@
 //! o200k and cl100k. This is what lets the faster third-party port be the default (TOKENIZERS.md
 //! §2 records earlier versions of it that diverged on newlines, punctuation and slashes).
 
+/// The binary's allocator: the exact counters' tables are built in its arena, as in a replay.
+#[global_allocator]
+static ALLOCATOR: ctxbudget::arena::Allocator = ctxbudget::arena::Allocator;
+
 #[path = "../benches/common/mod.rs"]
 mod common;
 
