@@ -7,7 +7,8 @@
 //! [`result`] → [`export`].
 //! [`input`] is the only place that touches the file system on the way in, [`export`] on the way out;
 //! [`pipeline`] ties them together for the command line in `main.rs`. [`counts`] is the format of
-//! the file that keeps exact counts between runs (`--count-cache`).
+//! the file that keeps exact counts between runs (`--count-cache`); [`arena`] is the allocator the
+//! binary installs so that the tokenizer's tables are built faster.
 #![deny(missing_docs)]
 
 pub mod analysis;
