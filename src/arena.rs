@@ -8,7 +8,9 @@
 //! which reuses the memory of the build's large temporaries once they are freed (bumping them too
 //! touched twice the pages, and page faults cost more than malloc saved). A freed block that is
 //! the region's last gives its space back to the next allocation; any other stays unused until
-//! the process ends (about 3 MB for o200k: the tables themselves live as long as the process).
+//! the process ends (about 4 MB of the 5 MB o200k bumps, measured in a throwaway copy of this
+//! allocator; the tables themselves live as long as the process). Peak RSS still falls:
+//! `ctxbudget count --tokenizer o200k` of a 6-byte file, 43 MB → 30 MB (`/usr/bin/time`).
 //! When the region is full, or outside [`building`], the system allocator serves; a block is given
 //! back to whichever allocator it came from, on any thread, and a block of the region that cannot
 //! grow in place moves.
