@@ -802,8 +802,15 @@ fn count(c: CountConfig) -> Result<ExitCode> {
         "estimate",
         estimate(&text)
     );
-    for t in c.tokenizers.iter().copied().filter(|t| *t != Tokenizer::Estimate) {
-        let n = t.counter_with(c.counter).count(&text);
+    // Each tokenizer on its own worker: their tables are built side by side.
+    let counted: Vec<(Tokenizer, crate::model::Tokens)> = c
+        .tokenizers
+        .par_iter()
+        .copied()
+        .filter(|t| *t != Tokenizer::Estimate)
+        .map(|t| (t, t.counter_with(c.counter).count(&text)))
+        .collect();
+    for (t, n) in counted {
         let ratio = if n > 0 {
             format!("  ({:.2} bytes/token)", text.len() as f64 / n as f64)
         } else {
