@@ -157,6 +157,80 @@ pub fn totals(report: &ReplayReport) -> Tabular {
     }
 }
 
+/// What the terminal table and Markdown need to know of a table's rows before drawing any: each
+/// column's widest line (at least one character), whether every cell of it is a number or empty,
+/// and how many rows there are. Added up row by row and merged across parts, so rows made in two
+/// passes (a replay that reads its inputs twice) are drawn as if they were held.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ColumnStats {
+    /// Widest line of each column, in terminal columns.
+    pub widths: Vec<usize>,
+    /// Whether each column holds only numbers (a trailing `%` allowed) and empty cells.
+    pub numeric: Vec<bool>,
+    /// Rows added.
+    pub rows: usize,
+}
+
+impl ColumnStats {
+    /// The stats of a table with these headers and no rows yet.
+    pub fn new(headers: &[&str]) -> ColumnStats {
+        let mut stats = ColumnStats { widths: Vec::new(), numeric: Vec::new(), rows: 0 };
+        for (i, h) in headers.iter().enumerate() {
+            stats.widen(i, h);
+        }
+        stats
+    }
+
+    /// The stats of `headers` and every row of `rows`.
+    pub fn of<R: AsRef<[String]>>(headers: &[&str], rows: impl Iterator<Item = R>) -> ColumnStats {
+        let mut stats = ColumnStats::new(headers);
+        rows.for_each(|r| stats.add(r.as_ref()));
+        stats
+    }
+
+    /// Adds one row (a row longer than the headers widens the table).
+    pub fn add<S: AsRef<str>>(&mut self, cells: &[S]) {
+        self.rows += 1;
+        for (i, cell) in cells.iter().enumerate() {
+            let cell = cell.as_ref();
+            self.widen(i, cell);
+            self.numeric[i] &= cell.is_empty() || looks_numeric(cell);
+        }
+    }
+
+    /// Adds the rows another part's stats were made of (same headers).
+    pub fn merge(&mut self, other: &ColumnStats) {
+        self.rows += other.rows;
+        for (i, (&w, &n)) in other.widths.iter().zip(&other.numeric).enumerate() {
+            if i >= self.widths.len() {
+                self.widths.push(1);
+                self.numeric.push(true);
+            }
+            self.widths[i] = self.widths[i].max(w);
+            self.numeric[i] &= n;
+        }
+    }
+
+    /// Whether column `i` is aligned right: it holds only numbers, and there is a row.
+    pub fn right(&self, i: usize) -> bool {
+        self.rows > 0 && self.numeric.get(i).copied().unwrap_or(true)
+    }
+
+    fn widen(&mut self, i: usize, cell: &str) {
+        if i >= self.widths.len() {
+            self.widths.resize(i + 1, 1);
+            self.numeric.resize(i + 1, true);
+        }
+        let widest = cell.split('\n').map(unicode_width::UnicodeWidthStr::width).max().unwrap_or(0);
+        self.widths[i] = self.widths[i].max(widest);
+    }
+}
+
+/// Whether a cell reads as a number (a trailing `%` allowed).
+pub fn looks_numeric(s: &str) -> bool {
+    s.trim_end_matches('%').parse::<f64>().is_ok()
+}
+
 /// One row per request of every run that carries a timeline.
 pub fn timeline(runs: &[RunSummary]) -> Tabular {
     Tabular { headers: TIMELINE_HEADERS.to_vec(), rows: timeline_rows(runs).collect() }
@@ -164,9 +238,24 @@ pub fn timeline(runs: &[RunSummary]) -> Tabular {
 
 /// The rows of [`timeline`], made one at a time (a renderer that walks them twice holds none).
 pub fn timeline_rows(runs: &[RunSummary]) -> impl Iterator<Item = Vec<String>> + '_ {
-    runs.iter().flat_map(|run| {
-        run.timeline.iter().flatten().map(move |r| timeline_cells(run, r).map(Cell::text).to_vec())
-    })
+    runs.iter().flat_map(|run| run.timeline.iter().flatten().map(move |r| timeline_row(run, r).to_vec()))
+}
+
+/// The runs of a report that carry a timeline, each with its rows: the shape of runs whose rows
+/// are kept apart from their summaries.
+pub fn timeline_parts(runs: &[RunSummary]) -> Vec<(&RunSummary, &[RequestRow])> {
+    runs.iter().filter_map(|r| r.timeline.as_deref().map(|rows| (r, rows))).collect()
+}
+
+/// The [`ColumnStats`] of the [`timeline`] rows of `parts` (headers included).
+pub fn timeline_stats(parts: &[(&RunSummary, &[RequestRow])]) -> ColumnStats {
+    let mut stats = ColumnStats::new(&TIMELINE_HEADERS);
+    for &(run, rows) in parts {
+        for r in rows {
+            stats.add(&timeline_row(run, r));
+        }
+    }
+    stats
 }
 
 /// [`timeline`] as CSV, for runs whose rows are kept apart from their summaries: the bytes
@@ -266,6 +355,11 @@ impl Cell<'_> {
     }
 }
 
+/// One [`timeline`] row's cells as text.
+pub fn timeline_row(run: &RunSummary, r: &RequestRow) -> [String; 25] {
+    timeline_cells(run, r).map(Cell::text)
+}
+
 /// The cells of one timeline row, in [`TIMELINE_HEADERS`] order: the one list both [`timeline`]
 /// and [`timeline_csv`] write.
 fn timeline_cells<'a>(run: &'a RunSummary, r: &'a RequestRow) -> [Cell<'a>; 25] {
@@ -305,6 +399,32 @@ mod tests {
     use super::*;
     use crate::export::csv::render_tabular;
     use crate::result::Categories;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Stats merged from parts are the stats of the whole, wherever the rows are cut (so a
+        /// table drawn from a two-pass replay is the table drawn from held rows).
+        #[test]
+        fn stats_merged_from_parts_are_the_stats_of_the_whole(
+            rows in prop::collection::vec(
+                prop::collection::vec(prop_oneof!["[0-9]{0,6}%?", "[a-zé日\n]{0,8}", Just(String::new())], 0..5),
+                0..12,
+            ),
+            cuts in prop::collection::vec(0usize..12, 0..4),
+        ) {
+            let headers = ["a", "bb", "ccc"];
+            let whole = ColumnStats::of(&headers, rows.iter());
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(rows.len())).collect();
+            cuts.push(0);
+            cuts.push(rows.len());
+            cuts.sort_unstable();
+            let mut merged = ColumnStats::new(&headers);
+            for pair in cuts.windows(2) {
+                merged.merge(&ColumnStats::of(&headers, rows[pair[0]..pair[1]].iter()));
+            }
+            prop_assert_eq!(merged, whole);
+        }
+    }
 
     fn row(request: usize, timestamp: Option<&str>, recorded: Option<u64>) -> RequestRow {
         RequestRow {

@@ -5,9 +5,9 @@ use std::io::Write;
 
 use anyhow::Result;
 
-use super::Exporter;
-use super::columns::{self, Tabular};
-use crate::result::ReplayReport;
+use super::columns::{self, ColumnStats, Tabular};
+use super::{Exporter, TimelineParts};
+use crate::result::{ReplayReport, RequestRow, RunSummary};
 
 /// Writes Markdown tables.
 pub struct MarkdownExporter;
@@ -34,35 +34,80 @@ where
     R: AsRef<[String]>,
     I: Iterator<Item = R>,
 {
-    let mut numeric = vec![true; headers.len()];
-    let mut any = false;
-    for r in rows() {
-        any = true;
-        for (n, c) in numeric.iter_mut().zip(r.as_ref()) {
-            *n &= c.trim_end_matches('%').parse::<f64>().is_ok() || c.is_empty();
-        }
-    }
+    let stats = ColumnStats::of(headers, rows());
     let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
-    writeln!(out, "| {} |", headers.join(" | "))?;
-    let rule: Vec<&str> = numeric.iter().map(|n| if *n && any { "---:" } else { "---" }).collect();
-    writeln!(out, "| {} |", rule.join(" | "))?;
+    write_head(headers, &stats, &mut out)?;
+    let mut line = String::new();
     for row in rows() {
-        let cells: Vec<String> = row.as_ref().iter().map(|c| escape(c)).collect();
-        writeln!(out, "| {} |", cells.join(" | "))?;
+        line.clear();
+        draw_row(&mut line, row.as_ref());
+        out.write_all(line.as_bytes())?;
     }
     out.flush()
 }
 
+/// The header line of a table whose rows have `stats`, and the rule under it (`---:` for a
+/// numeric column).
+pub fn write_head(headers: &[&str], stats: &ColumnStats, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(out, "| {} |", headers.join(" | "))?;
+    let rule: Vec<&str> = (0..headers.len()).map(|i| if stats.right(i) { "---:" } else { "---" }).collect();
+    writeln!(out, "| {} |", rule.join(" | "))
+}
+
+/// One row, as a line (pipes escaped, newlines turned into spaces).
+pub fn draw_row<S: AsRef<str>>(out: &mut String, cells: &[S]) {
+    out.push_str("| ");
+    for (i, cell) in cells.iter().enumerate() {
+        if i > 0 {
+            out.push_str(" | ");
+        }
+        out.push_str(&escape(cell.as_ref()));
+    }
+    out.push_str(" |\n");
+}
+
 impl Exporter for MarkdownExporter {
     fn write(&self, report: &ReplayReport, per_request: bool, out: &mut dyn Write) -> Result<()> {
-        out.write_all(b"## Runs\n\n")?;
         if per_request {
-            write_rows(&columns::TIMELINE_HEADERS, || columns::timeline_rows(&report.runs), out)?;
-        } else {
-            write_tabular(&columns::runs_brief(&report.runs), out)?;
+            return super::write_timeline(self, report, out);
         }
-        out.write_all(b"\n## Totals per policy\n\n")?;
-        write_tabular(&columns::totals(report), out)?;
+        out.write_all(b"## Runs\n\n")?;
+        write_tabular(&columns::runs_brief(&report.runs), out)?;
+        write_totals(report, out)
+    }
+}
+
+impl TimelineParts for MarkdownExporter {
+    fn head(&self, stats: &ColumnStats, out: &mut dyn Write) -> std::io::Result<()> {
+        out.write_all(b"## Runs\n\n")?;
+        write_head(&columns::TIMELINE_HEADERS, stats, out)
+    }
+
+    fn rows(
+        &self,
+        _stats: &ColumnStats,
+        runs: &[(&RunSummary, &[RequestRow])],
+        out: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        let mut line = String::new();
+        for &(run, rows) in runs {
+            for r in rows {
+                line.clear();
+                draw_row(&mut line, &columns::timeline_row(run, r));
+                out.write_all(line.as_bytes())?;
+            }
+        }
         Ok(())
     }
+
+    fn tail(&self, _stats: &ColumnStats, report: &ReplayReport, out: &mut dyn Write) -> Result<()> {
+        write_totals(report, out)
+    }
+}
+
+/// The totals per policy, under the runs' table.
+fn write_totals(report: &ReplayReport, out: &mut dyn Write) -> Result<()> {
+    out.write_all(b"\n## Totals per policy\n\n")?;
+    write_tabular(&columns::totals(report), out)?;
+    Ok(())
 }

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use crate::result::ReplayReport;
+use crate::result::{ReplayReport, RequestRow, RunSummary};
 
 /// Renders a report.
 pub trait Exporter {
@@ -36,6 +36,42 @@ pub trait Exporter {
         self.write(report, per_request, &mut out)?;
         Ok(out)
     }
+}
+
+/// A per-request report written in parts: the head (once the columns' stats are known), the rows,
+/// file by file, then the tail. For a replay that reads its inputs twice instead of holding every
+/// row (`replay --per-request --low-memory`, automatic above 256 MB of input): the first pass adds
+/// up the stats, the second writes. [`Exporter::write`] of a whole report goes through the same
+/// three calls, so both write the same bytes. The terminal table and Markdown are written so; CSV
+/// and JSON need no stats and are streamed in one pass.
+pub trait TimelineParts: Sync {
+    /// Everything before the first row.
+    fn head(&self, stats: &columns::ColumnStats, out: &mut dyn Write) -> std::io::Result<()>;
+    /// The rows of `runs`, in order.
+    fn rows(
+        &self,
+        stats: &columns::ColumnStats,
+        runs: &[(&RunSummary, &[RequestRow])],
+        out: &mut dyn Write,
+    ) -> std::io::Result<()>;
+    /// Everything after the last row (the totals of `report`'s runs).
+    fn tail(&self, stats: &columns::ColumnStats, report: &ReplayReport, out: &mut dyn Write) -> Result<()>;
+}
+
+/// [`Exporter::write`] of a whole per-request report through its [`TimelineParts`].
+pub(crate) fn write_timeline(
+    parts: &dyn TimelineParts,
+    report: &ReplayReport,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let runs = columns::timeline_parts(&report.runs);
+    let stats = columns::timeline_stats(&runs);
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
+    parts.head(&stats, &mut out)?;
+    parts.rows(&stats, &runs, &mut out)?;
+    parts.tail(&stats, report, &mut out)?;
+    out.flush()?;
+    Ok(())
 }
 
 /// What `write` writes, as a string: a table drawn into memory.
@@ -59,6 +95,16 @@ pub enum ExportFormat {
 }
 
 impl ExportFormat {
+    /// How this format writes a per-request report in parts, when it needs its columns' stats
+    /// first (the terminal table and Markdown).
+    pub fn timeline_parts(self) -> Option<&'static dyn TimelineParts> {
+        match self {
+            ExportFormat::Table => Some(&table::TableExporter),
+            ExportFormat::Markdown => Some(&markdown::MarkdownExporter),
+            ExportFormat::Csv | ExportFormat::Json => None,
+        }
+    }
+
     /// The exporter for this format.
     pub fn exporter(self) -> Box<dyn Exporter> {
         match self {

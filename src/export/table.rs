@@ -13,9 +13,9 @@ use std::io::Write;
 use anyhow::Result;
 use unicode_width::UnicodeWidthStr;
 
-use super::Exporter;
-use super::columns::{self, Tabular};
-use crate::result::ReplayReport;
+use super::columns::{self, ColumnStats, Tabular};
+use super::{Exporter, TimelineParts};
+use crate::result::{ReplayReport, RequestRow, RunSummary};
 
 /// Writes terminal tables.
 pub struct TableExporter;
@@ -53,47 +53,35 @@ where
     R: AsRef<[String]>,
     I: Iterator<Item = R>,
 {
-    let (mut widths, mut right, mut count) = (vec![1usize; headers.len()], vec![true; headers.len()], 0);
-    let widen = |i: usize, cell: &str, widths: &mut Vec<usize>| {
-        if i >= widths.len() {
-            widths.resize(i + 1, 1);
-        }
-        let widest = cell.split('\n').map(UnicodeWidthStr::width).max().unwrap_or(0);
-        widths[i] = widths[i].max(widest);
-    };
-    for (i, h) in headers.iter().enumerate() {
-        widen(i, h, &mut widths);
-    }
-    for r in rows() {
-        count += 1;
-        for (i, cell) in r.as_ref().iter().enumerate() {
-            widen(i, cell, &mut widths);
-            if i >= right.len() {
-                right.resize(i + 1, true);
-            }
-            right[i] &= cell.is_empty() || looks_numeric(cell);
-        }
-    }
-    // With no rows, every column is left-aligned.
-    right.resize(widths.len(), true);
-    right.iter_mut().for_each(|r| *r &= count > 0);
+    let stats = ColumnStats::of(headers, rows());
     let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
+    write_head(headers, &stats, &mut out)?;
     let mut line = String::new();
-    rule(&mut line, &TOP, &widths);
-    line.push('\n');
-    row(&mut line, headers, &widths, &right);
-    rule(&mut line, &HEADER_RULE, &widths);
-    line.push('\n');
-    out.write_all(line.as_bytes())?;
     for r in rows() {
         line.clear();
-        row(&mut line, r.as_ref(), &widths, &right);
+        draw_row(&mut line, r.as_ref(), &stats);
         out.write_all(line.as_bytes())?;
     }
-    line.clear();
-    rule(&mut line, &BOTTOM, &widths);
-    out.write_all(line.as_bytes())?;
+    write_foot(&stats, &mut out)?;
     out.flush()
+}
+
+/// The top of a table whose rows have `stats`: its frame, the header row and the rule under it.
+pub fn write_head(headers: &[&str], stats: &ColumnStats, out: &mut dyn Write) -> std::io::Result<()> {
+    let mut line = String::new();
+    rule(&mut line, &TOP, &stats.widths);
+    line.push('\n');
+    draw_row(&mut line, headers, stats);
+    rule(&mut line, &HEADER_RULE, &stats.widths);
+    line.push('\n');
+    out.write_all(line.as_bytes())
+}
+
+/// The bottom of the frame (without a trailing newline).
+pub fn write_foot(stats: &ColumnStats, out: &mut dyn Write) -> std::io::Result<()> {
+    let mut line = String::new();
+    rule(&mut line, &BOTTOM, &stats.widths);
+    out.write_all(line.as_bytes())
 }
 
 /// A horizontal line across every column.
@@ -108,9 +96,10 @@ fn rule(out: &mut String, line: &Line, widths: &[usize]) {
     out.push(line.3);
 }
 
-/// One row: as many lines as its tallest cell, each ended by a newline; a cell missing (a short
-/// row) or out of lines is blank.
-fn row<S: AsRef<str>>(out: &mut String, cells: &[S], widths: &[usize], right: &[bool]) {
+/// One row of a table whose rows have `stats`: as many lines as its tallest cell, each ended by a
+/// newline; a cell missing (a short row) or out of lines is blank.
+pub fn draw_row<S: AsRef<str>>(out: &mut String, cells: &[S], stats: &ColumnStats) {
+    let widths = &stats.widths;
     let mut height = cells.iter().map(|c| c.as_ref().split('\n').count()).max().unwrap_or(0);
     if cells.len() < widths.len() {
         height = height.max(1);
@@ -130,7 +119,7 @@ fn row<S: AsRef<str>>(out: &mut String, cells: &[S], widths: &[usize], right: &[
                 continue;
             };
             let pad = w.saturating_sub(text.width());
-            let (left, trailing) = if right[i] { (pad, 0) } else { (0, pad) };
+            let (left, trailing) = if stats.right(i) { (pad, 0) } else { (0, pad) };
             out.extend(std::iter::repeat_n(' ', 1 + left));
             out.push_str(text);
             out.extend(std::iter::repeat_n(' ', trailing + 1));
@@ -140,22 +129,50 @@ fn row<S: AsRef<str>>(out: &mut String, cells: &[S], widths: &[usize], right: &[
     }
 }
 
-fn looks_numeric(s: &str) -> bool {
-    s.trim_end_matches('%').parse::<f64>().is_ok()
-}
-
 impl Exporter for TableExporter {
     fn write(&self, report: &ReplayReport, per_request: bool, out: &mut dyn Write) -> Result<()> {
         if per_request {
-            write_rows(&columns::TIMELINE_HEADERS, || columns::timeline_rows(&report.runs), out)?;
-        } else {
-            write_tabular(&columns::runs_brief(&report.runs), out)?;
+            return super::write_timeline(self, report, out);
         }
-        out.write_all(b"\n\nTotals per policy (all conversations)\n")?;
-        write_tabular(&columns::totals(report), out)?;
-        out.write_all(b"\n")?;
+        write_tabular(&columns::runs_brief(&report.runs), out)?;
+        write_totals(report, out)
+    }
+}
+
+impl TimelineParts for TableExporter {
+    fn head(&self, stats: &ColumnStats, out: &mut dyn Write) -> std::io::Result<()> {
+        write_head(&columns::TIMELINE_HEADERS, stats, out)
+    }
+
+    fn rows(
+        &self,
+        stats: &ColumnStats,
+        runs: &[(&RunSummary, &[RequestRow])],
+        out: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        let mut line = String::new();
+        for &(run, rows) in runs {
+            for r in rows {
+                line.clear();
+                draw_row(&mut line, &columns::timeline_row(run, r), stats);
+                out.write_all(line.as_bytes())?;
+            }
+        }
         Ok(())
     }
+
+    fn tail(&self, stats: &ColumnStats, report: &ReplayReport, out: &mut dyn Write) -> Result<()> {
+        write_foot(stats, out)?;
+        write_totals(report, out)
+    }
+}
+
+/// The totals per policy, under the runs' table.
+fn write_totals(report: &ReplayReport, out: &mut dyn Write) -> Result<()> {
+    out.write_all(b"\n\nTotals per policy (all conversations)\n")?;
+    write_tabular(&columns::totals(report), out)?;
+    out.write_all(b"\n")?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -174,7 +191,7 @@ mod tests {
             table.add_row(row.iter().map(String::as_str));
         }
         for (i, column) in table.column_iter_mut().enumerate() {
-            let numeric = t.rows.iter().all(|r| r[i].is_empty() || looks_numeric(&r[i]));
+            let numeric = t.rows.iter().all(|r| r[i].is_empty() || columns::looks_numeric(&r[i]));
             if numeric && !t.rows.is_empty() {
                 column.set_cell_alignment(CellAlignment::Right);
             }
