@@ -211,20 +211,21 @@ fn check_output(output: &Output, paths: &[std::path::PathBuf]) -> Result<()> {
     output.check(paths).map_err(|e| UsageError(format!("{e:#}")).into())
 }
 
-/// Inputs up to this many bytes are held in memory by a sweep (about 0.6 bytes per input byte);
-/// larger ones are read twice ([`finish_sweep`]), which costs a second import but no counting.
-const SWEEP_HOLD_BYTES: u64 = 256 << 20;
+/// Inputs up to this many bytes are held in memory by a sweep (about 0.6 bytes per input byte), or
+/// their rows by a per-request table (about 0.3); larger ones are read twice ([`finish_sweep`],
+/// [`replay_twice`]), which costs a second import but no counting.
+const HOLD_BYTES: u64 = 256 << 20;
 
-/// Whether a sweep holds the inputs found rather than read them twice.
-fn sweep_holds(found: &Discovered, low_memory: bool) -> bool {
-    !low_memory && found.files.iter().map(|f| input::size(f)).sum::<u64>() <= SWEEP_HOLD_BYTES
+/// Whether a command holds what it needs of the inputs found rather than read them twice.
+fn holds(found: &Discovered, low_memory: bool) -> bool {
+    !low_memory && found.files.iter().map(|f| input::size(f)).sum::<u64>() <= HOLD_BYTES
 }
 
 fn sweep(c: SweepConfig) -> Result<ExitCode> {
     check_output(&c.output, &c.input.source.paths)?;
     with_jobs(c.input.source.jobs, || {
         let found = input::discover(&c.input.source.paths);
-        let hold = sweep_holds(&found, c.low_memory);
+        let hold = holds(&found, c.low_memory);
         let Loaded { meter, files, errors, mut warnings } =
             load_found_each(&c.input, &found, meter(&c.input)?, "measuring", |_, file, meter| {
                 SweepPart::of(file, &c.settings, meter, hold)
@@ -392,7 +393,7 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
         export::prepare_rewrite(&c.out, crate::report::INDEX, &[crate::chart::DIR])?;
         let timeline_csv = timeline_lines(&Output::File(c.out.join(crate::report::TIMELINE_CSV)))?;
         let found = input::discover(&c.input.source.paths);
-        let hold = sweep_holds(&found, c.low_memory);
+        let hold = holds(&found, c.low_memory);
         let policies = analysis::compare::with_baseline(&c.compare.policies);
         let sources = analysis::compare::sources(&policies);
         let estimators = analysis::calibration::default_estimators();
@@ -556,8 +557,17 @@ fn replay(c: ReplayConfig) -> Result<ExitCode> {
         let bar = progress_bar(found.files.len(), "replaying");
         let streamed =
             c.per_request && matches!(c.format, export::ExportFormat::Csv | export::ExportFormat::Json);
+        let twice = match c.format.timeline_parts() {
+            Some(parts) if c.per_request && !holds(&found, c.low_memory) => Some(parts),
+            _ => None,
+        };
         let code = if streamed {
             let code = replay_as_it_goes(&c, &found, &job, &meter, &|| bar.inc(1))?;
+            bar.finish_and_clear();
+            code
+        } else if let Some(parts) = twice {
+            bar.set_length(2 * found.files.len() as u64);
+            let code = replay_twice(&c, &found, &job, &meter, parts, &|| bar.inc(1))?;
             bar.finish_and_clear();
             code
         } else {
@@ -641,6 +651,51 @@ fn replay_as_it_goes(
         lines.finish(found.files.len())?.finish()?;
         Ok(print_problems(&warnings, &errors))
     }
+}
+
+/// `replay --per-request` as a table or Markdown, without holding every row: a first pass adds up
+/// the columns' stats ([`export::columns::ColumnStats`]) and keeps the run summaries (for the
+/// totals), dropping each file's rows; a second pass replays the files again (every count is in
+/// the meter's cache by then) and writes each file's rows, in input order, as soon as the files
+/// before it are written. The same bytes as the exporter writes from the whole report.
+fn replay_twice(
+    c: &ReplayConfig,
+    found: &Discovered,
+    job: &Job<'_>,
+    meter: &Meter,
+    parts: &dyn export::TimelineParts,
+    done: &(dyn Fn() + Sync),
+) -> Result<ExitCode> {
+    use crate::result::{RequestRow, RunSummary};
+    use export::columns::{ColumnStats, TIMELINE_HEADERS, timeline_stats};
+    fn runs_of(outcome: &crate::pipeline::FileOutcome) -> Vec<(&RunSummary, &[RequestRow])> {
+        outcome.runs.iter().map(|r| (&r.summary, r.rows.as_slice())).collect()
+    }
+    let first = replay_files_each(found, job, meter, done, |_, outcome| {
+        let stats = timeline_stats(&runs_of(&outcome));
+        let summaries: Vec<_> = outcome.runs.into_iter().map(|r| r.summary).collect();
+        (stats, summaries, outcome.path, outcome.warnings, outcome.error)
+    });
+    let mut stats = ColumnStats::new(&TIMELINE_HEADERS);
+    let mut report = ReplayReport { errors: found.errors.clone(), ..Default::default() };
+    for (file_stats, summaries, path, warnings, error) in first {
+        stats.merge(&file_stats);
+        report.warnings.extend(warnings.iter().map(|w| prefix_path(&path, w)));
+        report.errors.extend(error);
+        report.runs.extend(summaries);
+    }
+    let mut out = c.output.stream()?;
+    parts.head(&stats, &mut out)?;
+    let rows = export::InOrder::new(out);
+    replay_files_each(found, job, meter, done, |index, outcome| {
+        let mut part = Vec::new();
+        parts.rows(&stats, &runs_of(&outcome), &mut part).expect("writing to a Vec cannot fail");
+        rows.put(index, part);
+    });
+    let mut out = rows.finish(found.files.len())?;
+    parts.tail(&stats, &report, &mut out)?;
+    out.finish()?;
+    Ok(print_problems(&report.warnings, &report.errors))
 }
 
 /// What is left of a file written as it went: its path, warnings, error and whether its part

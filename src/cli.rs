@@ -109,6 +109,10 @@ pub struct ReplayArgs {
     /// Report one row per request (the budget timeline) instead of one per conversation.
     #[arg(long)]
     pub per_request: bool,
+    /// With --per-request as a table or Markdown: read the inputs twice (the columns' widths,
+    /// then the rows) instead of holding every row; automatic above 256 MB of input. Same output.
+    #[arg(long)]
+    pub low_memory: bool,
 }
 
 /// Which policies to replay.

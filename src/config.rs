@@ -348,6 +348,8 @@ pub struct ReplayConfig {
     pub output: Output,
     /// Per-request timeline instead of per-conversation summaries.
     pub per_request: bool,
+    /// Read the inputs twice rather than hold a per-request table's rows.
+    pub low_memory: bool,
 }
 
 /// Resolved `split` options.
@@ -461,6 +463,7 @@ impl Config {
                 format: a.output.format.into(),
                 output: Output::from_arg(a.output.output.as_deref()),
                 per_request: a.per_request,
+                low_memory: a.low_memory,
                 input: InputConfig::from_args(a.input)?,
             }),
             cli::Command::Split(a) => {

@@ -349,3 +349,53 @@ fn per_request_csv_written_as_it_goes_is_the_csv_of_the_whole_report() {
     assert!(std::fs::read(&file).unwrap() == whole);
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temporary file left");
 }
+
+#[test]
+fn per_request_table_and_markdown_read_twice_are_the_tables_of_the_whole_report() {
+    use ctxbudget::export::Exporter;
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(&bad, "{not json}\n").unwrap();
+    let inputs = ["traces", "tests/fixtures/cache-trap", SMALL, "tests/fixtures/no-such-file"];
+    let held = ctxbudget()
+        .args([&["replay"][..], &inputs, &["--format", "json", "--per-request"]].concat())
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(held.status.code(), Some(1), "the bad file is an error, the others are reported");
+    let r: ReplayReport = serde_json::from_slice(&held.stdout).unwrap();
+    assert!(
+        r.runs.len() > 3 && !r.warnings.is_empty() && r.errors.len() == 2,
+        "{:?}",
+        (r.warnings, r.errors)
+    );
+    for (format, exporter) in [
+        ("table", &ctxbudget::export::table::TableExporter as &dyn Exporter),
+        ("markdown", &ctxbudget::export::markdown::MarkdownExporter),
+    ] {
+        let whole = exporter.render(&r, true).unwrap();
+        let drawn_from_held = ctxbudget()
+            .args([&["replay"][..], &inputs, &["--format", format, "--per-request"]].concat())
+            .arg(&bad)
+            .output()
+            .unwrap();
+        assert!(drawn_from_held.stdout == whole, "{format}: the exporter's bytes");
+        for jobs in ["1", "2"] {
+            let twice = ctxbudget()
+                .args(
+                    [
+                        &["replay"][..],
+                        &inputs,
+                        &["--format", format, "--per-request", "--low-memory", "-j", jobs],
+                    ]
+                    .concat(),
+                )
+                .arg(&bad)
+                .output()
+                .unwrap();
+            assert_eq!(twice.status.code(), Some(1));
+            assert!(twice.stdout == whole, "{format} -j {jobs}:\n{}", String::from_utf8_lossy(&twice.stdout));
+            assert_eq!(twice.stderr, drawn_from_held.stderr, "{format}: the same warnings and errors, once");
+        }
+    }
+}
