@@ -24,7 +24,7 @@ use crate::pipeline::{
     replay_files_without_rows,
 };
 use crate::policy::registry;
-use crate::result::ReplayReport;
+use crate::result::{ReplayReport, RequestRow, RunSummary};
 use crate::split::ToolOutput;
 use crate::tokens::{Meter, Tokenizer, estimate};
 use crate::{analysis, export};
@@ -666,36 +666,86 @@ fn replay_twice(
     parts: &dyn export::TimelineParts,
     done: &(dyn Fn() + Sync),
 ) -> Result<ExitCode> {
-    use crate::result::{RequestRow, RunSummary};
+    let first = timeline_first_pass(found, job, meter, done);
+    let report = timeline_second_pass(&c.output, found, job, meter, parts, first, done)?;
+    Ok(print_problems(&report.warnings, &report.errors))
+}
+
+/// What the first pass of [`replay_twice`] keeps: the stats of every row, each file's own (to
+/// notice a file that reads differently the second time), and the report without its rows.
+struct TimelinePass {
+    stats: export::columns::ColumnStats,
+    files: Vec<export::columns::ColumnStats>,
+    report: ReplayReport,
+}
+
+/// The runs of a replayed file, each with its rows.
+fn runs_of(outcome: &crate::pipeline::FileOutcome) -> Vec<(&RunSummary, &[RequestRow])> {
+    outcome.runs.iter().map(|r| (&r.summary, r.rows.as_slice())).collect()
+}
+
+fn timeline_first_pass(
+    found: &Discovered,
+    job: &Job<'_>,
+    meter: &Meter,
+    done: &(dyn Fn() + Sync),
+) -> TimelinePass {
     use export::columns::{ColumnStats, TIMELINE_HEADERS, timeline_stats};
-    fn runs_of(outcome: &crate::pipeline::FileOutcome) -> Vec<(&RunSummary, &[RequestRow])> {
-        outcome.runs.iter().map(|r| (&r.summary, r.rows.as_slice())).collect()
-    }
-    let first = replay_files_each(found, job, meter, done, |_, outcome| {
+    let outcomes = replay_files_each(found, job, meter, done, |_, outcome| {
         let stats = timeline_stats(&runs_of(&outcome));
         let summaries: Vec<_> = outcome.runs.into_iter().map(|r| r.summary).collect();
         (stats, summaries, outcome.path, outcome.warnings, outcome.error)
     });
-    let mut stats = ColumnStats::new(&TIMELINE_HEADERS);
-    let mut report = ReplayReport { errors: found.errors.clone(), ..Default::default() };
-    for (file_stats, summaries, path, warnings, error) in first {
-        stats.merge(&file_stats);
-        report.warnings.extend(warnings.iter().map(|w| prefix_path(&path, w)));
-        report.errors.extend(error);
-        report.runs.extend(summaries);
+    let mut first = TimelinePass {
+        stats: ColumnStats::new(&TIMELINE_HEADERS),
+        files: Vec::with_capacity(outcomes.len()),
+        report: ReplayReport { errors: found.errors.clone(), ..Default::default() },
+    };
+    for (stats, summaries, path, warnings, error) in outcomes {
+        first.stats.merge(&stats);
+        first.files.push(stats);
+        first.report.warnings.extend(warnings.iter().map(|w| prefix_path(&path, w)));
+        first.report.errors.extend(error);
+        first.report.runs.extend(summaries);
     }
-    let mut out = c.output.stream()?;
+    first
+}
+
+/// Writes the table the first pass sized, replaying the files again; a file whose rows differ
+/// from the first read (a live session being written) is named in a warning, and its rows are the
+/// second read's (drawn in the first read's columns, so they may not line up). Returns the report
+/// of the first pass with those warnings.
+fn timeline_second_pass(
+    output: &Output,
+    found: &Discovered,
+    job: &Job<'_>,
+    meter: &Meter,
+    parts: &dyn export::TimelineParts,
+    first: TimelinePass,
+    done: &(dyn Fn() + Sync),
+) -> Result<ReplayReport> {
+    let TimelinePass { stats, files, mut report } = first;
+    let mut out = output.stream()?;
     parts.head(&stats, &mut out)?;
     let rows = export::InOrder::new(out);
-    replay_files_each(found, job, meter, done, |index, outcome| {
+    let changed = replay_files_each(found, job, meter, done, |index, outcome| {
+        let runs = runs_of(&outcome);
         let mut part = Vec::new();
-        parts.rows(&stats, &runs_of(&outcome), &mut part).expect("writing to a Vec cannot fail");
+        parts.rows(&stats, &runs, &mut part).expect("writing to a Vec cannot fail");
         rows.put(index, part);
+        (export::columns::timeline_stats(&runs) != files[index]).then(|| {
+            format!(
+                "{}: read differently the second time (changed while the replay read it?): its rows are \
+                 the second read's and may not line up",
+                outcome.path
+            )
+        })
     });
+    report.warnings.extend(changed.into_iter().flatten());
     let mut out = rows.finish(found.files.len())?;
     parts.tail(&stats, &report, &mut out)?;
     out.finish()?;
-    Ok(print_problems(&report.warnings, &report.errors))
+    Ok(report)
 }
 
 /// What is left of a file written as it went: its path, warnings, error and whether its part
@@ -936,6 +986,46 @@ mod tests {
             SweepPart::of(file, &c.settings, meter, false)
         });
         (c, found, first)
+    }
+
+    #[test]
+    fn a_per_request_table_whose_file_changes_between_its_two_reads_names_it() {
+        for changed in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let fixture =
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cache-trap/session.jsonl");
+            let session = dir.path().join("session.jsonl");
+            std::fs::copy(fixture, &session).unwrap();
+            let out = dir.path().join("out");
+            std::fs::create_dir(&out).unwrap();
+            let args = ["ctxbudget", "replay", "--tokenizer", "estimate", "--per-request", "--low-memory"];
+            let cli =
+                crate::cli::Cli::try_parse_from(args.into_iter().chain([session.to_str().unwrap()])).unwrap();
+            let Ok(Config::Replay(c)) = Config::from_cli(cli) else { panic!("a replay") };
+            let found = input::discover(&c.input.source.paths);
+            let meter = meter(&c.input).unwrap();
+            let job = Job {
+                thresholds: vec![c.threshold],
+                policies: c.policies.clone(),
+                resplit: false,
+                transforms: &[],
+                overhead: 0,
+                input_format: None,
+            };
+            let first = timeline_first_pass(&found, &job, &meter, &|| ());
+            if changed {
+                let mut text = std::fs::read_to_string(&session).unwrap();
+                text.push_str("{\"type\": \"request\"}\n");
+                std::fs::write(&session, text).unwrap();
+            }
+            let table = Output::File(out.join("table.txt"));
+            let parts = export::ExportFormat::Table.timeline_parts().unwrap();
+            let report = timeline_second_pass(&table, &found, &job, &meter, parts, first, &|| ()).unwrap();
+            let named =
+                report.warnings.iter().any(|w| w.contains("session.jsonl: read differently the second time"));
+            assert_eq!(named, changed, "{:?}", report.warnings);
+            assert!(std::fs::read_to_string(out.join("table.txt")).unwrap().contains("Totals per policy"));
+        }
     }
 
     #[test]
