@@ -105,7 +105,8 @@ unsafe impl GlobalAlloc for Allocator {
 /// so any thread may bump, free and resize at once: a bump takes `[next, next + size)` by
 /// compare-and-swap on `next`, so ranges handed out never overlap; a free or a resize moves `next`
 /// only from the block's end, by compare-and-swap, so only the block at the very end gives its
-/// range back or grows.
+/// range back or grows. Those updates acquire and release `next`, so whatever a thread did with a
+/// range before giving it back happens before another thread gets it.
 struct Region {
     start: AtomicUsize,
     end: AtomicUsize,
@@ -210,7 +211,7 @@ impl Region {
         let end = self.end.load(Ordering::Relaxed);
         let mut at = 0;
         self.next
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |next| {
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |next| {
                 at = next.checked_next_multiple_of(layout.align())?;
                 let after = at.checked_add(layout.size())?;
                 (after <= end).then_some(after)
@@ -225,7 +226,7 @@ impl Region {
             return false;
         }
         let p = ptr as usize;
-        let _ = self.next.compare_exchange(p + layout.size(), p, Ordering::Relaxed, Ordering::Relaxed);
+        let _ = self.next.compare_exchange(p + layout.size(), p, Ordering::AcqRel, Ordering::Relaxed);
         true
     }
 
@@ -241,7 +242,7 @@ impl Region {
         if after > self.end.load(Ordering::Relaxed) {
             return false;
         }
-        self.next.compare_exchange(p + old, after, Ordering::Relaxed, Ordering::Relaxed).is_ok()
+        self.next.compare_exchange(p + old, after, Ordering::AcqRel, Ordering::Relaxed).is_ok()
             || new_size <= old
     }
 }
@@ -353,6 +354,65 @@ mod tests {
         assert!(unwound.is_err());
         assert!(!building_here());
         std::thread::spawn(|| assert!(!building_here(), "another thread is not marked")).join().unwrap();
+    }
+
+    #[test]
+    fn threads_bumping_freeing_and_growing_at_once_never_share_a_byte() {
+        let r = region(256 << 10);
+        std::thread::scope(|scope| {
+            for tag in 1..=4u8 {
+                let r = &r;
+                scope.spawn(move || {
+                    let mut live: Vec<(*mut u8, Layout)> = Vec::new();
+                    for n in 0..20_000usize {
+                        let size = 1 + (n * 7 + tag as usize * 13) % 300;
+                        // SAFETY: blocks are live with their layouts, non-zero sizes, freed once.
+                        unsafe {
+                            match n % 5 {
+                                0..=2 => {
+                                    let l = layout(size, 8);
+                                    let p = r.alloc(l, true);
+                                    p.write_bytes(tag, size);
+                                    live.push((p, l));
+                                }
+                                3 if !live.is_empty() => {
+                                    let (p, l) = live.pop().unwrap();
+                                    assert!(holds(p, l.size(), tag), "another thread wrote into this block");
+                                    let q = r.realloc(p, l, l.size() + size, true);
+                                    q.write_bytes(tag, l.size() + size);
+                                    live.push((q, layout(l.size() + size, 8)));
+                                }
+                                _ => {
+                                    if let Some((p, l)) = live.pop() {
+                                        assert!(
+                                            holds(p, l.size(), tag),
+                                            "another thread wrote into this block"
+                                        );
+                                        r.dealloc(p, l);
+                                    }
+                                }
+                            }
+                        }
+                        if live.len() > 200 {
+                            for (p, l) in live.drain(..) {
+                                // SAFETY: as above.
+                                unsafe {
+                                    assert!(holds(p, l.size(), tag));
+                                    r.dealloc(p, l);
+                                }
+                            }
+                        }
+                    }
+                    for (p, l) in live {
+                        // SAFETY: as above.
+                        unsafe {
+                            assert!(holds(p, l.size(), tag));
+                            r.dealloc(p, l);
+                        }
+                    }
+                });
+            }
+        });
     }
 
     #[derive(Debug, Clone)]
