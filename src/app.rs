@@ -319,14 +319,16 @@ fn compare(c: CompareConfig, cost: bool) -> Result<ExitCode> {
             load_each(&c.input, |file, meter| replay_file(&file, &sources, &c.settings, meter, false))?;
         let replayed = std::mem::take(&mut loaded.files).into_iter().flatten();
         let result = analysis::compare::add_up(replayed, &sources, &c.settings);
-        let sections = || {
-            if cost {
-                export::analysis::cost_sections(&result)
-            } else {
-                export::analysis::compare_sections(&result)
-            }
-        };
-        export::analysis::write(&c.output, c.format, sections, &result)?;
+        if cost {
+            export::analysis::write_cost(&c.output, c.format, &result)?;
+        } else {
+            export::analysis::write(
+                &c.output,
+                c.format,
+                || export::analysis::compare_sections(&result),
+                &result,
+            )?;
+        }
         keep_counts(c.input.source.count_cache.as_deref(), &mut loaded.meter);
         Ok(loaded.finish())
     })

@@ -234,3 +234,25 @@ fn json_written_to_a_file_is_the_json_on_stdout() {
     }
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 4, "no temporary file left");
 }
+
+/// `cost` draws its prune events one row at a time in the table and Markdown formats; the bytes
+/// are the sections' rendering of the same comparison (read back from its JSON), with every
+/// event listed, on the fixture and on traces/ (more events, several policies).
+#[test]
+fn cost_tables_drawn_row_by_row_are_the_rendering_of_the_comparison() {
+    use ctxbudget::export::ExportFormat;
+    use ctxbudget::export::analysis::{cost_sections, render};
+    let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces");
+    for input in [fixture(), traces] {
+        let cost = |format: &str| {
+            let out = ctxbudget().arg("cost").arg(&input).args(["--format", format]).assert().success();
+            out.get_output().stdout.clone()
+        };
+        let c: Comparison = serde_json::from_slice(&cost("json")).unwrap();
+        assert!(!c.events.is_empty(), "{}: prune events to list", input.display());
+        for (format, name) in [(ExportFormat::Table, "table"), (ExportFormat::Markdown, "markdown")] {
+            let whole = render(format, &cost_sections(&c), &c).unwrap();
+            assert!(cost(name) == whole, "{name} of {}", input.display());
+        }
+    }
+}
