@@ -6,11 +6,13 @@
 //! there, an allocation under 16 KB is bumped from one reserved region of address space (64 MB,
 //! `MAP_NORESERVE`: memory only once touched), and a larger one goes to the system allocator,
 //! which reuses the memory of the build's large temporaries once they are freed (bumping them too
-//! touched twice the pages, and page faults cost more than malloc saved). A freed block that is
-//! the region's last gives its space back to the next allocation; any other stays unused until
-//! the process ends (about 4 MB of the 5 MB o200k bumps, measured in a throwaway copy of this
-//! allocator; the tables themselves live as long as the process). Peak RSS still falls:
-//! `ctxbudget count --tokenizer o200k` of a 6-byte file, 43 MB → 30 MB (`/usr/bin/time`).
+//! touched twice the pages, and page faults cost more than malloc saved). Each thread takes the
+//! region 1 MB at a time and bumps within its chunk without atomics (see `Region`). A freed
+//! block that ends at its thread's cursor gives its space back to the next allocation; any other
+//! stays unused until the process ends (about 4 MB of the 5 MB o200k bumps, measured in a
+//! throwaway copy of this allocator; the tables themselves live as long as the process). Peak RSS
+//! still falls: `ctxbudget count --tokenizer o200k` of a 6-byte file, 43 MB → 30 MB
+//! (`/usr/bin/time`).
 //! When the region is full, or outside [`building`], the system allocator serves; a block is given
 //! back to whichever allocator it came from, on any thread, and a block of the region that cannot
 //! grow in place moves.
@@ -31,9 +33,15 @@ const REGION_BYTES: usize = 64 << 20;
 /// Allocations of this size or more are the system allocator's, even inside [`building`].
 const SMALL_BYTES: usize = 16 << 10;
 
+/// What a thread takes from the region at a time, to bump from without atomics.
+const CHUNK_BYTES: usize = 1 << 20;
+
 thread_local! {
     /// Whether this thread is inside [`building`].
     static BUILDING: Cell<bool> = const { Cell::new(false) };
+    /// This thread's chunk: the start of the region it was taken from, its first free byte and
+    /// its end.
+    static CHUNK: Cell<(usize, usize, usize)> = const { Cell::new((0, 0, 0)) };
 }
 
 /// The region every [`building`] thread bumps from; empty until the first [`building`].
@@ -101,22 +109,29 @@ unsafe impl GlobalAlloc for Allocator {
     }
 }
 
-/// A range of reserved address space handed out by bumping a pointer. All its state is atomic,
-/// so any thread may bump, free and resize at once: a bump takes `[next, next + size)` by
-/// compare-and-swap on `next`, so ranges handed out never overlap; a free or a resize moves `next`
-/// only from the block's end, by compare-and-swap, so only the block at the very end gives its
-/// range back or grows. Those updates acquire and release `next`, so whatever a thread did with a
-/// range before giving it back happens before another thread gets it.
+/// A range of reserved address space handed out in chunks, which each thread bumps from on its
+/// own. The region's bump pointer moves by compare-and-swap (acquire and release), once per chunk,
+/// so chunks never overlap; within its chunk a thread bumps with plain arithmetic on a
+/// thread-local cursor (an atomic per allocation made the locked instruction wait for the
+/// thread's earlier stores to drain: a twelfth of a replay). A freed block that ends at its
+/// thread's cursor moves the cursor back (only the thread that took the chunk can find it there);
+/// any other stays unused. The last bytes of a chunk too short for an allocation are left.
 struct Region {
     start: AtomicUsize,
     end: AtomicUsize,
     next: AtomicUsize,
+    chunk: AtomicUsize,
 }
 
 impl Region {
     /// No region: every allocation is the system's until [`Region::init`].
     const fn empty() -> Region {
-        Region { start: AtomicUsize::new(0), end: AtomicUsize::new(0), next: AtomicUsize::new(0) }
+        Region {
+            start: AtomicUsize::new(0),
+            end: AtomicUsize::new(0),
+            next: AtomicUsize::new(0),
+            chunk: AtomicUsize::new(CHUNK_BYTES),
+        }
     }
 
     /// Makes `[start, start + len)` the region, once, before any block is handed out.
@@ -132,9 +147,40 @@ impl Region {
         start != 0 && p >= start && p < self.end.load(Ordering::Relaxed)
     }
 
+    /// Bytes of the region handed out as chunks.
     fn in_use(&self) -> usize {
         let start = self.start.load(Ordering::Acquire);
-        if start == 0 { 0 } else { self.next.load(Ordering::Relaxed) - start }
+        if start == 0 { 0 } else { self.next.load(Ordering::Acquire) - start }
+    }
+
+    /// This thread's cursor and chunk end in this region (an empty chunk when its chunk is another
+    /// region's).
+    fn cursor(&self) -> (usize, usize) {
+        let (region, next, end) = CHUNK.try_with(Cell::get).unwrap_or_default();
+        if region != 0 && region == self.start.load(Ordering::Relaxed) { (next, end) } else { (0, 0) }
+    }
+
+    fn set_cursor(&self, next: usize, end: usize) {
+        let _ = CHUNK.try_with(|c| c.set((self.start.load(Ordering::Relaxed), next, end)));
+    }
+
+    /// A new chunk for this thread, of at least `at_least` bytes, or `None` when the region is
+    /// empty or full.
+    fn take_chunk(&self, at_least: usize) -> Option<(usize, usize)> {
+        if self.start.load(Ordering::Acquire) == 0 {
+            return None;
+        }
+        let end = self.end.load(Ordering::Relaxed);
+        let len = self.chunk.load(Ordering::Relaxed).max(at_least);
+        let mut taken = 0;
+        self.next
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |next| {
+                taken = next;
+                let after = next.checked_add(len)?;
+                (after <= end).then_some(after)
+            })
+            .ok()?;
+        Some((taken, taken + len))
     }
 
     /// [`GlobalAlloc::alloc`], from the region when `building` and the block is small.
@@ -203,47 +249,49 @@ impl Region {
         to
     }
 
-    /// A block for `layout`, or `None` when it is not small, or the region is empty or full.
+    /// A block for `layout` from this thread's chunk (taking a new chunk when it is used up), or
+    /// `None` when it is not small, or the region is empty or full.
     fn bump(&self, layout: Layout) -> Option<*mut u8> {
-        if layout.size() >= SMALL_BYTES || self.start.load(Ordering::Acquire) == 0 {
+        if layout.size() >= SMALL_BYTES {
             return None;
         }
-        let end = self.end.load(Ordering::Relaxed);
-        let mut at = 0;
-        self.next
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |next| {
-                at = next.checked_next_multiple_of(layout.align())?;
-                let after = at.checked_add(layout.size())?;
-                (after <= end).then_some(after)
-            })
-            .ok()?;
+        let fit = |(next, end): (usize, usize)| {
+            let at = next.checked_next_multiple_of(layout.align())?;
+            let after = at.checked_add(layout.size())?;
+            (after <= end).then_some((at, after, end))
+        };
+        let (at, after, end) = match fit(self.cursor()) {
+            Some(fitted) => fitted,
+            None => fit(self.take_chunk(layout.size() + layout.align())?)?,
+        };
+        self.set_cursor(after, end);
         Some(at as *mut u8)
     }
 
-    /// Gives back a block (false: not the region's). Only the block at the end is reused.
+    /// Gives back a block (false: not the region's). Only a block that ends at this thread's
+    /// cursor is reused.
     fn free(&self, ptr: *mut u8, layout: Layout) -> bool {
         if !self.contains(ptr) {
             return false;
         }
-        let p = ptr as usize;
-        let _ = self.next.compare_exchange(p + layout.size(), p, Ordering::AcqRel, Ordering::Relaxed);
+        let (next, end) = self.cursor();
+        if ptr as usize + layout.size() == next {
+            self.set_cursor(ptr as usize, end);
+        }
         true
     }
 
     /// Resizes a block of the region in place: a shrink always (the rest is lost, or given back
-    /// when the block is the last), a growth when the block is the last, stays small, and the
-    /// region has room.
+    /// when the block ends at this thread's cursor), a growth when the block ends at the cursor,
+    /// stays small, and fits in the chunk.
     fn resize(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> bool {
         let (p, old) = (ptr as usize, layout.size());
-        if new_size > old && new_size >= SMALL_BYTES {
-            return false;
+        let (next, end) = self.cursor();
+        if p + old == next && new_size < SMALL_BYTES.max(old) && p + new_size <= end {
+            self.set_cursor(p + new_size, end);
+            return true;
         }
-        let Some(after) = p.checked_add(new_size) else { return false };
-        if after > self.end.load(Ordering::Relaxed) {
-            return false;
-        }
-        self.next.compare_exchange(p + old, after, Ordering::AcqRel, Ordering::Relaxed).is_ok()
-            || new_size <= old
+        new_size <= old
     }
 }
 
@@ -274,10 +322,12 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// A region of its own over `len` bytes of fresh address space (never unmapped: a test's).
+    /// A region of its own over `len` bytes of fresh address space (never unmapped: a test's),
+    /// handed out in chunks of 4 KB, so that threads take many.
     fn region(len: usize) -> Region {
         let region = Region::empty();
         region.init(sys::reserve(len).expect("address space"), len);
+        region.chunk.store(4 << 10, Ordering::Relaxed);
         region
     }
 
@@ -358,7 +408,9 @@ mod tests {
 
     #[test]
     fn threads_bumping_freeing_and_growing_at_once_never_share_a_byte() {
-        let r = region(256 << 10);
+        // Room for every allocation, in chunks of 512 bytes, so the threads take chunks all along.
+        let r = region(64 << 20);
+        r.chunk.store(512, Ordering::Relaxed);
         std::thread::scope(|scope| {
             for tag in 1..=4u8 {
                 let r = &r;
