@@ -731,11 +731,12 @@ fn timeline_second_pass(
     parts.head(&stats, &mut out)?;
     let rows = export::InOrder::new(out);
     let changed = replay_files_each(found, job, meter, done, |index, outcome| {
-        let runs = runs_of(&outcome);
         let mut part = Vec::new();
-        parts.rows(&stats, &runs, &mut part).expect("writing to a Vec cannot fail");
+        let mut drawn = export::columns::ColumnStats::new(&export::columns::TIMELINE_HEADERS);
+        export::write_timeline_rows(parts, &stats, &runs_of(&outcome), &mut part, |cells| drawn.add(cells))
+            .expect("writing to a Vec cannot fail");
         rows.put(index, part);
-        (export::columns::timeline_stats(&runs) != files[index]).then(|| {
+        (drawn != files[index]).then(|| {
             format!(
                 "{}: read differently the second time (changed while the replay read it?): its rows are \
                  the second read's and may not line up",

@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use super::columns::{self, ColumnStats, Tabular};
 use super::{Exporter, TimelineParts};
-use crate::result::{ReplayReport, RequestRow, RunSummary};
+use crate::result::ReplayReport;
 
 /// Writes Markdown tables.
 pub struct MarkdownExporter;
@@ -83,21 +83,8 @@ impl TimelineParts for MarkdownExporter {
         write_head(&columns::TIMELINE_HEADERS, stats, out)
     }
 
-    fn rows(
-        &self,
-        _stats: &ColumnStats,
-        runs: &[(&RunSummary, &[RequestRow])],
-        out: &mut dyn Write,
-    ) -> std::io::Result<()> {
-        let mut line = String::new();
-        for &(run, rows) in runs {
-            for r in rows {
-                line.clear();
-                draw_row(&mut line, &columns::timeline_row(run, r));
-                out.write_all(line.as_bytes())?;
-            }
-        }
-        Ok(())
+    fn draw_row(&self, _stats: &ColumnStats, cells: &[String], line: &mut String) {
+        draw_row(line, cells);
     }
 
     fn tail(&self, _stats: &ColumnStats, report: &ReplayReport, out: &mut dyn Write) -> Result<()> {

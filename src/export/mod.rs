@@ -47,13 +47,8 @@ pub trait Exporter {
 pub trait TimelineParts: Sync {
     /// Everything before the first row.
     fn head(&self, stats: &columns::ColumnStats, out: &mut dyn Write) -> std::io::Result<()>;
-    /// The rows of `runs`, in order.
-    fn rows(
-        &self,
-        stats: &columns::ColumnStats,
-        runs: &[(&RunSummary, &[RequestRow])],
-        out: &mut dyn Write,
-    ) -> std::io::Result<()>;
+    /// One row, as its line (or lines), appended to `line`.
+    fn draw_row(&self, stats: &columns::ColumnStats, cells: &[String], line: &mut String);
     /// Everything after the last row (the totals of `report`'s runs).
     fn tail(&self, stats: &columns::ColumnStats, report: &ReplayReport, out: &mut dyn Write) -> Result<()>;
 }
@@ -68,9 +63,31 @@ pub(crate) fn write_timeline(
     let stats = columns::timeline_stats(&runs);
     let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
     parts.head(&stats, &mut out)?;
-    parts.rows(&stats, &runs, &mut out)?;
+    write_timeline_rows(parts, &stats, &runs, &mut out, |_| ())?;
     parts.tail(&stats, report, &mut out)?;
     out.flush()?;
+    Ok(())
+}
+
+/// The rows of `runs`, in order, drawn by `parts` into `out`; each row's cells are also handed to
+/// `each` (a caller checking what it draws needs not make them again).
+pub fn write_timeline_rows(
+    parts: &dyn TimelineParts,
+    stats: &columns::ColumnStats,
+    runs: &[(&RunSummary, &[RequestRow])],
+    out: &mut dyn Write,
+    mut each: impl FnMut(&[String]),
+) -> std::io::Result<()> {
+    let mut line = String::new();
+    for &(run, rows) in runs {
+        for r in rows {
+            let cells = columns::timeline_row(run, r);
+            line.clear();
+            parts.draw_row(stats, &cells, &mut line);
+            out.write_all(line.as_bytes())?;
+            each(&cells);
+        }
+    }
     Ok(())
 }
 

@@ -15,7 +15,7 @@ use unicode_width::UnicodeWidthStr;
 
 use super::columns::{self, ColumnStats, Tabular};
 use super::{Exporter, TimelineParts};
-use crate::result::{ReplayReport, RequestRow, RunSummary};
+use crate::result::ReplayReport;
 
 /// Writes terminal tables.
 pub struct TableExporter;
@@ -144,21 +144,8 @@ impl TimelineParts for TableExporter {
         write_head(&columns::TIMELINE_HEADERS, stats, out)
     }
 
-    fn rows(
-        &self,
-        stats: &ColumnStats,
-        runs: &[(&RunSummary, &[RequestRow])],
-        out: &mut dyn Write,
-    ) -> std::io::Result<()> {
-        let mut line = String::new();
-        for &(run, rows) in runs {
-            for r in rows {
-                line.clear();
-                draw_row(&mut line, &columns::timeline_row(run, r), stats);
-                out.write_all(line.as_bytes())?;
-            }
-        }
-        Ok(())
+    fn draw_row(&self, stats: &ColumnStats, cells: &[String], line: &mut String) {
+        draw_row(line, cells, stats);
     }
 
     fn tail(&self, stats: &ColumnStats, report: &ReplayReport, out: &mut dyn Write) -> Result<()> {
