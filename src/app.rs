@@ -600,10 +600,7 @@ fn replay_report(
     };
     let mut report = ReplayReport { errors: found.errors.clone(), ..Default::default() };
     for o in outcomes {
-        report.warnings.extend(o.warnings.iter().map(|w| prefix_path(&o.path, w)));
-        if let Some(e) = o.error {
-            report.errors.push(e);
-        }
+        add_problems(&mut report.warnings, &mut report.errors, &o.path, &o.warnings, o.error);
         for run in o.runs {
             let mut summary = run.summary;
             if c.per_request {
@@ -706,8 +703,7 @@ fn timeline_first_pass(
     for (stats, summaries, path, warnings, error) in outcomes {
         first.stats.merge(&stats);
         first.files.push(stats);
-        first.report.warnings.extend(warnings.iter().map(|w| prefix_path(&path, w)));
-        first.report.errors.extend(error);
+        add_problems(&mut first.report.warnings, &mut first.report.errors, &path, &warnings, error);
         first.report.runs.extend(summaries);
     }
     first
@@ -761,10 +757,22 @@ fn problems_of(found: &Discovered, outcomes: Vec<Written>) -> Result<(Vec<String
     let (mut warnings, mut errors) = (Vec::new(), found.errors.clone());
     for (path, file_warnings, error, rendered) in outcomes {
         rendered?;
-        warnings.extend(file_warnings.iter().map(|w| prefix_path(&path, w)));
-        errors.extend(error);
+        add_problems(&mut warnings, &mut errors, &path, &file_warnings, error);
     }
     Ok((warnings, errors))
+}
+
+/// Adds one replayed file's warnings (prefixed with its path) and error to a report's, after those
+/// of the files before it.
+fn add_problems(
+    warnings: &mut Vec<String>,
+    errors: &mut Vec<String>,
+    path: &str,
+    file_warnings: &[String],
+    error: Option<String>,
+) {
+    warnings.extend(file_warnings.iter().map(|w| prefix_path(path, w)));
+    errors.extend(error);
 }
 
 /// Every conversation of `file` replayed under `sources` (in parallel), in file order: what a
