@@ -1,21 +1,20 @@
 //! Tokenizer tables built in an arena of their own. Building the o200k tables (the `tiktoken`
 //! crate's or tiktoken-rs's) makes about 400,000 allocations, nearly all of them small (one per
-//! token of the vocabulary) and many freed again by the end of the build, and under glibc's
-//! malloc that bookkeeping is about a third of the build (README "Performance"). [`Allocator`] is
-//! a global allocator that is the system's everywhere except on a thread inside [`building`]:
-//! there, an allocation under 16 KB is bumped from one reserved region of address space (64 MB,
-//! `MAP_NORESERVE`: memory only once touched), and a larger one goes to the system allocator,
-//! which reuses the memory of the build's large temporaries once they are freed (bumping them too
-//! touched twice the pages, and page faults cost more than malloc saved). Each thread takes the
-//! region 1 MB at a time and bumps within its chunk without atomics (see `Region`). A freed
-//! block that ends at its thread's cursor gives its space back to the next allocation; any other
-//! stays unused until the process ends (about 4 MB of the 5 MB o200k bumps, measured in a
-//! throwaway copy of this allocator; the tables themselves live as long as the process). Peak RSS
-//! still falls: `ctxbudget count --tokenizer o200k` of a 6-byte file, 43 MB → 30 MB
-//! (`/usr/bin/time`).
-//! When the region is full, or outside [`building`], the system allocator serves; a block is given
-//! back to whichever allocator it came from, on any thread, and a block of the region that cannot
-//! grow in place moves.
+//! token of the vocabulary) and many freed again by the end of the build, and under glibc's malloc
+//! that bookkeeping is nearly half of the build (o200k 64–72 ms, 36–40 ms in the arena: README
+//! "Performance"). [`Allocator`] is a global allocator that is the system's everywhere except on a
+//! thread inside [`building`]: there, an allocation under 16 KB is bumped from one reserved region
+//! of address space (64 MB, `MAP_NORESERVE`: memory only once touched), and a larger one goes to
+//! the system allocator, which reuses the memory of the build's large temporaries once they are
+//! freed (bumping them too touched twice the pages, and page faults cost more than malloc saved).
+//! Each thread takes the region 1 MB at a time and bumps within its chunk without atomics (see
+//! `Region`). A freed block that ends at its thread's cursor gives its space back to the next
+//! allocation; any other stays unused until the process ends (about 4 MB of the 5 MB o200k bumps,
+//! measured in a throwaway copy of this allocator; the tables themselves live as long as the
+//! process). Peak RSS still falls: `ctxbudget count --tokenizer o200k` of a 6-byte file, 43 MB → 30
+//! MB (`/usr/bin/time`). When the region is full, or outside [`building`], the system allocator
+//! serves; a block is given back to whichever allocator it came from, on any thread, and a block of
+//! the region that cannot grow in place moves.
 //!
 //! The library never installs it: the `ctxbudget` binary and the speed harness do
 //! (`#[global_allocator]`); without it, [`building`] only runs its closure. Linux only (elsewhere
@@ -74,8 +73,8 @@ pub fn building<T>(f: impl FnOnce() -> T) -> T {
     f()
 }
 
-/// Bytes of the arena handed out so far (its bump pointer's offset): 0 when nothing was built
-/// in it, or when [`Allocator`] is not the global allocator.
+/// Bytes of the arena handed out to threads so far, in whole chunks of 1 MB: 0 when nothing was
+/// built in it, or when [`Allocator`] is not the global allocator.
 pub fn in_use() -> usize {
     REGION.in_use()
 }
