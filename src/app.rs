@@ -128,7 +128,8 @@ fn load_found_each<T: Send>(
         (warnings, error, f(index, file, &meter))
     });
     bar.finish_and_clear();
-    let mut loaded = Loaded { files: Vec::new(), errors: found.errors.clone(), warnings: Vec::new(), meter };
+    let mut loaded =
+        Loaded { files: Vec::new(), errors: found.errors.clone(), warnings: found.warnings.clone(), meter };
     for (warnings, error, kept) in files {
         loaded.warnings.extend(warnings);
         loaded.errors.extend(error);
@@ -598,7 +599,8 @@ fn replay_report(
     } else {
         replay_files_without_rows(found, job, meter, done)
     };
-    let mut report = ReplayReport { errors: found.errors.clone(), ..Default::default() };
+    let mut report =
+        ReplayReport { errors: found.errors.clone(), warnings: found.warnings.clone(), ..Default::default() };
     for o in outcomes {
         add_problems(&mut report.warnings, &mut report.errors, &o.path, &o.warnings, o.error);
         for run in o.runs {
@@ -698,7 +700,11 @@ fn timeline_first_pass(
     let mut first = TimelinePass {
         stats: ColumnStats::new(&TIMELINE_HEADERS),
         files: Vec::with_capacity(outcomes.len()),
-        report: ReplayReport { errors: found.errors.clone(), ..Default::default() },
+        report: ReplayReport {
+            errors: found.errors.clone(),
+            warnings: found.warnings.clone(),
+            ..Default::default()
+        },
     };
     for (stats, summaries, path, warnings, error) in outcomes {
         first.stats.merge(&stats);
@@ -754,7 +760,7 @@ type Written = (String, Vec<String>, Option<String>, Result<()>);
 /// The warnings (prefixed with their file) and errors of files replayed as they went, after the
 /// errors of the search; the first part that could not be rendered, if any, instead.
 fn problems_of(found: &Discovered, outcomes: Vec<Written>) -> Result<(Vec<String>, Vec<String>)> {
-    let (mut warnings, mut errors) = (Vec::new(), found.errors.clone());
+    let (mut warnings, mut errors) = (found.warnings.clone(), found.errors.clone());
     for (path, file_warnings, error, rendered) in outcomes {
         rendered?;
         add_problems(&mut warnings, &mut errors, &path, &file_warnings, error);

@@ -8,7 +8,10 @@
 //! shell's `<(zcat session.jsonl.gz)`, is read).
 //!
 //! **Bad files.** An empty file, a binary file (a NUL byte in its first bytes) and a file no format
-//! recognises are errors when named explicitly and skipped with a warning in a directory walk. A
+//! recognises are errors when named explicitly and skipped with a warning in a directory walk; a
+//! folder named on the command line that holds no file to read is a warning (not an error: a
+//! script may well walk an empty day's folder); a run with no file at all builds no tokenizer
+//! tables. A
 //! UTF-8 byte-order mark at the start of a file is ignored. An error that names a place in a JSON
 //! document gets the line that place starts on.
 //!
@@ -45,6 +48,8 @@ pub struct Discovered {
     pub explicit: Vec<bool>,
     /// Paths that could not be walked (missing, unreadable), with the reason.
     pub errors: Vec<String>,
+    /// Folders named on the command line that hold no file to read, each named in a warning.
+    pub warnings: Vec<String>,
 }
 
 /// Names of files a directory walk passes over: documentation and Claude Code subagent metadata.
@@ -108,7 +113,15 @@ pub fn discover(paths: &[PathBuf]) -> Discovered {
         match std::fs::metadata(path) {
             Ok(m) if m.is_dir() => {
                 let mut seen = BTreeSet::new();
+                let (files, errors) = (found.files.len(), found.errors.len());
                 walk(path, &mut seen, &mut found);
+                if found.files.len() == files && found.errors.len() == errors {
+                    found.warnings.push(format!(
+                        "{}: no file to read in this folder (hidden files, `*.md`, `*.meta.json` and \
+                         folders such as `.git` are passed over)",
+                        path.display()
+                    ));
+                }
             }
             Ok(_) => {
                 found.files.push(path.clone());

@@ -412,6 +412,7 @@ pub fn reconcile_files(
     let mut report = ReconcileReport {
         tokenizer: tokenizer.name().to_owned(),
         errors: found.errors.clone(),
+        warnings: found.warnings.clone(),
         ..Default::default()
     };
     let mut all_rows = Vec::new();
@@ -496,7 +497,7 @@ mod tests {
             std::fs::write(&path, line).unwrap();
             files.push(path);
         }
-        let found = Discovered { explicit: vec![true; files.len()], files, errors: vec![] };
+        let found = Discovered { explicit: vec![true; files.len()], files, ..Default::default() };
         let meter = crate::tokens::testing::bytes_meter();
         let expected: Vec<String> = found.files.iter().map(|p| p.display().to_string()).collect();
         // First batches of one file, of several, and of every file.
@@ -537,7 +538,7 @@ mod tests {
                 path
             })
             .collect();
-        let found = Discovered { explicit: vec![true; files.len()], files, errors: vec![] };
+        let found = Discovered { explicit: vec![true; files.len()], files, ..Default::default() };
         let prepared = Builds::default();
         let meter =
             Meter::with_counters(Box::new(Preparing(prepared.clone())), Box::new(crate::tokens::Estimate));
@@ -553,7 +554,7 @@ mod tests {
 
     #[test]
     fn no_file_builds_no_tables() {
-        let found = Discovered { explicit: vec![], files: vec![], errors: vec!["missing: not found".into()] };
+        let found = Discovered { errors: vec!["missing: not found".into()], ..Default::default() };
         let prepared = Builds::default();
         let meter =
             Meter::with_counters(Box::new(Preparing(prepared.clone())), Box::new(crate::tokens::Estimate));

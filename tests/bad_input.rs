@@ -517,6 +517,47 @@ fn a_file_that_matches_no_format_is_an_error_when_named_and_a_warning_in_a_walk(
 }
 
 #[test]
+fn a_folder_with_no_file_to_read_is_a_warning_and_the_other_inputs_are_replayed() {
+    let empty = tempfile::tempdir().unwrap();
+    let passed_over = tempfile::tempdir().unwrap();
+    write(passed_over.path(), "NOTES.md", "# notes\n");
+    write(passed_over.path(), ".hidden.jsonl", "{\"type\":\"user\",\"text\":\"hi\"}\n");
+    std::fs::create_dir(passed_over.path().join(".git")).unwrap();
+    write(&passed_over.path().join(".git"), "HEAD", "ref: refs/heads/main\n");
+    let good_dir = tempfile::tempdir().unwrap();
+    let good = write(good_dir.path(), "s.jsonl", "{\"type\":\"user\",\"text\":\"hi\"}\n");
+    let why = "no file to read in this folder (hidden files, `*.md`, `*.meta.json` and folders such as `.git` are passed over)";
+    let o = replay(&[empty.path(), passed_over.path(), good_dir.path()], &[]);
+    assert_warnings(
+        &o,
+        &[format!("{}: {why}", shown(empty.path())), format!("{}: {why}", shown(passed_over.path()))],
+    );
+    assert_only_replayed(&o, &good);
+    // Every command says so: the analyses, reconcile, and a per-request table read twice.
+    let commands: [&[&str]; 6] = [
+        &["sweep", "--format", "json"],
+        &["compare", "--format", "json"],
+        &["cost", "--format", "json"],
+        &["calibrate", "--format", "json"],
+        &["reconcile", "--format", "json"],
+        &["replay", "--per-request", "--low-memory"],
+    ];
+    for args in commands {
+        let command = args[0];
+        let out = ctxbudget()
+            .args(args)
+            .args([empty.path(), good_dir.path()])
+            .args(["--tokenizer", "estimate"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(0), "{command}: {stderr}");
+        let warning = format!("warning: {}: {why}\n", shown(empty.path()));
+        assert_eq!(stderr.matches(&warning).count(), 1, "{command}: {stderr}");
+    }
+}
+
+#[test]
 fn one_bad_file_among_good_ones_exits_1_and_every_good_one_is_reported() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "a-good.jsonl", fixture("native/small.jsonl"));
