@@ -133,11 +133,35 @@ pub fn discover(paths: &[PathBuf]) -> Discovered {
     found
 }
 
-fn walk(dir: &Path, seen: &mut BTreeSet<PathBuf>, found: &mut Discovered) {
-    // Following a symlinked directory twice would loop; canonical paths tell.
-    match dir.canonicalize() {
-        Ok(c) => {
-            if !seen.insert(c) {
+/// What tells a directory apart however it is reached: its device and inode where there are
+/// such (one `stat`), its canonical path elsewhere.
+#[cfg(unix)]
+type DirId = (u64, u64);
+#[cfg(not(unix))]
+type DirId = PathBuf;
+
+#[cfg(unix)]
+fn dir_id(dir: &Path) -> std::io::Result<DirId> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(dir).map(|m| (m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn dir_id(dir: &Path) -> std::io::Result<DirId> {
+    dir.canonicalize()
+}
+
+/// Walks `dir`, unless it was walked already (following a symlinked directory twice would loop).
+/// A directory is known by [`DirId`]. Canonical paths told before, but `canonicalize` reads every
+/// component of every directory's path as a link: the generated 1 GB corpus (2,492 files in 3,764
+/// directories) took 27,780 `readlink` calls (`strace -c`), and its walk went from 57–70 ms to
+/// 30–31 ms without them (the shared corpus's from 1.1–1.6 to 0.65–0.7 ms; three runs each, a
+/// throwaway timestamp patch). An entry's type comes with the directory listing; only a symbolic
+/// link is followed with a `stat`.
+fn walk(dir: &Path, seen: &mut BTreeSet<DirId>, found: &mut Discovered) {
+    match dir_id(dir) {
+        Ok(id) => {
+            if !seen.insert(id) {
                 return;
             }
         }
@@ -153,16 +177,22 @@ fn walk(dir: &Path, seen: &mut BTreeSet<PathBuf>, found: &mut Discovered) {
             return;
         }
     };
-    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
-    for path in paths {
+    let mut entries: Vec<(PathBuf, std::io::Result<std::fs::FileType>)> =
+        entries.filter_map(|e| e.ok().map(|e| (e.path(), e.file_type()))).collect();
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    for (path, file_type) in entries {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let hidden = name.starts_with('.');
-        match std::fs::metadata(&path) {
-            Ok(m) if m.is_dir() && SKIPPED_DIRS.contains(&name) => {}
-            Ok(m) if m.is_dir() => walk(&path, seen, found),
+        // A link is followed to what it points at (a link to a file is read as that file).
+        let kind = match file_type {
+            Ok(t) if t.is_symlink() => std::fs::metadata(&path).map(|m| m.file_type()),
+            other => other,
+        };
+        match kind {
+            Ok(t) if t.is_dir() && SKIPPED_DIRS.contains(&name) => {}
+            Ok(t) if t.is_dir() => walk(&path, seen, found),
             // FIFOs, sockets and devices are never sessions, and opening a FIFO would block.
-            Ok(m) if !m.is_file() => {}
+            Ok(t) if !t.is_file() => {}
             Ok(_) if hidden => {}
             Ok(_) if is_obviously_not_a_trace(&path) => {}
             Ok(_) => {
