@@ -113,7 +113,12 @@ pub fn guess(head: &Head<'_>) -> Option<&'static dyn Format> {
 pub fn with_head<R>(path: &Path, bytes: &[u8], whole: bool, f: impl FnOnce(&Head<'_>) -> R) -> R {
     let whole = whole && bytes.len() <= HEAD_BYTES;
     let bytes = &bytes[..bytes.len().min(HEAD_BYTES)];
-    let text = String::from_utf8_lossy(bytes);
+    // Valid UTF-8 (nearly every head) is checked by the fast validator; `from_utf8_lossy` walks
+    // the bytes in chunks and took 2.4% of a `--tokenizer estimate` replay of the 1 GB corpus.
+    let text = match std::str::from_utf8(bytes) {
+        Ok(valid) => std::borrow::Cow::Borrowed(valid),
+        Err(_) => String::from_utf8_lossy(bytes),
+    };
     let first_line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     // Only a line that ended inside the head is complete.
     let complete = whole || text.trim_start().len() > first_line.trim_start().len();
