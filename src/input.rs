@@ -11,9 +11,8 @@
 //! recognises are errors when named explicitly and skipped with a warning in a directory walk; a
 //! folder named on the command line that holds no file to read is a warning (not an error: a
 //! script may well walk an empty day's folder); a run with no file at all builds no tokenizer
-//! tables. A
-//! UTF-8 byte-order mark at the start of a file is ignored. An error that names a place in a JSON
-//! document gets the line that place starts on.
+//! tables. A UTF-8 byte-order mark at the start of a file is ignored. An error that names a place
+//! in a JSON document gets the line that place starts on.
 //!
 //! **Hidden entries (decision).** A directory is walked because a user named it (or asked for it
 //! with `--claude`/`--codex`), so hidden *directories* inside it are walked too: agents and
