@@ -1,5 +1,7 @@
 //! Import: read, detect and parse every file of the shared corpus into the normalised model, per
-//! corpus folder (one agent or wire format each) and all together; throughput in file bytes.
+//! corpus folder (one agent or wire format each) and all together; throughput in file bytes. And
+//! the walk that finds those files (`input::discover`), in files found per second: it once asked
+//! for every directory's canonical path, which read each component of the path as a link.
 
 #[path = "common/mod.rs"]
 mod common;
@@ -38,5 +40,16 @@ fn import(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, import);
+fn discover(c: &mut Criterion) {
+    let Some(corpus) = common::corpus() else { return };
+    let found = input::discover(std::slice::from_ref(&corpus)).files.len();
+    let mut group = c.benchmark_group("discover");
+    group.throughput(Throughput::Elements(found as u64));
+    group.bench_function("corpus", |b| {
+        b.iter(|| std::hint::black_box(input::discover(std::slice::from_ref(&corpus))))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, import, discover);
 criterion_main!(benches);
