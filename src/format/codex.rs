@@ -391,9 +391,21 @@ fn json_field(v: &Value, key: &str) -> String {
 /// The exit code a shell output reports: `metadata.exit_code` of a 0.40 JSON output, or the
 /// `Process exited with code N` header line of a 0.12x one.
 fn exit_code(output: &str) -> Option<i64> {
+    /// The only part of a 0.40 output read here: its `output` (the bulk of it) is checked as JSON
+    /// and skipped instead of being copied into a `Value`.
+    #[derive(serde::Deserialize)]
+    struct Exec {
+        metadata: Option<Value>,
+    }
     if output.starts_with('{') {
-        if let Ok(v) = serde_json::from_str::<Value>(output) {
-            return v.get("metadata")?.get("exit_code")?.as_i64();
+        match serde_json::from_str::<Exec>(output) {
+            Ok(exec) => return exec.metadata?.get("exit_code")?.as_i64(),
+            // What a record cannot take but a `Value` can (a key given twice) reads as before.
+            Err(_) => {
+                if let Ok(v) = serde_json::from_str::<Value>(output) {
+                    return v.get("metadata")?.get("exit_code")?.as_i64();
+                }
+            }
         }
     }
     output
@@ -407,6 +419,23 @@ fn exit_code(output: &str) -> Option<i64> {
 mod tests {
     use super::*;
     use crate::format::with_head;
+
+    #[test]
+    fn the_exit_code_is_read_from_a_json_output_or_its_header_line() {
+        assert_eq!(
+            exit_code(r#"{"output":"ok\n","metadata":{"exit_code":2,"duration_seconds":0.1}}"#),
+            Some(2)
+        );
+        assert_eq!(exit_code(r#"{"output":"ok"}"#), None);
+        assert_eq!(exit_code(r#"{"output":"ok","metadata":"none"}"#), None);
+        assert_eq!(exit_code(r#"{"metadata":{"exit_code":"1"}}"#), None);
+        // A key given twice: the last one, as a `Value` reads it.
+        assert_eq!(exit_code(r#"{"metadata":{"exit_code":1},"metadata":{"exit_code":3}}"#), Some(3));
+        // Not JSON after all: the header lines of a 0.12x output.
+        assert_eq!(exit_code("{not json\nProcess exited with code 4\n"), Some(4));
+        assert_eq!(exit_code("Chunk ID: 1\nWall time: 0.1\nProcess exited with code 0\nOutput:\n"), Some(0));
+        assert_eq!(exit_code("plain"), None);
+    }
 
     fn read(lines: &[String]) -> Trace {
         let text = lines.join("\n") + "\n";
