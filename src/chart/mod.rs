@@ -182,6 +182,9 @@ pub fn png(chart: &impl Chart) -> Result<Vec<u8>, ChartError> {
         root.present().map_err(|e| error(chart, e))?;
     }
     let mut out = Vec::new();
+    // The encoder's default compression (`Balanced`). Deflating is a quarter of a `report` of the
+    // shared corpus; `Compression::Fast` took that report 267.5 → 205.8 ms (10 interleaved
+    // rounds, 2026-12-01) but made its 27 PNG charts 2.18 → 4.36 MB, so it is not used.
     let mut encoder = ::png::Encoder::new(&mut out, w, h);
     encoder.set_color(::png::ColorType::Rgb);
     encoder.set_depth(::png::BitDepth::Eight);
