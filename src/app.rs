@@ -128,8 +128,8 @@ fn load_found_each<T: Send>(
         (warnings, error, f(index, file, &meter))
     });
     bar.finish_and_clear();
-    let mut loaded =
-        Loaded { files: Vec::new(), errors: found.errors.clone(), warnings: found.warnings.clone(), meter };
+    let (warnings, errors) = found.problems();
+    let mut loaded = Loaded { files: Vec::new(), errors, warnings, meter };
     for (warnings, error, kept) in files {
         loaded.warnings.extend(warnings);
         loaded.errors.extend(error);
@@ -599,8 +599,8 @@ fn replay_report(
     } else {
         replay_files_without_rows(found, job, meter, done)
     };
-    let mut report =
-        ReplayReport { errors: found.errors.clone(), warnings: found.warnings.clone(), ..Default::default() };
+    let (warnings, errors) = found.problems();
+    let mut report = ReplayReport { errors, warnings, ..Default::default() };
     for o in outcomes {
         add_problems(&mut report.warnings, &mut report.errors, &o.path, &o.warnings, o.error);
         for run in o.runs {
@@ -697,14 +697,11 @@ fn timeline_first_pass(
         let summaries: Vec<_> = outcome.runs.into_iter().map(|r| r.summary).collect();
         (stats, summaries, outcome.path, outcome.warnings, outcome.error)
     });
+    let (warnings, errors) = found.problems();
     let mut first = TimelinePass {
         stats: ColumnStats::new(&TIMELINE_HEADERS),
         files: Vec::with_capacity(outcomes.len()),
-        report: ReplayReport {
-            errors: found.errors.clone(),
-            warnings: found.warnings.clone(),
-            ..Default::default()
-        },
+        report: ReplayReport { errors, warnings, ..Default::default() },
     };
     for (stats, summaries, path, warnings, error) in outcomes {
         first.stats.merge(&stats);
@@ -760,7 +757,7 @@ type Written = (String, Vec<String>, Option<String>, Result<()>);
 /// The warnings (prefixed with their file) and errors of files replayed as they went, after the
 /// errors of the search; the first part that could not be rendered, if any, instead.
 fn problems_of(found: &Discovered, outcomes: Vec<Written>) -> Result<(Vec<String>, Vec<String>)> {
-    let (mut warnings, mut errors) = (found.warnings.clone(), found.errors.clone());
+    let (mut warnings, mut errors) = found.problems();
     for (path, file_warnings, error, rendered) in outcomes {
         rendered?;
         add_problems(&mut warnings, &mut errors, &path, &file_warnings, error);

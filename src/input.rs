@@ -51,6 +51,13 @@ pub struct Discovered {
     pub warnings: Vec<String>,
 }
 
+impl Discovered {
+    /// What a report starts from: the walk's warnings and errors, in that order.
+    pub fn problems(&self) -> (Vec<String>, Vec<String>) {
+        (self.warnings.clone(), self.errors.clone())
+    }
+}
+
 /// Names of files a directory walk passes over: documentation and Claude Code subagent metadata.
 fn is_obviously_not_a_trace(path: &Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");

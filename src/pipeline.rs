@@ -409,12 +409,9 @@ pub fn reconcile_files(
         }
         (shown, fits, rows, warnings, None)
     });
-    let mut report = ReconcileReport {
-        tokenizer: tokenizer.name().to_owned(),
-        errors: found.errors.clone(),
-        warnings: found.warnings.clone(),
-        ..Default::default()
-    };
+    let (warnings, errors) = found.problems();
+    let mut report =
+        ReconcileReport { tokenizer: tokenizer.name().to_owned(), errors, warnings, ..Default::default() };
     let mut all_rows = Vec::new();
     for (path, fits, rows, warnings, error) in outcomes {
         report.warnings.extend(
