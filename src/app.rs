@@ -558,8 +558,10 @@ fn replay(c: ReplayConfig) -> Result<ExitCode> {
             input_format: c.input.source.input_format,
         };
         let bar = progress_bar(found.files.len(), "replaying");
-        let streamed =
-            c.per_request && matches!(c.format, export::ExportFormat::Csv | export::ExportFormat::Json);
+        // JSON is always written as the files are replayed (each file's runs rendered by the
+        // worker that replayed them, not all at the end on one thread); CSV only per request.
+        let streamed = c.format == export::ExportFormat::Json
+            || (c.per_request && c.format == export::ExportFormat::Csv);
         let twice = match c.format.timeline_parts() {
             Some(parts) if c.per_request && !holds(&found, c.low_memory) => Some(parts),
             _ => None,
@@ -614,9 +616,11 @@ fn replay_report(
     report
 }
 
-/// `replay --per-request` in CSV or JSON, written as the files are replayed: each file's part goes
-/// out in input order as soon as the files before it are written, and its rows are dropped, so
-/// memory does not grow with the requests. The same bytes as the CSV and JSON exporters write.
+/// `replay --format json` (with or without `--per-request`) and `replay --per-request --format
+/// csv`, written as the files are replayed: each file's part is rendered by the worker that
+/// replayed it and goes out in input order as soon as the files before it are written, and its
+/// runs are dropped, so memory does not grow with the requests and no serial rendering of the
+/// whole report is left for the end. The same bytes as the CSV and JSON exporters write.
 fn replay_as_it_goes(
     c: &ReplayConfig,
     found: &Discovered,
@@ -626,11 +630,12 @@ fn replay_as_it_goes(
 ) -> Result<ExitCode> {
     if c.format == export::ExportFormat::Json {
         let parts = export::InOrder::new(export::json::JsonRuns::new(c.output.stream()?)?);
-        let outcomes = replay_files_each(found, job, meter, done, |index, outcome| {
+        let rows = c.per_request;
+        let outcomes = replay_files_each(found, job, meter, rows, done, |index, outcome| {
             let runs: Vec<_> = outcome
                 .runs
                 .into_iter()
-                .map(|r| crate::result::RunSummary { timeline: Some(r.rows), ..r.summary })
+                .map(|r| crate::result::RunSummary { timeline: rows.then_some(r.rows), ..r.summary })
                 .collect();
             let (part, rendered) = match export::json::runs_part(&runs) {
                 Ok(part) => (part, Ok(())),
@@ -644,7 +649,7 @@ fn replay_as_it_goes(
         Ok(print_problems(&warnings, &errors))
     } else {
         let lines = timeline_lines(&c.output)?;
-        let outcomes = replay_files_each(found, job, meter, done, |index, outcome| {
+        let outcomes = replay_files_each(found, job, meter, true, done, |index, outcome| {
             let rendered = put_timeline_lines(&lines, index, outcome.runs.iter()).map_err(Into::into);
             (outcome.path, outcome.warnings, outcome.error, rendered)
         });
@@ -692,7 +697,7 @@ fn timeline_first_pass(
     done: &(dyn Fn() + Sync),
 ) -> TimelinePass {
     use export::columns::{ColumnStats, TIMELINE_HEADERS, timeline_stats};
-    let outcomes = replay_files_each(found, job, meter, done, |_, outcome| {
+    let outcomes = replay_files_each(found, job, meter, true, done, |_, outcome| {
         let stats = timeline_stats(&runs_of(&outcome));
         let summaries: Vec<_> = outcome.runs.into_iter().map(|r| r.summary).collect();
         (stats, summaries, outcome.path, outcome.warnings, outcome.error)
@@ -729,7 +734,7 @@ fn timeline_second_pass(
     let mut out = output.stream()?;
     parts.head(&stats, &mut out)?;
     let rows = export::InOrder::new(out);
-    let changed = replay_files_each(found, job, meter, done, |index, outcome| {
+    let changed = replay_files_each(found, job, meter, true, done, |index, outcome| {
         let mut part = Vec::new();
         let mut drawn = export::columns::ColumnStats::new(&export::columns::TIMELINE_HEADERS);
         export::write_timeline_rows(parts, &stats, &runs_of(&outcome), &mut part, |cells| drawn.add(cells))

@@ -203,15 +203,18 @@ pub fn replay_files(
 
 /// [`replay_files`] that hands each file's outcome (with its place among the files found) to `f`
 /// as soon as the file is replayed, and keeps only what `f` returns: a caller that writes every
-/// request as it goes does not hold them all.
+/// request as it goes does not hold them all, and one that renders each file's part of a report
+/// does so on the worker that replayed it. The runs carry their per-request rows when `rows` is
+/// true (else only their summaries, as [`replay_files_without_rows`]).
 pub fn replay_files_each<T: Send>(
     found: &Discovered,
     job: &Job<'_>,
     meter: &Meter,
+    rows: bool,
     done: &(dyn Fn() + Sync),
     f: impl Fn(usize, FileOutcome) -> T + Sync,
 ) -> Vec<T> {
-    replay_files_keeping(found, job, meter, true, done, f)
+    replay_files_keeping(found, job, meter, rows, done, f)
 }
 
 /// [`replay_files`] without the per-request rows of the runs (their summaries stay): what a

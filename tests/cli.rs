@@ -280,9 +280,9 @@ fn overhead_adds_the_unrecorded_prefix_to_every_request_and_policies_see_it() {
     assert_eq!(with.runs[0].prune_events, 1);
 }
 
-/// `replay --per-request --format csv` is written as the files are replayed; its bytes are what the
-/// CSV exporter renders from the whole report (read back from the JSON of the same run), at any
-/// thread count, and to a file as to stdout.
+/// `replay --format json`, with and without `--per-request`, is written as the files are replayed;
+/// its bytes are what the JSON exporter renders from the whole report (read back from the same
+/// output), at any thread count, with a failed file's error in it.
 #[test]
 fn per_request_json_written_as_it_goes_is_the_exporters_document_of_the_same_runs() {
     use ctxbudget::export::Exporter;
@@ -315,14 +315,26 @@ fn per_request_json_written_as_it_goes_is_the_exporters_document_of_the_same_run
     // The same bytes as the exporter writes for what it holds ...
     let whole = ctxbudget::export::json::JsonExporter.render(&r, true).unwrap();
     assert!(streamed == whole, "{}", String::from_utf8_lossy(&streamed));
-    // ... and the same runs, errors and warnings as the report of one row per conversation.
-    let out = ctxbudget().args([&["replay"][..], &inputs, &["--format", "json"]].concat()).output().unwrap();
-    let summaries: ReplayReport = serde_json::from_slice(&out.stdout).unwrap();
+    // ... and the same runs, errors and warnings as the report of one row per conversation, which
+    // is written as it goes too: the same bytes at any thread count, the exporter's bytes of what
+    // it holds.
+    let summaries = |jobs: &str| {
+        let args = [&["replay"][..], &inputs, &["--format", "json", "-j", jobs]].concat();
+        ctxbudget().args(args).output().unwrap().stdout
+    };
+    let streamed = summaries("2");
+    assert!(streamed == summaries("1"), "-j 1 and -j 2 differ without --per-request");
+    let summaries: ReplayReport = serde_json::from_slice(&streamed).unwrap();
+    let whole = ctxbudget::export::json::JsonExporter.render(&summaries, false).unwrap();
+    assert!(streamed == whole, "{}", String::from_utf8_lossy(&streamed));
     let mut without_rows = r.clone();
     without_rows.runs.iter_mut().for_each(|run| run.timeline = None);
     assert_eq!(without_rows, summaries);
 }
 
+/// `replay --per-request --format csv` is written as the files are replayed; its bytes are what the
+/// CSV exporter renders from the whole report (read back from the JSON of the same run), at any
+/// thread count, and to a file as to stdout.
 #[test]
 fn per_request_csv_written_as_it_goes_is_the_csv_of_the_whole_report() {
     use ctxbudget::export::Exporter;
