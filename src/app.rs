@@ -394,7 +394,10 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
         // inputs are small enough to hold (see `finish_sweep`). The directory's index goes first,
         // so that no index stands beside files of two runs.
         export::prepare_rewrite(&c.out, crate::report::INDEX, &[crate::chart::DIR])?;
-        let timeline_csv = timeline_lines(&Output::File(c.out.join(crate::report::TIMELINE_CSV)))?;
+        let timeline_csv = csv_lines(
+            &Output::File(c.out.join(crate::report::TIMELINE_CSV)),
+            &export::columns::timeline_csv_header()?,
+        )?;
         let found = input::discover(&c.input.source.paths);
         let hold = holds(&found, c.low_memory);
         let policies = analysis::compare::with_baseline(&c.compare.policies);
@@ -558,10 +561,9 @@ fn replay(c: ReplayConfig) -> Result<ExitCode> {
             input_format: c.input.source.input_format,
         };
         let bar = progress_bar(found.files.len(), "replaying");
-        // JSON is always written as the files are replayed (each file's runs rendered by the
-        // worker that replayed them, not all at the end on one thread); CSV only per request.
-        let streamed = c.format == export::ExportFormat::Json
-            || (c.per_request && c.format == export::ExportFormat::Csv);
+        // JSON and CSV are written as the files are replayed (each file's part rendered by the
+        // worker that replayed it, not all at the end on one thread).
+        let streamed = matches!(c.format, export::ExportFormat::Csv | export::ExportFormat::Json);
         let twice = match c.format.timeline_parts() {
             Some(parts) if c.per_request && !holds(&found, c.low_memory) => Some(parts),
             _ => None,
@@ -616,11 +618,11 @@ fn replay_report(
     report
 }
 
-/// `replay --format json` (with or without `--per-request`) and `replay --per-request --format
-/// csv`, written as the files are replayed: each file's part is rendered by the worker that
-/// replayed it and goes out in input order as soon as the files before it are written, and its
-/// runs are dropped, so memory does not grow with the requests and no serial rendering of the
-/// whole report is left for the end. The same bytes as the CSV and JSON exporters write.
+/// `replay --format json` and `--format csv` (with or without `--per-request`), written as the
+/// files are replayed: each file's part is rendered by the worker that replayed it and goes out in
+/// input order as soon as the files before it are written, and its runs are dropped, so memory
+/// does not grow with the requests or the conversations and no serial rendering of the whole
+/// report is left for the end. The same bytes as the CSV and JSON exporters write.
 fn replay_as_it_goes(
     c: &ReplayConfig,
     found: &Discovered,
@@ -647,10 +649,24 @@ fn replay_as_it_goes(
         let (warnings, errors) = problems_of(found, outcomes)?;
         parts.finish(found.files.len())?.finish(&errors, &warnings)?.finish()?;
         Ok(print_problems(&warnings, &errors))
-    } else {
-        let lines = timeline_lines(&c.output)?;
+    } else if c.per_request {
+        let lines = csv_lines(&c.output, &export::columns::timeline_csv_header()?)?;
         let outcomes = replay_files_each(found, job, meter, true, done, |index, outcome| {
             let rendered = put_timeline_lines(&lines, index, outcome.runs.iter()).map_err(Into::into);
+            (outcome.path, outcome.warnings, outcome.error, rendered)
+        });
+        let (warnings, errors) = problems_of(found, outcomes)?;
+        lines.finish(found.files.len())?.finish()?;
+        Ok(print_problems(&warnings, &errors))
+    } else {
+        let lines = csv_lines(&c.output, &export::csv::runs_header()?)?;
+        let outcomes = replay_files_each(found, job, meter, false, done, |index, outcome| {
+            let runs: Vec<_> = outcome.runs.into_iter().map(|r| r.summary).collect();
+            let (part, rendered) = match export::csv::runs_rows(&runs) {
+                Ok(part) => (part, Ok(())),
+                Err(e) => (Vec::new(), Err(e)),
+            };
+            lines.put(index, part);
             (outcome.path, outcome.warnings, outcome.error, rendered)
         });
         let (warnings, errors) = problems_of(found, outcomes)?;
@@ -797,11 +813,11 @@ fn replay_file(
     file.conversations.par_iter().map(replay).collect()
 }
 
-/// Lines of timeline.csv (a report's file, or `replay --per-request --format csv`) written to
-/// `output` as the files are replayed: the header, then each file's part in input order.
-fn timeline_lines(output: &Output) -> Result<export::InOrder<export::Streamed>> {
+/// Lines of a CSV file (a report's timeline.csv, or `replay --format csv`) written to `output` as
+/// the files are replayed: `header`, then each file's part in input order.
+fn csv_lines(output: &Output, header: &[u8]) -> Result<export::InOrder<export::Streamed>> {
     let mut out = output.stream()?;
-    out.write_all(&export::columns::timeline_csv_header()?)?;
+    out.write_all(header)?;
     Ok(export::InOrder::new(out))
 }
 

@@ -362,6 +362,36 @@ fn per_request_csv_written_as_it_goes_is_the_csv_of_the_whole_report() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temporary file left");
 }
 
+/// `replay --format csv` without `--per-request` (one row per run) is written as the files are
+/// replayed too; its bytes are what the CSV exporter renders from the whole report, at any thread
+/// count, with several conversations per file and a file that fails.
+#[test]
+fn run_csv_written_as_it_goes_is_the_csv_of_the_whole_report() {
+    use ctxbudget::export::Exporter;
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(&bad, "{\"type\": \"request\"}\nnot json\n").unwrap();
+    let inputs = ["traces", bad.to_str().unwrap(), "tests/fixtures/cache-trap", SMALL];
+    let replay = |format: &str, jobs: &str| {
+        let out = ctxbudget()
+            .args([&["replay"][..], &inputs, &["--format", format, "-j", jobs]].concat())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "the bad file fails");
+        out.stdout
+    };
+    let r: ReplayReport = serde_json::from_slice(&replay("json", "2")).unwrap();
+    assert!(r.runs.len() > 3 && r.errors.len() == 1);
+    assert!(
+        r.runs.iter().any(|a| r.runs.iter().any(|b| a.trace == b.trace && a.conversation != b.conversation))
+    );
+    let whole = ctxbudget::export::csv::CsvExporter.render(&r, false).unwrap();
+    for jobs in ["1", "2"] {
+        let streamed = replay("csv", jobs);
+        assert!(streamed == whole, "-j {jobs}: {}", String::from_utf8_lossy(&streamed));
+    }
+}
+
 #[test]
 fn per_request_table_and_markdown_read_twice_are_the_tables_of_the_whole_report() {
     use ctxbudget::export::Exporter;
