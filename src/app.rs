@@ -639,11 +639,7 @@ fn replay_as_it_goes(
                 .into_iter()
                 .map(|r| crate::result::RunSummary { timeline: rows.then_some(r.rows), ..r.summary })
                 .collect();
-            let (part, rendered) = match export::json::runs_part(&runs) {
-                Ok(part) => (part, Ok(())),
-                Err(e) => (Vec::new(), Err(e.into())),
-            };
-            parts.put(index, part);
+            let rendered = parts.put_rendered(index, export::json::runs_part(&runs)).map_err(Into::into);
             (outcome.path, outcome.warnings, outcome.error, rendered)
         });
         let (warnings, errors) = problems_of(found, outcomes)?;
@@ -662,11 +658,7 @@ fn replay_as_it_goes(
         let lines = csv_lines(&c.output, &export::csv::runs_header()?)?;
         let outcomes = replay_files_each(found, job, meter, false, done, |index, outcome| {
             let runs: Vec<_> = outcome.runs.into_iter().map(|r| r.summary).collect();
-            let (part, rendered) = match export::csv::runs_rows(&runs) {
-                Ok(part) => (part, Ok(())),
-                Err(e) => (Vec::new(), Err(e)),
-            };
-            lines.put(index, part);
+            let rendered = lines.put_rendered(index, export::csv::runs_rows(&runs));
             (outcome.path, outcome.warnings, outcome.error, rendered)
         });
         let (warnings, errors) = problems_of(found, outcomes)?;
@@ -830,12 +822,7 @@ fn put_timeline_lines<'r>(
     runs: impl Iterator<Item = &'r crate::result::Run>,
 ) -> std::result::Result<(), csv::Error> {
     let parts: Vec<_> = runs.map(|r| (&r.summary, r.rows.as_slice())).collect();
-    let (rows, rendered) = match export::columns::timeline_csv_rows(&parts) {
-        Ok(rows) => (rows, Ok(())),
-        Err(e) => (Vec::new(), Err(e)),
-    };
-    lines.put(index, rows);
-    rendered
+    lines.put_rendered(index, export::columns::timeline_csv_rows(&parts))
 }
 
 /// The requests of each conversation of `file`: what a second read of it must find again.

@@ -436,6 +436,21 @@ impl<W: Write> InOrder<W> {
         }
     }
 
+    /// Part `number` as it was rendered: an empty part when it could not be (so that the parts
+    /// after it are still written), whose error is given back to be reported after the pass.
+    pub fn put_rendered<E>(&self, number: usize, rendered: Result<Vec<u8>, E>) -> Result<(), E> {
+        match rendered {
+            Ok(part) => {
+                self.put(number, part);
+                Ok(())
+            }
+            Err(e) => {
+                self.put(number, Vec::new());
+                Err(e)
+            }
+        }
+    }
+
     /// Part `number` (each number once); after a write error, parts are dropped.
     pub fn put(&self, number: usize, part: Vec<u8>) {
         let mut s = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -493,6 +508,15 @@ mod tests {
         sink.put(2, b"c".to_vec());
         let e = sink.finish(3).unwrap_err().to_string();
         assert_eq!(e, "part 1 of 3 was never written");
+    }
+
+    #[test]
+    fn a_part_that_could_not_be_rendered_is_empty_and_the_parts_after_it_are_written() {
+        let sink = InOrder::new(Vec::new());
+        assert_eq!(sink.put_rendered(2, Ok::<_, &str>(b"c".to_vec())), Ok(()));
+        assert_eq!(sink.put_rendered(1, Err::<Vec<u8>, _>("no")), Err("no"));
+        assert_eq!(sink.put_rendered(0, Ok::<_, &str>(b"a".to_vec())), Ok(()));
+        assert_eq!(sink.finish(3).unwrap(), b"ac");
     }
 
     #[test]
