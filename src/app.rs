@@ -645,20 +645,18 @@ fn replay_as_it_goes(
         let (warnings, errors) = problems_of(found, outcomes)?;
         parts.finish(found.files.len())?.finish(&errors, &warnings)?.finish()?;
         Ok(print_problems(&warnings, &errors))
-    } else if c.per_request {
-        let lines = csv_lines(&c.output, &export::columns::timeline_csv_header()?)?;
-        let outcomes = replay_files_each(found, job, meter, true, done, |index, outcome| {
-            let rendered = put_timeline_lines(&lines, index, outcome.runs.iter()).map_err(Into::into);
-            (outcome.path, outcome.warnings, outcome.error, rendered)
-        });
-        let (warnings, errors) = problems_of(found, outcomes)?;
-        lines.finish(found.files.len())?.finish()?;
-        Ok(print_problems(&warnings, &errors))
     } else {
-        let lines = csv_lines(&c.output, &export::csv::runs_header()?)?;
-        let outcomes = replay_files_each(found, job, meter, false, done, |index, outcome| {
-            let runs: Vec<_> = outcome.runs.into_iter().map(|r| r.summary).collect();
-            let rendered = lines.put_rendered(index, export::csv::runs_rows(&runs));
+        // CSV: one line per request (timeline.csv's) or one per run.
+        let rows = c.per_request;
+        let header = if rows { export::columns::timeline_csv_header()? } else { export::csv::runs_header()? };
+        let lines = csv_lines(&c.output, &header)?;
+        let outcomes = replay_files_each(found, job, meter, rows, done, |index, outcome| {
+            let rendered = if rows {
+                put_timeline_lines(&lines, index, outcome.runs.iter()).map_err(Into::into)
+            } else {
+                let runs: Vec<_> = outcome.runs.into_iter().map(|r| r.summary).collect();
+                lines.put_rendered(index, export::csv::runs_rows(&runs))
+            };
             (outcome.path, outcome.warnings, outcome.error, rendered)
         });
         let (warnings, errors) = problems_of(found, outcomes)?;
