@@ -20,7 +20,7 @@ use crate::export::Output;
 use crate::input::{self, Discovered};
 use crate::measure::MeasuredConversation;
 use crate::pipeline::{
-    Job, MeasuredFile, measure_each, reconcile_files, replay_files, replay_files_each,
+    Job, MeasuredFile, measure_each, prefix_path, reconcile_files, replay_files, replay_files_each,
     replay_files_without_rows,
 };
 use crate::policy::registry;
@@ -845,11 +845,6 @@ fn stdout(text: &str) -> Result<()> {
     out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(())
-}
-
-/// Warnings that do not already name their file get its path in front.
-fn prefix_path(path: &str, warning: &str) -> String {
-    if warning.starts_with(path) { warning.to_owned() } else { format!("{path}: {warning}") }
 }
 
 fn read_input(file: Option<&Path>) -> Result<String> {

@@ -385,6 +385,12 @@ pub fn measure_each<T: Send>(
     })
 }
 
+/// A warning of the file `path` as a report lists it: with the path in front, unless it already
+/// names its file.
+pub fn prefix_path(path: &str, warning: &str) -> String {
+    if warning.starts_with(path) { warning.to_owned() } else { format!("{path}: {warning}") }
+}
+
 /// Loads every file in parallel and reconciles each conversation's replayed context with its
 /// recorded usage (see [`crate::analysis::reconcile`]). Conversations stay in input order; the
 /// `worst` requests are taken over all of them. Unrecognised files found in a walk are skipped
@@ -424,9 +430,7 @@ pub fn reconcile_files(
         ReconcileReport { tokenizer: tokenizer.name().to_owned(), errors, warnings, ..Default::default() };
     let mut all_rows = Vec::new();
     for (path, fits, rows, warnings, error) in outcomes {
-        report.warnings.extend(
-            warnings.into_iter().map(|w| if w.starts_with(&path) { w } else { format!("{path}: {w}") }),
-        );
+        report.warnings.extend(warnings.iter().map(|w| prefix_path(&path, w)));
         report.errors.extend(error);
         for fit in &fits {
             if let Some(note) = reconcile::tokenizer_note(&fit.provider, tokenizer) {
