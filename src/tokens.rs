@@ -352,7 +352,7 @@ const PUNCT_RUN: u8 = 4;
 const ALL_RUNS: u8 = SPACE_RUN | LETTER_RUN | PUNCT_RUN;
 
 /// The runs that byte `b` continues (a digit ends every run; a non-ASCII byte continues all of
-/// them), as [`scan_long_run`] reads them.
+/// them).
 fn runs_continued_by(b: u8) -> u8 {
     match b {
         b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c => SPACE_RUN,
@@ -367,13 +367,10 @@ fn runs_continued_by(b: u8) -> u8 {
 fn scan_long_run(bytes: &[u8]) -> bool {
     let (mut space, mut letter, mut punct) = (0usize, 0usize, 0usize);
     for &b in bytes {
-        (space, letter, punct) = match b {
-            b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c => (space + 1, 0, 0),
-            b'0'..=b'9' => (0, 0, 0),
-            b'a'..=b'z' | b'A'..=b'Z' => (0, letter + 1, 0),
-            0x80.. => (space + 1, letter + 1, punct + 1),
-            _ => (0, 0, punct + 1),
-        };
+        let runs = runs_continued_by(b);
+        let go_on = |length: usize, run: u8| if runs & run != 0 { length + 1 } else { 0 };
+        (space, letter, punct) =
+            (go_on(space, SPACE_RUN), go_on(letter, LETTER_RUN), go_on(punct, PUNCT_RUN));
         if space >= LONG_WHITESPACE_RUN || letter >= LONG_WORD || punct >= LONG_WORD {
             return true;
         }
