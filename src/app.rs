@@ -42,7 +42,8 @@ pub const EXIT_USAGE: u8 = 2;
 /// with the pad), and gives freed memory back to be faulted in again (17,259 page faults, 13,513
 /// with the pad); each of those calls locks the process's memory map, so the workers wait for
 /// each other. The pad costs address space, not memory: untouched pages are never resident (peak
-/// RSS is the same or lower, README "Performance"). Elsewhere, nothing to do.
+/// RSS is the same or lower: docs/performance.md, the two-thread bullet of "How to read it").
+/// Elsewhere, nothing to do.
 pub fn tune_allocator() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: `mallopt` sets one of the allocator's parameters; it is called by `main` before

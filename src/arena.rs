@@ -1,12 +1,13 @@
 //! Tokenizer tables built in an arena of their own. Building the o200k tables (the `tiktoken`
 //! crate's or tiktoken-rs's) makes about 400,000 allocations, nearly all of them small (one per
 //! token of the vocabulary) and many freed again by the end of the build, and under glibc's malloc
-//! that bookkeeping is nearly half of the build (o200k 64–72 ms, 36–40 ms in the arena: README
-//! "Performance"). [`Allocator`] is a global allocator that is the system's everywhere except on a
-//! thread inside [`building`]: there, an allocation under 16 KB is bumped from one reserved region
-//! of address space (64 MB, `MAP_NORESERVE`: memory only once touched), and a larger one goes to
-//! the system allocator, which reuses the memory of the build's large temporaries once they are
-//! freed (bumping them too touched twice the pages, and page faults cost more than malloc saved).
+//! that bookkeeping is nearly half of the build (o200k 64–72 ms, 36–40 ms in the arena:
+//! docs/performance.md, "The tables' arena"). [`Allocator`] is a global allocator that is the
+//! system's everywhere except on a thread inside [`building`]: there, an allocation under 16 KB is
+//! bumped from one reserved region of address space (64 MB, `MAP_NORESERVE`: memory only once
+//! touched), and a larger one goes to the system allocator, which reuses the memory of the
+//! build's large temporaries once they are freed (bumping them too touched twice the pages, and
+//! page faults cost more than malloc saved).
 //! Each thread takes the region 1 MB at a time and bumps within its chunk without atomics (see
 //! `Region`). A freed block that ends at its thread's cursor gives its space back to the next
 //! allocation; any other stays unused until the process ends (about 4 MB of the 5 MB o200k bumps,

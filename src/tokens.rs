@@ -4,7 +4,8 @@
 //! `o200k` and `cl100k` (OpenAI's encodings, exact, always as ordinary text, so recorded text such
 //! as `<|endoftext|>` counts as the plain text it is). Two [`Backend`]s implement the exact ones
 //! and give the same counts: the `tiktoken` crate (the default, the fastest measured, see README
-//! "Performance") and tiktoken-rs (OpenAI's vendored core, the reference, `--counter tiktoken-rs`).
+//! "Which exact counter") and tiktoken-rs (OpenAI's vendored core, the reference, `--counter
+//! tiktoken-rs`).
 //! tiktoken-rs panics on whitespace runs of roughly a million characters (fancy-regex's
 //! backtracking limit); it is never given such a text, and a backend that panics on any text hands
 //! it to the other one, so a count stays exact and nothing crashes.
@@ -159,8 +160,8 @@ const LONG_WORD: usize = 10_000;
 ///
 /// Both give OpenAI's counts: `tests/counters.rs` checks every text a replay of the shared corpus
 /// counts, for o200k and cl100k, and the unit tests below check pathological whitespace. The
-/// default is the fastest; tiktoken-rs stays available as the reference (README, "Performance",
-/// has the measurements behind the choice).
+/// default is the fastest; tiktoken-rs stays available as the reference (README, "Which exact
+/// counter", has the measurements behind the choice).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub enum Backend {
     /// The `tiktoken` crate (goliajp/rust-tiktoken): a pure-Rust port with
