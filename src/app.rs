@@ -12,6 +12,7 @@ use anyhow::{Context, Result};
 use rayon::prelude::*;
 
 use crate::analysis::compare::PolicySource;
+use crate::analysis::sweep::Speculation;
 use crate::config::{
     CalibrateConfig, CompareConfig, Config, CountConfig, InputConfig, ReconcileConfig, ReplayConfig,
     ReportConfig, SplitConfig, SweepConfig, UsageError,
@@ -227,16 +228,34 @@ fn sweep(c: SweepConfig) -> Result<ExitCode> {
     check_output(&c.output, &c.input.source.paths)?;
     with_jobs(c.input.source.jobs, || {
         let found = input::discover(&c.input.source.paths);
-        let hold = holds(&found, c.low_memory);
+        let speculation = Speculation::new(found.files.len());
+        let keep = SweepKeep::of(&found, c.low_memory, &speculation);
         let Loaded { meter, files, errors, mut warnings } =
-            load_found_each(&c.input, &found, meter(&c.input)?, "measuring", |_, file, meter| {
-                SweepPart::of(file, &c.settings, meter, hold)
+            load_found_each(&c.input, &found, meter(&c.input)?, "measuring", |index, file, meter| {
+                SweepPart::of(index, file, &c.settings, meter, keep)
             });
-        let (result, mut meter) = finish_sweep(&c.input, &found, meter, files, &c.settings, &mut warnings);
+        let (result, mut meter) =
+            finish_sweep(&c.input, &found, meter, files, &c.settings, speculation, &mut warnings);
         export::analysis::write(&c.output, c.format, || export::analysis::sweep_sections(&result), &result)?;
         keep_counts(c.input.source.count_cache.as_deref(), &mut meter);
         Ok(print_problems(&warnings, &errors))
     })
+}
+
+/// What a sweep's first pass keeps of each file for the per-tool pass.
+#[derive(Clone, Copy)]
+enum SweepKeep<'a> {
+    /// The measured file itself: the inputs are small enough to hold ([`holds`]).
+    File,
+    /// Its per-tool rows under the plan of the files read before it; what the final plan needs
+    /// beyond them is read again ([`Speculation`]).
+    Rows(&'a Speculation),
+}
+
+impl<'a> SweepKeep<'a> {
+    fn of(found: &Discovered, low_memory: bool, speculation: &'a Speculation) -> SweepKeep<'a> {
+        if holds(found, low_memory) { SweepKeep::File } else { SweepKeep::Rows(speculation) }
+    }
 }
 
 /// One file's share of a sweep's first pass: its totals, the requests of each of its conversations
@@ -249,35 +268,41 @@ struct SweepPart {
 }
 
 impl SweepPart {
+    /// File `index`'s part, its per-tool rows offered to the speculation when the file is not kept.
     fn of(
+        index: usize,
         file: MeasuredFile,
         settings: &analysis::sweep::SweepSettings,
         meter: &Meter,
-        hold: bool,
+        keep: SweepKeep<'_>,
     ) -> SweepPart {
         let conversations: Vec<&MeasuredConversation> = file.conversations.iter().collect();
-        SweepPart {
-            totals: analysis::sweep::totals(&conversations, settings, meter),
-            shape: shape(&file),
-            held: hold.then_some(file),
+        let totals = analysis::sweep::totals(&conversations, settings, meter);
+        if let SweepKeep::Rows(speculation) = keep {
+            speculation.offer(index, &conversations, &totals, settings, meter);
         }
+        drop(conversations);
+        SweepPart { totals, shape: shape(&file), held: matches!(keep, SweepKeep::File).then_some(file) }
     }
 }
 
 /// Ends a sweep whose first pass gave `parts` (every file found, in input order): adds them up,
 /// then sweeps the dominant tools, which depend on the overall recommendation, over the held files
-/// or, when they were not held, a second read of the inputs (holding one file per worker; it counts
-/// nothing, the meter's cache has every text). A file that reads differently the second time (a
-/// live session being written) is named in a warning. The meter comes back with the sweep.
+/// or, when they were not held, takes the per-tool rows the files were swept for as they were
+/// read (`speculation`) and reads again only the files some planned tool was not swept over, for
+/// those tools (holding one file per worker; it counts nothing, the meter's cache has every
+/// text). A file that reads differently the second time (a live session being written) is named
+/// in a warning. The meter comes back with the sweep.
 fn finish_sweep(
     input: &InputConfig,
     found: &Discovered,
     mut meter: Meter,
     parts: Vec<SweepPart>,
     settings: &analysis::sweep::SweepSettings,
+    speculation: Speculation,
     warnings: &mut Vec<String>,
 ) -> (analysis::sweep::Sweep, Meter) {
-    use analysis::sweep::{SweepTotals, ToolTotals, plan, tool_totals};
+    use analysis::sweep::{SweepTotals, plan, tool_rows, tool_totals};
     let mut totals = SweepTotals::default();
     let (mut shapes, mut held) = (Vec::with_capacity(parts.len()), Vec::new());
     let hold = parts.iter().all(|p| p.held.is_some());
@@ -287,24 +312,40 @@ fn finish_sweep(
         held.extend(part.held);
     }
     let plan = plan(&totals, settings);
-    let mut per_tool = ToolTotals::default();
     if hold {
         let conversations: Vec<&MeasuredConversation> = held.iter().flat_map(|f| &f.conversations).collect();
-        per_tool = tool_totals(&conversations, &plan, settings, &meter);
-    } else if !plan.tools.is_empty() {
-        let second = load_found_each(input, found, meter, "per tool", |_, file, meter| {
+        let per_tool = tool_totals(&conversations, &plan, settings, &meter);
+        return (analysis::sweep::finish(totals, &plan, per_tool, settings), meter);
+    }
+    let (mut per_tool, left) = speculation.settle(&plan, settings);
+    if !left.is_empty() {
+        let again = Discovered {
+            files: left.iter().map(|(i, _)| found.files[*i].clone()).collect(),
+            explicit: left.iter().map(|(i, _)| found.explicit[*i]).collect(),
+            ..Discovered::default()
+        };
+        let second = load_found_each(input, &again, meter, "per tool", |k, file, meter| {
             let conversations: Vec<&MeasuredConversation> = file.conversations.iter().collect();
-            (file.path.clone(), tool_totals(&conversations, &plan, settings, meter), shape(&file))
+            let rows: Vec<_> = left[k]
+                .1
+                .iter()
+                .map(|&t| (t, tool_rows(&conversations, &plan.tools[t].0, plan.overall(), settings, meter)))
+                .collect();
+            (file.path.clone(), rows, shape(&file))
         });
         meter = second.meter;
-        for ((path, part, shape), first) in second.files.into_iter().zip(&shapes) {
-            if shape != *first {
+        for ((path, rows, shape), (i, tools)) in second.files.into_iter().zip(&left) {
+            if shape != shapes[*i] {
+                let names: Vec<&str> = tools.iter().map(|&t| plan.tools[t].0.as_str()).collect();
                 warnings.push(format!(
                     "{path}: read differently the second time (changed while the sweep read it?): its per-tool \
-                     rows use the second read"
+                     rows of {} use the second read",
+                    names.join(", ")
                 ));
             }
-            per_tool.add(part);
+            for (t, part) in &rows {
+                per_tool.add_tool(*t, part);
+            }
         }
     }
     (analysis::sweep::finish(totals, &plan, per_tool, settings), meter)
@@ -400,7 +441,8 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
             &export::columns::timeline_csv_header()?,
         )?;
         let found = input::discover(&c.input.source.paths);
-        let hold = holds(&found, c.low_memory);
+        let speculation = Speculation::new(found.files.len());
+        let keep = SweepKeep::of(&found, c.low_memory, &speculation);
         let policies = analysis::compare::with_baseline(&c.compare.policies);
         let sources = analysis::compare::sources(&policies);
         let estimators = analysis::calibration::default_estimators();
@@ -420,7 +462,7 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
                 }
                 let conversations: Vec<&MeasuredConversation> = file.conversations.iter().collect();
                 let samples = analysis::calibration::samples(&conversations, &estimators);
-                (shown, replayed, rendered, samples, SweepPart::of(file, &c.sweep, meter, hold))
+                (shown, replayed, rendered, samples, SweepPart::of(index, file, &c.sweep, meter, keep))
             });
         let (mut shown, mut replayed, mut samples, mut parts) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -447,7 +489,8 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
         let comparison = analysis::compare::add_up(replayed, &sources, &c.compare);
         let calibration =
             analysis::calibration::calibrate_samples(&samples, &estimators, c.input.source.tokenizer.name());
-        let (sweep, mut meter) = finish_sweep(&c.input, &found, meter, parts, &c.sweep, &mut warnings);
+        let (sweep, mut meter) =
+            finish_sweep(&c.input, &found, meter, parts, &c.sweep, speculation, &mut warnings);
         // Nothing is counted after the sweep: the counts are kept, and the meter's memory given
         // back, before the report is built.
         keep_counts(c.input.source.count_cache.as_deref(), &mut meter);
@@ -988,8 +1031,10 @@ mod tests {
     use super::*;
     use clap::Parser;
 
-    /// A sweep of the cache-trap fixture copied into a temporary folder, with its first pass done.
-    fn first_pass(dir: &Path) -> (SweepConfig, Discovered, Loaded<SweepPart>) {
+    /// A sweep of the cache-trap fixture copied into a temporary folder, with its first pass done,
+    /// the file not held and its per-tool rows guessed under a tolerance of 100% (the largest
+    /// threshold), so that the guess is not the recommendation and the file is read again.
+    fn first_pass(dir: &Path) -> (SweepConfig, Discovered, Loaded<SweepPart>, Speculation) {
         let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cache-trap/session.jsonl");
         std::fs::copy(fixture, dir.join("session.jsonl")).unwrap();
         let cli = crate::cli::Cli::try_parse_from(
@@ -998,10 +1043,12 @@ mod tests {
         .unwrap();
         let Ok(Config::Sweep(c)) = Config::from_cli(cli) else { panic!("a sweep") };
         let found = input::discover(&c.input.source.paths);
-        let first = load_found_each(&c.input, &found, c.input.meter(), "", |_, file, meter| {
-            SweepPart::of(file, &c.settings, meter, false)
+        let speculation = Speculation::new(found.files.len());
+        let guessing = analysis::sweep::SweepSettings { tolerance: 1.0, ..c.settings.clone() };
+        let first = load_found_each(&c.input, &found, c.input.meter(), "", |index, file, meter| {
+            SweepPart::of(index, file, &guessing, meter, SweepKeep::Rows(&speculation))
         });
-        (c, found, first)
+        (c, found, first, speculation)
     }
 
     #[test]
@@ -1048,7 +1095,7 @@ mod tests {
     fn a_file_that_reads_differently_the_second_time_is_named_in_a_warning() {
         for changed in [false, true] {
             let dir = tempfile::tempdir().unwrap();
-            let (c, found, first) = first_pass(dir.path());
+            let (c, found, first, speculation) = first_pass(dir.path());
             assert!(first.files[0].held.is_none());
             if changed {
                 // A live session gets another request between the two reads.
@@ -1058,8 +1105,15 @@ mod tests {
                 std::fs::write(&path, text).unwrap();
             }
             let mut warnings = Vec::new();
-            let (sweep, _) =
-                finish_sweep(&c.input, &found, first.meter, first.files, &c.settings, &mut warnings);
+            let (sweep, _) = finish_sweep(
+                &c.input,
+                &found,
+                first.meter,
+                first.files,
+                &c.settings,
+                speculation,
+                &mut warnings,
+            );
             assert!(!sweep.per_tool.is_empty(), "the fixture has a recommendation and a tool to sweep");
             let named =
                 warnings.iter().any(|w| w.contains("session.jsonl: read differently the second time"));

@@ -281,8 +281,9 @@ pub struct SweepArgs {
     /// How many dominant tools (by output tokens) get their own recommendation.
     #[arg(long, default_value_t = 5)]
     pub tools: usize,
-    /// Read the inputs twice (the thresholds, then the per-tool rows) instead of holding them in
-    /// memory; automatic above 256 MB of input. Same output.
+    /// Do not hold the inputs in memory: sweep each file's tools as it is read, under the
+    /// recommendation of the files read so far, and read again the files that guess missed;
+    /// automatic above 256 MB of input. Same output.
     #[arg(long)]
     pub low_memory: bool,
     #[command(flatten)]
@@ -352,8 +353,9 @@ pub struct ReportArgs {
     /// Every conversation's requests are in timeline.csv either way.
     #[arg(long, value_name = "N|all", default_value = "24")]
     pub timelines: String,
-    /// Read the inputs twice (the sweep's per-tool rows come second) instead of holding them in
-    /// memory; automatic above 256 MB of input. Same report.
+    /// Do not hold the inputs in memory: the sweep's per-tool rows are swept as each file is read,
+    /// under the recommendation of the files read so far, and the files that guess missed are read
+    /// again; automatic above 256 MB of input. Same report.
     #[arg(long)]
     pub low_memory: bool,
     #[command(flatten)]

@@ -17,6 +17,7 @@
 //! overall recommendation), which shows where a per-tool threshold would move. Pure: no I/O.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -644,6 +645,13 @@ pub struct SweepPlan {
     all_output: Tokens,
 }
 
+impl SweepPlan {
+    /// The overall recommended threshold the other tools are split at.
+    pub fn overall(&self) -> usize {
+        self.overall
+    }
+}
+
 /// `rows` with their shares and savings against `baseline`.
 fn finished_rows(rows: &[SweepRow], baseline: Tokens) -> Vec<SweepRow> {
     rows.iter()
@@ -657,12 +665,17 @@ fn finished_rows(rows: &[SweepRow], baseline: Tokens) -> Vec<SweepRow> {
 
 /// Plans the per-tool pass from the totals of every conversation.
 pub fn plan(totals: &SweepTotals, settings: &SweepSettings) -> SweepPlan {
+    plan_of(totals, settings, settings.top_tools)
+}
+
+/// [`plan`] with at most `top_tools` tools.
+fn plan_of(totals: &SweepTotals, settings: &SweepSettings, top_tools: usize) -> SweepPlan {
     let rows = finished_rows(&totals.rows, totals.baseline.total_input_tokens);
     let tools = sorted_tools(totals.tools.clone());
     let all_output = tools.iter().map(|t| t.2).sum();
     match recommend(&rows, settings.tolerance) {
         Some(overall) => SweepPlan {
-            tools: tools.into_iter().take(settings.top_tools).collect(),
+            tools: tools.into_iter().take(top_tools).collect(),
             overall: overall.threshold,
             all_output,
         },
@@ -684,13 +697,38 @@ impl ToolTotals {
             self.per_tool = other.per_tool;
             return;
         }
-        for ((rows, unsplit), (parts, part)) in self.per_tool.iter_mut().zip(&other.per_tool) {
-            for (row, part) in rows.iter_mut().zip(parts) {
-                add_row(row, part);
-            }
-            add_row(unsplit, part);
+        for (sum, part) in self.per_tool.iter_mut().zip(&other.per_tool) {
+            add_rows(sum, part);
         }
     }
+}
+
+impl ToolTotals {
+    /// Rows of nothing for every tool of `plan`, to add parts to tool by tool ([`ToolTotals::add_tool`]).
+    pub fn empty(plan: &SweepPlan, settings: &SweepSettings) -> ToolTotals {
+        ToolTotals { per_tool: plan.tools.iter().map(|_| no_rows(settings)).collect() }
+    }
+
+    /// Adds the rows of more conversations to the `k`th tool of the plan.
+    pub fn add_tool(&mut self, k: usize, part: &ToolRows) {
+        add_rows(&mut self.per_tool[k], part);
+    }
+}
+
+/// One tool's rows in the per-tool pass: one per threshold, and the one with its outputs whole.
+pub type ToolRows = (Vec<SweepRow>, SweepRow);
+
+/// The rows of no conversation.
+fn no_rows(settings: &SweepSettings) -> ToolRows {
+    let rows = swept(settings).into_iter().map(|threshold| SweepRow { threshold, ..SweepRow::default() });
+    (rows.collect(), SweepRow { threshold: usize::MAX, ..SweepRow::default() })
+}
+
+fn add_rows((rows, unsplit): &mut ToolRows, (parts, part): &ToolRows) {
+    for (row, part) in rows.iter_mut().zip(parts) {
+        add_row(row, part);
+    }
+    add_row(unsplit, part);
 }
 
 /// The second pass of a sweep over `conversations`: nothing to do when the plan has no tool.
@@ -700,19 +738,132 @@ pub fn tool_totals(
     settings: &SweepSettings,
     meter: &Meter,
 ) -> ToolTotals {
-    let thresholds = swept(settings);
     let per_tool = plan
         .tools
         .iter()
-        .map(|(tool, _, _)| {
-            let fixed: Vec<MeasuredConversation> =
-                conversations.par_iter().map(|c| fix_other_tools(c, tool, plan.overall)).collect();
-            let refs: Vec<&MeasuredConversation> = fixed.iter().collect();
-            let rows = rows_at(&refs, &thresholds, &settings.policy, meter);
-            (rows, row_at(&refs, usize::MAX, &settings.policy, meter))
-        })
+        .map(|(tool, _, _)| tool_rows(conversations, tool, plan.overall, settings, meter))
         .collect();
     ToolTotals { per_tool }
+}
+
+/// `tool`'s rows over `conversations`, every other tool split at `overall`.
+pub fn tool_rows(
+    conversations: &[&MeasuredConversation],
+    tool: &str,
+    overall: usize,
+    settings: &SweepSettings,
+    meter: &Meter,
+) -> ToolRows {
+    let fixed: Vec<MeasuredConversation> =
+        conversations.par_iter().map(|c| fix_other_tools(c, tool, overall)).collect();
+    let refs: Vec<&MeasuredConversation> = fixed.iter().collect();
+    let rows = rows_at(&refs, &swept(settings), &settings.policy, meter);
+    (rows, row_at(&refs, usize::MAX, &settings.policy, meter))
+}
+
+/// One tool's rows at one overall threshold over the files they cover (by their place).
+type Swept = (ToolRows, Vec<bool>);
+
+/// How many tools beyond `top_tools` a [`Speculation`] sweeps, so that a file's guess still holds
+/// when the ranking of the tools at the margin changes as more files come in.
+const EXTRA_TOOLS: usize = 2;
+
+/// The per-tool pass done beside the first, for a caller that reads the inputs file by file and
+/// does not hold them. A tool's rows depend on the plan (the overall recommendation, the dominant
+/// tools), which depends on every file's first pass; so each file is swept under the plan of the
+/// files offered so far, its guess ([`Speculation::offer`]), and only what the final plan needs
+/// beyond the guesses is left for a second read ([`Speculation::settle`]). On a corpus whose
+/// recommendation settles early, that is the few files read first. Rows are kept per (overall
+/// threshold, tool) with the files they cover; they are integer sums and maxima, so the sweep is
+/// the same bytes whichever guesses held, in whatever order the files came.
+#[derive(Debug)]
+pub struct Speculation {
+    files: usize,
+    /// The first pass of the files offered so far.
+    running: Mutex<SweepTotals>,
+    /// Per (overall threshold, tool): the rows so far, and which files they cover.
+    swept: Mutex<BTreeMap<(usize, String), Swept>>,
+    /// Which files have conversations (the others have nothing to sweep).
+    measured: Mutex<Vec<bool>>,
+}
+
+fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Speculation {
+    /// For `files` files, offered by their place among them.
+    pub fn new(files: usize) -> Speculation {
+        Speculation {
+            files,
+            running: Mutex::new(SweepTotals::default()),
+            swept: Mutex::new(BTreeMap::new()),
+            measured: Mutex::new(vec![false; files]),
+        }
+    }
+
+    /// Adds file `index`'s first pass (`totals`, of `conversations`) to the files offered so far,
+    /// plans from them, and sweeps the planned tools (and two more, `EXTRA_TOOLS`) over
+    /// `conversations` at the planned overall threshold.
+    pub fn offer(
+        &self,
+        index: usize,
+        conversations: &[&MeasuredConversation],
+        totals: &SweepTotals,
+        settings: &SweepSettings,
+        meter: &Meter,
+    ) {
+        if conversations.is_empty() {
+            return;
+        }
+        locked(&self.measured)[index] = true;
+        let guess = {
+            let mut running = locked(&self.running);
+            running.add(totals.clone());
+            plan_of(&running, settings, settings.top_tools + EXTRA_TOOLS)
+        };
+        for (tool, _, _) in &guess.tools {
+            let rows = tool_rows(conversations, tool, guess.overall, settings, meter);
+            let mut swept = locked(&self.swept);
+            let (sum, covered) = swept
+                .entry((guess.overall, tool.clone()))
+                .or_insert_with(|| (no_rows(settings), vec![false; self.files]));
+            add_rows(sum, &rows);
+            covered[index] = true;
+        }
+    }
+
+    /// Once every file was offered: per tool of `plan`, the rows of the files swept under it, and
+    /// per file that has conversations (by its place, ascending) the places in `plan.tools` of the
+    /// tools still to sweep over it.
+    pub fn settle(
+        self,
+        plan: &SweepPlan,
+        settings: &SweepSettings,
+    ) -> (ToolTotals, Vec<(usize, Vec<usize>)>) {
+        let swept = self.swept.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let measured = self.measured.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut totals = ToolTotals::empty(plan, settings);
+        let mut covered = Vec::with_capacity(plan.tools.len());
+        for (k, (tool, _, _)) in plan.tools.iter().enumerate() {
+            match swept.get(&(plan.overall, tool.clone())) {
+                Some((rows, files)) => {
+                    totals.add_tool(k, rows);
+                    covered.push(Some(files));
+                }
+                None => covered.push(None),
+            }
+        }
+        let left = (0..self.files)
+            .filter(|&i| measured[i])
+            .map(|i| {
+                let tools = (0..plan.tools.len()).filter(|&k| !covered[k].is_some_and(|f| f[i])).collect();
+                (i, tools)
+            })
+            .filter(|(_, tools): &(usize, Vec<usize>)| !tools.is_empty())
+            .collect();
+        (totals, left)
+    }
 }
 
 /// The sweep from the totals of both passes over every conversation.
@@ -904,6 +1055,93 @@ mod tests {
         assert_eq!(ls.rows[0].total_input_tokens, 102 + 195 + 195 + 155);
         assert_eq!(ls.rows[2].total_input_tokens, 528);
         assert_eq!(ls.recommendation.as_ref().unwrap().threshold, 200);
+    }
+
+    #[test]
+    fn a_speculation_settles_to_the_held_sweep_whichever_guesses_held() {
+        let (meter, _) = meter();
+        // `long` gains from splitting and pruning its large outputs; `short` only pays the summary
+        // overhead, so alone it recommends splitting nothing (its guess has the right tools, the
+        // wrong threshold); the second file has no conversation.
+        let mut items = vec![user("go")];
+        for (k, tool) in ["cat", "grep", "cat", "find"].iter().enumerate() {
+            items.push(result(&format!("c{k}"), tool, format!("{k} ").repeat(150)));
+            items.push(request(None));
+            items.push(user("next"));
+        }
+        items.extend([request(None), request(None), request(None)]);
+        let long = testing::measured(items, &meter);
+        let short = testing::measured(
+            vec![
+                user("hi"),
+                result("a", "cat", "x".repeat(100)),
+                request(None),
+                result("b", "grep", "y".repeat(40)),
+            ],
+            &meter,
+        );
+        let files: Vec<Vec<&MeasuredConversation>> =
+            vec![vec![&short], vec![], vec![&long], vec![&short, &long]];
+        let mut at = settings(vec![0, 16, 50, 200, 400], "keep-turns:n=1");
+        at.top_tools = 2;
+        let all: Vec<&MeasuredConversation> = files.iter().flatten().copied().collect();
+        let held = sweep(&all, &at, &meter);
+        assert!(held.per_tool.len() == 2 && held.recommendation.as_ref().unwrap().threshold < 400);
+        assert_eq!(sweep(&[&short], &at, &meter).recommendation.unwrap().threshold, 400, "short alone");
+        let mut read_again = Vec::new();
+        for order in [[0, 1, 2, 3], [2, 3, 0, 1], [1, 0, 3, 2], [3, 2, 1, 0]] {
+            let speculation = Speculation::new(files.len());
+            let mut totals_of_all = SweepTotals::default();
+            for i in order {
+                let part = totals(&files[i], &at, &meter);
+                speculation.offer(i, &files[i], &part, &at, &meter);
+                totals_of_all.add(part);
+            }
+            let plan = plan(&totals_of_all, &at);
+            let (mut per_tool, left) = speculation.settle(&plan, &at);
+            for (i, tools) in &left {
+                assert!(*i != 1, "a file without conversations is not read again");
+                for &t in tools {
+                    let rows = tool_rows(&files[*i], &plan.tools[t].0, plan.overall(), &at, &meter);
+                    per_tool.add_tool(t, &rows);
+                }
+            }
+            assert_eq!(finish(totals_of_all, &plan, per_tool, &at), held, "order {order:?}");
+            read_again.push(left.iter().map(|(i, _)| *i).collect::<Vec<usize>>());
+        }
+        // `short` first guesses wrong and is read again; after `long` every guess holds.
+        assert_eq!(read_again, [vec![0], vec![], vec![0], vec![]]);
+    }
+
+    #[test]
+    fn a_guess_sweeps_a_few_more_tools_than_the_plan_keeps() {
+        let (meter, _) = meter();
+        let conversation = |outputs: &[(&str, usize)]| {
+            let mut items = vec![user("go")];
+            for (k, (tool, bytes)) in outputs.iter().enumerate() {
+                items.extend([result(&format!("c{k}"), tool, "z".repeat(*bytes)), request(None)]);
+            }
+            testing::measured(items, &meter)
+        };
+        // Every output is above every threshold, so every threshold splits alike and the overall
+        // recommendation is the same from any file. `cat` leads in the first file alone, `grep`
+        // in both together.
+        let first = conversation(&[("cat", 600), ("grep", 500)]);
+        let second = conversation(&[("grep", 1200)]);
+        let mut at = settings(vec![0, 16, 50, 200, 400], "keep-turns:n=1");
+        at.top_tools = 1;
+        let speculation = Speculation::new(2);
+        let mut all = SweepTotals::default();
+        for (i, file) in [&first, &second].into_iter().enumerate() {
+            let part = totals(&[file], &at, &meter);
+            speculation.offer(i, &[file], &part, &at, &meter);
+            all.add(part);
+        }
+        let plan = plan(&all, &at);
+        assert_eq!(plan.tools.iter().map(|t| t.0.as_str()).collect::<Vec<_>>(), ["grep"]);
+        let (per_tool, left) = speculation.settle(&plan, &at);
+        assert_eq!(left, [], "the first file's guess swept grep too");
+        assert_eq!(finish(all, &plan, per_tool, &at), sweep(&[&first, &second], &at, &meter));
     }
 
     #[test]
