@@ -281,7 +281,6 @@ impl SweepPart {
         if let SweepKeep::Rows(speculation) = keep {
             speculation.offer(index, &conversations, &totals, settings, meter);
         }
-        drop(conversations);
         SweepPart { totals, shape: shape(&file), held: matches!(keep, SweepKeep::File).then_some(file) }
     }
 }
