@@ -773,9 +773,11 @@ const EXTRA_TOOLS: usize = 2;
 /// tools), which depends on every file's first pass; so each file is swept under the plan of the
 /// files offered so far, its guess ([`Speculation::offer`]), and only what the final plan needs
 /// beyond the guesses is left for a second read ([`Speculation::settle`]). On a corpus whose
-/// recommendation settles early, that is the few files read first. Rows are kept per (overall
-/// threshold, tool) with the files they cover; they are integer sums and maxima, so the sweep is
-/// the same bytes whichever guesses held, in whatever order the files came.
+/// recommendation settles early, that is the few files read first; on a varied one whose largest
+/// files move the recommendation, it can be most of the bytes, never more than a whole second
+/// read. Rows are kept per (overall threshold, tool) with the files they cover; they are integer
+/// sums and maxima, so the sweep is the same bytes whichever guesses held, in whatever order the
+/// files came.
 #[derive(Debug)]
 pub struct Speculation {
     files: usize,
