@@ -1,7 +1,8 @@
-//! README's examples on the bundled traces are the binary's output: each command is run and every
-//! line README shows for it must be a line of what it prints, so that an example cannot go stale
-//! when a column or a number changes. (The examples on the shared corpus are checked by hand,
-//! their commands beside them; these need nothing but the checkout.)
+//! README's examples on the bundled traces (and on a fixture of this repository) are the binary's
+//! output: each command is run and every line README shows for it must be a line of what it
+//! prints, so that an example cannot go stale when a column or a number changes. (The examples on
+//! the shared corpus are checked by hand, their commands beside them; these need nothing but the
+//! checkout.)
 
 mod common;
 
@@ -50,6 +51,22 @@ fn the_per_request_csv_rows_are_what_replay_prints() {
     // README shows the header and the first rows.
     assert!(shown.len() >= 3, "{shown:?}");
     assert_eq!(shown, out[..shown.len()]);
+}
+
+#[test]
+fn the_split_example_is_what_split_prints() {
+    let readme = readme();
+    let command = "ctxbudget split --threshold 64 < tests/fixtures/split/compiler-error.txt";
+    let shown = shown_after(&readme, command);
+    let out = ctxbudget()
+        .args(["split", "--threshold", "64"])
+        .pipe_stdin(root().join("tests/fixtures/split/compiler-error.txt"))
+        .unwrap()
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let printed: Vec<String> = String::from_utf8(out.stdout).unwrap().lines().map(str::to_owned).collect();
+    assert_eq!(shown, printed);
 }
 
 #[test]
