@@ -316,7 +316,7 @@ fn finish_sweep(
         let per_tool = tool_totals(&conversations, &plan, settings, &meter);
         return (analysis::sweep::finish(totals, &plan, per_tool, settings), meter);
     }
-    let (mut per_tool, left) = speculation.settle(&plan, settings);
+    let (mut per_tool, left) = speculation.settle(&plan, settings, |i| !shapes[i].is_empty());
     if !left.is_empty() {
         let again = Discovered {
             files: left.iter().map(|(i, _)| found.files[*i].clone()).collect(),

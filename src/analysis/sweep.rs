@@ -696,9 +696,7 @@ impl ToolTotals {
             add_rows(sum, part);
         }
     }
-}
 
-impl ToolTotals {
     /// Rows of nothing for every tool of `plan`, to add parts to tool by tool ([`ToolTotals::add_tool`]).
     pub fn empty(plan: &SweepPlan, settings: &SweepSettings) -> ToolTotals {
         ToolTotals { per_tool: plan.tools.iter().map(|_| no_rows(settings)).collect() }
@@ -776,8 +774,6 @@ pub struct Speculation {
     running: Mutex<SweepTotals>,
     /// Per (overall threshold, tool): the rows so far, and which files they cover.
     swept: Mutex<BTreeMap<(usize, String), Swept>>,
-    /// Which files have conversations (the others have nothing to sweep).
-    measured: Mutex<Vec<bool>>,
 }
 
 fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -787,12 +783,7 @@ fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Speculation {
     /// For `files` files, offered by their place among them.
     pub fn new(files: usize) -> Speculation {
-        Speculation {
-            files,
-            running: Mutex::new(SweepTotals::default()),
-            swept: Mutex::new(BTreeMap::new()),
-            measured: Mutex::new(vec![false; files]),
-        }
+        Speculation { files, running: Mutex::new(SweepTotals::default()), swept: Mutex::new(BTreeMap::new()) }
     }
 
     /// Adds file `index`'s first pass (`totals`, of `conversations`) to the files offered so far,
@@ -810,7 +801,6 @@ impl Speculation {
         if conversations.is_empty() {
             return;
         }
-        locked(&self.measured)[index] = true;
         let guess = {
             let mut running = locked(&self.running);
             running.add(totals.clone());
@@ -828,15 +818,15 @@ impl Speculation {
     }
 
     /// Once every file was offered: per tool of `plan`, the rows of the files swept under it, and
-    /// per file that has conversations (by its place, ascending) the places in `plan.tools` of the
-    /// tools still to sweep over it.
+    /// per file that has conversations (`has_conversations`, by its place; ascending) the places
+    /// in `plan.tools` of the tools still to sweep over it.
     pub fn settle(
         self,
         plan: &SweepPlan,
         settings: &SweepSettings,
+        has_conversations: impl Fn(usize) -> bool,
     ) -> (ToolTotals, Vec<(usize, Vec<usize>)>) {
         let swept = self.swept.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let measured = self.measured.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut totals = ToolTotals::empty(plan, settings);
         let mut covered = Vec::with_capacity(plan.tools.len());
         for (k, (tool, _, _)) in plan.tools.iter().enumerate() {
@@ -849,7 +839,7 @@ impl Speculation {
             }
         }
         let left = (0..self.files)
-            .filter(|&i| measured[i])
+            .filter(|&i| has_conversations(i))
             .map(|i| {
                 let tools = (0..plan.tools.len()).filter(|&k| !covered[k].is_some_and(|f| f[i])).collect();
                 (i, tools)
@@ -1092,7 +1082,7 @@ mod tests {
                 totals_of_all.add(part);
             }
             let plan = plan(&totals_of_all, &at);
-            let (mut per_tool, left) = speculation.settle(&plan, &at);
+            let (mut per_tool, left) = speculation.settle(&plan, &at, |i| !files[i].is_empty());
             for (i, tools) in &left {
                 assert!(*i != 1, "a file without conversations is not read again");
                 for &t in tools {
