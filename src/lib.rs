@@ -33,3 +33,9 @@ pub mod split;
 pub mod time;
 pub mod tokens;
 pub mod transform;
+
+/// `m` locked, also after a thread panicked while holding it: every mutex here guards sums, maps of
+/// plain numbers or parts kept in order, which a panic elsewhere leaves whole.
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}

@@ -244,7 +244,7 @@ impl TimelineChoice {
     /// more than `limit` are kept.
     pub fn offer(&self, place: (usize, usize), runs: ConversationRuns) {
         let key = (std::cmp::Reverse(requests_of(&runs)), place);
-        let mut kept = self.kept.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut kept = crate::lock(&self.kept);
         if let Some(limit) = self.limit {
             if kept.len() == limit && kept.last_key_value().is_none_or(|(last, _)| key > *last) {
                 return;

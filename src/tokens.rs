@@ -24,6 +24,7 @@ use std::sync::{Arc, Mutex, Once};
 use serde::{Deserialize, Serialize};
 
 use crate::counts::{Entry, StoredCounts};
+use crate::lock;
 use crate::model::{Bytes, Tokens};
 
 /// Which tokenizer a count uses.
@@ -562,11 +563,6 @@ impl CountCache {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // A poisoned shard only means another thread panicked mid-insert of a plain number.
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Size facts about one text, or sums of them: bytes, real tokens (the report's tokenizer), the

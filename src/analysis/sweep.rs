@@ -776,10 +776,6 @@ pub struct Speculation {
     swept: Mutex<BTreeMap<(usize, String), Swept>>,
 }
 
-fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 impl Speculation {
     /// For `files` files, offered by their place among them.
     pub fn new(files: usize) -> Speculation {
@@ -802,13 +798,13 @@ impl Speculation {
             return;
         }
         let guess = {
-            let mut running = locked(&self.running);
+            let mut running = crate::lock(&self.running);
             running.add(totals.clone());
             plan(&running, settings)
         };
         for (tool, _, _) in &guess.tools {
             let rows = tool_rows(conversations, tool, guess.overall, settings, meter);
-            let mut swept = locked(&self.swept);
+            let mut swept = crate::lock(&self.swept);
             let (sum, covered) = swept
                 .entry((guess.overall, tool.clone()))
                 .or_insert_with(|| (no_rows(settings), vec![false; self.files]));

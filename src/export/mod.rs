@@ -453,7 +453,7 @@ impl<W: Write> InOrder<W> {
 
     /// Part `number` (each number once); after a write error, parts are dropped.
     pub fn put(&self, number: usize, part: Vec<u8>) {
-        let mut s = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut s = crate::lock(&self.state);
         if s.error.is_some() {
             return;
         }
