@@ -49,6 +49,11 @@ def speed(*args):
     return json.loads(run([SPEED, *args])[1].strip().splitlines()[-1])
 
 
+def untabled(phases):
+    """Seconds of a `speed phases` run but its tables: import, measure and replay."""
+    return phases["import_s"] + phases["measure_s"] + phases["replay_s"]
+
+
 def speed_lines(*args):
     return [json.loads(line) for line in run([SPEED, *args])[1].strip().splitlines()]
 
@@ -162,7 +167,7 @@ def main():
     speed("long", CORPUS, work, "--times", "16")
     r = {k: [] for k in ["py_loop", "py_whole", "e2e_1_py", "e2e_n_py", "e2e_1_py_loop", "sweep", "threads",
                          "machine", "bare_1", "bare_n", "bare_rs", "cache", "same", "py_tokens",
-                         "bare_scaling", "sweep_16", "sweep_16_alone"]}
+                         "bare_scaling", "sweep_16", "sweep_16_alone", "untabled"]}
     scale = {}
     for _ in range(args.rounds):
         peer = json.loads(run([sys.executable, PEER, texts, "o200k_base", threads])[1])
@@ -177,6 +182,10 @@ def main():
         alone, _ = run([SPEED, "count", texts, "-j", "1"])
         both = pair([SPEED, "count", texts, "-j", "1"])
         cache = speed("cache", texts, "-j", threads)
+        # The replay's stages one after the other, its tables built before the clock starts: how
+        # two threads would scale if the tables cost nothing.
+        staged_1, staged_n = (speed("phases", CORPUS, "-j", j) for j in ("1", threads))
+        r["untabled"].append(untabled(staged_1) / untabled(staged_n))
         for line in speed_lines("scale", work / "long-1.jsonl", work / "long-16.jsonl", "--policies", "all"):
             scale.setdefault(line["policies"], []).append(line)
         swept = speed("sweep-scale", work / "long-1.jsonl", work / "long-16.jsonl", "--thresholds",
@@ -232,6 +241,8 @@ def main():
          fmt(r["machine"]), "(2× ideal)"),
         (f"… what the bare counter gives on the same texts: its tables and one cold pass, {threads} threads over 1",
          fmt(r["bare_scaling"]), ""),
+        (f"… the replay's stages with its tables already built (import, measure, replay: `speed phases`), "
+         f"{threads} threads over 1", fmt(r["untabled"]), ""),
         (f"Same output bytes on 1 and {threads} threads, and with `--counter tiktoken-rs`",
          "yes" if all(r["same"]) else "NO", "yes"),
         ("End-to-end over bare counter (its tables + one cold pass over the same texts), 1 thread",
