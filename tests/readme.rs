@@ -1,4 +1,4 @@
-//! README's examples on the bundled traces (and on a fixture of this repository) are the binary's
+//! README's examples on the bundled traces (and on fixtures of this repository) are the binary's
 //! output: each command is run and every line README shows for it must be a line of what it
 //! prints, so that an example cannot go stale when a column or a number changes. (The examples on
 //! the shared corpus are checked by hand, their commands beside them; these need nothing but the
@@ -29,6 +29,18 @@ fn printed(args: &[&str]) -> Vec<String> {
     String::from_utf8(out.stdout).unwrap().lines().map(str::to_owned).collect()
 }
 
+/// The lines `ctxbudget ARGS < tests/fixtures/FIXTURE` prints (and it succeeds).
+fn fed(args: &[&str], fixture: &str) -> Vec<String> {
+    let out = ctxbudget()
+        .args(args)
+        .pipe_stdin(root().join("tests/fixtures").join(fixture))
+        .unwrap()
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().lines().map(str::to_owned).collect()
+}
+
 #[test]
 fn the_quick_tour_tables_are_what_replay_prints() {
     let readme = readme();
@@ -55,18 +67,17 @@ fn the_per_request_csv_rows_are_what_replay_prints() {
 
 #[test]
 fn the_split_example_is_what_split_prints() {
-    let readme = readme();
     let command = "ctxbudget split --threshold 64 < tests/fixtures/split/compiler-error.txt";
-    let shown = shown_after(&readme, command);
-    let out = ctxbudget()
-        .args(["split", "--threshold", "64"])
-        .pipe_stdin(root().join("tests/fixtures/split/compiler-error.txt"))
-        .unwrap()
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let printed: Vec<String> = String::from_utf8(out.stdout).unwrap().lines().map(str::to_owned).collect();
-    assert_eq!(shown, printed);
+    assert_eq!(
+        shown_after(&readme(), command),
+        fed(&["split", "--threshold", "64"], "split/compiler-error.txt")
+    );
+}
+
+#[test]
+fn the_count_example_is_what_count_prints() {
+    let command = "ctxbudget count < tests/fixtures/count/git-log-stat.txt";
+    assert_eq!(shown_after(&readme(), command), fed(&["count"], "count/git-log-stat.txt"));
 }
 
 #[test]
