@@ -22,21 +22,29 @@ fn shown_after(readme: &[String], command: &str) -> Vec<String> {
     readme[at + 1..].iter().take_while(|l| !l.starts_with("```") && !l.starts_with("$ ")).cloned().collect()
 }
 
-/// What `args` prints on stdout, as lines.
+/// What `args` prints on stdout, as lines (and it succeeds).
 fn printed(args: &[&str]) -> Vec<String> {
-    let out = ctxbudget().args(args).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap().lines().map(str::to_owned).collect()
+    lines_of(ctxbudget().args(args))
 }
 
-/// The lines `ctxbudget ARGS < tests/fixtures/FIXTURE` prints (and it succeeds).
-fn fed(args: &[&str], fixture: &str) -> Vec<String> {
-    let out = ctxbudget()
-        .args(args)
-        .pipe_stdin(root().join("tests/fixtures").join(fixture))
-        .unwrap()
-        .output()
-        .unwrap();
+/// What README's `command` (`ctxbudget ARGS`, or `ctxbudget ARGS < FILE` with FILE relative to the
+/// checkout) prints on stdout, as lines (and it succeeds).
+fn printed_as_shown(command: &str) -> Vec<String> {
+    let (args, stdin) = match command.split_once(" < ") {
+        Some((args, file)) => (args, Some(file)),
+        None => (command, None),
+    };
+    let mut cmd = ctxbudget();
+    cmd.args(args.split_whitespace().skip(1));
+    if let Some(file) = stdin {
+        cmd.pipe_stdin(root().join(file)).unwrap();
+    }
+    lines_of(&mut cmd)
+}
+
+/// The lines `cmd` prints on stdout (and it succeeds).
+fn lines_of(cmd: &mut assert_cmd::Command) -> Vec<String> {
+    let out = cmd.output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap().lines().map(str::to_owned).collect()
 }
@@ -47,7 +55,7 @@ fn the_quick_tour_tables_are_what_replay_prints() {
     let command = "ctxbudget replay traces/explore-split.jsonl traces/non-ascii-review.jsonl --policy none \
                    --policy keep-turns:n=3 --format markdown";
     let shown = shown_after(&readme, command);
-    let out = printed(&command.split_whitespace().skip(1).collect::<Vec<_>>());
+    let out = printed_as_shown(command);
     // README shows the whole output, its two tables and their headings.
     let nonblank = |lines: &[String]| lines.iter().filter(|l| !l.is_empty()).cloned().collect::<Vec<_>>();
     assert_eq!(nonblank(&shown), nonblank(&out));
@@ -59,7 +67,7 @@ fn the_per_request_csv_rows_are_what_replay_prints() {
     let command =
         "ctxbudget replay traces/explore-split.jsonl --per-request --policy keep-turns:n=2 --format csv";
     let shown = shown_after(&readme, command);
-    let out = printed(&command.split_whitespace().skip(1).collect::<Vec<_>>());
+    let out = printed_as_shown(command);
     // README shows the header and the first rows.
     assert!(shown.len() >= 3, "{shown:?}");
     assert_eq!(shown, out[..shown.len()]);
@@ -68,16 +76,13 @@ fn the_per_request_csv_rows_are_what_replay_prints() {
 #[test]
 fn the_split_example_is_what_split_prints() {
     let command = "ctxbudget split --threshold 64 < tests/fixtures/split/compiler-error.txt";
-    assert_eq!(
-        shown_after(&readme(), command),
-        fed(&["split", "--threshold", "64"], "split/compiler-error.txt")
-    );
+    assert_eq!(shown_after(&readme(), command), printed_as_shown(command));
 }
 
 #[test]
 fn the_count_example_is_what_count_prints() {
     let command = "ctxbudget count < tests/fixtures/count/git-log-stat.txt";
-    assert_eq!(shown_after(&readme(), command), fed(&["count"], "count/git-log-stat.txt"));
+    assert_eq!(shown_after(&readme(), command), printed_as_shown(command));
 }
 
 #[test]
