@@ -567,8 +567,9 @@ pub fn fix_other_tools(c: &MeasuredConversation, tool: &str, threshold: usize) -
 
 /// Sweeps `settings.thresholds` over `conversations`: [`totals`], [`plan`], [`tool_totals`] and
 /// [`finish`] over the same conversations, held in memory. A caller that cannot hold them runs the
-/// passes file by file, adding the parts up ([`SweepTotals::add`], [`ToolTotals::add`]): every
-/// number in them is an integer sum or maximum, so the result is the same bytes.
+/// passes file by file, adding the parts up ([`SweepTotals::add`], then [`Speculation`] and
+/// [`ToolTotals::add_tool`] for the per-tool rows): every number in them is an integer sum or
+/// maximum, so the result is the same bytes.
 pub fn sweep(conversations: &[&MeasuredConversation], settings: &SweepSettings, meter: &Meter) -> Sweep {
     let totals = totals(conversations, settings, meter);
     let plan = plan(&totals, settings);
@@ -679,24 +680,13 @@ pub fn plan(totals: &SweepTotals, settings: &SweepSettings) -> SweepPlan {
 }
 
 /// The second pass of a sweep over some conversations: per planned tool, its rows and its row with
-/// its outputs left whole ([`ToolTotals::add`] adds two parts up).
+/// its outputs left whole ([`ToolTotals::add_tool`] adds a part to one tool's).
 #[derive(Debug, Clone, Default)]
 pub struct ToolTotals {
-    per_tool: Vec<(Vec<SweepRow>, SweepRow)>,
+    per_tool: Vec<ToolRows>,
 }
 
 impl ToolTotals {
-    /// Adds the per-tool totals of more conversations (of the same plan).
-    pub fn add(&mut self, other: ToolTotals) {
-        if self.per_tool.is_empty() {
-            self.per_tool = other.per_tool;
-            return;
-        }
-        for (sum, part) in self.per_tool.iter_mut().zip(&other.per_tool) {
-            add_rows(sum, part);
-        }
-    }
-
     /// Rows of nothing for every tool of `plan`, to add parts to tool by tool ([`ToolTotals::add_tool`]).
     pub fn empty(plan: &SweepPlan, settings: &SweepSettings) -> ToolTotals {
         ToolTotals { per_tool: plan.tools.iter().map(|_| no_rows(settings)).collect() }
