@@ -76,7 +76,9 @@ fn main() {
 }
 
 fn usage() -> ! {
-    eprintln!("usage: speed texts|count|grid|long|scale|cache ... (see examples/speed.rs)");
+    eprintln!(
+        "usage: speed texts|count|grid|long|scale|sweep-scale|cache|engine|sweep|phases ... (see examples/speed.rs)"
+    );
     std::process::exit(2)
 }
 

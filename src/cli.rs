@@ -143,7 +143,7 @@ pub struct ReconcileArgs {
     /// Also list every request (CSV: only the requests).
     #[arg(long)]
     pub per_request: bool,
-    /// How many of the worst requests to list.
+    /// How many of the worst requests to list (0: none).
     #[arg(long, default_value_t = 10)]
     pub worst: usize,
 }
@@ -156,7 +156,8 @@ pub struct SplitArgs {
     /// SUMMARY_THRESHOLD in bytes.
     #[arg(long, default_value_t = 256)]
     pub threshold: usize,
-    /// Print the split as JSON ({"summary": ..., "content": ...}).
+    /// Print the split as JSON: the output's bytes and lines, the threshold, whether it was split,
+    /// and its summary and content.
     #[arg(long)]
     pub json: bool,
 }
@@ -179,8 +180,9 @@ pub struct CountArgs {
 /// and `reconcile`.
 #[derive(Debug, Args)]
 pub struct SourceArgs {
-    /// Trace files or directories (searched recursively). `replay` and the analyses read the
-    /// bundled traces/ when none is given; `reconcile` needs one (or --claude/--codex).
+    /// Trace files or directories (searched recursively). When none is given, `replay` and the
+    /// analyses read ./traces if this directory has one, else the traces/ of the checkout this
+    /// binary was built from; `reconcile` needs one (or --claude/--codex).
     pub paths: Vec<PathBuf>,
     /// Also read Claude Code sessions in place, from ~/.claude/projects.
     #[arg(long)]

@@ -402,8 +402,9 @@ impl From<FormatArg> for ExportFormat {
     }
 }
 
-/// The bundled traces: `./traces` when run from a checkout, else the checkout this binary was
-/// built from.
+/// The bundled traces: `./traces` when the working directory has one (a checkout, or any folder
+/// with a `traces/` of its own: it is read whatever it holds), else the `traces/` of the checkout
+/// this binary was built from (a path fixed at build time; `None` once that checkout is gone).
 pub fn default_traces() -> Option<PathBuf> {
     let here = Path::new("traces");
     if here.is_dir() {

@@ -29,8 +29,8 @@
 //!
 //! Explicit prices (`input=2,write=2.5,read=0.2`) are in USD per million tokens and give USD. Not
 //! modelled: output tokens (the same under every policy), minimum cacheable lengths (1,024 tokens on
-//! both providers) and OpenAI's 128-token cache granularity, the 1-hour Anthropic cache (use
-//! `--cache-ttl 1h` with `write=2`). Pure: no I/O.
+//! both providers) and OpenAI's 128-token cache granularity, the 1-hour Anthropic cache (its writes
+//! cost twice the input price: `--prices input=2,write=4,read=0.2 --cache-ttl 1h`). Pure: no I/O.
 
 use serde::{Deserialize, Serialize};
 

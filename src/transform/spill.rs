@@ -24,7 +24,8 @@ pub const KIND: TransformKind = TransformKind {
     name: "spill",
     about: "the seed's tool-side spill: outputs over `over` bytes become a sketch (path, counts, \
             first `head` and last `tail` lines)",
-    source: "the seed design (SEED.md: huge outputs are written to a file, content is a sketch)",
+    source: "the seed design (SEED.md: huge outputs are written to a file, content is a sketch); \
+             `over` is opencode's 50 KB MAX_BYTES, the other sizes are ours",
     params: &[
         Param { key: "head", default: "20", about: "first lines kept in the sketch" },
         Param { key: "tail", default: "20", about: "last lines kept in the sketch" },
