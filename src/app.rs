@@ -21,13 +21,13 @@ use crate::export::Output;
 use crate::input::{self, Discovered};
 use crate::measure::MeasuredConversation;
 use crate::pipeline::{
-    Job, MeasuredFile, measure_each, prefix_path, reconcile_files, replay_files, replay_files_each,
-    replay_files_without_rows,
+    measure_each, prefix_path, reconcile_files, replay_files, replay_files_each, replay_files_without_rows,
+    Job, MeasuredFile,
 };
 use crate::policy::registry;
 use crate::result::{ReplayReport, RequestRow, RunSummary};
 use crate::split::ToolOutput;
-use crate::tokens::{Meter, Tokenizer, estimate};
+use crate::tokens::{estimate, Meter, Tokenizer};
 use crate::{analysis, export};
 
 /// Every input was read.
@@ -159,7 +159,11 @@ fn progress_bar(files: usize, message: &'static str) -> indicatif::ProgressBar {
 /// Runs `f` on `jobs` threads when set, else on rayon's default pool.
 fn with_jobs<T: Send>(jobs: Option<usize>, f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
     match jobs {
-        Some(n) => rayon::ThreadPoolBuilder::new().num_threads(n).build()?.install(f),
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .with_context(|| format!("cannot start {n} worker threads (-j {n})"))?
+            .install(f),
         None => f(),
     }
 }
@@ -171,8 +175,9 @@ fn meter(input: &InputConfig) -> Result<Meter> {
 
 /// `meter` seeded with the counts kept in `cache` (`--count-cache`). The file is checked first as
 /// an output is ([`Output::check`]: in a folder that exists, neither an input nor inside one, where
-/// a walk would read it as a trace); a file that cannot be used is named in a warning, everything is
-/// counted afresh and the file is rewritten at the end ([`keep_counts`]).
+/// a walk would read it as a trace); a count cache that cannot be used (damaged, another version,
+/// empty) is named in a warning, everything is counted afresh and the file is rewritten at the end
+/// ([`keep_counts`]). A file that is not a count cache at all is refused: it is never replaced.
 fn seeded(mut meter: Meter, cache: Option<&Path>, inputs: &[std::path::PathBuf]) -> Result<Meter> {
     let Some(path) = cache else { return Ok(meter) };
     let refuse = |why: String| -> anyhow::Error { UsageError(format!("--count-cache: {why}")).into() };
@@ -185,19 +190,27 @@ fn seeded(mut meter: Meter, cache: Option<&Path>, inputs: &[std::path::PathBuf])
             meter.seed(&kept);
         }
         Ok(None) => {}
-        Err(e) => eprintln!("warning: {e}; counting afresh"),
+        Err(e) if e.foreign => {
+            return Err(refuse(format!("{}; it is left as it is: name a new file or a count cache", e.why)));
+        }
+        Err(e) => eprintln!("warning: {}; counting afresh", e.why),
     }
     Ok(meter)
 }
 
 /// Adds `meter`'s counts to the `cache` file, read again first so that counts another run wrote
-/// meanwhile stay (a file that cannot be used is replaced); the file is left alone when nothing is
+/// meanwhile stay (a count cache that cannot be used is replaced, a file that is not one is left
+/// alone with a warning); the file is left alone when nothing is
 /// new, and not created when there is nothing to keep (a run that counts with the estimate only).
 /// A failure is only a warning: the output is written already, and right.
 fn keep_counts(cache: Option<&Path>, meter: &mut Meter) {
     let Some(path) = cache else { return };
     let (mut kept, usable) = match input::read_counts(path) {
         Ok(Some(kept)) => (kept, true),
+        Err(e) if e.foreign => {
+            eprintln!("warning: counts not kept: {}; it is left as it is", e.why);
+            return;
+        }
         Ok(None) | Err(_) => (crate::counts::StoredCounts::default(), false),
     };
     let before = kept.len();
@@ -254,7 +267,11 @@ enum SweepKeep<'a> {
 
 impl<'a> SweepKeep<'a> {
     fn of(found: &Discovered, low_memory: bool, speculation: &'a Speculation) -> SweepKeep<'a> {
-        if holds(found, low_memory) { SweepKeep::File } else { SweepKeep::Rows(speculation) }
+        if holds(found, low_memory) {
+            SweepKeep::File
+        } else {
+            SweepKeep::Rows(speculation)
+        }
     }
 }
 
@@ -301,7 +318,7 @@ fn finish_sweep(
     speculation: Speculation,
     warnings: &mut Vec<String>,
 ) -> (analysis::sweep::Sweep, Meter) {
-    use analysis::sweep::{SweepTotals, plan, tool_rows, tool_totals};
+    use analysis::sweep::{plan, tool_rows, tool_totals, SweepTotals};
     let mut totals = SweepTotals::default();
     let (mut shapes, mut held) = (Vec::with_capacity(parts.len()), Vec::new());
     let hold = parts.iter().all(|p| p.held.is_some());
@@ -745,7 +762,7 @@ fn timeline_first_pass(
     meter: &Meter,
     done: &(dyn Fn() + Sync),
 ) -> TimelinePass {
-    use export::columns::{ColumnStats, TIMELINE_HEADERS, timeline_stats};
+    use export::columns::{timeline_stats, ColumnStats, TIMELINE_HEADERS};
     let outcomes = replay_files_each(found, job, meter, true, done, |_, outcome| {
         let stats = timeline_stats(&runs_of(&outcome));
         let summaries: Vec<_> = outcome.runs.into_iter().map(|r| r.summary).collect();
@@ -890,9 +907,10 @@ fn stdout(text: &str) -> Result<()> {
     Ok(())
 }
 
+/// The text of `split` and `count`: `file`, or stdin when it is absent or `-`.
 fn read_input(file: Option<&Path>) -> Result<String> {
     let mut bytes = Vec::new();
-    let name = match file {
+    let name = match file.filter(|p| *p != Path::new("-")) {
         Some(p) => {
             bytes = std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))?;
             p.display().to_string()
@@ -1022,7 +1040,11 @@ pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 /// The exit code for an error that ended the run.
 pub fn exit_code_for(e: &anyhow::Error) -> u8 {
-    if e.downcast_ref::<UsageError>().is_some() { EXIT_USAGE } else { EXIT_SOME_FAILED }
+    if e.downcast_ref::<UsageError>().is_some() {
+        EXIT_USAGE
+    } else {
+        EXIT_SOME_FAILED
+    }
 }
 
 #[cfg(test)]

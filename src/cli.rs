@@ -151,7 +151,7 @@ pub struct ReconcileArgs {
 /// Options of `split`.
 #[derive(Debug, Args)]
 pub struct SplitArgs {
-    /// Read the output from this file instead of stdin.
+    /// Read the output from this file instead of stdin (`-`: stdin).
     pub file: Option<PathBuf>,
     /// SUMMARY_THRESHOLD in bytes.
     #[arg(long, default_value_t = 256)]
@@ -165,7 +165,7 @@ pub struct SplitArgs {
 /// Options of `count`.
 #[derive(Debug, Args)]
 pub struct CountArgs {
-    /// Read the text from this file instead of stdin.
+    /// Read the text from this file instead of stdin (`-`: stdin).
     pub file: Option<PathBuf>,
     /// Only this tokenizer (default: o200k and cl100k beside the estimate).
     #[arg(long, value_enum)]
@@ -201,14 +201,15 @@ pub struct SourceArgs {
     /// Read every input with this format instead of detecting it (see README for the list).
     #[arg(long, value_name = "FORMAT")]
     pub input_format: Option<String>,
-    /// Worker threads (default: all cores); one of them builds the tokenizer tables. Output is
-    /// identical at any count.
+    /// Worker threads, 1 to 256 (default: all cores); one of them builds the tokenizer tables.
+    /// Output is identical at any count.
     #[arg(long, short = 'j')]
     pub jobs: Option<usize>,
     /// Keep exact token counts in this file between runs: counts found there are not counted
     /// again, and the run adds its new ones (the file is created when missing, replaced
-    /// atomically). Output is the same bytes with or without it.
-    #[arg(long, value_name = "FILE", env = "CTXBUDGET_COUNT_CACHE")]
+    /// atomically). Output is the same bytes with or without it. Default: the file that
+    /// CTXBUDGET_COUNT_CACHE names, if it is set and not empty.
+    #[arg(long, value_name = "FILE")]
     pub count_cache: Option<PathBuf>,
 }
 
@@ -232,7 +233,7 @@ pub struct InputArgs {
     pub resplit: bool,
     /// Tokens every request sends that the traces do not record (system prompt, tool schemas):
     /// added to every context as `unrecorded`, so triggers and costs see it. `reconcile` estimates
-    /// it per conversation (its `a`).
+    /// it per conversation (its `a`). At most 2^32.
     #[arg(long, value_name = "TOKENS", default_value_t = 0)]
     pub overhead: u64,
 }

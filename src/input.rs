@@ -102,14 +102,29 @@ pub fn read_policies(path: &Path) -> Result<Vec<PolicySpec>, PolicyFileError> {
 
 /// Reads a count cache file ([`crate::counts`]): `None` when there is none yet; an error naming
 /// the file when it cannot be read or used.
-pub fn read_counts(path: &Path) -> Result<Option<StoredCounts>, String> {
+pub fn read_counts(path: &Path) -> Result<Option<StoredCounts>, CountsUnusable> {
+    let unusable = |why: String, foreign: bool| CountsUnusable {
+        why: format!("count cache {}: {why}", path.display()),
+        foreign,
+    };
     match std::fs::read(path) {
-        Ok(bytes) => {
-            StoredCounts::decode(&bytes).map(Some).map_err(|e| format!("count cache {}: {e}", path.display()))
-        }
+        Ok(bytes) => StoredCounts::decode(&bytes).map(Some).map_err(|e| {
+            let foreign = !bytes.is_empty() && e == crate::counts::CountsError::NotCounts;
+            unusable(e.to_string(), foreign)
+        }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("count cache {}: {}", path.display(), describe_io(&e))),
+        Err(e) => Err(unusable(describe_io(&e), false)),
     }
+}
+
+/// Why a `--count-cache` file cannot be used.
+#[derive(Debug)]
+pub struct CountsUnusable {
+    /// The file and the reason, for a warning or an error.
+    pub why: String,
+    /// The file holds something other than a count cache (and is not empty): it may be a user's
+    /// file named by mistake, so it must not be replaced.
+    pub foreign: bool,
 }
 
 /// Finds the trace files under `paths`.

@@ -218,7 +218,61 @@ pub struct RecordedTotal {
     pub calls: u64,
 }
 
+/// The largest recorded prompt size believed (decision): 2^32 tokens, two thousand times the
+/// largest context window sold today. A larger number is a damaged or forged log, and sums of
+/// numbers up to it cannot overflow (that would take 2^32 requests).
+pub const MAX_RECORDED_TOKENS: Tokens = 1 << 32;
+
+/// The largest recorded conversation total believed: 2^48 tokens (2^16 requests at the most
+/// believed size).
+pub const MAX_RECORDED_TOTAL: Tokens = 1 << 48;
+
 impl Conversation {
+    /// Reads as unrecorded every recorded usage that no provider could have reported: a count
+    /// above [`MAX_RECORDED_TOKENS`] in a request's usage (prompt, cache read, cache write or
+    /// output), or a recorded total above [`MAX_RECORDED_TOTAL`]. Returns what it dropped, as one
+    /// warning naming the first request (0-based, as `--per-request` numbers them), or `None`.
+    pub fn drop_implausible_usage(&mut self) -> Option<String> {
+        let (mut dropped, mut first) = (0usize, None);
+        let mut request = 0usize;
+        for item in &mut self.items {
+            let Item::Request(r) = item else { continue };
+            if let Some(u) = r.usage {
+                let fields = [
+                    ("prompt", Some(u.input_tokens)),
+                    ("cache read", u.cache_read_tokens),
+                    ("cache write", u.cache_write_tokens),
+                    ("output", u.output_tokens),
+                ];
+                if let Some((name, n)) = fields
+                    .iter()
+                    .find_map(|&(name, n)| n.filter(|&n| n > MAX_RECORDED_TOKENS).map(|n| (name, n)))
+                {
+                    r.usage = None;
+                    dropped += 1;
+                    first.get_or_insert(format!("request {request}: {name} tokens {n}"));
+                }
+            }
+            request += 1;
+        }
+        let mut parts = Vec::new();
+        if let Some(first) = first {
+            parts.push(format!(
+                "recorded usage of {dropped} request(s) is above {MAX_RECORDED_TOKENS} tokens, more than any \
+                 provider reports (first: {first}); read as unrecorded"
+            ));
+        }
+        if let Some(total) = self.recorded_total.filter(|t| t.input_tokens > MAX_RECORDED_TOTAL) {
+            self.recorded_total = None;
+            parts.push(format!(
+                "recorded total of {} tokens is above {MAX_RECORDED_TOTAL}, more than any provider \
+                 reports; read as unrecorded",
+                total.input_tokens
+            ));
+        }
+        (!parts.is_empty()).then(|| format!("conversation `{}`: {}", self.id, parts.join("; ")))
+    }
+
     /// A conversation with the given id and no items yet.
     pub fn new(id: impl Into<String>) -> Self {
         Conversation { id: id.into(), ..Default::default() }
@@ -249,6 +303,32 @@ pub struct Trace {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn usage_no_provider_could_report_is_dropped_with_one_warning_naming_the_first_request() {
+        let usage = |input_tokens, output_tokens| {
+            Item::Request(Request {
+                usage: Some(Usage { input_tokens, output_tokens, ..Usage::default() }),
+                ..Request::default()
+            })
+        };
+        let mut c = Conversation::new("main");
+        c.items = vec![
+            usage(MAX_RECORDED_TOKENS, Some(1)),
+            usage(5, Some(MAX_RECORDED_TOKENS + 1)),
+            usage(u64::MAX, None),
+        ];
+        c.recorded_total = Some(RecordedTotal { input_tokens: MAX_RECORDED_TOTAL + 1, calls: 3 });
+        let warning = c.drop_implausible_usage().expect("a warning");
+        assert!(warning.starts_with("conversation `main`: recorded usage of 2 request(s)"), "{warning}");
+        assert!(warning.contains("first: request 1: output tokens 4294967297"), "{warning}");
+        assert!(warning.contains("recorded total of 281474976710657 tokens"), "{warning}");
+        let kept: Vec<bool> =
+            c.items.iter().map(|i| matches!(i, Item::Request(r) if r.usage.is_some())).collect();
+        assert_eq!(kept, [true, false, false], "the largest believed size stays");
+        assert_eq!(c.recorded_total, None);
+        assert_eq!(c.drop_implausible_usage(), None, "nothing left to drop");
+    }
 
     #[test]
     fn full_text_of_a_split_output_joins_summary_and_content_with_a_newline() {

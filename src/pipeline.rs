@@ -182,8 +182,9 @@ pub fn load_found(path: &Path, explicit: bool, format: Option<&'static dyn Forma
     match input::load(path, format) {
         Err(e) if !explicit && e.is_skippable() => Loaded::Skipped(e.skip_warning()),
         Err(e) => Loaded::Failed(e.to_string()),
-        Ok(trace) => {
+        Ok(mut trace) => {
             let mut warnings = trace.warnings.clone();
+            warnings.extend(trace.conversations.iter_mut().filter_map(|c| c.drop_implausible_usage()));
             warnings.extend(link_warnings(&trace));
             Loaded::Trace(trace, warnings)
         }
@@ -388,7 +389,11 @@ pub fn measure_each<T: Send>(
 /// A warning of the file `path` as a report lists it: with the path in front, unless it already
 /// names its file.
 pub fn prefix_path(path: &str, warning: &str) -> String {
-    if warning.starts_with(path) { warning.to_owned() } else { format!("{path}: {warning}") }
+    if warning.starts_with(path) {
+        warning.to_owned()
+    } else {
+        format!("{path}: {warning}")
+    }
 }
 
 /// Loads every file in parallel and reconciles each conversation's replayed context with its

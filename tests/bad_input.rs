@@ -439,6 +439,27 @@ fn a_value_of_the_wrong_type_names_the_line_and_what_was_expected() {
     );
 }
 
+#[test]
+fn recorded_usage_no_provider_could_report_is_a_warning_and_read_as_unrecorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let request = |n: u64| format!("{{\"type\":\"request\",\"usage\":{{\"input_tokens\":{n}}}}}\n");
+    let big = 1u64 << 63;
+    let text =
+        format!("{{\"type\":\"user\",\"text\":\"hi\"}}\n{}{}{}", request(10), request(big), request(big));
+    let p = write(dir.path(), "t.jsonl", text);
+    let o = replay(&[&p], &[]);
+    assert_warnings(
+        &o,
+        &[format!(
+            "{}: conversation `main`: recorded usage of 2 request(s) is above 4294967296 tokens, more than any \
+             provider reports (first: request 1: prompt tokens {big}); read as unrecorded",
+            shown(&p)
+        )],
+    );
+    let run = &o.report.runs[0];
+    assert_eq!((run.recorded_input_tokens, run.recorded_requests), (Some(10), 1), "two 2^63 would wrap to 0");
+}
+
 // --- Files that are not traces -----------------------------------------------------------------
 
 #[test]
@@ -813,7 +834,8 @@ fn a_socket_is_an_error_when_named_and_passed_over_in_a_walk() {
 // --- Usage errors: exit 2 before any work ------------------------------------------------------
 
 const SMALL: &str = "tests/fixtures/native/small.jsonl";
-const POLICIES: &str = "none, keep-turns, keep-results, budget, anthropic, langchain, opencode, gemini, swe-agent, \
+const POLICIES: &str =
+    "none, keep-turns, keep-results, budget, anthropic, langchain, opencode, gemini, swe-agent, \
                         complexity-trap, openhands, openhands-amortized, openclaw, claude-code-micro";
 
 #[test]

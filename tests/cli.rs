@@ -127,6 +127,30 @@ fn usage_errors_exit_2_and_say_what_is_valid() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("/no/such/dir does not exist"));
+    ctxbudget()
+        .args(["replay", SMALL, "--overhead", "4294967297"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--overhead must be at most 4294967296 tokens"));
+    for jobs in ["0", "257", "18446744073709551615"] {
+        ctxbudget()
+            .args(["replay", SMALL, "-j", jobs])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(format!("--jobs must be between 1 and 256, not {jobs}")));
+    }
+}
+
+#[test]
+fn an_empty_count_cache_variable_is_no_count_cache() {
+    let plain = ctxbudget().args(["replay", SMALL, "--format", "csv"]).output().unwrap();
+    let out = ctxbudget()
+        .args(["replay", SMALL, "--format", "csv"])
+        .env("CTXBUDGET_COUNT_CACHE", "")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.stdout, plain.stdout);
 }
 
 #[test]
@@ -196,6 +220,8 @@ fn count_shows_real_tokens_beside_the_estimate() {
     assert_eq!(field("estimate"), "2");
     assert_eq!(field("o200k"), "2");
     assert_eq!(field("cl100k"), "2");
+    let dash = ctxbudget().args(["count", "-"]).write_stdin("hello world").output().unwrap();
+    assert_eq!(String::from_utf8(dash.stdout).unwrap(), text, "`-` is stdin");
     ctxbudget()
         .args(["count", "--tokenizer", "cl100k"])
         .write_stdin("x")

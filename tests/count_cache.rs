@@ -143,12 +143,11 @@ fn the_environment_variable_names_the_file_too() {
 }
 
 #[test]
-fn a_file_that_cannot_be_used_is_named_and_replaced() {
+fn a_count_cache_that_cannot_be_used_is_named_and_replaced() {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("counts.ctxcounts");
     let (plain, _) = run(&["replay", "traces", "--format", "json"]);
-    let cases: [(&[u8], &str); 3] = [
-        (b"{\"not\": \"a count cache\"}\n", "not a ctxbudget count cache"),
+    let cases: [(&[u8], &str); 2] = [
         (b"ctxbudget count cache 1 0.0.1\nold", "written by format and version 1 0.0.1"),
         (b"", "not a ctxbudget count cache"),
     ];
@@ -169,6 +168,21 @@ fn a_file_that_cannot_be_used_is_named_and_replaced() {
         assert!(stderr.contains("counting afresh"), "{stderr}");
         assert!(kept(&cache).len() > 50, "replaced by a usable file");
     }
+}
+
+#[test]
+fn a_file_that_is_not_a_count_cache_is_refused_and_left_as_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let notes = dir.path().join("notes.txt");
+    let mine = b"{\"not\": \"a count cache\"}\nmy notes\n";
+    std::fs::write(&notes, mine).unwrap();
+    let out = ctxbudget().args(["replay", "traces", "--count-cache", notes.to_str().unwrap()]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let named = format!("--count-cache: count cache {}: not a ctxbudget count cache", notes.display());
+    assert!(stderr.contains(&named) && stderr.contains("left as it is"), "{stderr}");
+    assert!(out.stdout.is_empty());
+    assert_eq!(std::fs::read(&notes).unwrap(), mine);
 }
 
 #[test]

@@ -7,7 +7,9 @@
 //!   blocks stay together and the interleaved tool results follow them, which is the order the next
 //!   request sends. A `<synthetic>` model line is generated locally: not a request, not sent.
 //! - Recorded prompt size of a request = `input_tokens + cache_creation_input_tokens +
-//!   cache_read_input_tokens`, taken once per `message.id`; output tokens = the largest copy.
+//!   cache_read_input_tokens`, taken once per `message.id` (from its first line that has one of
+//!   the three as a number: a usage with none of them records no prompt size, not a prompt of 0);
+//!   output tokens = the largest copy.
 //! - Tool-result text is the string content, or its `text` blocks joined with `\n`; images are
 //!   counted, not read as text. The top-level `toolUseResult` is UI data and is ignored.
 //! - `isSidechain` lines are subagent traffic with a context of their own: lines with an `agentId`
@@ -32,12 +34,12 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::BufRead;
 use std::path::Path;
 
-use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess};
+use serde::Deserialize;
 use serde_json::Value;
 
-use super::shared::{Loose, deserialize_loose};
-use super::{Format, Head, read_json_lines_as};
+use super::shared::{deserialize_loose, Loose};
+use super::{read_json_lines_as, Format, Head};
 use crate::error::TraceError;
 use crate::model::{Conversation, Item, Output, RecordedTotal, Request, ToolResult, Trace, Usage};
 use crate::time::parse_rfc3339;
@@ -214,14 +216,16 @@ impl Reader {
         }
         let id =
             message.id.ok_or_else(|| TraceError::line(path, line, "assistant line has no `message.id`"))?;
-        let usage = message.usage.as_ref().map(UsageFields::normalised);
+        let usage = message.usage.as_ref().and_then(UsageFields::normalised);
         let b = &mut self.conversations[c];
         if b.open.as_deref() == Some(id.as_str()) {
             // A further block of the open response: keep the largest output count.
             if let (Some(Item::Request(r)), Some(new)) = (b.conversation.items.get_mut(b.open_request), usage)
             {
-                if let Some(old) = r.usage.as_mut() {
-                    old.output_tokens = old.output_tokens.max(new.output_tokens);
+                match r.usage.as_mut() {
+                    Some(old) => old.output_tokens = old.output_tokens.max(new.output_tokens),
+                    // The response's first lines recorded no prompt size: this one does.
+                    None => r.usage = Some(new),
                 }
             }
         } else {
@@ -464,19 +468,29 @@ pub(crate) struct UsageFields {
 }
 
 impl UsageFields {
-    /// Prompt size = input + cache creation + cache read (disjoint).
-    pub(crate) fn normalised(&self) -> Usage {
+    /// Prompt size = input + cache creation + cache read (disjoint); `None` when none of the three
+    /// is a number (a usage object with only `output_tokens`, or with input fields of other types,
+    /// records no prompt size: read as 0 it would feed `reconcile` a prompt of nothing). A sum
+    /// past `u64` stays at its largest value, which [`crate::model::Conversation::drop_implausible_usage`]
+    /// then names.
+    pub(crate) fn normalised(&self) -> Option<Usage> {
+        if self.input_tokens.is_none()
+            && self.cache_creation_input_tokens.is_none()
+            && self.cache_read_input_tokens.is_none()
+        {
+            return None;
+        }
         let (input, write, read) = (
             self.input_tokens.unwrap_or(0),
             self.cache_creation_input_tokens.unwrap_or(0),
             self.cache_read_input_tokens.unwrap_or(0),
         );
-        Usage {
-            input_tokens: input + write + read,
+        Some(Usage {
+            input_tokens: input.saturating_add(write).saturating_add(read),
             cache_read_tokens: Some(read),
             cache_write_tokens: Some(write),
             output_tokens: self.output_tokens,
-        }
+        })
     }
 }
 
@@ -638,6 +652,29 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_usage_without_a_prompt_size_is_unrecorded_until_a_line_of_the_response_has_one() {
+        let line = |id: &str, usage: &str| {
+            format!(
+                r#"{{"type":"assistant","sessionId":"s","message":{{"id":"{id}","content":[{{"type":"text","text":"x"}}],"usage":{usage}}}}}"#
+            )
+        };
+        let t = read(&[
+            USER,
+            &line("m1", r#"{"output_tokens":5}"#),
+            &line("m2", r#"{"input_tokens":"12","cache_read_input_tokens":null,"output_tokens":1}"#),
+            &line("m2", r#"{"input_tokens":7,"output_tokens":4}"#),
+        ]);
+        let usages: Vec<Option<Usage>> = t.conversations[0]
+            .items
+            .iter()
+            .filter_map(|i| if let Item::Request(r) = i { Some(r.usage) } else { None })
+            .collect();
+        assert_eq!(usages[0], None, "only output tokens: no prompt size");
+        let u = usages[1].expect("the second line of m2 records one");
+        assert_eq!((u.input_tokens, u.output_tokens), (7, Some(4)));
     }
 
     #[test]

@@ -28,7 +28,7 @@ use std::io::BufRead;
 use std::path::Path;
 
 use super::claude_code::{Entry, Object, Reader};
-use super::{Format, Head, read_json_lines_as};
+use super::{read_json_lines_as, Format, Head};
 use crate::error::TraceError;
 use crate::model::{RecordedTotal, Trace};
 
@@ -77,10 +77,10 @@ impl Format for ClaudeStream {
                     Ok(())
                 }
                 "result" => {
-                    if let Some(u) = &e.usage {
+                    if let Some(u) = e.usage.as_ref().and_then(|u| u.normalised()) {
                         let calls = reader.requests_in(main) as u64;
-                        let total = RecordedTotal { input_tokens: u.normalised().input_tokens, calls };
-                        reader.set_recorded_total(main, total);
+                        reader
+                            .set_recorded_total(main, RecordedTotal { input_tokens: u.input_tokens, calls });
                     }
                     Ok(())
                 }

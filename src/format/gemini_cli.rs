@@ -95,7 +95,7 @@ fn gemini(c: &mut Conversation, m: &Value) {
             input_tokens: n("input")?,
             cache_read_tokens: n("cached"),
             cache_write_tokens: None,
-            output_tokens: n("output").map(|o| o + n("thoughts").unwrap_or(0)),
+            output_tokens: n("output").map(|o| o.saturating_add(n("thoughts").unwrap_or(0))),
         })
     });
     let calls: &[Value] = m.get("toolCalls").and_then(Value::as_array).map_or(&[], Vec::as_slice);
@@ -182,7 +182,7 @@ fn result(call: &Value) -> ToolResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::shared::testing::{FOREIGN, kinds};
+    use crate::format::shared::testing::{kinds, FOREIGN};
     use crate::format::with_head;
 
     fn call(name: &str, ms: u64, recorded: &str, response: &str) -> String {

@@ -558,7 +558,7 @@ pub(crate) fn usage_of_response(body: &Value) -> Option<Result<Usage, String>> {
                 n(u, "cache_read_input_tokens").unwrap_or(0),
             );
             Usage {
-                input_tokens: input + write + read,
+                input_tokens: input.saturating_add(write).saturating_add(read),
                 cache_read_tokens: Some(read),
                 cache_write_tokens: Some(write),
                 output_tokens: n(u, "output_tokens"),
