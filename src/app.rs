@@ -901,10 +901,7 @@ fn print_problems(warnings: &[String], errors: &[String]) -> ExitCode {
 
 /// Writes to stdout, reporting a closed pipe as an error (which `main` turns into exit 0).
 fn stdout(text: &str) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
-    out.flush()?;
-    Ok(())
+    Output::Stdout.write(text.as_bytes())
 }
 
 /// The text of `split` and `count`: `file`, or stdin when it is absent or `-`.

@@ -151,11 +151,48 @@ pub fn discover(paths: &[PathBuf]) -> Discovered {
             Err(e) => found.errors.push(format!("{}: {}", path.display(), describe_io(&e))),
         }
     }
+    read_once(&mut found);
     found
 }
 
-/// What tells a directory apart however it is reached: its device and inode where there are
-/// such (one `stat`), its canonical path elsewhere.
+/// Keeps the first of the files found that are one file (given twice, given and found in a folder
+/// given too, or reached again through a link), each later one named in a warning: counted twice,
+/// a session would weigh double in every total. A file kept is explicit if any of its names was.
+/// One `stat` per file (the 2,492 files of the generated 1 GB corpus: about a millisecond).
+fn read_once(found: &mut Discovered) {
+    let mut first: std::collections::BTreeMap<DirId, usize> = std::collections::BTreeMap::new();
+    let (mut files, mut explicit) = (Vec::with_capacity(found.files.len()), Vec::new());
+    for (path, named) in std::mem::take(&mut found.files).into_iter().zip(std::mem::take(&mut found.explicit))
+    {
+        let Ok(id) = dir_id(&path) else {
+            files.push(path);
+            explicit.push(named);
+            continue;
+        };
+        match first.get(&id) {
+            Some(&k) => {
+                explicit[k] |= named;
+                let also = if files[k] == path {
+                    String::new()
+                } else {
+                    format!(" (first as {})", files[k].display())
+                };
+                found
+                    .warnings
+                    .push(format!("{}: given or found more than once{also}; read once", path.display()));
+            }
+            None => {
+                first.insert(id, files.len());
+                files.push(path);
+                explicit.push(named);
+            }
+        }
+    }
+    (found.files, found.explicit) = (files, explicit);
+}
+
+/// What tells a directory (or a file) apart however it is reached: its device and inode where
+/// there are such (one `stat`), its canonical path elsewhere.
 #[cfg(unix)]
 type DirId = (u64, u64);
 #[cfg(not(unix))]
@@ -289,8 +326,25 @@ pub fn load(path: &Path, forced: Option<&'static dyn Format>) -> Result<Trace, T
                 .ok_or_else(|| TraceError::Unrecognised { path: path.to_owned(), tried: format::names() })?
         }
     };
+    // What detection would have chosen, to say so when a forced format finds nothing.
+    let detected = forced.map(|_| format::with_head(path, &head, whole, format::guess));
     let mut reader = BufReader::new(Cursor::new(head).chain(file));
-    format.read(&mut reader, path).map_err(|e| locate(e, path))
+    let mut trace = format.read(&mut reader, path).map_err(|e| locate(e, path))?;
+    if let Some(detected) = detected {
+        let requests: usize = trace.conversations.iter().map(|c| c.requests()).sum();
+        let other = detected.filter(|d| d.name() != format.name());
+        if requests == 0 && (other.is_some() || detected.is_none()) {
+            let reads_as = match other {
+                Some(d) => format!("it reads as `{}`", d.name()),
+                None => "no format recognises it".to_owned(),
+            };
+            trace.warnings.push(format!(
+                "read as `{}` (--input-format), it holds no request: {reads_as}",
+                format.name()
+            ));
+        }
+    }
+    Ok(trace)
 }
 
 /// Files larger than this are not read again to find the line of an error.
@@ -375,6 +429,32 @@ mod tests {
         std::os::unix::fs::symlink(dir.path(), dir.path().join("d/loop")).unwrap();
         let found = discover(&[dir.path().to_owned()]);
         assert_eq!(found.files.len(), 1, "{:?}", found.files);
+    }
+
+    #[test]
+    fn one_file_given_twice_found_in_a_folder_or_through_a_link_is_read_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let (d, t) = (dir.path().join("d"), dir.path().join("d/t.jsonl"));
+        std::fs::create_dir(&d).unwrap();
+        std::fs::write(&t, "{}").unwrap();
+        std::fs::write(d.join("u.jsonl"), "{}").unwrap();
+        std::os::unix::fs::symlink(&t, d.join("v.jsonl")).unwrap();
+        let found = discover(&[d.join("u.jsonl"), d.clone(), t.clone()]);
+        assert_eq!(found.files, [d.join("u.jsonl"), t.clone()]);
+        assert_eq!(found.explicit, [true, true], "t.jsonl was named too");
+        let shown = |p: &Path| p.display().to_string();
+        assert_eq!(
+            found.warnings,
+            [
+                format!("{}: given or found more than once; read once", shown(&d.join("u.jsonl"))),
+                format!(
+                    "{}: given or found more than once (first as {}); read once",
+                    shown(&d.join("v.jsonl")),
+                    shown(&t)
+                ),
+                format!("{}: given or found more than once; read once", shown(&t)),
+            ]
+        );
     }
 
     #[test]

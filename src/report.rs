@@ -306,7 +306,11 @@ pub fn findings(input: &ReportInput<'_>) -> Vec<String> {
     }
     let c = input.comparison;
     let unit = &c.cache.prices.unit;
-    if let Some(cheapest) = c.policies.iter().min_by(|a, b| a.cost.cost.total_cmp(&b.cost.cost)) {
+    // With no request replayed every policy costs 0 and "the cheapest" would be the first one.
+    let replayed = c.policies.iter().any(|p| p.requests > 0);
+    if let Some(cheapest) =
+        c.policies.iter().filter(|_| replayed).min_by(|a, b| a.cost.cost.total_cmp(&b.cost.cost))
+    {
         out.push(format!(
             "Cheapest policy at threshold {} with `{}` prices and a {} cache: {} ({} {unit}, {} against none; {} of input tokens saved).",
             c.threshold,
@@ -328,7 +332,7 @@ pub fn findings(input: &ReportInput<'_>) -> Vec<String> {
             p.cost.freed_tokens
         ));
     }
-    if let Some(all) = input.calibration.rows.iter().find(|r| r.group == "all") {
+    if let Some(all) = input.calibration.rows.iter().find(|r| r.group == "all" && r.tokens > 0) {
         out.push(format!(
             "{} is {} off real {} tokens over all tool outputs ({:.2} bytes per token; the seed assumes 4).",
             all.estimator,

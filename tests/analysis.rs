@@ -257,3 +257,24 @@ fn cost_tables_drawn_row_by_row_are_the_rendering_of_the_comparison() {
         }
     }
 }
+
+/// Nothing replayed: no recommendation, no "cheapest policy", no calibration finding, and no `-0`.
+#[test]
+fn a_trace_without_tool_results_gets_no_recommendation_from_no_evidence() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("chat.jsonl");
+    std::fs::write(&trace, "{\"type\":\"user\",\"text\":\"a question never sent\"}\n").unwrap();
+    let output = |args: &[&str]| {
+        let out = ctxbudget().args(args).arg(&trace).args(["--tokenizer", "estimate"]).assert().success();
+        String::from_utf8(out.get_output().stdout.clone()).unwrap()
+    };
+    let sweep: Sweep = serde_json::from_str(&output(&["sweep", "--format", "json"])).unwrap();
+    assert_eq!((sweep.requests, sweep.recommendation), (0, None));
+    assert!(output(&["sweep"]).contains("No recommendation: nothing to sweep."));
+    let calibrate = output(&["calibrate", "--format", "csv"]);
+    assert!(!calibrate.contains("-0"), "{calibrate}");
+    let out = dir.path().join("report");
+    let report = output(&["report", "--out", out.to_str().unwrap()]);
+    assert!(report.contains("No threshold recommendation"), "{report}");
+    assert!(!report.contains("Cheapest policy") && !report.contains("len/4 is"), "{report}");
+}

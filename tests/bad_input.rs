@@ -460,6 +460,21 @@ fn recorded_usage_no_provider_could_report_is_a_warning_and_read_as_unrecorded()
     assert_eq!((run.recorded_input_tokens, run.recorded_requests), (Some(10), 1), "two 2^63 would wrap to 0");
 }
 
+#[test]
+fn a_forced_format_that_finds_no_request_says_what_the_file_reads_as() {
+    let native = root().join("traces/build-and-test.jsonl");
+    let o = replay(&[&native], &["--input-format", "codex"]);
+    assert_warnings(
+        &o,
+        &[format!(
+            "{}: read as `codex` (--input-format), it holds no request: it reads as `native`",
+            shown(&native)
+        )],
+    );
+    let o = replay(&[&native], &["--input-format", "native"]);
+    assert_warnings(&o, &[]);
+}
+
 // --- Files that are not traces -----------------------------------------------------------------
 
 #[test]
@@ -883,10 +898,22 @@ fn a_policies_file_with_a_mistake_is_a_usage_error_naming_the_file_and_the_polic
     let out = ctxbudget().args(["replay", SMALL, "--policies"]).arg(&file).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8(out.stderr).unwrap();
+    let expected = format!(
+        "error: {}: not valid TOML: line 3, column 8: string values must be quoted, expected literal string\n",
+        shown(&file)
+    );
+    assert_eq!(stderr, expected);
+    // The error names the place; it does not echo the line (here 200 KB long).
+    let deep = format!("x = {}{}\n", "[".repeat(100_000), "]".repeat(100_000));
+    let file = write(dir.path(), "deep.toml", deep);
+    let out = ctxbudget().args(["replay", SMALL, "--policies"]).arg(&file).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(
-        stderr.starts_with(&format!("error: {}: not valid TOML: TOML parse error at line 3", shown(&file))),
+        stderr.starts_with(&format!("error: {}: not valid TOML: line 1, column ", shown(&file))),
         "{stderr}"
     );
+    assert!(stderr.len() < 300, "{} bytes", stderr.len());
 }
 
 #[test]

@@ -285,3 +285,30 @@ fn an_output_file_killed_while_written_holds_the_old_bytes_or_the_new_ones() {
         assert!(bytes == b"old report\n" || bytes == new, "attempt {attempt}: {} bytes", bytes.len());
     }
 }
+
+/// A write that fails (a full disk: `/dev/full` where the system has one) names the output, for a
+/// file and for stdout, whether the output is written whole or as it is made.
+#[test]
+fn a_failed_write_names_the_output() {
+    let full = Path::new("/dev/full");
+    if !full.exists() {
+        eprintln!("skipped: this system has no /dev/full");
+        return;
+    }
+    for args in [&["--format", "json"][..], &["--per-request", "--format", "csv"], &[]] {
+        let out = ctxbudget().args(["replay", "traces"]).args(args).arg("-o").arg(full).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("error: cannot write /dev/full: No space left on device"),
+            "{args:?}: {stderr}"
+        );
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_ctxbudget"))
+        .arg("split")
+        .arg(root().join("README.md"))
+        .stdout(std::fs::File::options().write(true).open(full).unwrap())
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("error: cannot write stdout: No space"));
+}

@@ -325,7 +325,8 @@ fn row(k: usize, estimator: &dyn Estimator, group: &str, key: &str, members: &[&
         r.bytes += s.measure.bytes;
         r.tokens += s.measure.tokens;
     }
-    r.estimate = estimates.iter().sum();
+    // A fold from +0.0: `sum()` of no `f64` is -0.0, which prints as `-0`.
+    r.estimate = estimates.iter().fold(0.0, |a, b| a + b);
     if r.tokens == 0 || members.is_empty() {
         return r;
     }

@@ -416,6 +416,12 @@ fn savings(total: Tokens, baseline: Tokens) -> f64 {
     if baseline == 0 { 0.0 } else { 1.0 - total as f64 / baseline as f64 }
 }
 
+/// [`recommend`], but none when the rows swept no tool result: with nothing to split, every
+/// threshold "saves" 0% and the largest one would be recommended from no evidence.
+fn recommend_if_any(rows: &[SweepRow], tolerance: f64) -> Option<Recommendation> {
+    rows.iter().any(|r| r.tool_results > 0).then(|| recommend(rows, tolerance)).flatten()
+}
+
 /// The largest threshold whose savings are within `tolerance` (relative) of the best.
 pub fn recommend(rows: &[SweepRow], tolerance: f64) -> Option<Recommendation> {
     let (i, chosen, best) = choose(rows, tolerance, 0.0)?;
@@ -669,7 +675,7 @@ pub fn plan(totals: &SweepTotals, settings: &SweepSettings) -> SweepPlan {
     let rows = finished_rows(&totals.rows, totals.baseline.total_input_tokens);
     let tools = sorted_tools(totals.tools.clone());
     let all_output = tools.iter().map(|t| t.2).sum();
-    match recommend(&rows, settings.tolerance) {
+    match recommend_if_any(&rows, settings.tolerance) {
         Some(overall) => SweepPlan {
             tools: tools.into_iter().take(settings.top_tools).collect(),
             overall: overall.threshold,
@@ -845,7 +851,7 @@ pub fn finish(
 ) -> Sweep {
     let baseline = totals.baseline.total_input_tokens;
     let rows = finished_rows(&totals.rows, baseline);
-    let recommendation = recommend(&rows, settings.tolerance);
+    let recommendation = recommend_if_any(&rows, settings.tolerance);
     let per_tool = plan
         .tools
         .iter()

@@ -214,8 +214,7 @@ impl Output {
         match self {
             Output::Stdout => {
                 let mut out = std::io::stdout().lock();
-                out.write_all(bytes)?;
-                out.flush()?;
+                out.write_all(bytes).and_then(|()| out.flush()).map_err(|e| named(e, "stdout"))?;
                 Ok(())
             }
             Output::File(path) => write_atomically(path, bytes),
@@ -311,7 +310,7 @@ fn resolve_link(path: &Path) -> PathBuf {
 /// target is the file replaced.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut out = stream_to(path)?;
-    out.write_all(bytes).with_context(|| format!("cannot write {}", path.display()))?;
+    out.write_all(bytes)?;
     out.finish()
 }
 
@@ -322,7 +321,7 @@ fn stream_to(path: &Path) -> Result<Streamed> {
             .write(true)
             .open(path)
             .with_context(|| format!("cannot write {}", path.display()))?;
-        return Ok(Streamed::InPlace(f));
+        return Ok(Streamed::InPlace(f, path.to_owned()));
     }
     Ok(Streamed::File(AtomicFile::create(path)?))
 }
@@ -375,37 +374,55 @@ impl Write for AtomicFile {
 pub enum Streamed {
     /// Standard output.
     Stdout(std::io::Stdout),
-    /// What is not a regular file, written in place.
-    InPlace(std::fs::File),
+    /// What is not a regular file, written in place, and its path.
+    InPlace(std::fs::File, PathBuf),
     /// A regular file, renamed into place when finished.
     File(AtomicFile),
 }
 
 impl Streamed {
     /// Flushes the output, or renames the file into place.
-    pub fn finish(self) -> Result<()> {
+    pub fn finish(mut self) -> Result<()> {
+        self.flush()?;
         match self {
-            Streamed::Stdout(mut out) => Ok(out.flush()?),
-            Streamed::InPlace(mut f) => Ok(f.flush()?),
             Streamed::File(f) => f.persist(),
+            Streamed::Stdout(_) | Streamed::InPlace(..) => Ok(()),
+        }
+    }
+
+    /// What the output is called in an error: `stdout` or its path.
+    fn name(&self) -> String {
+        match self {
+            Streamed::Stdout(_) => "stdout".into(),
+            Streamed::InPlace(_, path) => path.display().to_string(),
+            Streamed::File(f) => f.target.display().to_string(),
         }
     }
 }
 
+/// `e` saying which output failed (`cannot write NAME: …`), of the same kind, so that a closed
+/// pipe is still recognised as one.
+fn named(e: std::io::Error, name: &str) -> std::io::Error {
+    std::io::Error::new(e.kind(), format!("cannot write {name}: {e}"))
+}
+
+/// Every error names the output ([`named`]): a full disk says which file it could not write.
 impl Write for Streamed {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match self {
+        let written = match self {
             Streamed::Stdout(out) => out.write(buf),
-            Streamed::InPlace(f) => f.write(buf),
+            Streamed::InPlace(f, _) => f.write(buf),
             Streamed::File(f) => f.write(buf),
-        }
+        };
+        written.map_err(|e| named(e, &self.name()))
     }
     fn flush(&mut self) -> std::io::Result<()> {
-        match self {
+        let flushed = match self {
             Streamed::Stdout(out) => out.flush(),
-            Streamed::InPlace(f) => f.flush(),
+            Streamed::InPlace(f, _) => f.flush(),
             Streamed::File(f) => f.flush(),
-        }
+        };
+        flushed.map_err(|e| named(e, &self.name()))
     }
 }
 

@@ -25,14 +25,26 @@ use std::path::Path;
 
 use toml::Value;
 
-use super::{PolicySpec, registry};
+use super::{registry, PolicySpec};
 use crate::error::{PolicyFileError, SpecError};
+
+/// A TOML error as `line L, column C: message`, without the crate's excerpt of the line (which
+/// would print a line of any length: a 200 KB line was echoed whole).
+fn where_and_why(text: &str, e: &toml::de::Error) -> String {
+    let message = e.message().trim_end();
+    let Some(at) = e.span().map(|s| s.start.min(text.len())) else { return message.to_owned() };
+    let before = text.get(..at).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    format!("line {line}, column {column}: {message}")
+}
 
 /// Parses the policies of a file whose text is `text` (`path` names it in errors).
 pub fn parse(text: &str, path: &Path) -> Result<Vec<PolicySpec>, PolicyFileError> {
     let shape = |message: String| PolicyFileError::Shape { path: path.to_owned(), message };
-    let table: toml::Table =
-        text.parse().map_err(|e: toml::de::Error| shape(format!("not valid TOML: {e}")))?;
+    let table: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| shape(format!("not valid TOML: {}", where_and_why(text, &e))))?;
     if let Some(key) = table.keys().find(|k| *k != "policy") {
         return Err(shape(format!("unknown top-level key `{key}`; the file holds [[policy]] tables")));
     }
