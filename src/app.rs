@@ -21,13 +21,13 @@ use crate::export::Output;
 use crate::input::{self, Discovered};
 use crate::measure::MeasuredConversation;
 use crate::pipeline::{
-    measure_each, prefix_path, reconcile_files, replay_files, replay_files_each, replay_files_without_rows,
-    Job, MeasuredFile,
+    Job, MeasuredFile, measure_each, prefix_path, reconcile_files, replay_files, replay_files_each,
+    replay_files_without_rows,
 };
 use crate::policy::registry;
 use crate::result::{ReplayReport, RequestRow, RunSummary};
 use crate::split::ToolOutput;
-use crate::tokens::{estimate, Meter, Tokenizer};
+use crate::tokens::{Meter, Tokenizer, estimate};
 use crate::{analysis, export};
 
 /// Every input was read.
@@ -267,11 +267,7 @@ enum SweepKeep<'a> {
 
 impl<'a> SweepKeep<'a> {
     fn of(found: &Discovered, low_memory: bool, speculation: &'a Speculation) -> SweepKeep<'a> {
-        if holds(found, low_memory) {
-            SweepKeep::File
-        } else {
-            SweepKeep::Rows(speculation)
-        }
+        if holds(found, low_memory) { SweepKeep::File } else { SweepKeep::Rows(speculation) }
     }
 }
 
@@ -318,7 +314,7 @@ fn finish_sweep(
     speculation: Speculation,
     warnings: &mut Vec<String>,
 ) -> (analysis::sweep::Sweep, Meter) {
-    use analysis::sweep::{plan, tool_rows, tool_totals, SweepTotals};
+    use analysis::sweep::{SweepTotals, plan, tool_rows, tool_totals};
     let mut totals = SweepTotals::default();
     let (mut shapes, mut held) = (Vec::with_capacity(parts.len()), Vec::new());
     let hold = parts.iter().all(|p| p.held.is_some());
@@ -762,7 +758,7 @@ fn timeline_first_pass(
     meter: &Meter,
     done: &(dyn Fn() + Sync),
 ) -> TimelinePass {
-    use export::columns::{timeline_stats, ColumnStats, TIMELINE_HEADERS};
+    use export::columns::{ColumnStats, TIMELINE_HEADERS, timeline_stats};
     let outcomes = replay_files_each(found, job, meter, true, done, |_, outcome| {
         let stats = timeline_stats(&runs_of(&outcome));
         let summaries: Vec<_> = outcome.runs.into_iter().map(|r| r.summary).collect();
@@ -1037,11 +1033,7 @@ pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 /// The exit code for an error that ended the run.
 pub fn exit_code_for(e: &anyhow::Error) -> u8 {
-    if e.downcast_ref::<UsageError>().is_some() {
-        EXIT_USAGE
-    } else {
-        EXIT_SOME_FAILED
-    }
+    if e.downcast_ref::<UsageError>().is_some() { EXIT_USAGE } else { EXIT_SOME_FAILED }
 }
 
 #[cfg(test)]

@@ -7,13 +7,13 @@
 use std::path::{Path, PathBuf};
 
 use crate::analysis::compare::CompareSettings;
-use crate::analysis::cost::{parse_ttl, CacheModel, Prices};
+use crate::analysis::cost::{CacheModel, Prices, parse_ttl};
 use crate::analysis::sweep::{self, SweepSettings};
 use crate::cli::{self, Cli, CounterArg, DecideArg, FormatArg, TokenizerArg};
 use crate::export::{ExportFormat, Output};
 use crate::format::{self, Format};
 use crate::input;
-use crate::input::{agent_homes, AgentHome};
+use crate::input::{AgentHome, agent_homes};
 use crate::model::Tokens;
 use crate::policy::PolicySpec;
 use crate::tokens::{Backend, DecideWith, Meter, Tokenizer};

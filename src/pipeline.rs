@@ -389,11 +389,7 @@ pub fn measure_each<T: Send>(
 /// A warning of the file `path` as a report lists it: with the path in front, unless it already
 /// names its file.
 pub fn prefix_path(path: &str, warning: &str) -> String {
-    if warning.starts_with(path) {
-        warning.to_owned()
-    } else {
-        format!("{path}: {warning}")
-    }
+    if warning.starts_with(path) { warning.to_owned() } else { format!("{path}: {warning}") }
 }
 
 /// Loads every file in parallel and reconciles each conversation's replayed context with its

@@ -849,8 +849,7 @@ fn a_socket_is_an_error_when_named_and_passed_over_in_a_walk() {
 // --- Usage errors: exit 2 before any work ------------------------------------------------------
 
 const SMALL: &str = "tests/fixtures/native/small.jsonl";
-const POLICIES: &str =
-    "none, keep-turns, keep-results, budget, anthropic, langchain, opencode, gemini, swe-agent, \
+const POLICIES: &str = "none, keep-turns, keep-results, budget, anthropic, langchain, opencode, gemini, swe-agent, \
                         complexity-trap, openhands, openhands-amortized, openclaw, claude-code-micro";
 
 #[test]

@@ -176,7 +176,8 @@ fn a_file_that_is_not_a_count_cache_is_refused_and_left_as_it_is() {
     let notes = dir.path().join("notes.txt");
     let mine = b"{\"not\": \"a count cache\"}\nmy notes\n";
     std::fs::write(&notes, mine).unwrap();
-    let out = ctxbudget().args(["replay", "traces", "--count-cache", notes.to_str().unwrap()]).output().unwrap();
+    let out =
+        ctxbudget().args(["replay", "traces", "--count-cache", notes.to_str().unwrap()]).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     let named = format!("--count-cache: count cache {}: not a ctxbudget count cache", notes.display());

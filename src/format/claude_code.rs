@@ -34,12 +34,12 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::BufRead;
 use std::path::Path;
 
-use serde::de::{self, Deserializer, MapAccess, SeqAccess};
 use serde::Deserialize;
+use serde::de::{self, Deserializer, MapAccess, SeqAccess};
 use serde_json::Value;
 
-use super::shared::{deserialize_loose, Loose};
-use super::{read_json_lines_as, Format, Head};
+use super::shared::{Loose, deserialize_loose};
+use super::{Format, Head, read_json_lines_as};
 use crate::error::TraceError;
 use crate::model::{Conversation, Item, Output, RecordedTotal, Request, ToolResult, Trace, Usage};
 use crate::time::parse_rfc3339;

@@ -28,7 +28,7 @@ use std::io::BufRead;
 use std::path::Path;
 
 use super::claude_code::{Entry, Object, Reader};
-use super::{read_json_lines_as, Format, Head};
+use super::{Format, Head, read_json_lines_as};
 use crate::error::TraceError;
 use crate::model::{RecordedTotal, Trace};
 

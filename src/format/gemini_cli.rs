@@ -182,7 +182,7 @@ fn result(call: &Value) -> ToolResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::shared::testing::{kinds, FOREIGN};
+    use crate::format::shared::testing::{FOREIGN, kinds};
     use crate::format::with_head;
 
     fn call(name: &str, ms: u64, recorded: &str, response: &str) -> String {

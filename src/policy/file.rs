@@ -25,7 +25,7 @@ use std::path::Path;
 
 use toml::Value;
 
-use super::{registry, PolicySpec};
+use super::{PolicySpec, registry};
 use crate::error::{PolicyFileError, SpecError};
 
 /// A TOML error as `line L, column C: message`, without the crate's excerpt of the line (which
