@@ -18,12 +18,17 @@ pub enum TraceError {
         source: std::io::Error,
     },
     /// No known format matches the file.
-    #[error("{path}: not a recognised trace format (tried {tried}); pass --input-format to choose one")]
+    #[error(
+        "{path}: not a recognised trace format (tried {tried}){broken}; pass --input-format to choose one"
+    )]
     Unrecognised {
         /// The file.
         path: PathBuf,
         /// The formats that were tried.
         tried: String,
+        /// Where a file that starts as one JSON document stops being valid JSON (`; its JSON
+        /// breaks at line …`), when it does: a mistake early in a document hides its format.
+        broken: String,
     },
     /// The file is empty (or only blank): there is nothing to replay.
     #[error("{path}: the file is empty; nothing to replay (a session not written yet?)")]
@@ -70,8 +75,8 @@ impl TraceError {
     /// The warning for a file a directory walk found but could not read, which is skipped.
     pub fn skip_warning(&self) -> String {
         match self {
-            TraceError::Unrecognised { path, tried } => {
-                format!("{}: skipped: not a recognised trace format (tried {tried})", path.display())
+            TraceError::Unrecognised { path, tried, broken } => {
+                format!("{}: skipped: not a recognised trace format (tried {tried}){broken}", path.display())
             }
             TraceError::Empty { path } => format!("{}: skipped: the file is empty", path.display()),
             TraceError::NotText { path, offset } => {

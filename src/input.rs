@@ -322,8 +322,11 @@ pub fn load(path: &Path, forced: Option<&'static dyn Format>) -> Result<Trace, T
             if let Some(offset) = head.iter().position(|&b| b == 0) {
                 return Err(TraceError::NotText { path: path.to_owned(), offset });
             }
-            format::with_head(path, &head, whole, format::guess)
-                .ok_or_else(|| TraceError::Unrecognised { path: path.to_owned(), tried: format::names() })?
+            format::with_head(path, &head, whole, format::guess).ok_or_else(|| TraceError::Unrecognised {
+                path: path.to_owned(),
+                tried: format::names(),
+                broken: broken_json(&head, whole),
+            })?
         }
     };
     // What detection would have chosen, to say so when a forced format finds nothing.
@@ -345,6 +348,26 @@ pub fn load(path: &Path, forced: Option<&'static dyn Format>) -> Result<Trace, T
         }
     }
     Ok(trace)
+}
+
+/// Where `head` (a file's first bytes, all of it when `whole`) stops being valid JSON, as
+/// `; its JSON breaks at line L, column C: why`, when it starts as one JSON document (`{` or `[`)
+/// and is not JSON Lines (whose first line is a document of its own). Empty otherwise, and for a
+/// document only cut short by the end of a head that is not the whole file.
+fn broken_json(head: &[u8], whole: bool) -> String {
+    let start = head.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(head.len());
+    if !matches!(head.get(start), Some(b'{' | b'[')) {
+        return String::new();
+    }
+    let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(head) else { return String::new() };
+    let first_line = head[start..].split(|&b| b == b'\n').next().unwrap_or_default();
+    let json_lines = serde_json::from_slice::<serde::de::IgnoredAny>(first_line).is_ok();
+    if json_lines || (e.is_eof() && !whole) {
+        return String::new();
+    }
+    let why = e.to_string();
+    let why = why.split(" at line ").next().unwrap_or(&why);
+    format!("; its JSON breaks at line {}, column {}: {why}", e.line(), e.column())
 }
 
 /// Files larger than this are not read again to find the line of an error.

@@ -478,6 +478,29 @@ fn a_forced_format_that_finds_no_request_says_what_the_file_reads_as() {
 // --- Files that are not traces -----------------------------------------------------------------
 
 #[test]
+fn a_document_broken_before_its_format_shows_says_where_its_json_breaks() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "resp.json", "{\n  \"id\": \"resp_1\",\nnull\n  \"object\": \"response\"\n}\n");
+    assert_error(
+        &replay(&[&p], &[]),
+        &format!(
+            "{}: not a recognised trace format (tried {NATIVE_FORMATS}); its JSON breaks at line 3, column 1: \
+             key must be a string; pass --input-format to choose one",
+            shown(&p)
+        ),
+    );
+    // JSON Lines whose lines are JSON but no format's: nothing is broken, nothing is said.
+    let p = write(dir.path(), "other.jsonl", "{\"a\": 1}\n{\"b\": 2}\n");
+    assert_error(
+        &replay(&[&p], &[]),
+        &format!(
+            "{}: not a recognised trace format (tried {NATIVE_FORMATS}); pass --input-format to choose one",
+            shown(&p)
+        ),
+    );
+}
+
+#[test]
 fn an_empty_file_is_an_error_when_named_and_skipped_in_a_walk() {
     let dir = tempfile::tempdir().unwrap();
     let p = write(dir.path(), "empty.jsonl", "");

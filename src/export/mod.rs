@@ -406,7 +406,7 @@ fn named(e: std::io::Error, name: &str) -> std::io::Error {
     std::io::Error::new(e.kind(), format!("cannot write {name}: {e}"))
 }
 
-/// Every error names the output ([`named`]): a full disk says which file it could not write.
+/// Every error names the output (`cannot write NAME: …`): a full disk says which file it could not write.
 impl Write for Streamed {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let written = match self {
