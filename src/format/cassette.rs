@@ -30,6 +30,16 @@
 //!   has all-zero usage) is not a measurement: that request gets no recorded size and a warning.
 //! - Tool schemas (`tools`) count as system text, as in the three request-body formats.
 //! - Errors name the file, the line where the interaction starts, and the path inside it.
+//! - **YAML aliases are copied out within a budget.** The converters need a plain tree, so each
+//!   alias becomes a copy of its anchor's node; all the copies of a file together may count at most
+//!   64 MiB, or 8 times the file's size for files past 8 MiB (a node counts 32 bytes plus its
+//!   text). Past that the file is an error naming the line of the alias that crossed it (a YAML
+//!   "alias bomb": ten levels of ten aliases of one string, 1 KB on disk, would copy out 10^10
+//!   strings), nothing of it is read, and the other files of a run still are; such a file costs
+//!   under 100 MB. Recorders stay far below the budget: PyYAML writes an alias only for an object
+//!   dumped twice, and the corpus's cassettes have none. Likewise nesting deeper than 128 levels
+//!   (serde_json's limit for the JSON formats) is an error, and the parser's events are pulled in a
+//!   loop rather than through its recursive `load`, so no file can overflow the stack.
 //!
 //! **YAML parser: `yaml-rust2`.** Compared for this module: `serde_yaml` is archived (RUSTSEC-2024-0320);
 //! `serde_yml` is deprecated and its 0.0.12 and `libyml` carried unsoundness advisories
@@ -283,14 +293,52 @@ fn gemini_content(b: &mut Builder, content: &Value, at: &str) -> Result<(), Stri
     Ok(())
 }
 
+/// Each node an alias copies out counts as this many bytes (a `serde_json::Value`), plus its text.
+const NODE_BYTES: u64 = size_of::<Value>() as u64;
+/// What aliases may copy out in any cassette, however small, in bytes (see [`expansion_limit`]).
+const EXPANSION_FLOOR: u64 = 64 << 20;
+/// What aliases may copy out per byte of the file, for cassettes past 8 MiB.
+const EXPANSION_PER_BYTE: u64 = 8;
+/// The deepest nesting read: serde_json's limit for the JSON formats. The converters, and a
+/// `Value`'s drop, recurse once per level.
+const MAX_DEPTH: usize = 128;
+
+/// The most that alias expansion may add to a document of `len` bytes: 64 MiB, or 8 times the
+/// file's size if that is more. Each alias is a copy of its anchor's tree, so ten aliases of ten
+/// aliases of … of one string (a "billion laughs" file of 1 KB) would otherwise ask for gigabytes.
+/// The limit is far above what a recorder writes: PyYAML aliases an object only when the same one
+/// is dumped twice, and the corpus's cassettes have no alias at all.
+fn expansion_limit(len: usize) -> u64 {
+    EXPANSION_FLOOR.max(EXPANSION_PER_BYTE.saturating_mul(len as u64))
+}
+
 /// Parses a YAML document into JSON, with the 1-based line where each element of the top-level
 /// `interactions` list starts. An error is (line, message).
 fn parse_yaml(text: &str) -> Result<(Value, Vec<usize>), (usize, String)> {
-    let mut builder = YamlToJson::default();
+    parse_yaml_within(text, expansion_limit(text.len()))
+}
+
+/// [`parse_yaml`] with aliases copying out at most `limit` bytes (counted as [`NODE_BYTES`] per
+/// node plus the text of its strings and keys).
+fn parse_yaml_within(text: &str, limit: u64) -> Result<(Value, Vec<usize>), (usize, String)> {
+    let mut builder = YamlToJson { expansion_limit: limit, ..YamlToJson::default() };
     let mut parser = Parser::new_from_str(text);
-    parser.load(&mut builder, false).map_err(|e| {
-        (e.marker().line().max(1), format!("invalid YAML: {} (column {})", e.info(), e.marker().col() + 1))
-    })?;
+    // Events are pulled one by one rather than through `Parser::load`, which recurses once per
+    // nesting level (a stack overflow, on a worker thread's stack, at a few thousand levels) and
+    // cannot stop at the first error. As `load` did, reading stops after the first document.
+    while builder.error.is_none() {
+        let (event, mark) = parser.next_token().map_err(|e| {
+            (
+                e.marker().line().max(1),
+                format!("invalid YAML: {} (column {})", e.info(), e.marker().col() + 1),
+            )
+        })?;
+        let last = matches!(event, Event::DocumentEnd | Event::StreamEnd);
+        builder.on_event(event, mark);
+        if last {
+            break;
+        }
+    }
     if let Some(e) = builder.error {
         return Err(e);
     }
@@ -299,31 +347,48 @@ fn parse_yaml(text: &str) -> Result<(Value, Vec<usize>), (usize, String)> {
     Ok((doc, builder.interaction_lines))
 }
 
-/// A container being built.
-enum Frame {
-    Sequence(Vec<Value>, usize),
-    Mapping(Map<String, Value>, Option<String>, usize),
+/// A container being built, with its anchor and its size so far (as counted for the alias budget).
+struct Frame {
+    node: Node,
+    anchor: usize,
+    bytes: u64,
+}
+
+enum Node {
+    Sequence(Vec<Value>),
+    /// The entries so far and the key waiting for its value.
+    Mapping(Map<String, Value>, Option<String>),
 }
 
 /// Builds a `serde_json::Value` from YAML parser events (core schema scalars, anchors resolved).
+/// Aliases are copied out within a budget ([`expansion_limit`]); past it, the first alias that
+/// crosses it is an error and the remaining events are ignored.
 #[derive(Default)]
 struct YamlToJson {
     stack: Vec<Frame>,
-    anchors: HashMap<usize, Value>,
+    /// Each anchored node, with its size.
+    anchors: HashMap<usize, (Value, u64)>,
     root: Option<Value>,
     interaction_lines: Vec<usize>,
     error: Option<(usize, String)>,
+    /// What aliases copied out so far, and the most they may.
+    expanded: u64,
+    expansion_limit: u64,
 }
 
 impl YamlToJson {
-    fn insert(&mut self, value: Value, anchor: usize, mark: Marker) {
+    fn insert(&mut self, value: Value, bytes: u64, anchor: usize, mark: Marker) {
         if anchor > 0 {
-            self.anchors.insert(anchor, value.clone());
+            self.anchors.insert(anchor, (value.clone(), bytes));
         }
-        match self.stack.last_mut() {
-            None => self.root = Some(value),
-            Some(Frame::Sequence(items, _)) => items.push(value),
-            Some(Frame::Mapping(map, key, _)) => match key.take() {
+        let Some(frame) = self.stack.last_mut() else {
+            self.root = Some(value);
+            return;
+        };
+        frame.bytes = frame.bytes.saturating_add(bytes);
+        match &mut frame.node {
+            Node::Sequence(items) => items.push(value),
+            Node::Mapping(map, key) => match key.take() {
                 None => *key = Some(json_text(&value)),
                 Some(k) => {
                     if map.insert(k.clone(), value).is_some() && self.error.is_none() {
@@ -334,16 +399,60 @@ impl YamlToJson {
         }
     }
 
+    fn open(&mut self, node: Node, anchor: usize, mark: Marker) {
+        if self.starts_interaction() {
+            self.interaction_lines.push(mark.line());
+        }
+        if self.stack.len() >= MAX_DEPTH {
+            self.error = Some((
+                mark.line(),
+                format!("values nested more than {MAX_DEPTH} deep; no trace format nests that deep"),
+            ));
+            return;
+        }
+        self.stack.push(Frame { node, anchor, bytes: NODE_BYTES });
+    }
+
     /// Whether a container starting now is an element of the top-level `interactions` list.
     fn starts_interaction(&self) -> bool {
-        matches!(self.stack.as_slice(), [Frame::Mapping(_, Some(key), _), Frame::Sequence(..)] if key == "interactions")
+        matches!(
+            self.stack.as_slice(),
+            [Frame { node: Node::Mapping(_, Some(key)), .. }, Frame { node: Node::Sequence(_), .. }]
+                if key == "interactions"
+        )
+    }
+
+    /// A copy of the anchored node `id`, if the budget allows it; else the error is recorded.
+    fn expand(&mut self, id: usize, mark: Marker) -> Option<(Value, u64)> {
+        let Some((value, bytes)) = self.anchors.get(&id) else { return Some((Value::Null, NODE_BYTES)) };
+        self.expanded = self.expanded.saturating_add(*bytes);
+        if self.expanded > self.expansion_limit {
+            self.error = Some((
+                mark.line(),
+                format!(
+                    "YAML aliases expand to more than {:.0} MiB by this one (a YAML alias bomb?); \
+                     aliases may copy out at most {} MiB or {}x the file's size, so nothing was read \
+                     from this file",
+                    self.expansion_limit as f64 / f64::from(1 << 20),
+                    EXPANSION_FLOOR >> 20,
+                    EXPANSION_PER_BYTE
+                ),
+            ));
+            return None;
+        }
+        Some((value.clone(), *bytes))
     }
 }
 
 impl MarkedEventReceiver for YamlToJson {
     fn on_event(&mut self, event: Event, mark: Marker) {
+        if self.error.is_some() {
+            // The document is not used: building the rest of it would only cost memory.
+            return;
+        }
         match event {
             Event::Scalar(v, style, anchor, tag) => {
+                let bytes = NODE_BYTES + v.len() as u64;
                 let value = if style != TScalarStyle::Plain {
                     Value::String(v)
                 } else {
@@ -353,36 +462,27 @@ impl MarkedEventReceiver for YamlToJson {
                     };
                     scalar(yaml)
                 };
-                self.insert(value, anchor, mark);
+                self.insert(value, bytes, anchor, mark);
             }
-            Event::SequenceStart(anchor, _) => {
-                if self.starts_interaction() {
-                    self.interaction_lines.push(mark.line());
-                }
-                self.stack.push(Frame::Sequence(Vec::new(), anchor));
-            }
-            Event::MappingStart(anchor, _) => {
-                if self.starts_interaction() {
-                    self.interaction_lines.push(mark.line());
-                }
-                self.stack.push(Frame::Mapping(Map::new(), None, anchor));
-            }
+            Event::SequenceStart(anchor, _) => self.open(Node::Sequence(Vec::new()), anchor, mark),
+            Event::MappingStart(anchor, _) => self.open(Node::Mapping(Map::new(), None), anchor, mark),
             Event::SequenceEnd | Event::MappingEnd => {
-                let (value, anchor) = match self.stack.pop() {
-                    Some(Frame::Sequence(items, anchor)) => (Value::Array(items), anchor),
-                    Some(Frame::Mapping(map, _, anchor)) => (Value::Object(map), anchor),
-                    None => return,
+                let Some(Frame { node, anchor, bytes }) = self.stack.pop() else { return };
+                let value = match node {
+                    Node::Sequence(items) => Value::Array(items),
+                    Node::Mapping(map, _) => Value::Object(map),
                 };
-                self.insert(value, anchor, mark);
+                self.insert(value, bytes, anchor, mark);
             }
             Event::Alias(id) => {
                 if self.starts_interaction() {
                     self.interaction_lines.push(mark.line());
                 }
-                let value = self.anchors.get(&id).cloned().unwrap_or(Value::Null);
-                self.insert(value, 0, mark);
+                if let Some((value, bytes)) = self.expand(id, mark) {
+                    self.insert(value, bytes, 0, mark);
+                }
             }
-            Event::DocumentStart if self.root.is_some() && self.error.is_none() => {
+            Event::DocumentStart if self.root.is_some() => {
                 self.error = Some((mark.line(), "more than one YAML document; a cassette is one".into()));
             }
             _ => {}
@@ -429,6 +529,64 @@ mod tests {
         assert!(e.starts_with("c.yaml:3: invalid YAML"), "{e}");
         let e = read("interactions:\n- a: 1\n  a: 2\n").unwrap_err().to_string();
         assert!(e.starts_with("c.yaml:3: duplicate key `a`"), "{e}");
+    }
+
+    /// `levels` anchors, each a list of ten aliases of the one before ("billion laughs"), in a key
+    /// no importer reads, then a valid cassette of one call.
+    fn alias_bomb(levels: usize) -> String {
+        let mut lines = vec!["x0: &a0 'lol lol lol lol lol lol lol lol lol lol'".to_owned()];
+        for i in 1..=levels {
+            lines.push(format!("x{i}: &a{i} [{}]", vec![format!("*a{}", i - 1); 10].join(",")));
+        }
+        lines.push(
+            "interactions:\n- request:\n    uri: https://api.anthropic.com/v1/messages\n    \
+             parsed_body: {model: m, messages: [{role: user, content: hi}]}\n  response:\n    \
+             parsed_body: {type: message, content: [{type: text, text: hi}], usage: {input_tokens: 5}}\n\
+             version: 1"
+                .to_owned(),
+        );
+        lines.join("\n")
+    }
+
+    #[test]
+    fn a_yaml_alias_bomb_is_an_error_naming_the_alias_that_crosses_the_budget() {
+        // Ten levels expand to 10^10 strings; the copies stop at 64 MiB, within level 6 (line 7).
+        let e = read(&alias_bomb(10)).unwrap_err().to_string();
+        assert!(e.starts_with("c.yaml:7: YAML aliases expand to more than 64 MiB by this one"), "{e}");
+        assert!(e.contains("(a YAML alias bomb?)") && e.ends_with("nothing was read from this file"), "{e}");
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        let mut yaml = "interactions: []\nz:\n".to_owned();
+        for depth in 1..3000 {
+            yaml += &format!("{}a:\n", " ".repeat(depth));
+        }
+        // `Parser::load` recursed per level: this overflowed a 2 MB thread stack.
+        let e = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || parse_yaml(&yaml).unwrap_err())
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(e, (130, "values nested more than 128 deep; no trace format nests that deep".to_owned()));
+        let ok = format!("interactions: []\nz: {}1{}\n", "[".repeat(127), "]".repeat(127));
+        assert!(parse_yaml(&ok).is_ok());
+    }
+
+    #[test]
+    fn aliases_are_copied_out_up_to_the_budget() {
+        // With 1 MiB: four levels copy out 0.87 MB; the fifth level's first alias (line 6) crosses.
+        let (v, _) = parse_yaml_within(&alias_bomb(4), 1 << 20).unwrap();
+        let lol = "lol lol lol lol lol lol lol lol lol lol";
+        assert_eq!(v.pointer("/x4/9/0/5/1").and_then(Value::as_str), Some(lol));
+        assert_eq!(v["interactions"][0]["request"]["parsed_body"]["model"], "m");
+        let (line, message) = parse_yaml_within(&alias_bomb(5), 1 << 20).unwrap_err();
+        assert_eq!(line, 6, "{message}");
+        // The default budget reads a small bomb's cassette as any other.
+        assert_eq!(read(&alias_bomb(3)).unwrap().conversations[0].id, "anthropic");
+        assert_eq!(expansion_limit(1000), 64 << 20);
+        assert_eq!(expansion_limit(100 << 20), 800 << 20);
     }
 
     const TWO_CALLS: &str = r#"interactions:

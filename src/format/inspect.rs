@@ -5,8 +5,19 @@
 //!
 //! A log is `{version, status, eval{task, model, …}, plan, results, stats, samples[]}`; each sample
 //! has `messages[]` (the final transcript), `events[]`, and `attachments{<md5>: text}`. Every string
-//! `attachment://<md5>` anywhere in a sample is replaced by its attachment before reading; one
-//! that cannot be resolved is kept as it is, with a warning.
+//! `attachment://<md5>` in a sample is read as its attachment; one that cannot be resolved (anywhere
+//! in the sample) is kept as it is, with a warning.
+//!
+//! **Attachments are resolved where and when they are read**, not in the whole sample first: each
+//! model event is taken out of the sample, has the fields the reader reads resolved (`event`,
+//! `model`, `timestamp`, `input`, `tools`, `output`, `call.response`), is read, and is dropped;
+//! `messages` are resolved only when they are read (a sample without model events), and
+//! everything else is only checked for unresolvable references. Inspect stores attachments to
+//! de-duplicate the same long text sent again in every call: resolving each reference in place
+//! cost one copy per reference (a 10 MB log whose thousand events each send one 8 MB text asked
+//! for gigabytes; it now reads in under 80 MB), where reading one event at a time holds one
+//! event's copies plus what the conversation keeps (its longest history). The numbers read are
+//! the same either way.
 //!
 //! - **Requests.** Each `event: "model"` is one LLM call: its `input` is the full history that
 //!   call sent (Inspect ChatMessages, read by the [`openai_chat`] converter,
@@ -85,13 +96,15 @@ impl Format for Inspect {
         };
         for (i, mut sample) in samples.into_iter().enumerate() {
             let at = format!("samples[{i}]");
-            let unresolved = resolve_attachments(&mut sample);
+            let attachments = Attachments::take(&mut sample);
+            let unresolved = attachments.unresolved(&sample);
             if unresolved > 0 {
                 trace.warnings.push(format!(
                     "{at}: {unresolved} `attachment://` reference(s) have no attachment; kept as they are"
                 ));
             }
-            let (conversations, warnings) = read_sample(&sample, &at, &model).map_err(fail)?;
+            let (conversations, warnings) =
+                read_sample(&mut sample, &attachments, &at, &model).map_err(fail)?;
             trace.conversations.extend(conversations);
             trace.warnings.extend(warnings);
         }
@@ -99,50 +112,96 @@ impl Format for Inspect {
     }
 }
 
-/// Replaces every `attachment://<hash>` string with its text from the sample's `attachments`.
-/// Returns how many could not be resolved.
-fn resolve_attachments(sample: &mut Value) -> usize {
-    let attachments = match sample.get_mut("attachments").map(Value::take) {
-        Some(Value::Object(map)) => map,
-        _ => Map::new(),
-    };
-    let mut unresolved = 0;
-    let mut stack = vec![sample];
-    while let Some(v) = stack.pop() {
-        match v {
-            Value::String(s) => {
-                if let Some(hash) = s.strip_prefix("attachment://") {
-                    match attachments.get(hash).and_then(Value::as_str) {
-                        Some(text) => *s = text.to_owned(),
-                        None => unresolved += 1,
-                    }
-                }
-            }
-            Value::Array(items) => stack.extend(items.iter_mut()),
-            Value::Object(map) => stack.extend(map.values_mut()),
-            _ => {}
+/// The fields of a model event that [`read_sample`] reads (besides `event`), as JSON pointers.
+const MODEL_EVENT_FIELDS: [&str; 6] =
+    ["/model", "/timestamp", "/input", "/tools", "/output", "/call/response"];
+
+/// A sample's `attachments`: the texts that its `attachment://<hash>` strings stand for.
+struct Attachments(Map<String, Value>);
+
+impl Attachments {
+    /// Moves the `attachments` out of a sample (so they are neither resolved nor counted as part
+    /// of it).
+    fn take(sample: &mut Value) -> Attachments {
+        match sample.get_mut("attachments").map(Value::take) {
+            Some(Value::Object(map)) => Attachments(map),
+            _ => Attachments(Map::new()),
         }
     }
-    unresolved
+
+    /// The attachment a string refers to: `Some(Err(()))` for a reference with no attachment.
+    fn of(&self, s: &str) -> Option<Result<&str, ()>> {
+        let hash = s.strip_prefix("attachment://")?;
+        Some(self.0.get(hash).and_then(Value::as_str).ok_or(()))
+    }
+
+    /// Replaces every resolvable `attachment://<hash>` string in `v` with its text (a copy).
+    fn resolve(&self, v: &mut Value) {
+        let mut stack = vec![v];
+        while let Some(v) = stack.pop() {
+            match v {
+                Value::String(s) => {
+                    if let Some(Ok(text)) = self.of(s) {
+                        *s = text.to_owned();
+                    }
+                }
+                Value::Array(items) => stack.extend(items.iter_mut()),
+                Value::Object(map) => stack.extend(map.values_mut()),
+                _ => {}
+            }
+        }
+    }
+
+    /// How many `attachment://` strings in `v` have no attachment (nothing is copied).
+    fn unresolved(&self, v: &Value) -> usize {
+        let mut unresolved = 0;
+        let mut stack = vec![v];
+        while let Some(v) = stack.pop() {
+            match v {
+                Value::String(s) => unresolved += usize::from(matches!(self.of(s), Some(Err(())))),
+                Value::Array(items) => stack.extend(items),
+                Value::Object(map) => stack.extend(map.values()),
+                _ => {}
+            }
+        }
+        unresolved
+    }
+
+    /// Resolves the values at these JSON pointers of `v`, where present.
+    fn resolve_at(&self, v: &mut Value, pointers: &[&str]) {
+        for pointer in pointers {
+            if let Some(field) = v.pointer_mut(pointer) {
+                self.resolve(field);
+            }
+        }
+    }
 }
 
+/// Reads one sample. Its model events are taken out of it one at a time and dropped once read
+/// (see the module's doc); what is left of the sample still holds its references.
 fn read_sample(
-    sample: &Value,
+    sample: &mut Value,
+    attachments: &Attachments,
     at: &str,
     eval_model: &str,
 ) -> Result<(Vec<Conversation>, Vec<String>), String> {
+    attachments.resolve_at(sample, &["/id", "/epoch"]);
     let id = sample.get("id").map(json_text).unwrap_or_else(|| at.to_owned());
     let name = match sample.get("epoch") {
         Some(epoch) => format!("{id}/epoch-{}", json_text(epoch)),
         None => id,
     };
-    let events = sample.get("events").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let events = sample.get_mut("events").and_then(Value::as_array_mut).map(Vec::as_mut_slice);
     let mut chains = Chains::default();
     let mut warnings = Vec::new();
-    for (k, event) in events.iter().enumerate() {
-        if str_field(event, "event") != "model" {
+    for (k, slot) in events.unwrap_or_default().iter_mut().enumerate() {
+        let mut event = slot.take();
+        attachments.resolve_at(&mut event, &["/event"]);
+        if str_field(&event, "event") != "model" {
             continue;
         }
+        attachments.resolve_at(&mut event, &MODEL_EVENT_FIELDS);
+        let event = &event;
         let at = format!("{at}.events[{k}]");
         let mut b = Builder::default();
         openai_chat::tools(&mut b, event.get("tools"));
@@ -178,6 +237,7 @@ fn read_sample(
         return Ok((conversations, warnings));
     }
     // No model events: the final transcript, one call per assistant message.
+    attachments.resolve_at(sample, &["/messages"]);
     let messages = sample.get("messages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
     let mut b = Builder::default();
     openai_chat::messages(&mut b, messages, &format!("{at}.messages"), Calls::BeforeEachAssistant)?;
@@ -225,12 +285,72 @@ mod tests {
     }
 
     #[test]
-    fn attachments_are_resolved_everywhere_in_a_sample() {
+    fn attachments_resolve_anywhere_and_missing_ones_are_counted() {
         let mut sample = json!({"messages": [{"role": "user", "content": "attachment://abc"}],
             "events": [{"input": ["attachment://abc", "attachment://zzz"]}], "attachments": {"abc": "long text"}});
-        assert_eq!(resolve_attachments(&mut sample), 1);
+        let attachments = Attachments::take(&mut sample);
+        assert_eq!(attachments.unresolved(&sample), 1);
+        attachments.resolve(&mut sample);
         assert_eq!(sample.pointer("/messages/0/content"), Some(&json!("long text")));
         assert_eq!(sample.pointer("/events/0/input/0"), Some(&json!("long text")));
+        assert_eq!(sample.pointer("/events/0/input/1"), Some(&json!("attachment://zzz")));
+    }
+
+    /// How many strings in `v` are `text`.
+    fn copies(v: &Value, text: &str) -> usize {
+        match v {
+            Value::String(s) => usize::from(s == text),
+            Value::Array(items) => items.iter().map(|v| copies(v, text)).sum(),
+            Value::Object(map) => map.values().map(|v| copies(v, text)).sum(),
+            _ => 0,
+        }
+    }
+
+    #[test]
+    fn a_sample_is_read_without_a_copy_of_an_attachment_per_reference() {
+        let text = "a long tool output ".repeat(100);
+        let user = json!({"role": "user", "content": "attachment://abc"});
+        let mut event = model_event(json!([user]), "ok", json!({"input_tokens": 10}));
+        event["call"] = json!({"request": {"messages": [user]}, "response": {"id": "attachment://id"}});
+        let info = json!({"event": "info", "data": "attachment://abc"});
+        let mut events = vec![event; 50];
+        events.push(info);
+        let mut sample = json!({"id": 1, "messages": [user], "events": events,
+            "attachments": {"abc": text, "id": "resp_1"}});
+        let attachments = Attachments::take(&mut sample);
+        let (conversations, _) = read_sample(&mut sample, &attachments, "samples[0]", "m").unwrap();
+        let items = &conversations[0].items;
+        assert!(matches!(&items[0], Item::User { text: t, .. } if *t == text), "{items:?}");
+        assert!(matches!(&items[1], Item::Request(r) if r.id.as_deref() == Some("resp_1")), "{items:?}");
+        // Each event was resolved as it was read, then dropped; before, the sample held 102
+        // copies (one per reference, `call.request` and the `info` event included).
+        assert_eq!(copies(&sample, &text), 0);
+        assert_eq!(sample["events"], json!(vec![Value::Null; 51]));
+        assert_eq!(sample.pointer("/messages/0/content"), Some(&json!("attachment://abc")));
+    }
+
+    #[test]
+    fn a_model_event_is_resolved_only_where_the_reader_reads_it() {
+        let mut event = json!({"event": "model", "input": ["attachment://abc"],
+            "call": {"request": ["attachment://abc"], "response": {"id": "attachment://abc"}}});
+        let attachments = Attachments(json!({"abc": "text"}).as_object().unwrap().clone());
+        attachments.resolve_at(&mut event, &MODEL_EVENT_FIELDS);
+        assert_eq!(
+            event,
+            json!({"event": "model", "input": ["text"], "call": {"request": ["attachment://abc"], "response": {"id": "text"}}})
+        );
+    }
+
+    #[test]
+    fn a_sample_without_model_events_reads_its_messages_resolved() {
+        let log = json!({"version": 2, "eval": {"task": "t"}, "samples": [{"id": "attachment://id", "epoch": 1,
+            "messages": [{"role": "user", "content": "attachment://q"}, {"role": "assistant", "content": "a"}],
+            "attachments": {"q": "question", "id": "s1"}}]});
+        let t = read(&log).unwrap();
+        let c = &t.conversations[0];
+        assert_eq!(c.id, "s1/epoch-1");
+        assert!(matches!(&c.items[0], Item::User { text, .. } if text == "question"), "{:?}", c.items);
+        assert!(t.warnings.is_empty(), "{:?}", t.warnings);
     }
 
     #[test]
