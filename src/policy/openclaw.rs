@@ -29,9 +29,30 @@
 //! - **No timestamps.** Without them the TTL gate never opens: the policy never fires and reports a
 //!   warning. The newer per-request `maxToolResultChars` cap is not part of the pruning the
 //!   anchor describes and is left out; so is the later rule that prunes images beyond the newest 3.
+//! - **Parameters are checked, not clamped.** OpenClaw clamps `softTrimRatio` and `hardClearRatio`
+//!   to [0, 1] and ignores a value that is not a finite number (`computeEffectiveSettings`); a
+//!   spec is checked instead, so NaN, infinities and ratios outside [0, 1] are errors naming the
+//!   key, as is a `context_window` of 0 (no window to fill) or one whose chars overflow.
+//! - **Incremental, with the same results.** OpenClaw recomputes the whole projection on every
+//!   request; replayed that way (a soft trim measured and a placeholder written for every old
+//!   result, every request) the replay is quadratic in the requests. The prunable results are a
+//!   prefix of the context's results (those before the cutoff, which only moves forward) filtered
+//!   by fixed properties, so each is looked at once, when the cutoff passes it (`Tracked`):
+//!   running sums give the context after soft trims and the prunable chars, and a tree of the
+//!   chars each clear frees (`PrefixMax`) finds where the oldest-first hard clear stops in
+//!   O(log n). Only results this policy edited (sticky) can change their content, so only those
+//!   are looked at again. Non-sticky, the set given before the previous request is kept
+//!   ([`Edit::KeepPrevious`]) and only what changes is given, unless a result leaves the set; the
+//!   replay is then near-linear. The tests replay generated conversations against the direct
+//!   recomputation, which they keep.
+
+use std::collections::BTreeSet;
 
 use super::gemini::{utf16_head, utf16_tail};
-use super::{Content, Edit, Estimator, GapWatch, Kind, Param, Policy, ResultState, View, wildcard_match};
+use super::{
+    Content, Edit, Estimator, GapWatch, Kind, Param, Params, Policy, ResultState, View, wildcard_match,
+};
+use crate::error::SpecError;
 use crate::model::Millis;
 use crate::tokens::Measure;
 
@@ -107,25 +128,7 @@ pub const KIND: Kind = Kind {
             about: "persist the pruned messages (PR #137021) instead of one request",
         },
     ],
-    build: |p| {
-        Ok(Box::new(OpenClaw {
-            ttl: p.duration_ms("ttl", "m")?,
-            keep_last_assistants: p.get("keep_last_assistants")?,
-            soft_trim_ratio: p.get("soft_trim_ratio")?,
-            hard_clear_ratio: p.get("hard_clear_ratio")?,
-            min_prunable_tool_chars: p.get("min_prunable_tool_chars")?,
-            max_chars: p.get("soft_trim_max_chars")?,
-            head_chars: p.get("soft_trim_head_chars")?,
-            tail_chars: p.get("soft_trim_tail_chars")?,
-            hard_clear: p.get("hard_clear")?,
-            placeholder: p.text("placeholder").to_owned(),
-            window_chars: p.get::<u64>("context_window")? * 4,
-            allow: p.list("tools_allow"),
-            deny: p.list("tools_deny"),
-            sticky: p.get("sticky")?,
-            gaps: GapWatch::default(),
-        }))
-    },
+    build: |p| Ok(Box::new(OpenClaw::from_params(p)?)),
 };
 
 /// OpenClaw's cache-TTL session pruning.
@@ -145,20 +148,235 @@ pub struct OpenClaw {
     deny: Vec<String>,
     sticky: bool,
     gaps: GapWatch,
+    state: Tracked,
 }
 
-/// What happens to one prunable result.
+/// A ratio of the window, from 0 to 1 (the range OpenClaw clamps it to).
+fn fraction(p: &Params, key: &str) -> Result<f64, SpecError> {
+    let ratio: f64 = p.get(key)?;
+    if (0.0..=1.0).contains(&ratio) {
+        Ok(ratio)
+    } else {
+        Err(p.bad(key, format!("must be a fraction from 0 to 1, got `{}`", p.text(key))))
+    }
+}
+
+/// What a prunable result becomes for a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Fate {
-    Keep,
-    Trim(String),
+    Trim,
     Clear,
 }
 
+/// A prunable result's share of the request's sums, under the content it has.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Part {
+    /// Chars a soft trim adds to the context (negative: it frees them).
+    soft: i64,
+    /// Chars of its content after a soft trim (what counts as prunable).
+    chars: u64,
+    /// Chars a hard clear frees (0 when the clear loop skips it).
+    freed: i64,
+    /// Its content is whole and long enough to be soft-trimmed.
+    trim: bool,
+    /// The hard-clear loop clears it when it reaches it.
+    clear: bool,
+}
+
+/// A result before the cutoff that the policy may prune.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    /// Offset in [`View::results`] (the context's results).
+    offset: usize,
+    /// Index among the conversation's results (what edits name).
+    index: usize,
+    /// Chars of its soft-trimmed text, when its text is long enough to trim.
+    trimmed: Option<u64>,
+    part: Part,
+}
+
+/// Where the previous request's non-sticky set ended: results at `Entry` positions below `end`
+/// cleared, the others up to `len` trimmed when they can be.
+#[derive(Debug, Clone, Copy)]
+struct Held {
+    end: usize,
+    len: usize,
+}
+
+/// What the policy keeps from request to request within one context (a compaction starts over).
+#[derive(Debug, Default)]
+struct Tracked {
+    /// Compactions met when this context started.
+    compactions: usize,
+    /// Results of the context whose images are in `images`.
+    imaged: usize,
+    images: u64,
+    /// Results of the context the cutoff has passed (each looked at once for `entries`).
+    admitted: usize,
+    /// The placeholder's measure and chars.
+    placeholder: Option<(Measure, u64)>,
+    /// The prunable results, oldest first, and their parts summed.
+    entries: Vec<Entry>,
+    soft: i64,
+    prunable: u64,
+    freed: PrefixMax,
+    /// Positions in `entries` of the parts that trim, and of those that clear.
+    trims: BTreeSet<usize>,
+    clears: BTreeSet<usize>,
+    /// Positions edited before the previous requests (sticky): their content has changed.
+    edited: Vec<usize>,
+    /// The set the replay holds from the previous request (non-sticky).
+    held: Option<Held>,
+}
+
+impl Tracked {
+    fn push(&mut self, entry: Entry) {
+        self.entries.push(Entry { part: Part::default(), ..entry });
+        self.freed.push(0);
+        self.set_part(self.entries.len() - 1, entry.part);
+    }
+
+    fn set_part(&mut self, position: usize, part: Part) {
+        let old = std::mem::replace(&mut self.entries[position].part, part);
+        self.soft += part.soft - old.soft;
+        self.prunable = self.prunable - old.chars + part.chars;
+        self.freed.set(position, part.freed);
+        for (set, was, is) in
+            [(&mut self.trims, old.trim, part.trim), (&mut self.clears, old.clear, part.clear)]
+        {
+            if was && !is {
+                set.remove(&position);
+            } else if is && !was {
+                set.insert(position);
+            }
+        }
+    }
+
+    /// The fate of the entry at `position` when the clears end at `end`.
+    fn fate(&self, position: usize, end: usize) -> Option<Fate> {
+        let part = self.entries[position].part;
+        if position < end { part.clear.then_some(Fate::Clear) } else { part.trim.then_some(Fate::Trim) }
+    }
+
+    /// What changes from the `held` set to the one clearing up to `end` (non-sticky: parts do not
+    /// change), or `None` when a result leaves the set, which only a whole new set can say.
+    fn changes(&self, held: Held, end: usize) -> Option<Vec<(usize, Fate)>> {
+        let (low, high) = (end.min(held.end), end.max(held.end));
+        let mut changes = Vec::new();
+        for position in (low..high).chain(high.max(held.len)..self.entries.len()) {
+            let before = if position < held.len { self.fate(position, held.end) } else { None };
+            match (self.fate(position, end), before) {
+                (None, Some(_)) => return None,
+                (Some(fate), before) if Some(fate) != before => changes.push((position, fate)),
+                _ => {}
+            }
+        }
+        Some(changes)
+    }
+}
+
+/// Sums and greatest prefix sums over a sequence of signed values that grows at the end, as a
+/// segment tree: finds the first position where the running sum exceeds a bound in O(log n), after
+/// any value changed in O(log n).
+#[derive(Debug, Default)]
+struct PrefixMax {
+    /// Leaves (a power of two, or 0).
+    width: usize,
+    len: usize,
+    /// Node `n` has children `2n` and `2n + 1`; leaf `i` is node `width + i`.
+    sum: Vec<i64>,
+    best: Vec<i64>,
+}
+
+/// The greatest prefix sum of an empty node: below any bound, and far from overflowing when added to.
+const NO_PREFIX: i64 = i64::MIN / 4;
+
+impl PrefixMax {
+    fn push(&mut self, value: i64) {
+        if self.len == self.width {
+            let width = (2 * self.width).max(1);
+            let mut sum = vec![0; 2 * width];
+            let mut best = vec![NO_PREFIX; 2 * width];
+            sum[width..width + self.len].copy_from_slice(&self.sum[self.width..self.width + self.len]);
+            best[width..width + self.len].copy_from_slice(&self.best[self.width..self.width + self.len]);
+            (self.width, self.sum, self.best) = (width, sum, best);
+            for node in (1..width).rev() {
+                self.pull(node);
+            }
+        }
+        self.len += 1;
+        self.set(self.len - 1, value);
+    }
+
+    fn set(&mut self, position: usize, value: i64) {
+        let mut node = self.width + position;
+        (self.sum[node], self.best[node]) = (value, value);
+        while node > 1 {
+            node /= 2;
+            self.pull(node);
+        }
+    }
+
+    fn pull(&mut self, node: usize) {
+        let (left, right) = (2 * node, 2 * node + 1);
+        self.sum[node] = self.sum[left] + self.sum[right];
+        self.best[node] = self.best[left].max(self.sum[left].saturating_add(self.best[right]));
+    }
+
+    /// The first position whose running sum (its value included) exceeds `bound`.
+    fn first_above(&self, bound: i64) -> Option<usize> {
+        if self.len == 0 || self.best[1] <= bound {
+            return None;
+        }
+        let (mut node, mut before) = (1, 0i64);
+        while node < self.width {
+            let left = 2 * node;
+            if before.saturating_add(self.best[left]) > bound {
+                node = left;
+            } else {
+                before += self.sum[left];
+                node = left + 1;
+            }
+        }
+        Some(node - self.width)
+    }
+}
+
 impl OpenClaw {
+    fn from_params(p: &Params) -> Result<OpenClaw, SpecError> {
+        let window: u64 = p.at_least("context_window", 1)?;
+        let window_chars = window.checked_mul(4).ok_or_else(|| {
+            p.bad("context_window", format!("must be at most {}, got {window}", u64::MAX / 4))
+        })?;
+        Ok(OpenClaw {
+            ttl: p.duration_ms("ttl", "m")?,
+            keep_last_assistants: p.get("keep_last_assistants")?,
+            soft_trim_ratio: fraction(p, "soft_trim_ratio")?,
+            hard_clear_ratio: fraction(p, "hard_clear_ratio")?,
+            min_prunable_tool_chars: p.get("min_prunable_tool_chars")?,
+            max_chars: p.get("soft_trim_max_chars")?,
+            head_chars: p.get("soft_trim_head_chars")?,
+            tail_chars: p.get("soft_trim_tail_chars")?,
+            hard_clear: p.get("hard_clear")?,
+            placeholder: p.text("placeholder").to_owned(),
+            window_chars,
+            allow: p.list("tools_allow"),
+            deny: p.list("tools_deny"),
+            sticky: p.get("sticky")?,
+            gaps: GapWatch::default(),
+            state: Tracked::default(),
+        })
+    }
+
     /// Chars of the text measured by `m`: its JavaScript length, or 4 × its tokens when deciding
     /// with a tokenizer.
     fn chars(view: &View<'_>, m: &Measure) -> u64 {
         if view.anchored() { m.utf16 } else { 4 * view.tokens(Estimator::Real, m) }
+    }
+
+    /// The context's share of the window.
+    fn ratio(&self, chars: u64) -> f64 {
+        chars as f64 / self.window_chars as f64
     }
 
     fn tool_prunable(&self, tool: &str) -> bool {
@@ -179,14 +397,100 @@ impl OpenClaw {
         ))
     }
 
-    fn eligible(&self, view: &View<'_>, r: &ResultState<'_>) -> bool {
-        let before_cutoff = self.keep_last_assistants == 0
-            || r.assistant_messages + self.keep_last_assistants <= view.assistant_messages;
-        before_cutoff
-            && r.turn >= 1
-            && r.result.images == 0
-            && matches!(r.content, Content::Present(_) | Content::Replaced(_))
-            && self.tool_prunable(r.tool())
+    /// Before the `keep_last_assistants`-th last assistant message: true of a prefix of the
+    /// context's results, which only grows until a compaction.
+    fn before_cutoff(&self, view: &View<'_>, r: &ResultState<'_>) -> bool {
+        self.keep_last_assistants == 0
+            || r.assistant_messages + self.keep_last_assistants <= view.assistant_messages
+    }
+
+    /// What never changes about a result: after the first user message, no images, a pruned tool.
+    fn may_prune(&self, r: &ResultState<'_>) -> bool {
+        r.turn >= 1 && r.result.images == 0 && self.tool_prunable(r.tool())
+    }
+
+    /// The share of a prunable result with content `content`.
+    fn part(view: &View<'_>, content: Content, trimmed: Option<u64>, placeholder: (Measure, u64)) -> Part {
+        let (cleared, placeholder_chars) = placeholder;
+        let clearing = |chars: u64| chars as i64 - placeholder_chars as i64;
+        match content {
+            Content::Present(c) => {
+                let before = Self::chars(view, &c);
+                let chars = trimmed.unwrap_or(before);
+                let soft = chars as i64 - before as i64;
+                Part { soft, chars, freed: clearing(chars), trim: trimmed.is_some(), clear: true }
+            }
+            // Cleared at an earlier request (sticky): clearing it again frees nothing, and an edit
+            // that changes nothing is not one to give.
+            Content::Replaced(p) if p == cleared => Part { chars: Self::chars(view, &p), ..Part::default() },
+            Content::Replaced(p) => {
+                let chars = Self::chars(view, &p);
+                Part { chars, freed: clearing(chars), clear: true, ..Part::default() }
+            }
+            Content::None | Content::Pruned => Part::default(),
+        }
+    }
+
+    /// Brings the tracked state up to `view`: images counted, results the cutoff passed admitted,
+    /// results edited before (sticky) looked at again.
+    fn track(&mut self, view: &View<'_>) {
+        let placeholder = *self.state.placeholder.get_or_insert_with(|| {
+            let m = view.measure(&self.placeholder);
+            (m, Self::chars(view, &m))
+        });
+        for position in std::mem::take(&mut self.state.edited) {
+            let entry = self.state.entries[position];
+            let part = Self::part(view, view.results[entry.offset].content, entry.trimmed, placeholder);
+            self.state.set_part(position, part);
+        }
+        while let Some(r) = view.results.get(self.state.admitted) {
+            if !self.before_cutoff(view, r) {
+                break;
+            }
+            let offset = self.state.admitted;
+            self.state.admitted += 1;
+            if !self.may_prune(r) || matches!(r.content, Content::None | Content::Pruned) {
+                continue;
+            }
+            let trimmed = match r.content {
+                Content::Present(_) => {
+                    self.soft_trim(&r.result.text).map(|text| Self::chars(view, &view.measure(&text)))
+                }
+                _ => None,
+            };
+            let part = Self::part(view, r.content, trimmed, placeholder);
+            self.state.push(Entry { offset, index: r.index, trimmed, part });
+        }
+    }
+
+    /// Where the oldest-first hard clear of a context of `total` chars stops: entries before the
+    /// returned position are cleared (those already cleared are skipped).
+    fn clear_end(&self, total: u64) -> usize {
+        // The ratio grows with the total, so the loop stops at the first entry reached with fewer
+        // than `limit` chars left: once the chars freed so far exceed `total - limit`.
+        let (mut limit, mut high) = (0, total);
+        while limit < high {
+            let middle = limit + (high - limit) / 2;
+            if self.ratio(middle) < self.hard_clear_ratio {
+                limit = middle + 1;
+            } else {
+                high = middle;
+            }
+        }
+        let last = self.state.freed.first_above((total - limit) as i64);
+        last.map_or(self.state.entries.len(), |last| last + 1)
+    }
+
+    /// The edit that gives the entry at `position` its fate.
+    fn edit(&self, view: &View<'_>, position: usize, fate: Fate) -> Edit {
+        let entry = self.state.entries[position];
+        let text = match fate {
+            Fate::Clear => self.placeholder.clone(),
+            Fate::Trim => self
+                .soft_trim(&view.results[entry.offset].result.text)
+                .unwrap_or_else(|| unreachable!("result {} was found long enough to trim", entry.index)),
+        };
+        Edit::Replace(entry.index, text)
     }
 }
 
@@ -196,63 +500,57 @@ impl Policy for OpenClaw {
     }
 
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
+        if view.compactions != self.state.compactions {
+            self.state = Tracked { compactions: view.compactions, ..Tracked::default() };
+        }
+        // A non-sticky set lasts one request: unless given again, the replay drops it.
+        let held = self.state.held.take();
         let Some(gap) = self.gaps.gap(view) else { return };
         if gap < self.ttl || view.assistant_messages < self.keep_last_assistants {
             return;
         }
+        let fresh = &view.results[self.state.imaged..];
+        self.state.images += fresh.iter().map(|r| u64::from(r.result.images)).sum::<u64>();
+        self.state.imaged = view.results.len();
         let mut sent = view.context;
         sent -= view.system;
-        let images: u64 = view.results.iter().map(|r| u64::from(r.result.images)).sum();
-        let mut total = Self::chars(view, &sent) + IMAGE_CHARS * images;
-        let ratio = |total: u64| total as f64 / self.window_chars as f64;
-        if ratio(total) < self.soft_trim_ratio {
+        let total = Self::chars(view, &sent) + IMAGE_CHARS * self.state.images;
+        if self.ratio(total) < self.soft_trim_ratio {
             return;
         }
-        // Soft trim, and the chars of each prunable result's content after it.
-        let mut prunable: Vec<(&ResultState<'_>, Fate, u64)> = Vec::new();
-        for r in view.results.iter().filter(|r| self.eligible(view, r)) {
-            match r.content {
-                Content::Present(c) => {
-                    let before = Self::chars(view, &c);
-                    match self.soft_trim(&r.result.text) {
-                        Some(trimmed) => {
-                            let after = Self::chars(view, &view.measure(&trimmed));
-                            total = total + after - before;
-                            prunable.push((r, Fate::Trim(trimmed), after));
-                        }
-                        None => prunable.push((r, Fate::Keep, before)),
-                    }
-                }
-                Content::Replaced(p) => prunable.push((r, Fate::Keep, Self::chars(view, &p))),
-                Content::None | Content::Pruned => {}
+        self.track(view);
+        // The context after soft trims.
+        let total = total.saturating_add_signed(self.state.soft);
+        let end = if self.hard_clear
+            && self.ratio(total) >= self.hard_clear_ratio
+            && self.state.prunable >= self.min_prunable_tool_chars
+        {
+            self.clear_end(total)
+        } else {
+            0
+        };
+        let s = &self.state;
+        if self.sticky {
+            // Earlier edits are in the contents already: give the clears, and the trims of results
+            // still whole; look at those results again before the next request.
+            let changed: Vec<(usize, Fate)> = (s.clears.range(..end).map(|p| (*p, Fate::Clear)))
+                .chain(s.trims.range(end..).map(|p| (*p, Fate::Trim)))
+                .collect();
+            edits.extend(changed.iter().map(|(p, fate)| self.edit(view, *p, *fate)));
+            self.state.edited.extend(changed.iter().map(|(p, _)| *p));
+            return;
+        }
+        match held.and_then(|held| s.changes(held, end)) {
+            Some(changes) => {
+                edits.push(Edit::KeepPrevious);
+                edits.extend(changes.into_iter().map(|(p, fate)| self.edit(view, p, fate)));
+            }
+            None => {
+                let fates = (0..s.entries.len()).filter_map(|p| Some((p, s.fate(p, end)?)));
+                edits.extend(fates.map(|(p, fate)| self.edit(view, p, fate)));
             }
         }
-        if self.hard_clear && ratio(total) >= self.hard_clear_ratio {
-            let prunable_chars: u64 = prunable.iter().map(|(_, _, chars)| chars).sum();
-            if prunable_chars >= self.min_prunable_tool_chars {
-                let cleared = view.measure(&self.placeholder);
-                let placeholder = Self::chars(view, &cleared);
-                for (r, fate, chars) in &mut prunable {
-                    if ratio(total) < self.hard_clear_ratio {
-                        break;
-                    }
-                    // Cleared at an earlier request (sticky): clearing it again frees nothing, and
-                    // an edit that changes nothing is not one to give.
-                    if r.content == Content::Replaced(cleared) {
-                        continue;
-                    }
-                    *fate = Fate::Clear;
-                    total = total + placeholder - *chars;
-                }
-            }
-        }
-        for (r, fate, _) in prunable {
-            match fate {
-                Fate::Keep => {}
-                Fate::Trim(text) => edits.push(Edit::Replace(r.index, text)),
-                Fate::Clear => edits.push(Edit::Replace(r.index, self.placeholder.clone())),
-            }
-        }
+        self.state.held = Some(Held { end, len: self.state.entries.len() });
     }
 
     fn warnings(&self) -> Vec<String> {
@@ -262,7 +560,16 @@ impl Policy for OpenClaw {
 
 #[cfg(test)]
 mod tests {
-    use crate::policy::testing::{Convo, replay_spec, text};
+    use std::collections::BTreeMap;
+
+    use super::{Content, Edit, IMAGE_CHARS, OpenClaw, Policy, PrefixMax, ResultState, View};
+    use crate::measure::{MeasureOptions, MeasuredConversation};
+    use crate::model::Conversation;
+    use crate::policy::PolicySpec;
+    use crate::policy::testing::{Convo, THRESHOLD, meter, replay_spec, text};
+    use crate::replay::replay;
+    use crate::result::Run;
+    use crate::tokens::DecideWith;
 
     /// A user prompt at minute 0, then steps one minute apart, each with a 10,000-char output.
     fn session(steps: usize) -> Convo {
@@ -358,6 +665,285 @@ mod tests {
         assert_eq!(
             r.warnings,
             ["the trace records no timestamps, so `openclaw` (which prunes after an idle gap) never fires"]
+        );
+    }
+
+    #[test]
+    fn ratios_must_be_fractions_and_the_window_positive() {
+        for (spec, key) in [
+            ("openclaw:soft_trim_ratio=-1", "soft_trim_ratio"),
+            ("openclaw:soft_trim_ratio=1e308", "soft_trim_ratio"),
+            ("openclaw:soft_trim_ratio=1.01", "soft_trim_ratio"),
+            ("openclaw:hard_clear_ratio=NaN", "hard_clear_ratio"),
+            ("openclaw:hard_clear_ratio=inf", "hard_clear_ratio"),
+            ("openclaw:hard_clear_ratio=-infinity", "hard_clear_ratio"),
+        ] {
+            let e = PolicySpec::parse(spec).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("bad value for `{key}` in `{spec}`: must be a fraction")), "{e}");
+        }
+        assert!(PolicySpec::parse("openclaw:soft_trim_ratio=0,hard_clear_ratio=1").is_ok());
+        for spec in ["openclaw:context_window=0", "openclaw:context_window=4611686018427387904"] {
+            let e = PolicySpec::parse(spec).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("bad value for `context_window` in `{spec}`")), "{e}");
+        }
+    }
+
+    #[test]
+    fn the_prefix_tree_finds_the_first_running_sum_above_a_bound() {
+        let mut seed = 7u64;
+        let mut tree = PrefixMax::default();
+        let mut values: Vec<i64> = Vec::new();
+        for step in 0..300 {
+            let value = (draw(&mut seed, 200) as i64) - 60;
+            if step % 3 == 2 {
+                let at = draw(&mut seed, values.len() as u64) as usize;
+                values[at] = value;
+                tree.set(at, value);
+            } else {
+                values.push(value);
+                tree.push(value);
+            }
+            for bound in [-100, -1, 0, 50, 500, 5_000] {
+                let mut sum = 0;
+                let expected = values.iter().position(|v| {
+                    sum += v;
+                    sum > bound
+                });
+                assert_eq!(tree.first_above(bound), expected, "{values:?} above {bound}");
+            }
+        }
+    }
+
+    /// The policy as first written, recomputing everything from the view before every request:
+    /// what the tracked state must agree with.
+    struct Reference(OpenClaw);
+
+    enum Was {
+        Keep,
+        Trim(String),
+        Clear,
+    }
+
+    impl Reference {
+        fn eligible(&self, view: &View<'_>, r: &ResultState<'_>) -> bool {
+            let p = &self.0;
+            let before_cutoff = p.keep_last_assistants == 0
+                || r.assistant_messages + p.keep_last_assistants <= view.assistant_messages;
+            before_cutoff
+                && r.turn >= 1
+                && r.result.images == 0
+                && matches!(r.content, Content::Present(_) | Content::Replaced(_))
+                && p.tool_prunable(r.tool())
+        }
+    }
+
+    impl Policy for Reference {
+        fn sticky(&self) -> bool {
+            self.0.sticky
+        }
+
+        fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
+            let Some(gap) = self.0.gaps.gap(view) else { return };
+            let p = &self.0;
+            if gap < p.ttl || view.assistant_messages < p.keep_last_assistants {
+                return;
+            }
+            let mut sent = view.context;
+            sent -= view.system;
+            let images: u64 = view.results.iter().map(|r| u64::from(r.result.images)).sum();
+            let mut total = OpenClaw::chars(view, &sent) + IMAGE_CHARS * images;
+            let ratio = |total: u64| total as f64 / p.window_chars as f64;
+            if ratio(total) < p.soft_trim_ratio {
+                return;
+            }
+            let mut prunable: Vec<(&ResultState<'_>, Was, u64)> = Vec::new();
+            for r in view.results.iter().filter(|r| self.eligible(view, r)) {
+                match r.content {
+                    Content::Present(c) => {
+                        let before = OpenClaw::chars(view, &c);
+                        match p.soft_trim(&r.result.text) {
+                            Some(trimmed) => {
+                                let after = OpenClaw::chars(view, &view.measure(&trimmed));
+                                total = total + after - before;
+                                prunable.push((r, Was::Trim(trimmed), after));
+                            }
+                            None => prunable.push((r, Was::Keep, before)),
+                        }
+                    }
+                    Content::Replaced(m) => prunable.push((r, Was::Keep, OpenClaw::chars(view, &m))),
+                    Content::None | Content::Pruned => {}
+                }
+            }
+            if p.hard_clear && ratio(total) >= p.hard_clear_ratio {
+                let prunable_chars: u64 = prunable.iter().map(|(_, _, chars)| chars).sum();
+                if prunable_chars >= p.min_prunable_tool_chars {
+                    let cleared = view.measure(&p.placeholder);
+                    let placeholder = OpenClaw::chars(view, &cleared);
+                    for (r, fate, chars) in &mut prunable {
+                        if ratio(total) < p.hard_clear_ratio {
+                            break;
+                        }
+                        if r.content == Content::Replaced(cleared) {
+                            continue;
+                        }
+                        *fate = Was::Clear;
+                        total = total + placeholder - *chars;
+                    }
+                }
+            }
+            for (r, fate, _) in prunable {
+                match fate {
+                    Was::Keep => {}
+                    Was::Trim(text) => edits.push(Edit::Replace(r.index, text)),
+                    Was::Clear => edits.push(Edit::Replace(r.index, p.placeholder.clone())),
+                }
+            }
+        }
+
+        fn warnings(&self) -> Vec<String> {
+            self.0.warnings()
+        }
+    }
+
+    /// Records the edits in force before each request by result index: a non-sticky set merged
+    /// into the previous one after [`Edit::KeepPrevious`], which it counts.
+    struct InForce {
+        inner: Box<dyn Policy>,
+        log: Vec<BTreeMap<usize, String>>,
+        previous: BTreeMap<usize, String>,
+        compactions: usize,
+        kept: usize,
+    }
+
+    impl Policy for InForce {
+        fn sticky(&self) -> bool {
+            self.inner.sticky()
+        }
+
+        fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
+            self.inner.before_request(view, edits);
+            if view.compactions != self.compactions {
+                self.previous.clear();
+                self.compactions = view.compactions;
+            }
+            let keep = !self.inner.sticky() && edits.contains(&Edit::KeepPrevious);
+            self.kept += usize::from(keep);
+            let mut set = if keep { self.previous.clone() } else { BTreeMap::new() };
+            for e in edits.iter() {
+                match e {
+                    Edit::Replace(i, text) => set.insert(*i, text.clone()),
+                    Edit::KeepPrevious => None,
+                    other => panic!("openclaw only replaces contents: {other:?}"),
+                };
+            }
+            self.previous = set.clone();
+            self.log.push(set);
+        }
+    }
+
+    /// A pseudo-random draw below `n` (a linear congruential generator: the same seed, the same
+    /// conversation).
+    fn draw(state: &mut u64, n: u64) -> u64 {
+        *state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        (*state >> 33) % n.max(1)
+    }
+
+    /// A conversation drawn from `seed`: results of every size (unsplit ones, ones shorter than a
+    /// placeholder, non-ASCII ones, ones with images, a result before the first user message),
+    /// replies, new human turns, idle gaps, untimed requests and, for some seeds, compactions.
+    fn generated(seed: u64) -> Convo {
+        let mut s = seed;
+        let mut c = Convo::new().system("sys").tool("read", text(400)).at(0.0).request().user("go");
+        let mut minute = 0.0;
+        for step in 0..70 {
+            match draw(&mut s, 12) {
+                0 => c = c.user("more"),
+                1 | 2 => c = c.assistant("ok"),
+                3 if step > 20 && seed % 3 == 0 => c = c.compaction("summary"),
+                _ => {}
+            }
+            for _ in 0..1 + usize::from(draw(&mut s, 5) == 0) {
+                let bytes = [4, 30, 120, 300, 900][draw(&mut s, 5) as usize] + draw(&mut s, 50) as usize;
+                let output = if draw(&mut s, 4) == 0 { "é🦀x".repeat(bytes / 8 + 1) } else { text(bytes) };
+                let tool = ["read", "bash", "grep"][draw(&mut s, 3) as usize];
+                c = if draw(&mut s, 12) == 0 {
+                    c.tool_with_images(tool, output, 1)
+                } else {
+                    c.tool(tool, output)
+                };
+            }
+            minute += [0.1, 0.5, 2.0, 7.0][draw(&mut s, 4) as usize];
+            c = if draw(&mut s, 15) == 0 { c.untimed() } else { c.at(minute) };
+            c = c.request();
+        }
+        c
+    }
+
+    /// Specs that make every branch fire on [`generated`] conversations, sticky and not.
+    fn specs() -> Vec<String> {
+        let trim = "soft_trim_max_chars=100,soft_trim_head_chars=20,soft_trim_tail_chars=20";
+        let long = "p".repeat(150);
+        let base = [
+            format!("openclaw:ttl=1m,context_window=1000,{trim},min_prunable_tool_chars=0"),
+            "openclaw:ttl=0,context_window=1000,min_prunable_tool_chars=0".to_owned(),
+            format!("openclaw:ttl=0,context_window=2000,keep_last_assistants=0,{trim},min_prunable_tool_chars=3000"),
+            format!("openclaw:ttl=0,context_window=1500,keep_last_assistants=1,{trim},tools_deny=grep"),
+            format!(
+                "openclaw:ttl=3m,context_window=800,soft_trim_ratio=0.1,hard_clear_ratio=0.9,placeholder={long},\
+                 min_prunable_tool_chars=0"
+            ),
+            format!("openclaw:ttl=0,context_window=1500,hard_clear=false,{trim}"),
+            format!("openclaw:ttl=0,context_window=3000,soft_trim_ratio=0,hard_clear_ratio=0,{trim},tools_allow=read"),
+            "openclaw:ttl=0,context_window=3000,soft_trim_ratio=1,hard_clear_ratio=1,min_prunable_tool_chars=0"
+                .to_owned(),
+        ];
+        base.iter().flat_map(|s| [s.clone(), format!("{s},sticky=true")]).collect()
+    }
+
+    /// Replays `convo` under `policy`: the run, the edits in force before each request, the
+    /// warnings and how many requests kept the previous set.
+    fn replay_in_force(
+        convo: Convo,
+        policy: Box<dyn Policy>,
+        decide: DecideWith,
+    ) -> (Run, Vec<BTreeMap<usize, String>>, Vec<String>, usize) {
+        let meter = meter(decide);
+        let conversation = Conversation { id: "main".into(), items: convo.items(), recorded_total: None };
+        let measured = MeasuredConversation::new(&conversation, &meter, &MeasureOptions::default());
+        let mut recorder =
+            InForce { inner: policy, log: Vec::new(), previous: BTreeMap::new(), compactions: 0, kept: 0 };
+        let run = replay(&measured, THRESHOLD, &mut recorder, &meter);
+        (run, recorder.log, recorder.inner.warnings(), recorder.kept)
+    }
+
+    #[test]
+    fn the_tracked_state_edits_exactly_as_recomputing_every_request_does() {
+        let (mut trims, mut clears, mut kept) = (0, 0, 0);
+        for spec in specs() {
+            let parsed = PolicySpec::parse(&spec).unwrap_or_else(|e| panic!("{e}"));
+            for seed in 0..9 {
+                for decide in [DecideWith::Anchor, DecideWith::Real] {
+                    let direct = Box::new(Reference(OpenClaw::from_params(&parsed.params).unwrap()));
+                    let (run, log, warnings, _) = replay_in_force(generated(seed), direct, decide);
+                    let tracked = replay_in_force(generated(seed), parsed.build(), decide);
+                    let case = format!("{spec}, seed {seed}, {decide:?}");
+                    for (k, (got, want)) in tracked.1.iter().zip(&log).enumerate() {
+                        assert_eq!(got, want, "edits in force before request {k}: {case}");
+                    }
+                    assert_eq!(tracked.0, run, "{case}");
+                    assert_eq!(tracked.2, warnings, "{case}");
+                    let placeholders =
+                        log.iter().flatten().filter(|(_, t)| t.starts_with("[Old") || t.starts_with("ppp"));
+                    clears += placeholders.count();
+                    trims += log.iter().flatten().filter(|(_, t)| t.ends_with("chars.]")).count();
+                    kept += tracked.3;
+                }
+            }
+        }
+        // The comparison means something only if the branches ran.
+        assert!(
+            trims > 1_000 && clears > 1_000 && kept > 1_000,
+            "{trims} trims, {clears} clears, {kept} kept"
         );
     }
 }
