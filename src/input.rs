@@ -160,11 +160,11 @@ pub fn discover(paths: &[PathBuf]) -> Discovered {
 /// a session would weigh double in every total. A file kept is explicit if any of its names was.
 /// One `stat` per file (the 2,492 files of the generated 1 GB corpus: about a millisecond).
 fn read_once(found: &mut Discovered) {
-    let mut first: std::collections::BTreeMap<DirId, usize> = std::collections::BTreeMap::new();
+    let mut first: std::collections::BTreeMap<FileId, usize> = std::collections::BTreeMap::new();
     let (mut files, mut explicit) = (Vec::with_capacity(found.files.len()), Vec::new());
     for (path, named) in std::mem::take(&mut found.files).into_iter().zip(std::mem::take(&mut found.explicit))
     {
-        let Ok(id) = dir_id(&path) else {
+        let Ok(id) = file_id(&path) else {
             files.push(path);
             explicit.push(named);
             continue;
@@ -194,30 +194,30 @@ fn read_once(found: &mut Discovered) {
 /// What tells a directory (or a file) apart however it is reached: its device and inode where
 /// there are such (one `stat`), its canonical path elsewhere.
 #[cfg(unix)]
-type DirId = (u64, u64);
+type FileId = (u64, u64);
 #[cfg(not(unix))]
-type DirId = PathBuf;
+type FileId = PathBuf;
 
 #[cfg(unix)]
-fn dir_id(dir: &Path) -> std::io::Result<DirId> {
+fn file_id(path: &Path) -> std::io::Result<FileId> {
     use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(dir).map(|m| (m.dev(), m.ino()))
+    std::fs::metadata(path).map(|m| (m.dev(), m.ino()))
 }
 
 #[cfg(not(unix))]
-fn dir_id(dir: &Path) -> std::io::Result<DirId> {
-    dir.canonicalize()
+fn file_id(path: &Path) -> std::io::Result<FileId> {
+    path.canonicalize()
 }
 
 /// Walks `dir`, unless it was walked already (following a symlinked directory twice would loop).
-/// A directory is known by [`DirId`]. Canonical paths told before, but `canonicalize` reads every
+/// A directory is known by [`FileId`]. Canonical paths told before, but `canonicalize` reads every
 /// component of every directory's path as a link: the generated 1 GB corpus (2,492 files in 3,764
 /// directories) took 27,780 `readlink` calls (`strace -c`), and its walk went from 57–70 ms to
 /// 30–31 ms without them (the shared corpus's from 1.1–1.6 to 0.65–0.7 ms; three runs each, a
 /// throwaway timestamp patch). An entry's type comes with the directory listing; only a symbolic
 /// link is followed with a `stat`.
-fn walk(dir: &Path, seen: &mut BTreeSet<DirId>, found: &mut Discovered) {
-    match dir_id(dir) {
+fn walk(dir: &Path, seen: &mut BTreeSet<FileId>, found: &mut Discovered) {
+    match file_id(dir) {
         Ok(id) => {
             if !seen.insert(id) {
                 return;
@@ -335,9 +335,8 @@ pub fn load(path: &Path, forced: Option<&'static dyn Format>) -> Result<Trace, T
     let mut trace = format.read(&mut reader, path).map_err(|e| locate(e, path))?;
     if let Some(detected) = detected {
         let requests: usize = trace.conversations.iter().map(|c| c.requests()).sum();
-        let other = detected.filter(|d| d.name() != format.name());
-        if requests == 0 && (other.is_some() || detected.is_none()) {
-            let reads_as = match other {
+        if requests == 0 && detected.is_none_or(|d| d.name() != format.name()) {
+            let reads_as = match detected {
                 Some(d) => format!("it reads as `{}`", d.name()),
                 None => "no format recognises it".to_owned(),
             };

@@ -325,7 +325,8 @@ fn parse_yaml_within(text: &str, limit: u64) -> Result<(Value, Vec<usize>), (usi
     let mut parser = Parser::new_from_str(text);
     // Events are pulled one by one rather than through `Parser::load`, which recurses once per
     // nesting level (a stack overflow, on a worker thread's stack, at a few thousand levels) and
-    // cannot stop at the first error. As `load` did, reading stops after the first document.
+    // cannot stop at the first error. As `load` did, reading stops after the first document: a
+    // second one in the file is not read.
     while builder.error.is_none() {
         let (event, mark) = parser.next_token().map_err(|e| {
             (
@@ -481,9 +482,6 @@ impl MarkedEventReceiver for YamlToJson {
                 if let Some((value, bytes)) = self.expand(id, mark) {
                     self.insert(value, bytes, 0, mark);
                 }
-            }
-            Event::DocumentStart if self.root.is_some() => {
-                self.error = Some((mark.line(), "more than one YAML document; a cassette is one".into()));
             }
             _ => {}
         }
