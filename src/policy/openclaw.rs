@@ -566,7 +566,7 @@ mod tests {
     use crate::measure::{MeasureOptions, MeasuredConversation};
     use crate::model::Conversation;
     use crate::policy::PolicySpec;
-    use crate::policy::testing::{Convo, THRESHOLD, meter, replay_spec, text};
+    use crate::policy::testing::{Convo, THRESHOLD, draw, meter, replay_spec, text};
     use crate::replay::replay;
     use crate::result::Run;
     use crate::tokens::DecideWith;
@@ -839,13 +839,6 @@ mod tests {
             self.previous = set.clone();
             self.log.push(set);
         }
-    }
-
-    /// A pseudo-random draw below `n` (a linear congruential generator: the same seed, the same
-    /// conversation).
-    fn draw(state: &mut u64, n: u64) -> u64 {
-        *state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-        (*state >> 33) % n.max(1)
     }
 
     /// A conversation drawn from `seed`: results of every size (unsplit ones, ones shorter than a

@@ -19,8 +19,16 @@
 //! first request of the next human turn, and the turns it protects are the two before that new
 //! one (the new user message did not exist yet when prune ran). Nothing is pruned inside a turn, so
 //! a single-turn session (a headless run, a subagent) is never pruned.
+//!
+//! Cost in the replay: opencode walks the whole history back to the last pruned output at every
+//! turn's end, so a long session that never reaches `minimum` is walked again and again. The
+//! replay gets the same answer without the walk: it keeps running sums of the estimates as results
+//! arrive (each result is looked at once), finds where the walk would pass `protect` by binary
+//! search, and touches only the outputs it prunes, each once; a test keeps the walk as written
+//! and checks that both prune the same outputs before every request.
 
-use super::{Content, Edit, Estimator, Kind, Param, Policy, View};
+use super::{Content, Edit, Estimator, Kind, Param, Params, Policy, View};
+use crate::error::SpecError;
 
 /// The text opencode sends for a pruned tool output.
 pub const PLACEHOLDER: &str = "[Old tool result content cleared]";
@@ -50,15 +58,7 @@ pub const KIND: Kind = Kind {
         },
         Param { key: "placeholder", default: PLACEHOLDER, about: "text sent in place of a pruned output" },
     ],
-    build: |p| {
-        Ok(Box::new(OpenCode {
-            protect: p.get("protect")?,
-            minimum: p.get("minimum")?,
-            turns: p.at_least("turns", 1)?,
-            protected_tools: p.list("protected_tools"),
-            placeholder: p.text("placeholder").to_owned(),
-        }))
-    },
+    build: |p| Ok(Box::new(OpenCode::from_params(p)?)),
 };
 
 /// opencode's end-of-turn prune.
@@ -68,10 +68,81 @@ pub struct OpenCode {
     turns: usize,
     protected_tools: Vec<String>,
     placeholder: String,
+    seen: Seen,
+}
+
+/// What the walk needs of the results in the context (since the last compaction), kept as they
+/// arrive. Positions are offsets into [`View::results`], whose first result has conversation-wide
+/// index `first`.
+///
+/// Why this is the walk's answer: results arrive oldest first with non-decreasing turns, so the
+/// protected turns are a suffix of the context; an output is only ever pruned here, once, when it
+/// is outside that suffix, and the suffix only moves forward; so the walk's first pruned output,
+/// where it stops, is the newest one pruned, and everything between it and the suffix is as it
+/// arrived (its estimate unchanged, its content present or left whole by the split).
+#[derive(Debug, Default)]
+struct Seen {
+    /// Compactions met when these sums were started (a compaction restarts the context).
+    compactions: usize,
+    /// Conversation-wide index of the context's first result.
+    first: usize,
+    /// `counted[k]`: the estimates of the first `k` results that the walk counts (not errored,
+    /// not of a protected tool); one element more than results seen.
+    counted: Vec<u64>,
+    /// Positions of the counted results whose content is present (what a prune would clear).
+    prunable: Vec<usize>,
+    /// `prunable_sum[k]`: the estimates of the first `k` of `prunable`.
+    prunable_sum: Vec<u64>,
+    /// How many of `prunable` are pruned (always the oldest ones).
+    pruned: usize,
+}
+
+impl OpenCode {
+    fn from_params(p: &Params) -> Result<OpenCode, SpecError> {
+        Ok(OpenCode {
+            protect: p.get("protect")?,
+            minimum: p.get("minimum")?,
+            turns: p.at_least("turns", 1)?,
+            protected_tools: p.list("protected_tools"),
+            placeholder: p.text("placeholder").to_owned(),
+            seen: Seen::default(),
+        })
+    }
+
+    /// Brings [`Seen`] up to the results in `view`: restarted after a compaction, extended by the
+    /// results that arrived since the last request.
+    fn catch_up(&mut self, view: &View<'_>) {
+        let first = view.results.first().map_or(0, |r| r.index);
+        let seen = &mut self.seen;
+        let restarted = seen.compactions != view.compactions
+            || seen.first != first
+            || seen.counted.len() > view.results.len() + 1;
+        if restarted || seen.counted.is_empty() {
+            *seen = Seen {
+                compactions: view.compactions,
+                first,
+                counted: vec![0],
+                prunable_sum: vec![0],
+                ..Seen::default()
+            };
+        }
+        for (position, r) in view.results.iter().enumerate().skip(seen.counted.len() - 1) {
+            let counted = !r.result.is_error && !self.protected_tools.iter().any(|t| t == r.tool());
+            let estimate = if counted { view.tokens(Estimator::OpenCode, &r.output()) } else { 0 };
+            let total = seen.counted.last().copied().unwrap_or(0) + estimate;
+            seen.counted.push(total);
+            if counted && matches!(r.content, Content::Present(_)) {
+                seen.prunable.push(position);
+                let sum = seen.prunable_sum.last().copied().unwrap_or(0) + estimate;
+                seen.prunable_sum.push(sum);
+            }
+        }
+    }
 }
 
 impl Policy for OpenCode {
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
+        self.catch_up(view);
         // Prune ran when the previous turn ended: only at the first request of a new human turn.
         if !view.turn_start || view.request == 0 {
             return;
@@ -79,37 +150,36 @@ impl Policy for OpenCode {
         // At prune time the newest user turn was the one that just ended (view.turn - 1).
         let last_ended = view.turn.saturating_sub(1);
         let protected_from = (last_ended + 1).saturating_sub(self.turns);
-        let (mut total, mut pruned) = (0u64, 0u64);
-        let mut to_prune = Vec::new();
-        for r in view.results.iter().rev() {
-            if r.turn >= protected_from {
-                continue;
-            }
-            if r.result.is_error || self.protected_tools.iter().any(|t| t == r.tool()) {
-                continue;
-            }
-            if matches!(r.content, Content::Pruned | Content::Replaced(_)) {
-                break;
-            }
-            let estimate = view.tokens(Estimator::OpenCode, &r.output());
-            total += estimate;
-            if total <= self.protect {
-                continue;
-            }
-            if let Content::Present(_) = r.content {
-                pruned += estimate;
-                to_prune.push(r.index);
-            }
+        let seen = &mut self.seen;
+        // The walk covers the results from just after the newest pruned one up to the protected
+        // turns, newest first, adding up estimates; an output joins the prune list once the sum
+        // (its own estimate included) exceeds `protect`, and so does every older one: the
+        // unpruned prunable outputs below `over`, `prunable[pruned..upto]`.
+        let end = view.results.partition_point(|r| r.turn < protected_from);
+        let total = seen.counted[end];
+        // The walk's sum at position j is total - counted[j]: it exceeds `protect` for the
+        // positions below `over` (counted is non-decreasing).
+        let over = seen.counted[..end].partition_point(|&c| c.saturating_add(self.protect) < total);
+        let upto = seen.prunable.partition_point(|&position| position < over);
+        if upto <= seen.pruned {
+            return;
         }
+        let pruned = seen.prunable_sum[upto] - seen.prunable_sum[seen.pruned];
         if pruned > self.minimum {
-            edits.extend(to_prune.into_iter().rev().map(|i| Edit::Replace(i, self.placeholder.clone())));
+            for &position in &seen.prunable[seen.pruned..upto] {
+                edits.push(Edit::Replace(view.results[position].index, self.placeholder.clone()));
+            }
+            seen.pruned = upto;
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::policy::testing::{Convo, replay_spec, text};
+    use super::{Content, Edit, Estimator, OpenCode, Policy, View};
+    use crate::policy::PolicySpec;
+    use crate::policy::testing::{Convo, draw, replay_policy, replay_spec, text};
+    use crate::tokens::DecideWith;
 
     /// 4,000 chars: round(4000/4) = 1,000 estimated tokens each.
     const K: usize = 4_000;
@@ -220,5 +290,94 @@ mod tests {
         let r = replay_spec(c, "opencode:protect=0,minimum=0,turns=1");
         assert_eq!(r.cleared_before(5), [0, 1]);
         assert_eq!(r.cleared_before(6), [2]);
+    }
+
+    /// `prune()` as opencode writes it, walking the whole history back at every turn's end: what
+    /// the running sums must agree with.
+    struct Walk(OpenCode);
+
+    impl Policy for Walk {
+        fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
+            let p = &self.0;
+            if !view.turn_start || view.request == 0 {
+                return;
+            }
+            let last_ended = view.turn.saturating_sub(1);
+            let protected_from = (last_ended + 1).saturating_sub(p.turns);
+            let (mut total, mut pruned) = (0u64, 0u64);
+            let mut to_prune = Vec::new();
+            for r in view.results.iter().rev() {
+                if r.turn >= protected_from {
+                    continue;
+                }
+                if r.result.is_error || p.protected_tools.iter().any(|t| t == r.tool()) {
+                    continue;
+                }
+                if matches!(r.content, Content::Pruned | Content::Replaced(_)) {
+                    break;
+                }
+                let estimate = view.tokens(Estimator::OpenCode, &r.output());
+                total += estimate;
+                if total <= p.protect {
+                    continue;
+                }
+                if let Content::Present(_) = r.content {
+                    pruned += estimate;
+                    to_prune.push(r.index);
+                }
+            }
+            if pruned > p.minimum {
+                edits.extend(to_prune.into_iter().rev().map(|i| Edit::Replace(i, p.placeholder.clone())));
+            }
+        }
+    }
+
+    /// A session of many short turns: outputs below and above the split threshold, errors, the
+    /// protected `skill` tool, and compactions in some seeds.
+    fn generated(seed: u64) -> Convo {
+        let mut s = seed;
+        let mut c = Convo::new().system("sys").user("go").request();
+        for step in 0..120 {
+            match draw(&mut s, 6) {
+                0 | 1 => c = c.user("more").request(),
+                2 if step > 40 && seed % 3 == 0 && draw(&mut s, 8) == 0 => c = c.compaction("summary"),
+                _ => {}
+            }
+            let bytes = [4, 30, 400, 1_200, 4_000][draw(&mut s, 5) as usize] + draw(&mut s, 50) as usize;
+            let output = if draw(&mut s, 4) == 0 { "é🦀x".repeat(bytes / 8 + 1) } else { text(bytes) };
+            let tool = ["read", "bash", "skill"][draw(&mut s, 3) as usize];
+            c = if draw(&mut s, 10) == 0 { c.tool_error(tool, output) } else { c.tool(tool, output) };
+            c = c.request();
+        }
+        c
+    }
+
+    #[test]
+    fn the_running_sums_prune_what_the_walk_prunes() {
+        let specs = [
+            "opencode",
+            "opencode:protect=0,minimum=0",
+            "opencode:protect=1000,minimum=0,turns=1",
+            "opencode:protect=2000,minimum=3000",
+            "opencode:protect=500,minimum=8000,turns=3,protected_tools=skill,bash",
+            "opencode:protect=4000,minimum=100,protected_tools=",
+        ];
+        let mut replaced = 0;
+        for spec in specs {
+            let parsed = PolicySpec::parse(spec).unwrap_or_else(|e| panic!("{e}"));
+            for seed in 0..12 {
+                for decide in [DecideWith::Anchor, DecideWith::Real] {
+                    let reference = Walk(OpenCode::from_params(&parsed.params).unwrap());
+                    let walk = replay_policy(generated(seed), Box::new(reference), decide);
+                    let sums = replay_policy(generated(seed), parsed.build(), decide);
+                    let case = format!("{spec}, seed {seed}, {decide:?}");
+                    assert_eq!(sums.edits, walk.edits, "{case}");
+                    assert_eq!(sums.run, walk.run, "{case}");
+                    replaced += walk.edits.iter().flatten().count();
+                }
+            }
+        }
+        // The comparison means something only if prunes happened.
+        assert!(replaced > 2_000, "{replaced} outputs replaced");
     }
 }

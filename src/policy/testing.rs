@@ -244,13 +244,18 @@ impl Policy for Recorder<'_> {
 
 /// Replays `convo` under `spec` at [`THRESHOLD`], deciding as `decide` says.
 pub fn replay_with(convo: Convo, spec: &str, decide: DecideWith) -> Replayed {
+    let spec = PolicySpec::parse(spec).unwrap_or_else(|e| panic!("{e}"));
+    replay_policy(convo, spec.build(), decide)
+}
+
+/// Replays `convo` under `policy` at [`THRESHOLD`], deciding as `decide` says (for a policy built
+/// without a spec, such as a test's reference implementation).
+pub fn replay_policy(convo: Convo, policy: Box<dyn Policy>, decide: DecideWith) -> Replayed {
     let meter = meter(decide);
     let conversation = Conversation { id: "main".into(), items: convo.items(), recorded_total: None };
     let measured = MeasuredConversation::new(&conversation, &meter, &MeasureOptions::default());
-    let spec = PolicySpec::parse(spec).unwrap_or_else(|e| panic!("{e}"));
     let mut edits = Vec::new();
-    let mut recorder =
-        Recorder { inner: spec.build(), log: &mut edits, previous: Vec::new(), compactions: 0 };
+    let mut recorder = Recorder { inner: policy, log: &mut edits, previous: Vec::new(), compactions: 0 };
     let run = replay(&measured, THRESHOLD, &mut recorder, &meter);
     let warnings = recorder.warnings();
     Replayed { run, edits, warnings }
@@ -259,4 +264,11 @@ pub fn replay_with(convo: Convo, spec: &str, decide: DecideWith) -> Replayed {
 /// Replays `convo` under `spec`, each policy deciding with its anchor's estimator.
 pub fn replay_spec(convo: Convo, spec: &str) -> Replayed {
     replay_with(convo, spec, DecideWith::Anchor)
+}
+
+/// A pseudo-random draw below `n` (a linear congruential generator: the same seed, the same
+/// conversation), for generated test conversations.
+pub fn draw(state: &mut u64, n: u64) -> u64 {
+    *state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+    (*state >> 33) % n.max(1)
 }
