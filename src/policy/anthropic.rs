@@ -28,6 +28,7 @@
 //!   measured on the already-cleared context.
 
 use super::{Content, Edit, Estimator, Kind, Param, Policy, ResultState, View};
+use crate::tokens::Measure;
 
 /// Our choice of placeholder (the API's text is not published).
 pub const PLACEHOLDER: &str = "[Old tool result content cleared]";
@@ -95,6 +96,7 @@ pub const KIND: Kind = Kind {
             sticky: p.get("sticky")?,
             cleared_upto: 0,
             edited_upto: 0,
+            placeholder_measure: None,
         }))
     },
 };
@@ -116,6 +118,8 @@ pub struct Anthropic {
     /// [`Edit::KeepPrevious`], which gives the same requests as resending the whole set, in time
     /// linear in the trace).
     edited_upto: usize,
+    /// The placeholder as the replay's meter measures it (measured once, at the first clear).
+    placeholder_measure: Option<Measure>,
 }
 
 impl Anthropic {
@@ -140,8 +144,10 @@ impl Policy for Anthropic {
             if let Some(last) = keep_from.checked_sub(1).map(|i| &view.results[i]) {
                 let boundary = last.index + 1;
                 if boundary > self.cleared_upto {
-                    let placeholder = view.tokens(Estimator::Real, &view.measure(&self.placeholder));
-                    let uncleared = view.results.partition_point(|r| r.index < self.cleared_upto);
+                    let measured =
+                        *self.placeholder_measure.get_or_insert_with(|| view.measure(&self.placeholder));
+                    let placeholder = view.tokens(Estimator::Real, &measured);
+                    let uncleared = view.position(self.cleared_upto);
                     let gain: u64 = view.results[uncleared.min(keep_from)..keep_from]
                         .iter()
                         .filter(|r| self.clearable(r))
@@ -168,7 +174,7 @@ impl Policy for Anthropic {
         if !self.sticky {
             edits.push(Edit::KeepPrevious);
         }
-        let first = view.results.partition_point(|r| r.index < self.edited_upto);
+        let first = view.position(self.edited_upto);
         for r in view.results[first..].iter().take_while(|r| r.index < self.cleared_upto) {
             if self.clearable(r) {
                 edits.push(Edit::Replace(r.index, self.placeholder.clone()));

@@ -23,6 +23,7 @@
 //! `ceil(content / 4) − ceil(placeholder / 4)`.
 
 use super::{Content, Edit, Estimator, Kind, Param, Policy, View};
+use crate::tokens::Measure;
 
 /// LangChain's `DEFAULT_TOOL_PLACEHOLDER`.
 pub const PLACEHOLDER: &str = "[cleared]";
@@ -67,6 +68,7 @@ pub const KIND: Kind = Kind {
             considered: 0,
             cleared: 0,
             compactions: 0,
+            placeholder_measure: None,
         }))
     },
 };
@@ -88,6 +90,8 @@ pub struct LangChain {
     cleared: u64,
     /// Compactions seen: a new one starts a context with nothing cleared.
     compactions: usize,
+    /// The placeholder as the replay's meter measures it (measured once, at the first clear).
+    placeholder_measure: Option<Measure>,
 }
 
 impl Policy for LangChain {
@@ -115,7 +119,8 @@ impl Policy for LangChain {
         if self.clear_at_least > 0 && self.cleared >= self.clear_at_least {
             return;
         }
-        let placeholder = view.tokens(Estimator::LangChain, &view.measure(&self.placeholder));
+        let measured = *self.placeholder_measure.get_or_insert_with(|| view.measure(&self.placeholder));
+        let placeholder = view.tokens(Estimator::LangChain, &measured);
         let start = self.considered.min(candidates);
         for (k, r) in view.results[start..candidates].iter().enumerate() {
             self.considered = start + k + 1;

@@ -175,6 +175,14 @@ impl View<'_> {
         self.results.get(index.checked_sub(first)?)
     }
 
+    /// How many results in the context have a conversation-wide index below `index` (the position
+    /// where result `index` is or would be): the context's results have consecutive indices, so
+    /// no search is needed.
+    pub fn position(&self, index: usize) -> usize {
+        let first = self.results.first().map_or(0, |r| r.index);
+        index.saturating_sub(first).min(self.results.len())
+    }
+
     /// Whether policies decide with their own anchor's estimator (the default).
     pub fn anchored(&self) -> bool {
         self.decide == DecideWith::Anchor
