@@ -265,7 +265,7 @@ impl Policy for Observed<'_> {
             self.previous_tokens = (0, 0);
         }
         let first = view.results.first().map_or(self.next, |r| r.index);
-        for r in &view.results[self.next.saturating_sub(first).min(view.results.len())..] {
+        for r in &view.results[view.position(self.next)..] {
             if r.original.is_some() {
                 self.split_summaries += r.summary.tokens;
             }

@@ -38,9 +38,7 @@ impl Policy for Budget {
         if size <= self.max {
             return;
         }
-        let Some(first) = view.results.first() else { return };
-        let start = self.next.saturating_sub(first.index).min(view.results.len());
-        for r in &view.results[start..] {
+        for r in &view.results[view.position(self.next)..] {
             if size <= self.target {
                 break;
             }

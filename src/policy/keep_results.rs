@@ -21,10 +21,8 @@ pub struct KeepResults {
 
 impl Policy for KeepResults {
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
-        let Some(first) = view.results.first() else { return };
         let keep_from = view.results.len().saturating_sub(self.n);
-        let start = self.next.saturating_sub(first.index).min(keep_from);
-        for r in &view.results[start..keep_from] {
+        for r in &view.results[view.position(self.next).min(keep_from)..keep_from] {
             if matches!(r.content, Content::Present(_)) {
                 edits.push(Edit::Prune(r.index));
             }

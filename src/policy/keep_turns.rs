@@ -41,9 +41,7 @@ impl KeepTurns {
 
 impl Policy for KeepTurns {
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
-        let Some(first) = view.results.first() else { return };
-        let start = self.next.saturating_sub(first.index);
-        for r in &view.results[start.min(view.results.len())..] {
+        for r in &view.results[view.position(self.next)..] {
             if view.request - r.first_request < self.n {
                 break;
             }

@@ -79,9 +79,7 @@ pub struct Masking {
 impl Policy for Masking {
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
         let cut = view.events.saturating_sub(self.window);
-        let Some(first) = view.results.first() else { return };
-        let start = self.next.saturating_sub(first.index).min(view.results.len());
-        for r in &view.results[start..] {
+        for r in &view.results[view.position(self.next)..] {
             if r.event >= cut {
                 break;
             }
@@ -117,9 +115,7 @@ impl Policy for Amortized {
         }
         let target = self.max_size / 2;
         self.forgotten_upto = view.events - (target - self.keep_first);
-        let Some(first) = view.results.first() else { return };
-        let start = self.next.saturating_sub(first.index).min(view.results.len());
-        for r in &view.results[start..] {
+        for r in &view.results[view.position(self.next)..] {
             if r.event >= self.forgotten_upto {
                 break;
             }
