@@ -2,7 +2,8 @@
 //! and decides the exit code. The only place (with `main.rs`) that prints.
 //!
 //! Exit codes: 0 when every input was read, 1 when some input failed (the others are still
-//! reported), 2 for usage errors (bad flags, policy specs or output paths).
+//! reported; when every path named failed and none gave a file to read, nothing is written),
+//! 2 for usage errors (bad flags, policy specs or output paths).
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -93,19 +94,37 @@ impl<T> Loaded<T> {
     }
 }
 
-/// Finds, loads and measures the inputs (with a progress bar on stderr when it is a terminal) and
+/// Loads and measures the inputs found (with a progress bar on stderr when it is a terminal) and
 /// hands each measured file (its warnings and error already taken out) to `f` with the meter,
 /// keeping only what `f` returns: memory holds the files being worked on and those results, not
 /// the corpus, unless `f` keeps the file.
 pub fn load_each<T: Send>(
     input: &InputConfig,
+    found: &Discovered,
     f: impl Fn(MeasuredFile, &Meter) -> T + Sync,
 ) -> Result<Loaded<T>> {
     let meter = meter(input)?;
-    Ok(load_found_each(input, &input::discover(&input.source.paths), meter, "measuring", |_, file, meter| {
-        f(file, meter)
-    }))
+    Ok(load_found_each(input, found, meter, "measuring", |_, file, meter| f(file, meter)))
 }
+
+/// The inputs named on the command line, found ([`input::discover`]), or the exit code of a run
+/// that has nothing to read because every path named failed (a mistyped path, the default
+/// `traces/` away from the repository, an agent's folder that does not exist): the errors are
+/// printed and nothing is written, so an existing output or report is left as it is instead of
+/// being replaced by an empty one (decision). A folder that exists but holds no session is not a
+/// failure: its report is an empty one, as before.
+fn discover_or_stop(paths: &[std::path::PathBuf]) -> std::result::Result<Discovered, ExitCode> {
+    let found = input::discover(paths);
+    if !found.files.is_empty() || found.errors.is_empty() {
+        return Ok(found);
+    }
+    let mut errors = found.errors;
+    errors.push(NOTHING_READ.to_owned());
+    Err(print_problems(&found.warnings, &errors))
+}
+
+/// The last error of a run with no input to read ([`discover_or_stop`]).
+pub const NOTHING_READ: &str = "no input could be read: nothing written";
 
 /// [`load_each`] of files already found, with `meter` (whose count cache a second read reuses);
 /// `f` also gets the file's place among them.
@@ -239,8 +258,11 @@ fn holds(found: &Discovered, low_memory: bool) -> bool {
 
 fn sweep(c: SweepConfig) -> Result<ExitCode> {
     check_output(&c.output, &c.input.source.paths)?;
+    let found = match discover_or_stop(&c.input.source.paths) {
+        Ok(found) => found,
+        Err(code) => return Ok(code),
+    };
     with_jobs(c.input.source.jobs, || {
-        let found = input::discover(&c.input.source.paths);
         let speculation = Speculation::new(found.files.len());
         let keep = SweepKeep::of(&found, c.low_memory, &speculation);
         let Loaded { meter, files, errors, mut warnings } =
@@ -365,13 +387,18 @@ fn finish_sweep(
 
 fn compare(c: CompareConfig, cost: bool) -> Result<ExitCode> {
     check_output(&c.output, &c.input.source.paths)?;
+    let found = match discover_or_stop(&c.input.source.paths) {
+        Ok(found) => found,
+        Err(code) => return Ok(code),
+    };
     with_jobs(c.input.source.jobs, || {
         // Each file is replayed as soon as it is measured and then dropped: memory holds one small
         // result per conversation (run summaries, costs, prune events), not the corpus.
         let policies = analysis::compare::with_baseline(&c.settings.policies);
         let sources = analysis::compare::sources(&policies);
-        let mut loaded =
-            load_each(&c.input, |file, meter| replay_file(&file, &sources, &c.settings, meter, false))?;
+        let mut loaded = load_each(&c.input, &found, |file, meter| {
+            replay_file(&file, &sources, &c.settings, meter, false)
+        })?;
         let replayed = std::mem::take(&mut loaded.files).into_iter().flatten();
         let result = analysis::compare::add_up(replayed, &sources, &c.settings);
         if cost {
@@ -391,11 +418,15 @@ fn compare(c: CompareConfig, cost: bool) -> Result<ExitCode> {
 
 fn calibrate(c: CalibrateConfig) -> Result<ExitCode> {
     check_output(&c.output, &c.input.source.paths)?;
+    let found = match discover_or_stop(&c.input.source.paths) {
+        Ok(found) => found,
+        Err(code) => return Ok(code),
+    };
     with_jobs(c.input.source.jobs, || {
         // Each file's tool outputs are estimated as soon as it is measured, and the file dropped:
         // memory holds one small sample per tool output, not the corpus.
         let estimators = analysis::calibration::default_estimators();
-        let mut loaded = load_each(&c.input, |file, _| {
+        let mut loaded = load_each(&c.input, &found, |file, _| {
             let conversations: Vec<&MeasuredConversation> = file.conversations.iter().collect();
             analysis::calibration::samples(&conversations, &estimators)
         })?;
@@ -413,9 +444,9 @@ fn calibrate(c: CalibrateConfig) -> Result<ExitCode> {
     })
 }
 
-/// Creates the report directory (and `charts/` in it) before any work, refusing an input path.
-/// The check comes first: a refused report leaves nothing behind among the inputs.
-fn prepare_report_dir(out: &std::path::Path, inputs: &[std::path::PathBuf]) -> Result<()> {
+/// Refuses a report directory that overlaps an input path, before anything is read or written: a
+/// refused report leaves nothing behind among the inputs.
+fn check_report_dir(out: &std::path::Path, inputs: &[std::path::PathBuf]) -> Result<()> {
     let out = export::resolve(out)?;
     for input in inputs {
         if input.canonicalize().is_ok_and(|i| out == i || out.starts_with(&i) || i.starts_with(&out)) {
@@ -427,6 +458,11 @@ fn prepare_report_dir(out: &std::path::Path, inputs: &[std::path::PathBuf]) -> R
             .into());
         }
     }
+    Ok(())
+}
+
+/// Creates the report directory (and `charts/` in it) before any work, once the inputs are found.
+fn create_report_dir(out: &std::path::Path) -> Result<()> {
     std::fs::create_dir_all(out.join(crate::chart::DIR)).map_err(|e| {
         UsageError(format!(
             "cannot create the report directory {}: {}",
@@ -439,7 +475,12 @@ fn prepare_report_dir(out: &std::path::Path, inputs: &[std::path::PathBuf]) -> R
 
 fn report(c: ReportConfig) -> Result<ExitCode> {
     let meter_with_kept_counts = meter(&c.input)?;
-    prepare_report_dir(&c.out, &c.input.source.paths)?;
+    check_report_dir(&c.out, &c.input.source.paths)?;
+    let found = match discover_or_stop(&c.input.source.paths) {
+        Ok(found) => found,
+        Err(code) => return Ok(code),
+    };
+    create_report_dir(&c.out)?;
     with_jobs(c.input.source.jobs, || {
         // Each file is compared, calibrated and swept as soon as it is measured. Its runs' rows are
         // written to timeline.csv at once (in input order, through a temporary file renamed into
@@ -452,7 +493,6 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
             &Output::File(c.out.join(crate::report::TIMELINE_CSV)),
             &export::columns::timeline_csv_header()?,
         )?;
-        let found = input::discover(&c.input.source.paths);
         let speculation = Speculation::new(found.files.len());
         let keep = SweepKeep::of(&found, c.low_memory, &speculation);
         let policies = analysis::compare::with_baseline(&c.compare.policies);
@@ -587,13 +627,16 @@ fn report_settings(c: &ReportConfig) -> Vec<(String, String)> {
 
 fn reconcile(c: ReconcileConfig) -> Result<ExitCode> {
     check_output(&c.output, &c.source.paths)?;
+    let found = match discover_or_stop(&c.source.paths) {
+        Ok(found) => found,
+        Err(code) => return Ok(code),
+    };
     let mut meter = seeded(
         Meter::with_backend(c.source.tokenizer, c.source.tokenizer, c.source.counter),
         c.source.count_cache.as_deref(),
         &c.source.paths,
     )?;
     let run = || -> Result<ExitCode> {
-        let found = input::discover(&c.source.paths);
         let report = reconcile_files(&found, c.source.input_format, &meter, c.per_request, c.worst);
         let bytes = crate::export::reconcile::render(&report, c.format, c.per_request)?;
         c.output.write(&bytes)?;
@@ -605,9 +648,12 @@ fn reconcile(c: ReconcileConfig) -> Result<ExitCode> {
 
 fn replay(c: ReplayConfig) -> Result<ExitCode> {
     check_output(&c.output, &c.input.source.paths)?;
+    let found = match discover_or_stop(&c.input.source.paths) {
+        Ok(found) => found,
+        Err(code) => return Ok(code),
+    };
     with_jobs(c.input.source.jobs, || {
         let mut meter = meter(&c.input)?;
-        let found = input::discover(&c.input.source.paths);
         let job = Job {
             thresholds: vec![c.threshold],
             policies: c.policies.clone(),

@@ -616,6 +616,54 @@ fn a_folder_with_no_file_to_read_is_a_warning_and_the_other_inputs_are_replayed(
     }
 }
 
+/// The last error of a run that found nothing to read (`app::NOTHING_READ`).
+const NOTHING_READ: &str = "no input could be read: nothing written";
+
+#[test]
+fn a_path_that_does_not_exist_leaves_every_output_as_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("sesions");
+    let missing_error = format!("error: {}: no such file or directory\n", shown(&missing));
+    let commands: [&[&str]; 7] = [
+        &["replay", "--format", "csv"],
+        &["replay", "--per-request", "--format", "json"],
+        &["sweep", "--format", "json"],
+        &["compare", "--format", "json"],
+        &["cost", "--format", "csv"],
+        &["calibrate", "--format", "json"],
+        &["reconcile", "--format", "json"],
+    ];
+    for args in commands {
+        let output = write(dir.path(), "out.txt", "the previous run's output\n");
+        let out = ctxbudget().args(args).arg(&missing).arg("-o").arg(&output).output().unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(stderr, format!("{missing_error}error: {NOTHING_READ}\n"), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert_eq!(std::fs::read_to_string(&output).unwrap(), "the previous run's output\n", "{args:?}");
+    }
+    // A report directory is neither created nor touched.
+    let new_dir = dir.path().join("new-report");
+    let old_dir = dir.path().join("old-report");
+    std::fs::create_dir(&old_dir).unwrap();
+    let index = write(&old_dir, "index.html", "<p>the previous report</p>\n");
+    for out_dir in [&new_dir, &old_dir] {
+        let out = ctxbudget().arg("report").arg(&missing).arg("--out").arg(out_dir).output().unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(String::from_utf8(out.stderr).unwrap(), format!("{missing_error}error: {NOTHING_READ}\n"));
+        assert!(out.stdout.is_empty());
+    }
+    assert!(!new_dir.exists());
+    assert_eq!(std::fs::read_dir(&old_dir).unwrap().count(), 1);
+    assert_eq!(std::fs::read_to_string(&index).unwrap(), "<p>the previous report</p>\n");
+    // Beside a path that exists, the missing one is an error and the other is replayed.
+    let good = write(dir.path(), "s.jsonl", fixture("native/small.jsonl"));
+    let o = replay(&[&missing, &good], &[]);
+    assert_eq!(o.report.errors, [format!("{}: no such file or directory", shown(&missing))]);
+    assert_eq!(o.code, Some(1));
+    assert_only_replayed(&o, &good);
+}
+
 #[test]
 fn one_bad_file_among_good_ones_exits_1_and_every_good_one_is_reported() {
     let dir = tempfile::tempdir().unwrap();
@@ -781,7 +829,14 @@ fn a_file_symlink_loop_is_an_error_saying_so() {
     std::os::unix::fs::symlink(&b, &a).unwrap();
     std::os::unix::fs::symlink(&a, &b).unwrap();
     let loop_msg = "too many levels of symbolic links (a symlink loop: fix or remove the link)";
-    assert_error(&replay(&[&a], &[]), &format!("{}: {loop_msg}", shown(&a)));
+    // Named alone, it leaves nothing to read: nothing is written.
+    let out = ctxbudget().args([os("replay"), a.as_os_str(), os("--format"), os("json")]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!("error: {}: {loop_msg}\nerror: {NOTHING_READ}\n", shown(&a))
+    );
+    assert!(out.stdout.is_empty());
     // In a walk too: the link is named, and the walk goes on.
     write(dir.path(), "c.jsonl", fixture("native/small.jsonl"));
     let o = replay(&[dir.path()], &[]);
