@@ -2,8 +2,8 @@
 //! and decides the exit code. The only place (with `main.rs`) that prints.
 //!
 //! Exit codes: 0 when every input was read, 1 when some input failed (the others are still
-//! reported; when every path named failed and none gave a file to read, nothing is written),
-//! 2 for usage errors (bad flags, policy specs or output paths).
+//! reported; when no file could be read at all, no output file or report is written: see
+//! `writes`), 2 for usage errors (bad flags, policy specs or output paths).
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -81,6 +81,8 @@ pub struct Loaded<T> {
     pub meter: Meter,
     /// Files in input order.
     pub files: Vec<T>,
+    /// How many of them were read (a format recognised them and they held no error).
+    pub read: usize,
     /// Files or paths that could not be read.
     pub errors: Vec<String>,
     /// Non-fatal problems, prefixed with their file.
@@ -123,8 +125,22 @@ fn discover_or_stop(paths: &[std::path::PathBuf]) -> std::result::Result<Discove
     Err(print_problems(&found.warnings, &errors))
 }
 
-/// The last error of a run with no input to read ([`discover_or_stop`]).
+/// The last error of a run with no input to read (`discover_or_stop`, `writes`).
 pub const NOTHING_READ: &str = "no input could be read: nothing written";
+
+/// Whether a run that read `read` files and met `errors` writes its report to `output` (`None`:
+/// the report directory). Not when some input failed and no file could be read, and the report
+/// would replace a file: it would hold nothing but the errors, which are printed anyway, and would
+/// replace the last run's report, as [`discover_or_stop`] avoids for paths that do not exist.
+/// `errors` then ends with [`NOTHING_READ`]. Standard output gets its report as always, and so does
+/// a run that met no error (files skipped in a walk, a folder with no session: an empty report).
+fn writes(output: Option<&Output>, read: usize, errors: &mut Vec<String>) -> bool {
+    if read == 0 && !errors.is_empty() && !matches!(output, Some(Output::Stdout)) {
+        errors.push(NOTHING_READ.to_owned());
+        return false;
+    }
+    true
+}
 
 /// [`load_each`] of files already found, with `meter` (whose count cache a second read reuses);
 /// `f` also gets the file's place among them.
@@ -146,12 +162,14 @@ fn load_found_each<T: Send>(
     let files = measure_each(found, &job, &meter, &|| bar.inc(1), |index, mut file| {
         let warnings: Vec<String> = file.warnings.drain(..).map(|w| prefix_path(&file.path, &w)).collect();
         let error = file.error.take();
-        (warnings, error, f(index, file, &meter))
+        let read = file.format.is_some();
+        (warnings, error, read, f(index, file, &meter))
     });
     bar.finish_and_clear();
     let (warnings, errors) = found.problems();
-    let mut loaded = Loaded { files: Vec::new(), errors, warnings, meter };
-    for (warnings, error, kept) in files {
+    let mut loaded = Loaded { files: Vec::new(), read: 0, errors, warnings, meter };
+    for (warnings, error, read, kept) in files {
+        loaded.read += usize::from(read);
         loaded.warnings.extend(warnings);
         loaded.errors.extend(error);
         loaded.files.push(kept);
@@ -265,13 +283,16 @@ fn sweep(c: SweepConfig) -> Result<ExitCode> {
     with_jobs(c.input.source.jobs, || {
         let speculation = Speculation::new(found.files.len());
         let keep = SweepKeep::of(&found, c.low_memory, &speculation);
-        let Loaded { meter, files, errors, mut warnings } =
+        let Loaded { meter, files, read, mut errors, mut warnings } =
             load_found_each(&c.input, &found, meter(&c.input)?, "measuring", |index, file, meter| {
                 SweepPart::of(index, file, &c.settings, meter, keep)
             });
         let (result, mut meter) =
             finish_sweep(&c.input, &found, meter, files, &c.settings, speculation, &mut warnings);
-        export::analysis::write(&c.output, c.format, || export::analysis::sweep_sections(&result), &result)?;
+        if writes(Some(&c.output), read, &mut errors) {
+            let sections = || export::analysis::sweep_sections(&result);
+            export::analysis::write(&c.output, c.format, sections, &result)?;
+        }
         keep_counts(c.input.source.count_cache.as_deref(), &mut meter);
         Ok(print_problems(&warnings, &errors))
     })
@@ -401,15 +422,13 @@ fn compare(c: CompareConfig, cost: bool) -> Result<ExitCode> {
         })?;
         let replayed = std::mem::take(&mut loaded.files).into_iter().flatten();
         let result = analysis::compare::add_up(replayed, &sources, &c.settings);
-        if cost {
-            export::analysis::write_cost(&c.output, c.format, &result)?;
-        } else {
-            export::analysis::write(
-                &c.output,
-                c.format,
-                || export::analysis::compare_sections(&result),
-                &result,
-            )?;
+        if writes(Some(&c.output), loaded.read, &mut loaded.errors) {
+            if cost {
+                export::analysis::write_cost(&c.output, c.format, &result)?;
+            } else {
+                let sections = || export::analysis::compare_sections(&result);
+                export::analysis::write(&c.output, c.format, sections, &result)?;
+            }
         }
         keep_counts(c.input.source.count_cache.as_deref(), &mut loaded.meter);
         Ok(loaded.finish())
@@ -433,12 +452,10 @@ fn calibrate(c: CalibrateConfig) -> Result<ExitCode> {
         let samples: Vec<_> = std::mem::take(&mut loaded.files).into_iter().flatten().collect();
         let result =
             analysis::calibration::calibrate_samples(&samples, &estimators, c.input.source.tokenizer.name());
-        export::analysis::write(
-            &c.output,
-            c.format,
-            || export::analysis::calibration_sections(&result),
-            &result,
-        )?;
+        if writes(Some(&c.output), loaded.read, &mut loaded.errors) {
+            let sections = || export::analysis::calibration_sections(&result);
+            export::analysis::write(&c.output, c.format, sections, &result)?;
+        }
         keep_counts(c.input.source.count_cache.as_deref(), &mut loaded.meter);
         Ok(loaded.finish())
     })
@@ -461,16 +478,36 @@ fn check_report_dir(out: &std::path::Path, inputs: &[std::path::PathBuf]) -> Res
     Ok(())
 }
 
-/// Creates the report directory (and `charts/` in it) before any work, once the inputs are found.
-fn create_report_dir(out: &std::path::Path) -> Result<()> {
-    std::fs::create_dir_all(out.join(crate::chart::DIR)).map_err(|e| {
+/// Creates the report directory (and `charts/` in it) before any work, once the inputs are found;
+/// returns the folders it created, outermost first ([`remove_created`]).
+fn create_report_dir(out: &std::path::Path) -> Result<Vec<std::path::PathBuf>> {
+    let charts = out.join(crate::chart::DIR);
+    let mut created = Vec::new();
+    let mut dir = Some(charts.as_path());
+    while let Some(d) = dir.filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
+        created.push(d.to_owned());
+        dir = d.parent();
+    }
+    created.reverse();
+    std::fs::create_dir_all(&charts).map_err(|e| {
         UsageError(format!(
             "cannot create the report directory {}: {}",
             out.display(),
             input::describe_io(&e)
         ))
     })?;
-    Ok(())
+    Ok(created)
+}
+
+/// Removes the folders [`create_report_dir`] created for a report that is not written, innermost
+/// first, each only while it is empty (best effort: a folder something else wrote into meanwhile
+/// is left, and so are those around it).
+fn remove_created(created: &[std::path::PathBuf]) {
+    for d in created.iter().rev() {
+        if std::fs::remove_dir(d).is_err() {
+            return;
+        }
+    }
 }
 
 fn report(c: ReportConfig) -> Result<ExitCode> {
@@ -480,15 +517,16 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
         Ok(found) => found,
         Err(code) => return Ok(code),
     };
-    create_report_dir(&c.out)?;
+    let created = create_report_dir(&c.out)?;
     with_jobs(c.input.source.jobs, || {
         // Each file is compared, calibrated and swept as soon as it is measured. Its runs' rows are
         // written to timeline.csv at once (in input order, through a temporary file renamed into
         // place with the other files), and kept only for the conversations that may get a chart
         // (`TimelineChoice`); the file itself is kept for the sweep's per-tool pass only when the
-        // inputs are small enough to hold (see `finish_sweep`). The directory's index goes first,
-        // so that no index stands beside files of two runs.
-        export::prepare_rewrite(&c.out, crate::report::INDEX, &[crate::chart::DIR])?;
+        // inputs are small enough to hold (see `finish_sweep`). Nothing in the directory is
+        // replaced before every file has been read, and nothing at all when none could be
+        // (`writes`).
+        export::remove_leftovers(&c.out, &[crate::chart::DIR]);
         let timeline_csv = csv_lines(
             &Output::File(c.out.join(crate::report::TIMELINE_CSV)),
             &export::columns::timeline_csv_header()?,
@@ -499,7 +537,7 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
         let sources = analysis::compare::sources(&policies);
         let estimators = analysis::calibration::default_estimators();
         let choice = crate::report::TimelineChoice::new(c.timelines);
-        let Loaded { meter, files, errors, mut warnings } =
+        let Loaded { meter, files, read, mut errors, mut warnings } =
             load_found_each(&c.input, &found, meter_with_kept_counts, "measuring", |index, file, meter| {
                 let shown = crate::report::InputFile {
                     path: file.path.clone(),
@@ -525,6 +563,13 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
             samples.extend(file_samples);
             parts.push(part);
         }
+        if !writes(None, read, &mut errors) {
+            // Dropped unfinished, timeline.csv's temporary copy is removed.
+            drop(timeline_csv);
+            remove_created(&created);
+            return Ok(print_problems(&warnings, &errors));
+        }
+        export::retire_index(&c.out, crate::report::INDEX)?;
         let timeline_file = timeline_csv
             .finish(found.files.len())
             .with_context(|| format!("cannot write {}", c.out.join(crate::report::TIMELINE_CSV).display()))?;
@@ -637,9 +682,12 @@ fn reconcile(c: ReconcileConfig) -> Result<ExitCode> {
         &c.source.paths,
     )?;
     let run = || -> Result<ExitCode> {
-        let report = reconcile_files(&found, c.source.input_format, &meter, c.per_request, c.worst);
-        let bytes = crate::export::reconcile::render(&report, c.format, c.per_request)?;
-        c.output.write(&bytes)?;
+        let (mut report, read) =
+            reconcile_files(&found, c.source.input_format, &meter, c.per_request, c.worst);
+        if writes(Some(&c.output), read, &mut report.errors) {
+            let bytes = crate::export::reconcile::render(&report, c.format, c.per_request)?;
+            c.output.write(&bytes)?;
+        }
         keep_counts(c.source.count_cache.as_deref(), &mut meter);
         Ok(print_problems(&report.warnings, &report.errors))
     };
@@ -680,11 +728,13 @@ fn replay(c: ReplayConfig) -> Result<ExitCode> {
             bar.finish_and_clear();
             code
         } else {
-            let report = replay_report(&c, &found, &job, &meter, &|| bar.inc(1));
+            let (mut report, read) = replay_report(&c, &found, &job, &meter, &|| bar.inc(1));
             bar.finish_and_clear();
-            let mut out = c.output.stream()?;
-            c.format.exporter().write(&report, c.per_request, &mut out)?;
-            out.finish()?;
+            if writes(Some(&c.output), read, &mut report.errors) {
+                let mut out = c.output.stream()?;
+                c.format.exporter().write(&report, c.per_request, &mut out)?;
+                out.finish()?;
+            }
             print_problems(&report.warnings, &report.errors)
         };
         keep_counts(c.input.source.count_cache.as_deref(), &mut meter);
@@ -692,14 +742,15 @@ fn replay(c: ReplayConfig) -> Result<ExitCode> {
     })
 }
 
-/// The whole report of a replay: every run's summary, with its rows under `--per-request`.
+/// The whole report of a replay: every run's summary, with its rows under `--per-request`; and
+/// how many files were read.
 fn replay_report(
     c: &ReplayConfig,
     found: &Discovered,
     job: &Job<'_>,
     meter: &Meter,
     done: &(dyn Fn() + Sync),
-) -> ReplayReport {
+) -> (ReplayReport, usize) {
     let outcomes = if c.per_request {
         replay_files(found, job, meter, done)
     } else {
@@ -707,6 +758,7 @@ fn replay_report(
     };
     let (warnings, errors) = found.problems();
     let mut report = ReplayReport { errors, warnings, ..Default::default() };
+    let read = outcomes.iter().filter(|o| o.format.is_some()).count();
     for o in outcomes {
         add_problems(&mut report.warnings, &mut report.errors, &o.path, &o.warnings, o.error);
         for run in o.runs {
@@ -717,7 +769,7 @@ fn replay_report(
             report.runs.push(summary);
         }
     }
-    report
+    (report, read)
 }
 
 /// `replay --format json` and `--format csv` (with or without `--per-request`), written as the
@@ -742,10 +794,14 @@ fn replay_as_it_goes(
                 .map(|r| crate::result::RunSummary { timeline: rows.then_some(r.rows), ..r.summary })
                 .collect();
             let rendered = parts.put_rendered(index, export::json::runs_part(&runs)).map_err(Into::into);
-            (outcome.path, outcome.warnings, outcome.error, rendered)
+            (outcome.path, outcome.format.is_some(), outcome.warnings, outcome.error, rendered)
         });
-        let (warnings, errors) = problems_of(found, outcomes)?;
-        parts.finish(found.files.len())?.finish(&errors, &warnings)?.finish()?;
+        let (warnings, mut errors, read) = problems_of(found, outcomes)?;
+        let out = parts.finish(found.files.len())?.finish(&errors, &warnings)?;
+        // Dropped unfinished, a file's temporary copy is removed and the file left as it is.
+        if writes(Some(&c.output), read, &mut errors) {
+            out.finish()?;
+        }
         Ok(print_problems(&warnings, &errors))
     } else {
         // CSV: one line per request (timeline.csv's) or one per run.
@@ -753,16 +809,20 @@ fn replay_as_it_goes(
         let header = if rows { export::columns::timeline_csv_header()? } else { export::csv::runs_header()? };
         let lines = csv_lines(&c.output, &header)?;
         let outcomes = replay_files_each(found, job, meter, rows, done, |index, outcome| {
+            let read = outcome.format.is_some();
             let rendered = if rows {
                 put_timeline_lines(&lines, index, outcome.runs.iter()).map_err(Into::into)
             } else {
                 let runs: Vec<_> = outcome.runs.into_iter().map(|r| r.summary).collect();
                 lines.put_rendered(index, export::csv::runs_rows(&runs))
             };
-            (outcome.path, outcome.warnings, outcome.error, rendered)
+            (outcome.path, read, outcome.warnings, outcome.error, rendered)
         });
-        let (warnings, errors) = problems_of(found, outcomes)?;
-        lines.finish(found.files.len())?.finish()?;
+        let (warnings, mut errors, read) = problems_of(found, outcomes)?;
+        let out = lines.finish(found.files.len())?;
+        if writes(Some(&c.output), read, &mut errors) {
+            out.finish()?;
+        }
         Ok(print_problems(&warnings, &errors))
     }
 }
@@ -780,7 +840,10 @@ fn replay_twice(
     parts: &dyn export::TimelineParts,
     done: &(dyn Fn() + Sync),
 ) -> Result<ExitCode> {
-    let first = timeline_first_pass(found, job, meter, done);
+    let mut first = timeline_first_pass(found, job, meter, done);
+    if !writes(Some(&c.output), first.read, &mut first.report.errors) {
+        return Ok(print_problems(&first.report.warnings, &first.report.errors));
+    }
     let report = timeline_second_pass(&c.output, found, job, meter, parts, first, done)?;
     Ok(print_problems(&report.warnings, &report.errors))
 }
@@ -791,6 +854,7 @@ struct TimelinePass {
     stats: export::columns::ColumnStats,
     files: Vec<export::columns::ColumnStats>,
     report: ReplayReport,
+    read: usize,
 }
 
 /// The runs of a replayed file, each with its rows.
@@ -808,15 +872,17 @@ fn timeline_first_pass(
     let outcomes = replay_files_each(found, job, meter, true, done, |_, outcome| {
         let stats = timeline_stats(&runs_of(&outcome));
         let summaries: Vec<_> = outcome.runs.into_iter().map(|r| r.summary).collect();
-        (stats, summaries, outcome.path, outcome.warnings, outcome.error)
+        (stats, summaries, outcome.format.is_some(), outcome.path, outcome.warnings, outcome.error)
     });
     let (warnings, errors) = found.problems();
     let mut first = TimelinePass {
         stats: ColumnStats::new(&TIMELINE_HEADERS),
         files: Vec::with_capacity(outcomes.len()),
         report: ReplayReport { errors, warnings, ..Default::default() },
+        read: 0,
     };
-    for (stats, summaries, path, warnings, error) in outcomes {
+    for (stats, summaries, read, path, warnings, error) in outcomes {
+        first.read += usize::from(read);
         first.stats.merge(&stats);
         first.files.push(stats);
         add_problems(&mut first.report.warnings, &mut first.report.errors, &path, &warnings, error);
@@ -838,7 +904,7 @@ fn timeline_second_pass(
     first: TimelinePass,
     done: &(dyn Fn() + Sync),
 ) -> Result<ReplayReport> {
-    let TimelinePass { stats, files, mut report } = first;
+    let TimelinePass { stats, files, mut report, .. } = first;
     let mut out = output.stream()?;
     parts.head(&stats, &mut out)?;
     let rows = export::InOrder::new(out);
@@ -863,19 +929,22 @@ fn timeline_second_pass(
     Ok(report)
 }
 
-/// What is left of a file written as it went: its path, warnings, error and whether its part
-/// could be rendered.
-type Written = (String, Vec<String>, Option<String>, Result<()>);
+/// What is left of a file written as it went: its path, whether it was read, its warnings and
+/// error, and whether its part could be rendered.
+type Written = (String, bool, Vec<String>, Option<String>, Result<()>);
 
 /// The warnings (prefixed with their file) and errors of files replayed as they went, after the
-/// errors of the search; the first part that could not be rendered, if any, instead.
-fn problems_of(found: &Discovered, outcomes: Vec<Written>) -> Result<(Vec<String>, Vec<String>)> {
+/// errors of the search, and how many files were read; the first part that could not be
+/// rendered, if any, instead.
+fn problems_of(found: &Discovered, outcomes: Vec<Written>) -> Result<(Vec<String>, Vec<String>, usize)> {
     let (mut warnings, mut errors) = found.problems();
-    for (path, file_warnings, error, rendered) in outcomes {
+    let mut read = 0;
+    for (path, was_read, file_warnings, error, rendered) in outcomes {
         rendered?;
+        read += usize::from(was_read);
         add_problems(&mut warnings, &mut errors, &path, &file_warnings, error);
     }
-    Ok((warnings, errors))
+    Ok((warnings, errors, read))
 }
 
 /// Adds one replayed file's warnings (prefixed with its path) and error to a report's, after those

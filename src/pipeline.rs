@@ -395,14 +395,14 @@ pub fn prefix_path(path: &str, warning: &str) -> String {
 /// Loads every file in parallel and reconciles each conversation's replayed context with its
 /// recorded usage (see [`crate::analysis::reconcile`]). Conversations stay in input order; the
 /// `worst` requests are taken over all of them. Unrecognised files found in a walk are skipped
-/// with a warning, as in [`replay_files`].
+/// with a warning, as in [`replay_files`]. Also returns how many files were read.
 pub fn reconcile_files(
     found: &Discovered,
     input_format: Option<&'static dyn Format>,
     meter: &Meter,
     per_request: bool,
     worst: usize,
-) -> ReconcileReport {
+) -> (ReconcileReport, usize) {
     use crate::analysis::reconcile::{self, RequestFit};
     let tokenizer = meter.report_tokenizer();
     let opts = MeasureOptions::default();
@@ -410,8 +410,8 @@ pub fn reconcile_files(
         let mut fits = Vec::new();
         let mut rows: Vec<RequestFit> = Vec::new();
         let (trace, warnings) = match loaded {
-            Loaded::Skipped(w) => return (shown, fits, rows, vec![w], None),
-            Loaded::Failed(e) => return (shown, fits, rows, Vec::new(), Some(e)),
+            Loaded::Skipped(w) => return (shown, false, fits, rows, vec![w], None),
+            Loaded::Failed(e) => return (shown, false, fits, rows, Vec::new(), Some(e)),
             Loaded::Trace(trace, warnings) => (trace, warnings),
         };
         for conversation in &trace.conversations {
@@ -424,13 +424,15 @@ pub fn reconcile_files(
             fits.push(fit);
             rows.extend(fitted);
         }
-        (shown, fits, rows, warnings, None)
+        (shown, true, fits, rows, warnings, None)
     });
     let (warnings, errors) = found.problems();
     let mut report =
         ReconcileReport { tokenizer: tokenizer.name().to_owned(), errors, warnings, ..Default::default() };
     let mut all_rows = Vec::new();
-    for (path, fits, rows, warnings, error) in outcomes {
+    let mut read = 0;
+    for (path, was_read, fits, rows, warnings, error) in outcomes {
+        read += usize::from(was_read);
         report.warnings.extend(warnings.iter().map(|w| prefix_path(&path, w)));
         report.errors.extend(error);
         for fit in &fits {
@@ -445,7 +447,7 @@ pub fn reconcile_files(
     }
     report.formats = reconcile::by_format(&report.conversations, &all_rows);
     report.worst = reconcile::worst(&all_rows, worst);
-    report
+    (report, read)
 }
 
 #[cfg(test)]

@@ -620,48 +620,102 @@ fn a_folder_with_no_file_to_read_is_a_warning_and_the_other_inputs_are_replayed(
 const NOTHING_READ: &str = "no input could be read: nothing written";
 
 #[test]
-fn a_path_that_does_not_exist_leaves_every_output_as_it_is() {
+fn an_input_that_gives_nothing_to_read_leaves_every_output_and_report_as_it_is() {
     let dir = tempfile::tempdir().unwrap();
+    // Three ways to read nothing, each with what stderr says before the last line.
     let missing = dir.path().join("sesions");
-    let missing_error = format!("error: {}: no such file or directory\n", shown(&missing));
-    let commands: [&[&str]; 7] = [
+    let named = write(dir.path(), "data.csv", "name,tokens\nx,1\n");
+    let folder = dir.path().join("day");
+    std::fs::create_dir(&folder).unwrap();
+    let bad = write(&folder, "a.jsonl", "{\"type\":\"user\",\"text\":\"hi\"}\n{\"type\":\"user\"}\n");
+    let skipped = write(&folder, "b.csv", "name,tokens\nx,1\n");
+    let cases = [
+        (missing.clone(), format!("error: {}: no such file or directory\n", shown(&missing))),
+        (
+            named.clone(),
+            format!(
+                "error: {}: not a recognised trace format (tried {NATIVE_FORMATS}); pass --input-format to \
+                 choose one\n",
+                shown(&named)
+            ),
+        ),
+        (
+            folder.clone(),
+            format!(
+                "warning: {}: skipped: not a recognised trace format (tried {NATIVE_FORMATS})\n\
+                 error: {}:2: not a native item: missing field `text` {NATIVE_TYPES}\n",
+                shown(&skipped),
+                shown(&bad)
+            ),
+        ),
+    ];
+    let commands: [&[&str]; 9] = [
         &["replay", "--format", "csv"],
-        &["replay", "--per-request", "--format", "json"],
+        &["replay", "--format", "json"],
+        &["replay", "--format", "table"],
+        &["replay", "--per-request", "--low-memory", "--format", "markdown"],
         &["sweep", "--format", "json"],
         &["compare", "--format", "json"],
         &["cost", "--format", "csv"],
         &["calibrate", "--format", "json"],
         &["reconcile", "--format", "json"],
     ];
-    for args in commands {
-        let output = write(dir.path(), "out.txt", "the previous run's output\n");
-        let out = ctxbudget().args(args).arg(&missing).arg("-o").arg(&output).output().unwrap();
-        let stderr = String::from_utf8(out.stderr).unwrap();
-        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
-        assert_eq!(stderr, format!("{missing_error}error: {NOTHING_READ}\n"), "{args:?}");
-        assert!(out.stdout.is_empty(), "{args:?}");
-        assert_eq!(std::fs::read_to_string(&output).unwrap(), "the previous run's output\n", "{args:?}");
+    let out_dir = tempfile::tempdir().unwrap();
+    let new_report = out_dir.path().join("new/report");
+    let old_report = out_dir.path().join("old-report");
+    std::fs::create_dir(&old_report).unwrap();
+    let index = write(&old_report, "index.html", "<p>the previous report</p>\n");
+    for (input, said) in &cases {
+        let expected = format!("{said}error: {NOTHING_READ}\n");
+        for args in commands {
+            let output = write(out_dir.path(), "out.txt", "the previous run's output\n");
+            let mut cmd = ctxbudget();
+            let out = cmd.args(args).arg(input).arg("-o").arg(&output).args(["--tokenizer", "estimate"]);
+            let out = out.output().unwrap();
+            let stderr = String::from_utf8(out.stderr).unwrap();
+            assert_eq!(
+                (out.status.code(), stderr.as_str()),
+                (Some(1), expected.as_str()),
+                "{args:?} {input:?}"
+            );
+            assert!(out.stdout.is_empty(), "{args:?}");
+            assert_eq!(std::fs::read_to_string(&output).unwrap(), "the previous run's output\n", "{args:?}");
+        }
+        // A report directory is neither created nor touched.
+        for report_dir in [&new_report, &old_report] {
+            let out = ctxbudget().arg("report").arg(input).arg("--out").arg(report_dir).output().unwrap();
+            let stderr = String::from_utf8(out.stderr).unwrap();
+            assert_eq!((out.status.code(), stderr.as_str()), (Some(1), expected.as_str()), "{input:?}");
+            assert!(out.stdout.is_empty());
+        }
+        assert!(!out_dir.path().join("new").exists(), "{input:?}");
+        assert_eq!(std::fs::read_dir(&old_report).unwrap().count(), 1, "{input:?}");
+        assert_eq!(std::fs::read_to_string(&index).unwrap(), "<p>the previous report</p>\n");
+        // No temporary file is left beside the outputs.
+        let names: Vec<_> =
+            std::fs::read_dir(out_dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names.len(), 2, "{names:?}");
     }
-    // A report directory is neither created nor touched.
-    let new_dir = dir.path().join("new-report");
-    let old_dir = dir.path().join("old-report");
-    std::fs::create_dir(&old_dir).unwrap();
-    let index = write(&old_dir, "index.html", "<p>the previous report</p>\n");
-    for out_dir in [&new_dir, &old_dir] {
-        let out = ctxbudget().arg("report").arg(&missing).arg("--out").arg(out_dir).output().unwrap();
-        assert_eq!(out.status.code(), Some(1));
-        assert_eq!(String::from_utf8(out.stderr).unwrap(), format!("{missing_error}error: {NOTHING_READ}\n"));
-        assert!(out.stdout.is_empty());
-    }
-    assert!(!new_dir.exists());
-    assert_eq!(std::fs::read_dir(&old_dir).unwrap().count(), 1);
-    assert_eq!(std::fs::read_to_string(&index).unwrap(), "<p>the previous report</p>\n");
-    // Beside a path that exists, the missing one is an error and the other is replayed.
+    // Standard output still gets the report of a file that could not be read (with its error)...
+    let o = replay(&[&named], &[]);
+    assert_eq!(o.code, Some(1));
+    assert_eq!(o.report.errors.len(), 1);
+    assert!(!o.stderr.contains(NOTHING_READ), "{}", o.stderr);
+    // ... but not of a path that does not exist: nothing is read or written.
+    let out = ctxbudget().args(["replay", "--format", "json"]).arg(&missing).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    // Beside an input that is read, the others are named and the report written as ever.
     let good = write(dir.path(), "s.jsonl", fixture("native/small.jsonl"));
-    let o = replay(&[&missing, &good], &[]);
-    assert_eq!(o.report.errors, [format!("{}: no such file or directory", shown(&missing))]);
+    let o = replay(&[&missing, &named, &good], &[]);
+    assert_eq!(o.report.errors.len(), 2, "{:?}", o.report.errors);
     assert_eq!(o.code, Some(1));
     assert_only_replayed(&o, &good);
+    let output = out_dir.path().join("out.txt");
+    let mut cmd = ctxbudget();
+    let out = cmd.args(["sweep", "--format", "json", "-o"]).arg(&output).arg(&folder).arg(&good);
+    assert_eq!(out.output().unwrap().status.code(), Some(1));
+    assert!(std::fs::read_to_string(&output).unwrap().starts_with('{'));
 }
 
 #[test]

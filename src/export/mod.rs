@@ -224,19 +224,12 @@ impl Output {
 
 /// How temporary files start: hidden, and recognisably ours. A run killed while writing (`kill -9`,
 /// a power cut; Ctrl-C too, which ends the process without unwinding) can leave one behind, never a
-/// half-written output; [`prepare_rewrite`] removes them from a report directory.
+/// half-written output; [`remove_leftovers`] removes them from a report directory.
 pub const TEMP_PREFIX: &str = ".ctxbudget-";
 
-/// Makes a report directory ready to be written again: removes its `index` page first, so that
-/// an interrupted run leaves no index beside files of another run (the index is written last,
-/// so an index exists only when everything it links to is complete and from the same run), and
-/// removes the temporary files an interrupted run left in it and in `subdirs`.
-pub fn prepare_rewrite(dir: &Path, index: &str, subdirs: &[&str]) -> Result<()> {
-    match std::fs::remove_file(dir.join(index)) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e).with_context(|| format!("cannot replace {}", dir.join(index).display())),
-    }
+/// Removes the temporary files an interrupted run left in a report directory and in its
+/// `subdirs`, before a run writes its own there.
+pub fn remove_leftovers(dir: &Path, subdirs: &[&str]) {
     for d in std::iter::once(dir.to_owned()).chain(subdirs.iter().map(|s| dir.join(s))) {
         let Ok(entries) = std::fs::read_dir(&d) else { continue };
         for e in entries.flatten() {
@@ -247,11 +240,21 @@ pub fn prepare_rewrite(dir: &Path, index: &str, subdirs: &[&str]) -> Result<()> 
             }
         }
     }
-    Ok(())
+}
+
+/// Removes a report directory's `index` page before any of its other files is replaced, so that
+/// an interrupted run leaves no index beside files of another run (the index is written last, so
+/// an index exists only when everything it links to is complete and from the same run).
+pub fn retire_index(dir: &Path, index: &str) -> Result<()> {
+    match std::fs::remove_file(dir.join(index)) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e).with_context(|| format!("cannot replace {}", dir.join(index).display())),
+    }
 }
 
 /// Removes the regular files of `dir` whose names `stale` accepts (a report's charts that this
-/// run does not write again). Best effort, like the temporaries [`prepare_rewrite`] removes: a file
+/// run does not write again). Best effort, like the temporaries [`remove_leftovers`] removes: a file
 /// that cannot be removed is left, and the page never links it.
 pub fn remove_stale(dir: &Path, stale: impl Fn(&str) -> bool) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
@@ -591,7 +594,7 @@ mod tests {
     }
 
     #[test]
-    fn a_report_directory_is_prepared_by_removing_its_index_and_leftover_temporaries() {
+    fn a_report_directory_loses_its_leftover_temporaries_and_then_its_index() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("charts")).unwrap();
         for f in
@@ -599,7 +602,10 @@ mod tests {
         {
             std::fs::write(dir.path().join(f), "x").unwrap();
         }
-        prepare_rewrite(dir.path(), "index.html", &["charts"]).unwrap();
+        remove_leftovers(dir.path(), &["charts"]);
+        assert!(dir.path().join("index.html").is_file());
+        retire_index(dir.path(), "index.html").unwrap();
+        retire_index(dir.path(), "index.html").unwrap();
         let mut left: Vec<String> = Vec::new();
         for d in ["", "charts"] {
             for e in std::fs::read_dir(dir.path().join(d)).unwrap() {
