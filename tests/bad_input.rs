@@ -820,6 +820,20 @@ fn a_20_mb_word_is_counted_exactly_in_seconds() {
     assert_eq!(report.runs[0].tool_output_tokens, bpe_openai::o200k_base().count(&word) as u64);
 }
 
+#[cfg(unix)]
+#[test]
+fn a_text_with_no_end_is_refused_after_1_gib_not_read_until_memory_runs_out() {
+    // 4.5 GB of memory in 5 s before, and no end. About half a second and 1 GB here.
+    let message = "more than 1 GiB of text (a stream with no end?); count and split hold the whole text in \
+                   memory: pass a smaller text";
+    for command in ["count", "split"] {
+        let out = ctxbudget().args([command, "/dev/zero"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{command}");
+        assert_eq!(String::from_utf8(out.stderr).unwrap(), format!("error: /dev/zero: {message}\n"));
+        assert!(out.stdout.is_empty());
+    }
+}
+
 #[test]
 fn json_nested_100000_deep_is_refused_quickly_whatever_the_format() {
     let dir = tempfile::tempdir().unwrap();
