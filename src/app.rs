@@ -221,6 +221,13 @@ fn seeded(mut meter: Meter, cache: Option<&Path>, inputs: &[std::path::PathBuf])
     if path.is_dir() {
         return Err(refuse(format!("{} is a directory; give a file name", path.display())));
     }
+    // A device or a pipe holds no counts to keep, and reading one may never end (`/dev/zero`).
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return Err(refuse(format!(
+            "{} is not a regular file (a device or a pipe); give a file name",
+            path.display()
+        )));
+    }
     Output::File(path.to_owned()).check(inputs).map_err(|e| refuse(format!("{e:#}")))?;
     match input::read_counts(path) {
         Ok(Some(kept)) => {

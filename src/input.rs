@@ -93,10 +93,32 @@ pub fn agent_homes(home: &Path, agents: &[AgentHome]) -> Vec<PathBuf> {
     agents.iter().map(|a| home.join(a.relative())).collect()
 }
 
+/// A `--policies` file is read up to this many bytes (a policy is a few lines).
+const MAX_POLICIES_BYTES: u64 = 16 << 20;
+
+/// Reads `path` whole, but not beyond `limit` bytes: a device or a pipe with no end (`/dev/zero`)
+/// is an error after them instead of taking all the machine's memory (`compare --policies
+/// /dev/zero` took 3 GB in 8 s before, and went on).
+fn read_at_most(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("more than {} MiB (a stream with no end?)", limit >> 20),
+        ));
+    }
+    Ok(bytes)
+}
+
 /// Reads the policies of a `--policies` TOML file ([`crate::policy::file`]).
 pub fn read_policies(path: &Path) -> Result<Vec<PolicySpec>, PolicyFileError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|source| PolicyFileError::Io { path: path.to_owned(), source })?;
+    let io = |source| PolicyFileError::Io { path: path.to_owned(), source };
+    let bytes = read_at_most(path, MAX_POLICIES_BYTES).map_err(io)?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        io(std::io::Error::new(std::io::ErrorKind::InvalidData, "stream did not contain valid UTF-8"))
+    })?;
     crate::policy::file::parse(&text, path)
 }
 

@@ -822,7 +822,7 @@ fn a_20_mb_word_is_counted_exactly_in_seconds() {
 
 #[cfg(unix)]
 #[test]
-fn a_text_with_no_end_is_refused_after_1_gib_not_read_until_memory_runs_out() {
+fn a_stream_with_no_end_is_refused_not_read_until_memory_runs_out() {
     // 4.5 GB of memory in 5 s before, and no end. About half a second and 1 GB here.
     let message = "more than 1 GiB of text (a stream with no end?); count and split hold the whole text in \
                    memory: pass a smaller text";
@@ -832,6 +832,16 @@ fn a_text_with_no_end_is_refused_after_1_gib_not_read_until_memory_runs_out() {
         assert_eq!(String::from_utf8(out.stderr).unwrap(), format!("error: /dev/zero: {message}\n"));
         assert!(out.stdout.is_empty());
     }
+    // A policies file is read up to 16 MiB (3 GB in 8 s before); a count cache must be a file.
+    let traces = root().join("traces");
+    assert_usage(
+        &[os("compare"), traces.as_os_str(), os("--policies"), os("/dev/zero")],
+        "/dev/zero: cannot read: more than 16 MiB (a stream with no end?)",
+    );
+    assert_usage(
+        &[os("compare"), traces.as_os_str(), os("--count-cache"), os("/dev/zero")],
+        "--count-cache: /dev/zero is not a regular file (a device or a pipe); give a file name",
+    );
 }
 
 #[test]
