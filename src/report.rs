@@ -311,15 +311,20 @@ pub fn findings(input: &ReportInput<'_>) -> Vec<String> {
     if let Some(cheapest) =
         c.policies.iter().filter(|_| replayed).min_by(|a, b| a.cost.cost.total_cmp(&b.cost.cost))
     {
+        let cost = money(cheapest.cost.cost, unit);
+        // The baseline itself: "0.0% against none" would say nothing.
+        let detail = if cheapest.policy == "none" {
+            format!("{cost} {unit}; no policy tried costs less than keeping every output")
+        } else {
+            let (change, savings) = (pct(cheapest.cost_change), pct(cheapest.savings));
+            format!("{cost} {unit}, {change} against none; {savings} of input tokens saved")
+        };
         out.push(format!(
-            "Cheapest policy at threshold {} with `{}` prices and a {} cache: {} ({} {unit}, {} against none; {} of input tokens saved).",
+            "Cheapest policy at threshold {} with `{}` prices and a {} cache: {} ({detail}).",
             c.threshold,
             c.cache.prices.name,
             format_ttl(c.cache.ttl_ms),
             cheapest.policy,
-            money(cheapest.cost.cost, unit),
-            pct(cheapest.cost_change),
-            pct(cheapest.savings)
         ));
     }
     for p in c.policies.iter().filter(|p| p.saves_tokens_costs_more) {
