@@ -467,3 +467,43 @@ fn per_request_table_and_markdown_read_twice_are_the_tables_of_the_whole_report(
         }
     }
 }
+
+/// Every command, in every format, with its standard output closed before it writes (`| head`
+/// that has read enough, `| true`): exit 0 and nothing on stderr, as a closed pipe is the reader's
+/// choice, not a failure. The JSON of `sweep` and `calibrate` used to end with `error: cannot
+/// write stdout: Broken pipe (os error 32)` and exit 1: serde_json's error hid the pipe's.
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_ends_every_command_quietly() {
+    use std::process::{Command, Stdio};
+    let small = root().join(SMALL);
+    let small = small.to_str().unwrap();
+    let mut runs: Vec<Vec<&str>> = Vec::new();
+    for format in ["json", "csv", "table", "markdown"] {
+        for command in ["replay", "sweep", "compare", "cost", "calibrate", "reconcile"] {
+            runs.push(vec![command, small, "--format", format]);
+        }
+        runs.push(vec!["replay", small, "--per-request", "--format", format]);
+    }
+    runs.push(vec!["count", small]);
+    runs.push(vec!["split", small]);
+    runs.push(vec!["policies"]);
+    for args in runs {
+        let mut child = Command::new(assert_cmd::cargo::cargo_bin("ctxbudget"))
+            .args(&args)
+            .args(if matches!(args[0], "policies" | "split") {
+                &[][..]
+            } else {
+                &["--tokenizer", "estimate"][..]
+            })
+            .env_remove("CTXBUDGET_COUNT_CACHE")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!((out.status.code(), stderr.as_str()), (Some(0), ""), "{args:?}");
+    }
+}

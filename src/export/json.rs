@@ -19,7 +19,7 @@ pub struct JsonExporter;
 impl Exporter for JsonExporter {
     fn write(&self, report: &ReplayReport, _per_request: bool, out: &mut dyn Write) -> Result<()> {
         let mut out = std::io::BufWriter::new(out);
-        serde_json::to_writer_pretty(&mut out, report)?;
+        serde_json::to_writer_pretty(&mut out, report).map_err(std::io::Error::from)?;
         out.write_all(b"\n")?;
         Ok(out.flush()?)
     }

@@ -202,7 +202,8 @@ impl Output {
     pub fn write_json(&self, value: &impl serde::Serialize, end: &[u8]) -> Result<()> {
         let mut out = self.stream()?;
         let mut buffered = std::io::BufWriter::new(&mut out);
-        serde_json::to_writer_pretty(&mut buffered, value)?;
+        // Through `io::Error`, which gives back a write error as it was: a closed pipe stays one.
+        serde_json::to_writer_pretty(&mut buffered, value).map_err(std::io::Error::from)?;
         buffered.write_all(end)?;
         buffered.flush()?;
         drop(buffered);
