@@ -180,7 +180,8 @@ pub struct CountArgs {
 /// and `reconcile`.
 #[derive(Debug, Args)]
 pub struct SourceArgs {
-    /// Trace files or directories (searched recursively). When none is given, `replay` and the
+    /// Trace files or directories (searched recursively); `-` reads standard input (shown as
+    /// /dev/stdin). When none is given, `replay` and the
     /// analyses read ./traces if this directory has one, else the traces/ of the checkout this
     /// binary was built from; `reconcile` needs one (or --claude/--codex).
     pub paths: Vec<PathBuf>,

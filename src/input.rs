@@ -149,10 +149,17 @@ pub struct CountsUnusable {
     pub foreign: bool,
 }
 
-/// Finds the trace files under `paths`.
+/// The file a path given as `-` reads: standard input, as a file the loaders open like any other
+/// (each file is read once, from its start to its end, so a pipe reads as a file would).
+pub const STDIN_PATH: &str = "/dev/stdin";
+
+/// Finds the trace files under `paths`; `-` is standard input ([`STDIN_PATH`], where the system
+/// has one).
 pub fn discover(paths: &[PathBuf]) -> Discovered {
     let mut found = Discovered::default();
+    let stdin = PathBuf::from(STDIN_PATH);
     for path in paths {
+        let path = if path.as_os_str() == "-" && stdin.exists() { &stdin } else { path };
         match std::fs::metadata(path) {
             Ok(m) if m.is_dir() => {
                 let mut seen = BTreeSet::new();

@@ -507,3 +507,27 @@ fn a_closed_stdout_ends_every_command_quietly() {
         assert_eq!((out.status.code(), stderr.as_str()), (Some(0), ""), "{args:?}");
     }
 }
+
+/// `-` among the paths reads standard input (shown as /dev/stdin): the same report as the file.
+#[cfg(unix)]
+#[test]
+fn a_dash_reads_the_session_from_stdin() {
+    let args = ["--format", "csv", "--tokenizer", "estimate"];
+    for command in ["replay", "sweep"] {
+        let from_file = ctxbudget().arg(command).arg(SMALL).args(args).output().unwrap();
+        assert!(from_file.status.success());
+        let from_stdin = ctxbudget()
+            .arg(command)
+            .arg("-")
+            .args(args)
+            .pipe_stdin(root().join(SMALL))
+            .unwrap()
+            .output()
+            .unwrap();
+        assert!(from_stdin.status.success(), "{}", String::from_utf8_lossy(&from_stdin.stderr));
+        let (file, stdin) =
+            (String::from_utf8(from_file.stdout).unwrap(), String::from_utf8(from_stdin.stdout).unwrap());
+        assert_eq!(stdin.replace("/dev/stdin", SMALL), file, "{command}");
+        assert!(command == "sweep" || stdin.contains("/dev/stdin,"), "{stdin}");
+    }
+}
