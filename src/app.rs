@@ -237,7 +237,7 @@ fn seeded(mut meter: Meter, cache: Option<&Path>, inputs: &[std::path::PathBuf])
         Err(e) if e.foreign => {
             return Err(refuse(format!("{}; it is left as it is: name a new file or a count cache", e.why)));
         }
-        Err(e) => eprintln!("warning: {}; counting afresh", e.why),
+        Err(e) => say(format_args!("warning: {}; counting afresh", e.why)),
     }
     Ok(meter)
 }
@@ -252,7 +252,7 @@ fn keep_counts(cache: Option<&Path>, meter: &mut Meter) {
     let (mut kept, usable) = match input::read_counts(path) {
         Ok(Some(kept)) => (kept, true),
         Err(e) if e.foreign => {
-            eprintln!("warning: counts not kept: {}; it is left as it is", e.why);
+            say(format_args!("warning: counts not kept: {}; it is left as it is", e.why));
             return;
         }
         Ok(None) | Err(_) => (crate::counts::StoredCounts::default(), false),
@@ -263,7 +263,7 @@ fn keep_counts(cache: Option<&Path>, meter: &mut Meter) {
         return;
     }
     if let Err(e) = export::write_atomically(path, &kept.encode()) {
-        eprintln!("warning: counts not kept: {e:#}");
+        say(format_args!("warning: counts not kept: {e:#}"));
     }
 }
 
@@ -1006,13 +1006,21 @@ fn shape(file: &MeasuredFile) -> Vec<usize> {
     file.conversations.iter().map(|c| c.requests()).collect()
 }
 
+/// Writes one line to stderr. A stderr that cannot be written (a closed pipe after `2>&1 | head`,
+/// a full disk) loses the line but does not end the run, whose output is written already and
+/// whose exit code still says how it went (`eprintln!` would panic: exit 101).
+pub fn say(line: std::fmt::Arguments<'_>) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{line}");
+}
+
 /// Prints warnings and errors to stderr once; the exit code says whether any input failed.
 fn print_problems(warnings: &[String], errors: &[String]) -> ExitCode {
     for w in warnings {
-        eprintln!("warning: {w}");
+        say(format_args!("warning: {w}"));
     }
     for e in errors {
-        eprintln!("error: {e}");
+        say(format_args!("error: {e}"));
     }
     ExitCode::from(if errors.is_empty() { EXIT_OK } else { EXIT_SOME_FAILED })
 }

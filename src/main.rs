@@ -20,7 +20,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) if app::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            app::say(format_args!("error: {e:#}"));
             ExitCode::from(app::exit_code_for(&e))
         }
     }

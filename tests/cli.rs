@@ -531,3 +531,35 @@ fn a_dash_reads_the_session_from_stdin() {
         assert!(command == "sweep" || stdin.contains("/dev/stdin,"), "{stdin}");
     }
 }
+
+/// A stderr that cannot be written (here /dev/full; a closed pipe after `2>&1 | head` alike) loses
+/// the warnings and errors but not the exit code: it used to be a panic, exit 101.
+#[cfg(unix)]
+#[test]
+fn an_unwritable_stderr_keeps_the_exit_code() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        println!("skipped: /dev/full is not available");
+        return;
+    };
+    // A folder with no session in it is a warning, exit 0.
+    let empty = tempfile::tempdir().unwrap();
+    let warned = empty.path().to_str().unwrap();
+    let cases: [(&[&str], i32); 3] = [
+        (&["replay", "no/such/session.jsonl"], 1),
+        (&["replay", warned, "--format", "csv", "--tokenizer", "estimate"], 0),
+        (&["replay", "--policy", "keep-last:n=3"], 2),
+    ];
+    for (args, code) in cases {
+        let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("ctxbudget"))
+            .current_dir(root())
+            .env_remove("CTXBUDGET_COUNT_CACHE")
+            .args(args)
+            .stderr(full.try_clone().unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(code), "{args:?}");
+    }
+    // The warned file does warn: its warning is what stderr could not take.
+    let out = ctxbudget().args(cases[1].0).output().unwrap();
+    assert!(String::from_utf8(out.stderr).unwrap().starts_with("warning: "));
+}
