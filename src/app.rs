@@ -22,8 +22,8 @@ use crate::export::Output;
 use crate::input::{self, Discovered};
 use crate::measure::MeasuredConversation;
 use crate::pipeline::{
-    Job, MeasuredFile, measure_each, prefix_path, reconcile_files, replay_files, replay_files_each,
-    replay_files_without_rows,
+    InOrderFold, Job, MeasuredFile, measure_each, prefix_path, reconcile_files, replay_files,
+    replay_files_each, replay_files_without_rows,
 };
 use crate::policy::registry;
 use crate::result::{ReplayReport, RequestRow, RunSummary};
@@ -439,15 +439,17 @@ fn compare(c: CompareConfig, cost: bool) -> Result<ExitCode> {
         Err(code) => return Ok(code),
     };
     with_jobs(c.input.source.jobs, || {
-        // Each file is replayed as soon as it is measured and then dropped: memory holds one small
-        // result per conversation (run summaries, costs, prune events), not the corpus.
+        // Each file is replayed as soon as it is measured and then dropped, and its conversations
+        // are added up as soon as the files before it are: memory holds the comparison (its prune
+        // events among it), not the corpus nor a result per conversation.
         let policies = analysis::compare::with_baseline(&c.settings.policies);
         let sources = analysis::compare::sources(&policies);
-        let mut loaded = load_each(&c.input, &found, |file, meter| {
-            replay_file(&file, &sources, &c.settings, meter, false)
-        })?;
-        let replayed = std::mem::take(&mut loaded.files).into_iter().flatten();
-        let result = analysis::compare::add_up(replayed, &sources, &c.settings);
+        let sum = InOrderFold::new(analysis::compare::Sum::new(&sources), add_replayed);
+        let mut loaded =
+            load_found_each(&c.input, &found, meter(&c.input)?, "measuring", |index, file, meter| {
+                sum.put(index, replay_file(&file, &sources, &c.settings, meter, false));
+            });
+        let result = sum.finish().finish(&c.settings);
         if writes(Some(&c.output), loaded.read, &mut loaded.errors) {
             if cost {
                 export::analysis::write_cost(&c.output, c.format, &result)?;
@@ -545,7 +547,8 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
     };
     let created = create_report_dir(&c.out)?;
     with_jobs(c.input.source.jobs, || {
-        // Each file is compared, calibrated and swept as soon as it is measured. Its runs' rows are
+        // Each file is compared, calibrated and swept as soon as it is measured, its comparison
+        // added up as soon as the files before it are (`InOrderFold`). Its runs' rows are
         // written to timeline.csv at once (in input order, through a temporary file renamed into
         // place with the other files), and kept only for the conversations that may get a chart
         // (`TimelineChoice`); the file itself is kept for the sweep's per-tool pass only when the
@@ -562,6 +565,7 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
         let sum = std::sync::Mutex::default();
         let policies = analysis::compare::with_baseline(&c.compare.policies);
         let sources = analysis::compare::sources(&policies);
+        let compared = InOrderFold::new(analysis::compare::Sum::new(&sources), add_replayed);
         let estimators = analysis::calibration::default_estimators();
         let choice = crate::report::TimelineChoice::new(c.timelines);
         let Loaded { meter, files, read, mut errors, mut warnings } =
@@ -579,14 +583,13 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
                 }
                 let conversations: Vec<&MeasuredConversation> = file.conversations.iter().collect();
                 let samples = analysis::calibration::samples(&conversations, &estimators);
-                (shown, replayed, rendered, samples, SweepPart::of(index, file, &c.sweep, meter, keep, &sum))
+                compared.put(index, replayed);
+                (shown, rendered, samples, SweepPart::of(index, file, &c.sweep, meter, keep, &sum))
             });
-        let (mut shown, mut replayed, mut samples, mut parts) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for (file, file_replayed, rendered, file_samples, part) in files {
+        let (mut shown, mut samples, mut parts) = (Vec::new(), Vec::new(), Vec::new());
+        for (file, rendered, file_samples, part) in files {
             rendered?;
             shown.push(file);
-            replayed.extend(file_replayed);
             samples.extend(file_samples);
             parts.push(part);
         }
@@ -610,7 +613,7 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
         let kept =
             choice.into_kept().into_iter().map(|((file, k), runs)| (first_of_file[file] + k, runs)).collect();
         let timelines = crate::report::Timelines { conversations, kept };
-        let comparison = analysis::compare::add_up(replayed, &sources, &c.compare);
+        let comparison = compared.finish().finish(&c.compare);
         let calibration =
             analysis::calibration::calibrate_samples(&samples, &estimators, c.input.source.tokenizer.name());
         let totals = sum.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -986,6 +989,13 @@ fn add_problems(
 ) {
     warnings.extend(file_warnings.iter().map(|w| prefix_path(path, w)));
     errors.extend(error);
+}
+
+/// Adds a file's replayed conversations to a comparison, in file order.
+fn add_replayed(sum: &mut analysis::compare::Sum<'_>, replayed: Vec<analysis::compare::Replayed>) {
+    for conversation in replayed {
+        sum.add(conversation);
+    }
 }
 
 /// Every conversation of `file` replayed under `sources` (in parallel), in file order: what a

@@ -42,6 +42,45 @@ pub struct Job<'a> {
     pub input_format: Option<&'static dyn Format>,
 }
 
+/// Items that come in any order, each with its place (`0..n`, each once), added up in the order
+/// of their places as soon as every earlier one has come: a parallel pass adds up in input order,
+/// as floating-point sums need for the same bytes at any thread count, without keeping every item
+/// to the end (only those that came before an earlier one, which are few when the places are
+/// handed out in order).
+pub struct InOrderFold<T, A, F> {
+    state: std::sync::Mutex<(usize, std::collections::BTreeMap<usize, T>, A)>,
+    add: F,
+}
+
+impl<T, A, F: Fn(&mut A, T)> InOrderFold<T, A, F> {
+    /// Nothing added to `acc` yet; `add` adds one item.
+    pub fn new(acc: A, add: F) -> InOrderFold<T, A, F> {
+        InOrderFold { state: std::sync::Mutex::new((0, std::collections::BTreeMap::new(), acc)), add }
+    }
+
+    /// Puts the item of place `index`, adding it and every waiting one after it that can now be.
+    pub fn put(&self, index: usize, item: T) {
+        let mut state = crate::lock(&self.state);
+        let (next, waiting, acc) = &mut *state;
+        waiting.insert(index, item);
+        while let Some(item) = waiting.remove(next) {
+            (self.add)(acc, item);
+            *next += 1;
+        }
+    }
+
+    /// What was added up: every item, in the order of their places (any left waiting behind a
+    /// place never put are added last, in their order).
+    pub fn finish(self) -> A {
+        let (_, waiting, mut acc) =
+            self.state.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+        for item in waiting.into_values() {
+            (self.add)(&mut acc, item);
+        }
+        acc
+    }
+}
+
 /// The outcome of one input file.
 #[derive(Debug, Default)]
 pub struct FileOutcome {
@@ -575,6 +614,24 @@ mod tests {
         let handed: Vec<usize> = each_file(&found, None, &meter, |i, _, _| i);
         assert!(handed.is_empty());
         assert!(prepared.lock().unwrap().is_empty(), "tables built for no file");
+    }
+
+    #[test]
+    fn items_put_in_any_order_are_added_in_the_order_of_their_places() {
+        let fold = InOrderFold::new(Vec::new(), |acc: &mut Vec<usize>, item: usize| acc.push(item));
+        for index in [3, 0, 2, 5, 1, 4] {
+            fold.put(index, index * 10);
+        }
+        assert_eq!(fold.finish(), [0, 10, 20, 30, 40, 50]);
+        // Puts from many threads at once, in whatever order they run.
+        let fold = InOrderFold::new(Vec::new(), |acc: &mut Vec<usize>, item: usize| acc.push(item));
+        (0..1000).into_par_iter().rev().for_each(|i| fold.put(i, i));
+        assert_eq!(fold.finish(), (0..1000).collect::<Vec<_>>());
+        // A place never put leaves the later ones waiting; they are added at the end.
+        let fold = InOrderFold::new(Vec::new(), |acc: &mut Vec<usize>, item: usize| acc.push(item));
+        fold.put(2, 2);
+        fold.put(0, 0);
+        assert_eq!(fold.finish(), [0, 2]);
     }
 
     #[test]

@@ -244,13 +244,37 @@ pub fn add_up(
     policies: &[&dyn PolicySource],
     settings: &CompareSettings,
 ) -> Comparison {
-    let mut rows: Vec<PolicyRow> =
-        policies.iter().map(|p| PolicyRow { policy: p.label().to_owned(), ..Default::default() }).collect();
-    let mut events = Vec::new();
-    let mut runs_out = Vec::new();
+    let mut sum = Sum::new(policies);
     for conversation in replayed {
-        let mut runs = Vec::with_capacity(policies.len());
-        for ((source, row), r) in policies.iter().zip(&mut rows).zip(conversation.runs) {
+        sum.add(conversation);
+    }
+    sum.finish(settings)
+}
+
+/// [`add_up`] one conversation at a time, for a caller that adds them as they are replayed (in
+/// the order they are to be added: a replayed conversation is then not kept, only what the
+/// comparison lists of it).
+pub struct Sum<'a> {
+    policies: &'a [&'a dyn PolicySource],
+    rows: Vec<PolicyRow>,
+    events: Vec<EventRow>,
+    runs_out: Vec<ConversationRuns>,
+}
+
+impl<'a> Sum<'a> {
+    /// Nothing added yet, for conversations replayed under `policies`.
+    pub fn new(policies: &'a [&'a dyn PolicySource]) -> Sum<'a> {
+        let rows = policies
+            .iter()
+            .map(|p| PolicyRow { policy: p.label().to_owned(), ..Default::default() })
+            .collect();
+        Sum { policies, rows, events: Vec::new(), runs_out: Vec::new() }
+    }
+
+    /// Adds the next conversation.
+    pub fn add(&mut self, conversation: Replayed) {
+        let mut runs = Vec::with_capacity(self.policies.len());
+        for ((source, row), r) in self.policies.iter().zip(&mut self.rows).zip(conversation.runs) {
             let s = &r.run.summary;
             row.conversations += 1;
             row.requests += s.requests;
@@ -260,7 +284,7 @@ pub fn add_up(
             row.prune_events += s.prune_events;
             row.over_window += r.over_window;
             row.cost += r.cost;
-            events.extend(r.events.into_iter().map(|event| EventRow {
+            self.events.extend(r.events.into_iter().map(|event| EventRow {
                 trace: conversation.trace.clone(),
                 conversation: conversation.conversation.clone(),
                 policy: source.label().to_owned(),
@@ -269,27 +293,32 @@ pub fn add_up(
             runs.push(r.run);
         }
         if conversation.rows {
-            runs_out.push(ConversationRuns {
+            self.runs_out.push(ConversationRuns {
                 trace: conversation.trace,
                 conversation: conversation.conversation,
                 runs,
             });
         }
     }
-    if let Some(none) = rows.iter().find(|r| r.policy == "none").cloned() {
-        for r in &mut rows {
-            r.savings = ratio_change(none.total_input_tokens as f64, r.total_input_tokens as f64);
-            r.cost_change = if none.cost.cost == 0.0 { 0.0 } else { r.cost.cost / none.cost.cost - 1.0 };
-            r.saves_tokens_costs_more = r.savings > 0.0 && r.cost_change > 0.0;
+
+    /// The comparison of everything added.
+    pub fn finish(self, settings: &CompareSettings) -> Comparison {
+        let Sum { mut rows, events, runs_out, .. } = self;
+        if let Some(none) = rows.iter().find(|r| r.policy == "none").cloned() {
+            for r in &mut rows {
+                r.savings = ratio_change(none.total_input_tokens as f64, r.total_input_tokens as f64);
+                r.cost_change = if none.cost.cost == 0.0 { 0.0 } else { r.cost.cost / none.cost.cost - 1.0 };
+                r.saves_tokens_costs_more = r.savings > 0.0 && r.cost_change > 0.0;
+            }
         }
-    }
-    Comparison {
-        threshold: settings.threshold,
-        window: settings.window,
-        cache: settings.cache.clone(),
-        policies: rows,
-        events,
-        conversations: runs_out,
+        Comparison {
+            threshold: settings.threshold,
+            window: settings.window,
+            cache: settings.cache.clone(),
+            policies: rows,
+            events,
+            conversations: runs_out,
+        }
     }
 }
 
