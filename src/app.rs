@@ -5,7 +5,7 @@
 //! reported; when no file could be read at all, no output file or report is written: see
 //! `writes`), 2 for usage errors (bad flags, policy specs or output paths).
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -302,8 +302,7 @@ fn sweep(c: SweepConfig) -> Result<ExitCode> {
             load_found_each(&c.input, &found, meter(&c.input)?, "measuring", |index, file, meter| {
                 SweepPart::of(index, file, &c.settings, meter, keep, &sum)
             });
-        let totals = sum.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let first = FirstPass { totals, parts: files, speculation };
+        let first = FirstPass { sum, parts: files, speculation };
         let (result, mut meter) = finish_sweep(&c.input, &found, meter, first, &c.settings, &mut warnings);
         if writes(Some(&c.output), read, &mut errors) {
             let sections = || export::analysis::sweep_sections(&result);
@@ -365,13 +364,13 @@ impl SweepPart {
 /// What a sweep's first pass gave: the sum of every file's totals, each file's part (every file
 /// found, in input order) and the speculation the files were offered to.
 struct FirstPass {
-    totals: analysis::sweep::SweepTotals,
+    sum: std::sync::Mutex<analysis::sweep::SweepTotals>,
     parts: Vec<SweepPart>,
     speculation: Speculation,
 }
 
-/// Ends a sweep from its first pass: plans from the totals, then sweeps the dominant tools, which depend on the overall recommendation, over the held files
-/// or, when they were not held, takes the per-tool rows the files were swept for as they were
+/// Ends a sweep from its first pass: plans from the totals, then sweeps the dominant tools, which
+/// depend on the overall recommendation, over the held files or, when they were not held, takes the per-tool rows the files were swept for as they were
 /// read (`speculation`) and reads again only the files some planned tool was not swept over, for
 /// those tools (holding one file per worker; it counts nothing, the meter's cache has every
 /// text). A file that reads differently the second time (a live session being written) is named
@@ -385,7 +384,8 @@ fn finish_sweep(
     warnings: &mut Vec<String>,
 ) -> (analysis::sweep::Sweep, Meter) {
     use analysis::sweep::{plan, tool_rows, tool_totals};
-    let FirstPass { totals, parts, speculation } = first;
+    let FirstPass { sum, parts, speculation } = first;
+    let totals = sum.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
     let (mut shapes, mut held) = (Vec::with_capacity(parts.len()), Vec::new());
     let hold = parts.iter().all(|p| p.held.is_some());
     for part in parts {
@@ -616,8 +616,7 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
         let comparison = compared.finish().finish(&c.compare);
         let calibration =
             analysis::calibration::calibrate_samples(&samples, &estimators, c.input.source.tokenizer.name());
-        let totals = sum.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let first = FirstPass { totals, parts, speculation };
+        let first = FirstPass { sum, parts, speculation };
         let (sweep, mut meter) = finish_sweep(&c.input, &found, meter, first, &c.sweep, &mut warnings);
         // Nothing is counted after the sweep: the counts are kept, and the meter's memory given
         // back, before the report is built.
@@ -1061,35 +1060,33 @@ fn stdout(text: &str) -> Result<()> {
     Output::Stdout.write(text.as_bytes())
 }
 
-/// The text of `split` and `count`: `file`, or stdin when it is absent or `-`.
 /// At most this many bytes of text are read by `count` and `split` (which hold the whole text):
 /// a stream with no end (`/dev/zero`, `yes`) is an error after it instead of taking all the
 /// machine's memory (decision; 4.5 GB in 5 s for `count /dev/zero` before). A 1 GiB text is far
 /// beyond any tool output, and counting one takes a few GB.
 pub const MAX_TEXT_BYTES: u64 = 1 << 30;
 
+/// The text of `split` and `count`: `file`, or stdin when it is absent or `-`.
 fn read_input(file: Option<&Path>) -> Result<String> {
-    let mut bytes = Vec::new();
-    let name = match file.filter(|p| *p != Path::new("-")) {
+    let (read, name) = match file.filter(|p| *p != Path::new("-")) {
         Some(p) => {
             let f = std::fs::File::open(p).with_context(|| format!("cannot read {}", p.display()))?;
-            f.take(MAX_TEXT_BYTES + 1)
-                .read_to_end(&mut bytes)
-                .with_context(|| format!("cannot read {}", p.display()))?;
-            p.display().to_string()
+            let read =
+                input::read_up_to(f, MAX_TEXT_BYTES).with_context(|| format!("cannot read {}", p.display()));
+            (read?, p.display().to_string())
         }
-        None => {
-            std::io::stdin().take(MAX_TEXT_BYTES + 1).read_to_end(&mut bytes).context("cannot read stdin")?;
-            "stdin".to_owned()
-        }
+        None => (
+            input::read_up_to(std::io::stdin(), MAX_TEXT_BYTES).context("cannot read stdin")?,
+            "stdin".to_owned(),
+        ),
     };
-    if bytes.len() as u64 > MAX_TEXT_BYTES {
+    let Some(bytes) = read else {
         anyhow::bail!(
             "{name}: more than {} GiB of text (a stream with no end?); count and split hold the whole text \
              in memory: pass a smaller text",
             MAX_TEXT_BYTES >> 30
         );
-    }
+    };
     String::from_utf8(bytes).map_err(|e| {
         anyhow::anyhow!("{name}: not UTF-8 text (invalid byte at offset {})", e.utf8_error().valid_up_to())
     })
@@ -1237,8 +1234,7 @@ mod tests {
             SweepPart::of(index, file, &guessing, meter, SweepKeep::Rows(&speculation), &sum)
         });
         assert!(first.files[0].held.is_none());
-        let totals = sum.into_inner().unwrap();
-        (c, found, first.meter, FirstPass { totals, parts: first.files, speculation })
+        (c, found, first.meter, FirstPass { sum, parts: first.files, speculation })
     }
 
     #[test]

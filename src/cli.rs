@@ -181,9 +181,9 @@ pub struct CountArgs {
 #[derive(Debug, Args)]
 pub struct SourceArgs {
     /// Trace files or directories (searched recursively); `-` reads standard input (shown as
-    /// /dev/stdin). When none is given, `replay` and the
-    /// analyses read ./traces if this directory has one, else the traces/ of the checkout this
-    /// binary was built from; `reconcile` needs one (or --claude/--codex).
+    /// /dev/stdin). When none is given, `replay` and the analyses read ./traces if this directory
+    /// has one, else the traces/ of the checkout this binary was built from; `reconcile` needs one
+    /// (or --claude/--codex).
     pub paths: Vec<PathBuf>,
     /// Also read Claude Code sessions in place, from ~/.claude/projects.
     #[arg(long)]

@@ -96,20 +96,25 @@ pub fn agent_homes(home: &Path, agents: &[AgentHome]) -> Vec<PathBuf> {
 /// A `--policies` file is read up to this many bytes (a policy is a few lines).
 const MAX_POLICIES_BYTES: u64 = 16 << 20;
 
-/// Reads `path` whole, but not beyond `limit` bytes: a device or a pipe with no end (`/dev/zero`)
-/// is an error after them instead of taking all the machine's memory (`compare --policies
-/// /dev/zero` took 3 GB in 8 s before, and went on).
-fn read_at_most(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+/// Reads `reader` to its end, or `None` when it holds more than `limit` bytes (only `limit` + 1
+/// are read): a device or a pipe with no end (`/dev/zero`) stops there instead of taking all the
+/// machine's memory.
+pub fn read_up_to(reader: impl std::io::Read, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
     use std::io::Read;
     let mut bytes = Vec::new();
-    std::fs::File::open(path)?.take(limit + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > limit {
-        return Err(std::io::Error::new(
+    reader.take(limit + 1).read_to_end(&mut bytes)?;
+    Ok((bytes.len() as u64 <= limit).then_some(bytes))
+}
+
+/// Reads `path` whole, but not beyond `limit` bytes: more is an error ([`read_up_to`];
+/// `compare --policies /dev/zero` took 3 GB in 8 s before, and went on).
+fn read_at_most(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    read_up_to(std::fs::File::open(path)?, limit)?.ok_or_else(|| {
+        std::io::Error::new(
             std::io::ErrorKind::InvalidData,
             format!("more than {} MiB (a stream with no end?)", limit >> 20),
-        ));
-    }
-    Ok(bytes)
+        )
+    })
 }
 
 /// Reads the policies of a `--policies` TOML file ([`crate::policy::file`]).
