@@ -680,7 +680,10 @@ fn replay_keeping(
                     summary.prune_events += 1;
                 }
                 e.previous = Some((position, context_tokens, pruned));
-                e.previous_timestamp = timestamp.or(e.previous_timestamp);
+                // The gap before the next request is from this one: when this one has no
+                // timestamp, that gap is unknown (not measured from an older request, which would
+                // overstate the idle time and fire the time-based policies or expire the cache).
+                e.previous_timestamp = *timestamp;
                 e.changed_at = None;
                 e.turn_started = false;
                 e.counts.request();

@@ -111,6 +111,18 @@ mod tests {
     }
 
     #[test]
+    fn a_request_without_a_timestamp_hides_the_gap_after_it() {
+        // Minute 9, then an untimed request, then minute 70: the gap before the last request is
+        // unknown, not the 61 minutes since minute 9, so nothing is cleared.
+        let r = replay_spec(session().untimed().request().at(70.0).request(), "claude-code-micro");
+        assert!(r.edits.iter().all(Vec::is_empty), "{:?}", r.edits);
+        // With that request made at minute 9.5, the gap before the last one is known (60.5
+        // minutes) and it fires.
+        let r = replay_spec(session().at(9.5).request().at(70.0).request(), "claude-code-micro");
+        assert_eq!(r.cleared_before(11), [0, 1, 2]);
+    }
+
+    #[test]
     fn without_timestamps_it_warns_and_never_fires() {
         let c = Convo::new().user("go").request().steps(8, "Read", 500);
         let r = replay_spec(c, "claude-code-micro");
