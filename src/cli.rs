@@ -260,8 +260,9 @@ pub struct CacheArgs {
     /// without timestamps count as warm.
     #[arg(long, default_value = "5m")]
     pub cache_ttl: String,
-    /// Prices: anthropic (write 1.25x, read 0.1x), openai (write 1x, read 0.1x), none (no cache),
-    /// all in input-token equivalents; or input=X,write=Y,read=Z in USD per million tokens.
+    /// Prices: anthropic (write 1.25x, read 0.1x; write 2x with a --cache-ttl over 5m, the 1-hour
+    /// cache), openai (write 1x, read 0.1x), none (no cache), all in input-token equivalents; or
+    /// input=X,write=Y,read=Z in USD per million tokens.
     #[arg(long, default_value = "anthropic")]
     pub prices: String,
 }

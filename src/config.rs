@@ -286,9 +286,10 @@ fn compare_settings(
         policies: policies_with_file(&policies_given.specs, policies_given.file.as_deref())?,
         threshold,
         window: cache.window,
-        cache: CacheModel {
-            prices: Prices::parse(&cache.prices).map_err(|e| usage(format!("--prices: {e}")))?,
-            ttl_ms: parse_ttl(&cache.cache_ttl).map_err(|e| usage(format!("--cache-ttl: {e}")))?,
+        cache: {
+            let prices = Prices::parse(&cache.prices).map_err(|e| usage(format!("--prices: {e}")))?;
+            let ttl_ms = parse_ttl(&cache.cache_ttl).map_err(|e| usage(format!("--cache-ttl: {e}")))?;
+            CacheModel { prices: prices.for_ttl(ttl_ms), ttl_ms }
         },
     })
 }

@@ -63,6 +63,12 @@ fn a_ttl_shorter_than_the_gaps_makes_every_request_cold_and_the_prune_cheaper() 
     // none in USD: (223 + 1000) written × 2.5 + (223 + 1223 + 1223) read × 0.2, per million tokens.
     assert!((usd.policies[0].cost.cost - (1223.0 * 2.5 + 2669.0 * 0.2) / 1e6).abs() < 1e-12);
     assert_eq!(usd.cache.prices.unit, "USD");
+    // Anthropic's cache beyond 5 minutes is its 1-hour cache: writes at 2× instead of 1.25×.
+    let hour: Comparison =
+        serde_json::from_str(&run(&["cost", TRAP[0], TRAP[1], "--cache-ttl", "1h", TRAP[2], "json"]))
+            .unwrap();
+    assert_eq!((hour.cache.prices.name.as_str(), hour.cache.prices.write), ("anthropic", 2.0));
+    assert!((hour.policies[0].cost.cost - (1223.0 * 2.0 + 2669.0 * 0.1)).abs() < 1e-9);
 }
 
 #[test]

@@ -22,15 +22,15 @@
 //! tokens) and stay true whatever a provider's list price is today:
 //! - `anthropic`: cache write 1.25×, cache read 0.1× (5-minute cache; the ratio of every row of
 //!   Anthropic's price table, platform.claude.com/docs/en/about-claude/pricing, e.g. Claude Sonnet 5.5
-//!   $2 input, $2.50 5-minute write, $0.20 read per million tokens);
+//!   $2 input, $2.50 5-minute write, $0.20 read per million tokens); with a TTL over 5 minutes,
+//!   write 2× (the 1-hour cache, $4 a million there: [`Prices::for_ttl`]);
 //! - `openai`: no write premium (1×), cached input 0.1× (GPT-5 family; GPT-4.1 is 0.25×, GPT-4o
 //!   0.5×, per OpenAI's pricing page, developers.openai.com/api/docs/pricing);
 //! - `none`: no cache (every token 1×), so cost equals input tokens.
 //!
 //! Explicit prices (`input=2,write=2.5,read=0.2`) are in USD per million tokens and give USD. Not
 //! modelled: output tokens (the same under every policy), minimum cacheable lengths (1,024 tokens on
-//! both providers) and OpenAI's 128-token cache granularity, the 1-hour Anthropic cache (its writes
-//! cost twice the input price: `--prices input=2,write=4,read=0.2 --cache-ttl 1h`). Pure: no I/O.
+//! both providers) and OpenAI's 128-token cache granularity. Pure: no I/O.
 
 use serde::{Deserialize, Serialize};
 
@@ -58,6 +58,9 @@ pub struct Prices {
 /// The unit of relative presets.
 pub const RELATIVE_UNIT: &str = "input-token equivalents";
 
+/// Lifetime of Anthropic's default (5-minute) cache.
+const ANTHROPIC_SHORT_TTL_MS: i64 = 5 * 60_000;
+
 impl Prices {
     /// Names of the presets.
     pub const PRESETS: [&'static str; 3] = ["anthropic", "openai", "none"];
@@ -69,6 +72,19 @@ impl Prices {
     /// Anthropic's 5-minute cache: write 1.25×, read 0.1×.
     pub fn anthropic() -> Prices {
         Prices::relative("anthropic", 1.25, 0.1)
+    }
+
+    /// Anthropic's 1-hour cache: write 2×, read 0.1×.
+    pub fn anthropic_1h() -> Prices {
+        Prices::relative("anthropic", 2.0, 0.1)
+    }
+
+    /// The prices for a cache that lives `ttl_ms` (`None`: never expires): the `anthropic` preset
+    /// with a TTL over 5 minutes takes the 1-hour cache's write price (2×), the only cache Anthropic
+    /// offers that lives longer; every other price is the same at any TTL.
+    pub fn for_ttl(self, ttl_ms: Option<i64>) -> Prices {
+        let longer_than_5m = ttl_ms.is_none_or(|t| t > ANTHROPIC_SHORT_TTL_MS);
+        if self == Prices::anthropic() && longer_than_5m { Prices::anthropic_1h() } else { self }
     }
 
     /// OpenAI's automatic cache: no write premium, read 0.1× (GPT-5 family).
@@ -430,6 +446,21 @@ mod tests {
         for bad in ["antropic", "write=1", "input=-1", "input=1,cache=2"] {
             assert!(Prices::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn anthropic_prices_writes_to_a_cache_over_5_minutes_at_the_1_hour_price() {
+        let anthropic = Prices::anthropic;
+        assert_eq!(anthropic().for_ttl(Some(300_000)).write, 1.25);
+        assert_eq!(anthropic().for_ttl(Some(60_000)).write, 1.25);
+        assert_eq!(anthropic().for_ttl(Some(3_600_000)).write, 2.0);
+        assert_eq!(anthropic().for_ttl(Some(300_001)).write, 2.0);
+        assert_eq!(anthropic().for_ttl(None).write, 2.0);
+        assert_eq!(anthropic().for_ttl(None).name, "anthropic");
+        // Other prices do not depend on the TTL.
+        assert_eq!(Prices::openai().for_ttl(None), Prices::openai());
+        let custom = Prices::parse("input=2,write=2.5,read=0.2").unwrap();
+        assert_eq!(custom.clone().for_ttl(Some(3_600_000)), custom);
     }
 
     #[test]
