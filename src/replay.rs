@@ -637,15 +637,19 @@ fn replay_keeping(
                 summary.total_input_tokens += context_tokens;
                 summary.final_context_tokens = context_tokens;
                 if keep_rows {
-                    let (shared, previous_tokens) = match e.previous {
-                        None => (0, 0),
+                    let (shared, kept, previous_tokens) = match e.previous {
+                        None => (0, 0, 0),
                         Some((previous_position, previous_tokens, _)) => {
                             let first_change = [e.changed_at, transient_change].into_iter().flatten().min();
                             let end = head(previous_position);
                             let cut = first_change.map_or(end, |c| c.min(end));
                             let base = e.prefix.before(head(e.context_start));
-                            let shared = e.prefix.before(cut) - base + e.transient_below(cut);
-                            (shared.clamp(0, previous_tokens as i64) as Tokens, previous_tokens)
+                            let sent_before = |at: usize| e.prefix.before(at) - base + e.transient_below(at);
+                            let shared = sent_before(cut).clamp(0, previous_tokens as i64) as Tokens;
+                            // The previous context's items as sent now: the content pruned from
+                            // it is gone, what arrived since is not counted.
+                            let kept = sent_before(end).clamp(shared as i64, context_tokens as i64) as Tokens;
+                            (shared, kept, previous_tokens)
                         }
                     };
                     let previous_pruned = e.previous.map_or(0, |p| p.2);
@@ -671,6 +675,7 @@ fn replay_keeping(
                         changed_results: changed,
                         shared_prefix_tokens: shared,
                         previous_context_tokens: previous_tokens,
+                        previous_kept_tokens: kept,
                         gap_ms,
                         recorded_input_tokens: usage.map(|u| u.input_tokens),
                         recorded_cache_read_tokens: usage.and_then(|u| u.cache_read_tokens),

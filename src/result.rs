@@ -97,6 +97,10 @@ pub struct RequestRow {
     pub shared_prefix_tokens: Tokens,
     /// Tokens of the previous request's context (0 for the first request and after a compaction).
     pub previous_context_tokens: Tokens,
+    /// Of the previous request's context, the tokens this request still sends: its items as they
+    /// are now, after this request's edits, placeholders included (0 for the first request and
+    /// after a compaction). Past the shared prefix, they are what a warm cache must write again.
+    pub previous_kept_tokens: Tokens,
     /// Milliseconds since the previous request, when both are timestamped.
     pub gap_ms: Option<i64>,
     /// Prompt size the provider recorded for this request, if any.

@@ -71,6 +71,17 @@ fn every_timeline_row_is_the_sum_of_its_categories() {
         for row in run.timeline.as_ref().unwrap() {
             assert_eq!(row.categories.total(), row.context_tokens);
             assert!(row.shared_prefix_tokens <= row.previous_context_tokens);
+            // What is kept of the previous context lies between the shared prefix and both
+            // contexts (keep-turns:n=2 writes no placeholder, so it never grows).
+            assert!(row.shared_prefix_tokens <= row.previous_kept_tokens);
+            assert!(row.previous_kept_tokens <= row.previous_context_tokens.min(row.context_tokens));
+        }
+    }
+    // Under `none` nothing is removed: every request sends the previous context whole.
+    let r = report(&["replay", "traces", "--format", "json", "--per-request", "--policy", "none"]);
+    for run in &r.runs {
+        for row in run.timeline.as_ref().unwrap() {
+            assert_eq!(row.previous_kept_tokens, row.previous_context_tokens);
         }
     }
 }

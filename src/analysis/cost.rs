@@ -218,16 +218,16 @@ pub fn request_cost(row: &RequestRow, previous: Option<&RequestRow>, model: &Cac
     let cold = row.previous_context_tokens == 0 || expired;
     let read = if cold { 0 } else { row.shared_prefix_tokens.min(row.context_tokens) };
     let write = row.context_tokens - read;
-    // The previous context after the cut was cached; what of it is still sent must be written again.
-    // `freed_tokens` is net of placeholders, so the placeholder text written now is added back to
-    // what the change removed from that suffix.
+    // The previous context after the cut was cached; what of it is still sent must be written
+    // again. That is its items as sent now past the shared prefix, less the placeholder text
+    // written now (new text, never cached). Content that arrived since the previous request is
+    // not in it, even when the policy removed it at once (`freed_tokens` counts that too).
     let placeholders_added =
         previous.map_or(0, |p| row.categories.placeholders.saturating_sub(p.categories.placeholders));
     let rewritten = if cold {
         0
     } else {
-        let removed = row.freed_tokens + placeholders_added;
-        row.previous_context_tokens.saturating_sub(read).saturating_sub(removed).min(write)
+        row.previous_kept_tokens.saturating_sub(read).saturating_sub(placeholders_added).min(write)
     };
     RequestCost {
         cold,
@@ -392,6 +392,34 @@ mod tests {
         assert!(close(e.rewrite_cost, 1150.0) && close(e.saving_per_request, 10.0));
         assert!(close(e.break_even_requests.unwrap(), 115.0));
         assert!(!e.pays_off());
+    }
+
+    #[test]
+    fn content_pruned_as_soon_as_it_arrives_was_never_cached_and_is_not_written_again() {
+        use crate::analysis::testing::{request, result, user};
+        // Request 0 sends "hi", a 100-byte result (summary 93 + content 100) and a 1,000-byte
+        // message: 1195. A 400-byte result arrives; before request 1 the budget prunes a's content
+        // and, still over the target, the new content too.
+        let items = vec![
+            user("hi"),
+            result("a", "read", "x".repeat(100)),
+            user(&"y".repeat(1000)),
+            request(None),
+            result("b", "read", "z".repeat(400)),
+            request(None),
+            request(None),
+        ];
+        let r = run(items, "budget:max=1500,target=1200");
+        let row = &r.rows[1];
+        assert_eq!((row.previous_context_tokens, row.shared_prefix_tokens), (1195, 95));
+        assert_eq!((row.freed_tokens, row.changed_results), (500, 2));
+        // Of the previous context, the message (1000) is still sent after the cut: that is the
+        // rewrite. The 400 freed from b were never sent, so they take nothing off it.
+        assert_eq!(row.previous_kept_tokens, 1095);
+        let model = CacheModel { prices: Prices::anthropic(), ttl_ms: None };
+        let (totals, events) = cost_of_run(&r.rows, &model);
+        assert_eq!((events.len(), events[0].rewritten_tokens), (1, 1000));
+        assert_eq!(totals.rewritten_tokens, 1000);
     }
 
     #[test]
