@@ -258,7 +258,8 @@ pub struct PruneEvent {
     pub saving_per_request: f64,
     /// Later requests needed to recover `rewrite_cost` (`None` when nothing is saved per request).
     pub break_even_requests: Option<f64>,
-    /// Requests that follow in the conversation.
+    /// Requests that follow in the same context (up to the end of the conversation or its next
+    /// compaction, which empties the context).
     pub later_requests: usize,
 }
 
@@ -312,6 +313,12 @@ pub fn cost_of_run(rows: &[RequestRow], model: &CacheModel) -> (CostTotals, Vec<
     let mut totals = CostTotals::default();
     let mut events = Vec::new();
     let p = &model.prices;
+    // A compaction restarts the context (the next row has no previous context), so what a prune
+    // freed is saved only until then: `ends[i]` is the first row of the next context after row i.
+    let mut ends = vec![rows.len(); rows.len()];
+    for i in (0..rows.len().saturating_sub(1)).rev() {
+        ends[i] = if rows[i + 1].previous_context_tokens == 0 { i + 1 } else { ends[i + 1] };
+    }
     for (i, row) in rows.iter().enumerate() {
         let c = request_cost(row, i.checked_sub(1).map(|j| &rows[j]), model);
         totals.requests += 1;
@@ -335,7 +342,7 @@ pub fn cost_of_run(rows: &[RequestRow], model: &CacheModel) -> (CostTotals, Vec<
                 rewrite_cost,
                 saving_per_request,
                 break_even_requests: (saving_per_request > 0.0).then(|| rewrite_cost / saving_per_request),
-                later_requests: rows.len() - i - 1,
+                later_requests: ends[i] - i - 1,
             });
         }
     }
@@ -420,6 +427,20 @@ mod tests {
         let (totals, events) = cost_of_run(&r.rows, &model);
         assert_eq!((events.len(), events[0].rewritten_tokens), (1, 1000));
         assert_eq!(totals.rewritten_tokens, 1000);
+    }
+
+    #[test]
+    fn a_compaction_ends_the_requests_a_prune_can_pay_off_over() {
+        let model = CacheModel { prices: Prices::anthropic(), ttl_ms: None };
+        let mut items = cache_trap([None; 4]);
+        items.push(crate::analysis::testing::request(None));
+        let (_, events) = cost_of_run(&run(items.clone(), "keep-turns:n=2").rows, &model);
+        // The prune before request 2 is followed by requests 3 and 4.
+        assert_eq!((events[0].request, events[0].later_requests), (2, 2));
+        // With the context compacted after request 3, only request 3 sends what the prune freed.
+        items.insert(items.len() - 1, Item::Compaction { summary: Some("so far".into()) });
+        let (_, events) = cost_of_run(&run(items, "keep-turns:n=2").rows, &model);
+        assert_eq!((events[0].request, events[0].later_requests), (2, 1));
     }
 
     #[test]
