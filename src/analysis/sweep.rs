@@ -462,13 +462,32 @@ pub fn recommend(rows: &[SweepRow], tolerance: f64) -> Option<Recommendation> {
 
 /// The recommendation for one tool: the largest threshold that keeps the tool's own contribution
 /// (savings minus `unsplit`, the savings with this tool never split) within `tolerance` of its best.
-pub fn recommend_tool(rows: &[SweepRow], tolerance: f64, tool: &str, unsplit: f64) -> Option<Recommendation> {
+/// `unsplit_splits` is how many outputs that never-split row splits (the other tools'), so what a
+/// row splits beyond it is this tool's.
+pub fn recommend_tool(
+    rows: &[SweepRow],
+    tolerance: f64,
+    tool: &str,
+    unsplit: f64,
+    unsplit_splits: usize,
+) -> Option<Recommendation> {
     let (i, chosen, best) = choose(rows, tolerance, unsplit)?;
     let points = |v: f64| format!("{:.1} points", (v - unsplit) * 100.0);
-    let reason = if best.savings <= unsplit {
+    let split_here = chosen.split_results.saturating_sub(unsplit_splits);
+    let reason = if best.savings <= unsplit && split_here == 0 {
         format!(
             "splitting {tool} outputs saves nothing under this policy; {} bytes keeps them whole",
             chosen.threshold
+        )
+    } else if best.savings <= unsplit {
+        // A threshold tried that kept them whole would save what the never-split row saves, so be
+        // within the tolerance of the best, and the chosen threshold would be at least as large.
+        format!(
+            "splitting {tool} outputs saves nothing under this policy, and every threshold tried splits \
+             some of them ({split_here} still split at {} bytes, the largest within {} of the best); a \
+             threshold above their largest output keeps them whole",
+            chosen.threshold,
+            pct(tolerance)
         )
     } else {
         format!(
@@ -865,7 +884,13 @@ pub fn finish(
                 } else {
                     *tokens as f64 / plan.all_output as f64
                 },
-                recommendation: recommend_tool(&rows, settings.tolerance, tool, unsplit_savings),
+                recommendation: recommend_tool(
+                    &rows,
+                    settings.tolerance,
+                    tool,
+                    unsplit_savings,
+                    unsplit.split_results,
+                ),
                 unsplit_savings,
                 tool: tool.clone(),
                 results: *count,
@@ -997,6 +1022,34 @@ mod tests {
         assert_eq!(recommend(&rows, 0.0).unwrap().threshold, 64);
         assert_eq!(recommend(&rows, 0.5).unwrap().threshold, 512);
         assert_eq!(recommend(&[], 0.05), None);
+    }
+
+    #[test]
+    fn a_tool_whose_split_saves_nothing_is_kept_whole_only_by_a_threshold_that_splits_none_of_it() {
+        let row = |threshold, savings, split_results| SweepRow {
+            threshold,
+            savings,
+            split_results,
+            ..Default::default()
+        };
+        // Never splitting the tool saves 30%, with 5 outputs of other tools split. Splitting it
+        // saves less at every threshold; at 1024 none of its outputs is split any more.
+        let rows = [row(256, 0.28, 9), row(512, 0.29, 7), row(1024, 0.30, 5)];
+        let r = recommend_tool(&rows, 0.05, "Read", 0.30, 5).unwrap();
+        assert_eq!(r.threshold, 1024);
+        assert_eq!(
+            r.reason,
+            "splitting Read outputs saves nothing under this policy; 1024 bytes keeps them whole"
+        );
+        // Up to 512 only: every threshold tried still splits some, and the reason says so.
+        let r = recommend_tool(&rows[..2], 0.05, "Read", 0.30, 5).unwrap();
+        assert_eq!(r.threshold, 512);
+        assert!(
+            r.reason.contains("every threshold tried splits some of them (2 still split at 512 bytes"),
+            "{}",
+            r.reason
+        );
+        assert!(!r.reason.contains("keeps them whole;"), "{}", r.reason);
     }
 
     #[test]
