@@ -533,7 +533,9 @@ fn replay_keeping(
                     e.turn_started = true;
                 }
                 match category {
-                    Category::System => e.counts.events += 1,
+                    // The unrecorded overhead stands for the system prompt and tool schemas the
+                    // trace does not hold: no chat message, and one event as the system prompt is.
+                    Category::System | Category::Unrecorded => e.counts.events += 1,
                     Category::Assistant | Category::Thinking => e.counts.assistant_text(),
                     _ => e.counts.user(),
                 }
@@ -597,7 +599,11 @@ fn replay_keeping(
                     turn_start: e.turn_started,
                     results: &e.results[e.first_result..],
                     context: e.context(),
-                    system: e.sums[slot(Category::System)],
+                    system: {
+                        let mut system = e.sums[slot(Category::System)];
+                        system += e.sums[slot(Category::Unrecorded)];
+                        system
+                    },
                     messages: e.counts.messages,
                     events: e.counts.events,
                     assistant_messages: e.counts.assistant_messages,

@@ -7,7 +7,8 @@
 //! plus 3 per message). ANCHORS.md §5.
 //!
 //! Mechanism, as `ClearToolUsesEdit.apply` does it on the outgoing request's copy of the messages:
-//! count the messages (the system prompt is not among them); if the count exceeds `trigger`, take
+//! count the messages (the system prompt and the tools are not among them, nor is `--overhead`,
+//! which stands for them); if the count exceeds `trigger`, take
 //! every tool message except the last `keep`, oldest first; skip one whose originating tool call is
 //! not found or whose tool is excluded; replace its content with the placeholder (and, with
 //! `clear_tool_inputs`, the call's arguments with `{}`); when `clear_at_least` is set, stop as soon
@@ -169,6 +170,16 @@ mod tests {
         assert_eq!(r.cleared_before(14), (0..11).collect::<Vec<_>>());
         assert_eq!(r.prune_requests(), [10, 11, 12, 13, 14]);
         assert_eq!(r.run.rows[14].categories.placeholders, 11 * 9);
+    }
+
+    #[test]
+    fn the_unrecorded_overhead_is_no_message_and_not_counted() {
+        // `--overhead` stands for the system prompt and tool schemas, which the approximate count
+        // leaves out: 50,000 of it moves nothing (it used to fire from request 3 on).
+        let plain = replay_spec(session(14), "langchain:trigger=20000");
+        let padded = replay_spec(session(14).overhead(50_000), "langchain:trigger=20000");
+        assert_eq!(padded.edits, plain.edits);
+        assert_eq!(padded.run.rows[14].categories.unrecorded, 50_000);
     }
 
     #[test]

@@ -147,7 +147,9 @@ pub struct View<'a> {
     pub results: &'a [ResultState<'a>],
     /// The whole context as currently sent.
     pub context: Measure,
-    /// Of which the system prompt (anchors that keep it out of the message list leave it out).
+    /// Of which the system prompt, recorded or not: the trace's own and the `--overhead` that
+    /// stands for what it does not hold (the system prompt and tool schemas). Anchors that count
+    /// only the message list leave it out.
     pub system: Measure,
     /// Chat messages in the context after the system prompt, as chat APIs with a separate system
     /// field list them: each user text, each tool result, and one assistant message per model

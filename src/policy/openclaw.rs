@@ -25,7 +25,8 @@
 //! - **Chars in the seed's model.** A tool result's text is its summary and its content; only the
 //!   content can be trimmed or cleared, so the chars a result frees and the prunable total are
 //!   counted on the content, and the context on everything sent except the system prompt (which
-//!   OpenClaw keeps out of the message list), plus 8,000 chars per tool-result image.
+//!   OpenClaw keeps out of the message list; so is `--overhead`, which stands for it and the tool
+//!   schemas), plus 8,000 chars per tool-result image.
 //! - **No timestamps.** Without them the TTL gate never opens: the policy never fires and reports a
 //!   warning. The newer per-request `maxToolResultChars` cap is not part of the pruning the
 //!   anchor describes and is left out; so is the later rule that prunes images beyond the newest 3.
@@ -613,6 +614,17 @@ mod tests {
         let r = replay_spec(session(8).at(20.0).request().at(20.5).request(), WIDE);
         assert_eq!(r.prune_requests(), [9, 10], "pruned at 9, restored at 10");
         assert!(r.cleared_before(10).is_empty());
+    }
+
+    #[test]
+    fn the_unrecorded_overhead_is_not_in_the_estimated_context() {
+        // OpenClaw estimates the messages' chars only; `--overhead` stands for the system prompt
+        // and tool schemas, so 20,000 tokens of it (80,000 chars, enough for a hard clear at
+        // 0.5 of this window) change nothing: soft trims only, as without it.
+        let plain = replay_spec(session(8).at(20.0).request(), WIDE);
+        let padded = replay_spec(session(8).overhead(20_000).at(20.0).request(), WIDE);
+        assert_eq!(padded.edits, plain.edits);
+        assert_eq!(padded.run.rows[9].categories.unrecorded, 20_000);
     }
 
     #[test]

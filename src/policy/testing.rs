@@ -6,7 +6,7 @@
 //! follow by hand; anchor estimators are computed from chars and UTF-16 units as usual.
 
 use crate::measure::{MeasureOptions, MeasuredConversation};
-use crate::model::{Conversation, Item, Millis, Output, Request, ToolResult};
+use crate::model::{Conversation, Item, Millis, Output, Request, Tokens, ToolResult};
 use crate::policy::{Edit, Policy, PolicySpec, View};
 use crate::replay::replay;
 use crate::result::Run;
@@ -39,6 +39,7 @@ pub struct Convo {
     items: Vec<Item>,
     calls: usize,
     now: Option<Millis>,
+    overhead: Tokens,
 }
 
 impl Convo {
@@ -115,6 +116,12 @@ impl Convo {
     /// From now on, requests are made at `minutes` after the start (until changed).
     pub fn at(mut self, minutes: f64) -> Self {
         self.now = Some((minutes * 60_000.0) as Millis);
+        self
+    }
+
+    /// Every request also sends `tokens` the trace does not record (`--overhead`).
+    pub fn overhead(mut self, tokens: Tokens) -> Self {
+        self.overhead = tokens;
         self
     }
 
@@ -252,8 +259,9 @@ pub fn replay_with(convo: Convo, spec: &str, decide: DecideWith) -> Replayed {
 /// without a spec, such as a test's reference implementation).
 pub fn replay_policy(convo: Convo, policy: Box<dyn Policy>, decide: DecideWith) -> Replayed {
     let meter = meter(decide);
+    let options = MeasureOptions { overhead: convo.overhead, ..MeasureOptions::default() };
     let conversation = Conversation { id: "main".into(), items: convo.items(), recorded_total: None };
-    let measured = MeasuredConversation::new(&conversation, &meter, &MeasureOptions::default());
+    let measured = MeasuredConversation::new(&conversation, &meter, &options);
     let mut edits = Vec::new();
     let mut recorder = Recorder { inner: policy, log: &mut edits, previous: Vec::new(), compactions: 0 };
     let run = replay(&measured, THRESHOLD, &mut recorder, &meter);
