@@ -12,6 +12,11 @@
 //!   output tokens = the largest copy.
 //! - Tool-result text is the string content, or its `text` blocks joined with `\n`; images are
 //!   counted, not read as text. The top-level `toolUseResult` is UI data and is ignored.
+//! - A `tool_reference` block in a tool result (ToolSearch's answer) makes the API load that
+//!   deferred tool's schema into the prompt; the schema text is not in the file, so it cannot be
+//!   counted: the trace carries one warning with how many there were, since every request after
+//!   them is replayed smaller than it was sent (on the corpus, the request after a ToolSearch that
+//!   returned four references recorded 5,521 more prompt tokens than the one before, the replay 45).
 //! - `isSidechain` lines are subagent traffic with a context of their own: lines with an `agentId`
 //!   form conversation `agent-<id>`; older inline sidechains without one are grouped by following
 //!   `parentUuid` to their root (`sidechain-1`, `sidechain-2`, …). `subagents/agent-*.jsonl` files are
@@ -134,6 +139,8 @@ pub(crate) struct Reader {
     sidechain_of: HashMap<String, usize>,
     sidechains: usize,
     unknown_blocks: BTreeMap<String, usize>,
+    /// `tool_reference` blocks in tool results: each loads a tool schema the file does not hold.
+    tool_references: usize,
     /// Lines of a type this reader does not know, by type.
     unknown_lines: BTreeMap<String, usize>,
 }
@@ -293,7 +300,8 @@ impl Reader {
                 "tool_result" => {
                     let b = &mut self.conversations[c];
                     let call_id = block.tool_use_id.unwrap_or_default();
-                    let (output, result_images) = tool_result_text(block.content);
+                    let (output, result_images, references) = tool_result_text(block.content);
+                    self.tool_references += references;
                     let is_error = block.is_error.unwrap_or(false);
                     let name = b.names.get(&call_id).cloned();
                     b.push(Item::ToolResult(ToolResult {
@@ -340,6 +348,13 @@ impl Reader {
         for (kind, n) in &self.unknown_blocks {
             trace.warnings.push(format!("{n} `{kind}` content block(s) not replayed (unknown block type)"));
         }
+        if self.tool_references > 0 {
+            trace.warnings.push(format!(
+                "{} `tool_reference` block(s) in tool results load tool schemas the file does not hold: \
+                 the requests after them are replayed smaller than sent",
+                self.tool_references
+            ));
+        }
         for (kind, n) in &self.unknown_lines {
             trace.warnings.push(format!(
                 "{n} line(s) of type `{kind}` not replayed (unknown line type; a newer Claude Code version?)"
@@ -353,23 +368,26 @@ impl Reader {
     }
 }
 
-/// Tool-result text (string, or `text` blocks joined with `\n`) and its image count.
-fn tool_result_text(content: Content) -> (String, u32) {
+/// Tool-result text (string, or `text` blocks joined with `\n`), its image count and its count of
+/// `tool_reference` blocks (a deferred tool's schema, loaded into the prompt by the API: its text
+/// is not in the file, so it cannot be counted).
+fn tool_result_text(content: Content) -> (String, u32, usize) {
     match content {
-        Content::Text(text) => (text, 0),
+        Content::Text(text) => (text, 0, 0),
         Content::Blocks(blocks) => {
             let mut texts = Vec::new();
-            let mut images = 0;
+            let (mut images, mut references) = (0, 0);
             for b in blocks {
                 match b.kind.as_deref() {
                     Some("text") => texts.push(b.text.unwrap_or_default()),
                     Some("image") => images += 1,
+                    Some("tool_reference") => references += 1,
                     _ => {}
                 }
             }
-            (texts.join("\n"), images)
+            (texts.join("\n"), images, references)
         }
-        Content::Other => (String::new(), 0),
+        Content::Other => (String::new(), 0, 0),
     }
 }
 
@@ -703,6 +721,32 @@ mod tests {
         let Item::ToolResult(tr) = &t.conversations[0].items[3] else { panic!() };
         assert_eq!(tr.output, Output::Raw { output: "a\nb".into() });
         assert_eq!(tr.images, 1);
+    }
+
+    #[test]
+    fn tool_reference_blocks_are_counted_in_a_warning_that_says_their_schemas_are_missing() {
+        let reference = |tool: &str| format!(r#"{{"type":"tool_reference","tool_name":"{tool}"}}"#);
+        let t = read(&[
+            USER,
+            &asst("m1", r#"{"type":"tool_use","id":"t1","name":"ToolSearch","input":{}}"#, 1),
+            &result("t1", &format!("[{},{}]", reference("WebSearch"), reference("WebFetch"))),
+            &asst("m2", r#"{"type":"tool_use","id":"t2","name":"ToolSearch","input":{}}"#, 1),
+            &result("t2", &format!(r#"[{{"type":"text","text":"found"}},{}]"#, reference("TaskGet"))),
+        ]);
+        assert_eq!(
+            t.warnings,
+            ["3 `tool_reference` block(s) in tool results load tool schemas the file does not hold: \
+              the requests after them are replayed smaller than sent"]
+        );
+        let outputs: Vec<String> = t.conversations[0]
+            .items
+            .iter()
+            .filter_map(|i| {
+                if let Item::ToolResult(r) = i { Some(r.output.full_text().into_owned()) } else { None }
+            })
+            .collect();
+        assert_eq!(outputs, ["", "found"], "the results stay, with the text they hold");
+        assert!(read(&[USER]).warnings.is_empty());
     }
 
     #[test]
