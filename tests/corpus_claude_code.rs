@@ -120,6 +120,13 @@ fn the_auto_compacted_session_resets_its_context() {
     let main = &trace.conversations[0];
     let compactions = main.items.iter().filter(|i| matches!(i, Item::Compaction { .. })).count();
     assert_eq!(compactions, 1);
+    // The summary after it (`isCompactSummary`) is sent, but the harness wrote it: no human turn.
+    let at = main.items.iter().position(|i| matches!(i, Item::Compaction { .. })).unwrap();
+    let summary = main.items[at + 1..].iter().find(|i| matches!(i, Item::User { .. }));
+    assert!(
+        matches!(summary, Some(Item::User { text, meta: true, .. }) if text.starts_with("This session is being continued")),
+        "{summary:?}"
+    );
 }
 
 #[test]

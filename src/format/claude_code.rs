@@ -23,7 +23,15 @@
 //!   read as files of their own.
 //! - A `system` line with `subtype: compact_boundary` replaces the context; the `isCompactSummary`
 //!   user line after it is the summary that starts the new one.
-//! - `isMeta` user lines are sent to the model but do not start a human turn.
+//! - Harness-injected user text is sent to the model, so it is kept, but marked `meta` so that it
+//!   does not start a human turn (`FORMATS.md`: such lines "are harness-injected but still go to
+//!   the model"). Decision: that is an `isMeta` line (command caveats, injected context), the
+//!   `isCompactSummary` line, and text that starts with `<local-command-stdout>` or
+//!   `<local-command-stderr>` (a local command's output) or with `[Request interrupted by user`
+//!   (the CLI's interruption marker). A line whose text starts with `<command-name>` or
+//!   `<command-message>` is the user typing a slash command: the human acted, so it starts a turn.
+//!   Text the IDE extension adds to a human line (`<ide_opened_file>`, `<ide_selection>` blocks
+//!   before the prompt) is counted as that line's user text.
 //!
 //! Lines are read into typed records (`Entry`) that keep only the fields the reader uses; every
 //! other field (the UI's `toolUseResult` copy of each result is nearly half the bytes of a session)
@@ -276,9 +284,10 @@ impl Reader {
     /// Adds a user line (text, images, tool results) to conversation `c`.
     pub(crate) fn user_in(&mut self, c: usize, path: &Path, line: usize, e: Entry) -> Result<(), TraceError> {
         let message = e.message.ok_or_else(|| TraceError::line(path, line, "user line has no `message`"))?;
-        let meta = e.is_meta.unwrap_or(false);
+        let meta = e.is_meta.unwrap_or(false) || e.is_compact_summary.unwrap_or(false);
         let blocks = match message.content {
             Content::Text(text) => {
+                let meta = meta || harness_text(&text);
                 self.conversations[c].push(Item::User { text, meta, images: 0 });
                 return Ok(());
             }
@@ -316,7 +325,9 @@ impl Reader {
             }
         }
         if !text.is_empty() || images > 0 {
-            self.conversations[c].push(Item::User { text: text.join("\n"), meta, images });
+            let text = text.join("\n");
+            let meta = meta || harness_text(&text);
+            self.conversations[c].push(Item::User { text, meta, images });
         }
         Ok(())
     }
@@ -368,6 +379,16 @@ impl Reader {
     }
 }
 
+/// User text the CLI writes, not the human, though it is sent: a local command's output and the
+/// interruption marker. (A `<command-name>` / `<command-message>` line is the human typing a slash
+/// command: it starts a turn.)
+fn harness_text(text: &str) -> bool {
+    const PREFIXES: [&str; 3] =
+        ["<local-command-stdout>", "<local-command-stderr>", "[Request interrupted by user"];
+    let text = text.trim_start();
+    PREFIXES.iter().any(|p| text.starts_with(p))
+}
+
 /// Tool-result text (string, or `text` blocks joined with `\n`), its image count and its count of
 /// `tool_reference` blocks (a deferred tool's schema, loaded into the prompt by the API: its text
 /// is not in the file, so it cannot be counted).
@@ -408,6 +429,9 @@ pub(crate) struct Entry {
     timestamp: Option<String>,
     #[serde(rename = "isMeta", deserialize_with = "loose_bool")]
     is_meta: Option<bool>,
+    /// The user line after a `compact_boundary` that holds the summary.
+    #[serde(rename = "isCompactSummary", deserialize_with = "loose_bool")]
+    is_compact_summary: Option<bool>,
     #[serde(rename = "isSidechain", deserialize_with = "loose_bool")]
     is_sidechain: Option<bool>,
     #[serde(rename = "agentId", deserialize_with = "loose_str")]
@@ -774,6 +798,35 @@ mod tests {
         let t = read(&[USER, boundary, summary]);
         assert!(matches!(t.conversations[0].items[1], Item::Compaction { summary: None }));
         assert!(matches!(&t.conversations[0].items[2], Item::User { text, .. } if text == "summary"));
+    }
+
+    #[test]
+    fn harness_written_user_text_is_kept_as_meta_but_a_slash_command_starts_a_turn() {
+        let user = |fields: &str, content: &str| {
+            format!(
+                r#"{{"type":"user","sessionId":"s"{fields},"message":{{"role":"user","content":{content}}}}}"#
+            )
+        };
+        let t = read(&[
+            USER,
+            &user("", r#""<command-name>/clear</command-name>\n<command-message>clear</command-message>""#),
+            &user("", r#""<command-message>review</command-message>\n<command-name>/review</command-name>""#),
+            &user("", r#""<local-command-stdout>done</local-command-stdout>""#),
+            &user("", r#""<local-command-stderr>oops</local-command-stderr>""#),
+            &user("", r#"[{"type":"text","text":"[Request interrupted by user for tool use]"}]"#),
+            &user(r#","isCompactSummary":true"#, r#""This session is being continued…""#),
+            &user(r#","isMeta":true"#, r#""<local-command-caveat>Caveat</local-command-caveat>""#),
+            &user("", r#""why is [Request interrupted by user] shown?""#),
+        ]);
+        let meta: Vec<bool> = t.conversations[0]
+            .items
+            .iter()
+            .map(|i| match i {
+                Item::User { meta, .. } => *meta,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(meta, [false, false, false, true, true, true, true, true, false]);
     }
 
     #[test]
