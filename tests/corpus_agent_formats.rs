@@ -3,7 +3,8 @@
 //! its folder; its tool-result count equals the one `PROVENANCE.md` lists (or differs by a
 //! deliberate amount explained in [`DELIBERATE`]); and where usage was recorded, the import
 //! carries it: per-request prompt sizes, compared with the numbers read straight from the file,
-//! or for SWE-agent the aggregate total listed in `PROVENANCE.md`.
+//! or for SWE-agent the aggregate total listed in `PROVENANCE.md`. OpenHands file-edit results are
+//! the message the editor returned, read straight from the file, not the diff in `content`.
 //!
 //! Skipped, with a printed reason, when the corpus is absent. Run with `--nocapture` to see one
 //! summary line per file.
@@ -182,4 +183,56 @@ fn every_agent_trajectory_in_the_corpus_imports_with_the_listed_counts_and_usage
         }
     }
     println!("checked {checked} files");
+}
+
+/// OpenHands sends `str(obs)` for a file edit: for an `oh_aci` edit that is the editor's own
+/// message (`extras.formatted_output_and_error`), not the diff in `content`. Every such
+/// observation of the corpus is imported as that message, read here straight from the file.
+#[test]
+fn openhands_edit_results_are_the_editors_message_not_the_diff() {
+    let Some(corpus) = corpus() else {
+        println!("skipped: ../shared/corpus not found");
+        return;
+    };
+    let found = input::discover(&[corpus.join("openhands")]);
+    let mut checked = 0;
+    for path in &found.files {
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let Some(events) = doc.as_array() else { continue };
+        let mut want = BTreeMap::new();
+        for e in events {
+            let Some(call_id) = e.pointer("/tool_call_metadata/tool_call_id").and_then(Value::as_str) else {
+                continue;
+            };
+            let Some(action_id) = e.get("id").and_then(Value::as_i64) else { continue };
+            let answer = events.iter().find(|o| {
+                o.get("cause").and_then(Value::as_i64) == Some(action_id)
+                    && o["observation"] == "edit"
+                    && o.pointer("/extras/impl_source").and_then(Value::as_str) == Some("oh_aci")
+            });
+            if let Some(o) = answer {
+                let message =
+                    o.pointer("/extras/formatted_output_and_error").and_then(Value::as_str).unwrap();
+                assert_ne!(
+                    o["content"].as_str(),
+                    Some(message),
+                    "{}: a diff unlike the message",
+                    path.display()
+                );
+                want.insert(call_id.to_owned(), message.to_owned());
+            }
+        }
+        let trace = input::load(path, None).unwrap_or_else(|e| panic!("{e}"));
+        for item in trace.conversations.iter().flat_map(|c| &c.items) {
+            if let Item::ToolResult(r) = item
+                && let Some(message) = want.remove(&r.call_id)
+            {
+                assert_eq!(r.output.full_text(), message, "{}: {}", path.display(), r.call_id);
+                checked += 1;
+            }
+        }
+        assert!(want.is_empty(), "{}: edits without a result: {want:?}", path.display());
+    }
+    println!("checked {checked} edit results");
+    assert!(checked >= 3, "the corpus has 3 oh_aci edits (basic.json 1, basic_gui_mode.json 2)");
 }

@@ -67,6 +67,52 @@ fn every_claude_code_session_imports_with_the_right_request_and_result_counts() 
     }
 }
 
+/// `tool_reference` blocks inside `tool_result` contents of user lines, counted from the JSON.
+fn tool_references_in(text: &str) -> usize {
+    let mut n = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let v: Value = serde_json::from_str(line).unwrap();
+        let Some(blocks) = v["message"]["content"].as_array().filter(|_| v["type"] == "user") else {
+            continue;
+        };
+        for b in blocks.iter().filter(|b| b["type"] == "tool_result") {
+            n += b["content"]
+                .as_array()
+                .map_or(0, |c| c.iter().filter(|x| x["type"] == "tool_reference").count());
+        }
+    }
+    n
+}
+
+/// Each `tool_reference` loads a deferred tool's schema the file does not hold: a file with any
+/// says how many in one warning (the corpus has 25, from ToolSearch in one session and its subagents).
+#[test]
+fn tool_reference_blocks_are_counted_in_one_warning_per_file() {
+    let Some(dir) = common::corpus("claude-code") else { return };
+    let mut total = 0;
+    for file in common::files_under(&dir, &[".jsonl"]) {
+        let n = tool_references_in(&std::fs::read_to_string(&file).unwrap());
+        let warned: Vec<String> = load(&file, None)
+            .unwrap()
+            .warnings
+            .into_iter()
+            .filter(|w| w.contains("`tool_reference`"))
+            .collect();
+        let want: Vec<String> = (n > 0)
+            .then(|| {
+                format!(
+                    "{n} `tool_reference` block(s) in tool results load tool schemas the file does not hold: \
+                     the requests after them are replayed smaller than sent"
+                )
+            })
+            .into_iter()
+            .collect();
+        assert_eq!(warned, want, "{}", file.display());
+        total += n;
+    }
+    assert_eq!(total, 25);
+}
+
 #[test]
 fn the_auto_compacted_session_resets_its_context() {
     let Some(dir) = common::corpus("claude-code/codemie-code") else { return };
@@ -74,6 +120,13 @@ fn the_auto_compacted_session_resets_its_context() {
     let main = &trace.conversations[0];
     let compactions = main.items.iter().filter(|i| matches!(i, Item::Compaction { .. })).count();
     assert_eq!(compactions, 1);
+    // The summary after it (`isCompactSummary`) is sent, but the harness wrote it: no human turn.
+    let at = main.items.iter().position(|i| matches!(i, Item::Compaction { .. })).unwrap();
+    let summary = main.items[at + 1..].iter().find(|i| matches!(i, Item::User { .. }));
+    assert!(
+        matches!(summary, Some(Item::User { text, meta: true, .. }) if text.starts_with("This session is being continued")),
+        "{summary:?}"
+    );
 }
 
 #[test]

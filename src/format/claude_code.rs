@@ -12,13 +12,26 @@
 //!   output tokens = the largest copy.
 //! - Tool-result text is the string content, or its `text` blocks joined with `\n`; images are
 //!   counted, not read as text. The top-level `toolUseResult` is UI data and is ignored.
+//! - A `tool_reference` block in a tool result (ToolSearch's answer) makes the API load that
+//!   deferred tool's schema into the prompt; the schema text is not in the file, so it cannot be
+//!   counted: the trace carries one warning with how many there were, since every request after
+//!   them is replayed smaller than it was sent (on the corpus, the request after a ToolSearch that
+//!   returned four references recorded 5,521 more prompt tokens than the one before, the replay 45).
 //! - `isSidechain` lines are subagent traffic with a context of their own: lines with an `agentId`
 //!   form conversation `agent-<id>`; older inline sidechains without one are grouped by following
 //!   `parentUuid` to their root (`sidechain-1`, `sidechain-2`, …). `subagents/agent-*.jsonl` files are
 //!   read as files of their own.
 //! - A `system` line with `subtype: compact_boundary` replaces the context; the `isCompactSummary`
 //!   user line after it is the summary that starts the new one.
-//! - `isMeta` user lines are sent to the model but do not start a human turn.
+//! - Harness-injected user text is sent to the model, so it is kept, but marked `meta` so that it
+//!   does not start a human turn (`FORMATS.md`: such lines "are harness-injected but still go to
+//!   the model"). Decision: that is an `isMeta` line (command caveats, injected context), the
+//!   `isCompactSummary` line, and text that starts with `<local-command-stdout>` or
+//!   `<local-command-stderr>` (a local command's output) or with `[Request interrupted by user`
+//!   (the CLI's interruption marker). A line whose text starts with `<command-name>` or
+//!   `<command-message>` is the user typing a slash command: the human acted, so it starts a turn.
+//!   Text the IDE extension adds to a human line (`<ide_opened_file>`, `<ide_selection>` blocks
+//!   before the prompt) is counted as that line's user text.
 //!
 //! Lines are read into typed records (`Entry`) that keep only the fields the reader uses; every
 //! other field (the UI's `toolUseResult` copy of each result is nearly half the bytes of a session)
@@ -134,6 +147,8 @@ pub(crate) struct Reader {
     sidechain_of: HashMap<String, usize>,
     sidechains: usize,
     unknown_blocks: BTreeMap<String, usize>,
+    /// `tool_reference` blocks in tool results: each loads a tool schema the file does not hold.
+    tool_references: usize,
     /// Lines of a type this reader does not know, by type.
     unknown_lines: BTreeMap<String, usize>,
 }
@@ -269,9 +284,10 @@ impl Reader {
     /// Adds a user line (text, images, tool results) to conversation `c`.
     pub(crate) fn user_in(&mut self, c: usize, path: &Path, line: usize, e: Entry) -> Result<(), TraceError> {
         let message = e.message.ok_or_else(|| TraceError::line(path, line, "user line has no `message`"))?;
-        let meta = e.is_meta.unwrap_or(false);
+        let meta = e.is_meta.unwrap_or(false) || e.is_compact_summary.unwrap_or(false);
         let blocks = match message.content {
             Content::Text(text) => {
+                let meta = meta || harness_text(&text);
                 self.conversations[c].push(Item::User { text, meta, images: 0 });
                 return Ok(());
             }
@@ -293,7 +309,8 @@ impl Reader {
                 "tool_result" => {
                     let b = &mut self.conversations[c];
                     let call_id = block.tool_use_id.unwrap_or_default();
-                    let (output, result_images) = tool_result_text(block.content);
+                    let (output, result_images, references) = tool_result_text(block.content);
+                    self.tool_references += references;
                     let is_error = block.is_error.unwrap_or(false);
                     let name = b.names.get(&call_id).cloned();
                     b.push(Item::ToolResult(ToolResult {
@@ -308,7 +325,9 @@ impl Reader {
             }
         }
         if !text.is_empty() || images > 0 {
-            self.conversations[c].push(Item::User { text: text.join("\n"), meta, images });
+            let text = text.join("\n");
+            let meta = meta || harness_text(&text);
+            self.conversations[c].push(Item::User { text, meta, images });
         }
         Ok(())
     }
@@ -340,6 +359,13 @@ impl Reader {
         for (kind, n) in &self.unknown_blocks {
             trace.warnings.push(format!("{n} `{kind}` content block(s) not replayed (unknown block type)"));
         }
+        if self.tool_references > 0 {
+            trace.warnings.push(format!(
+                "{} `tool_reference` block(s) in tool results load tool schemas the file does not hold: \
+                 the requests after them are replayed smaller than sent",
+                self.tool_references
+            ));
+        }
         for (kind, n) in &self.unknown_lines {
             trace.warnings.push(format!(
                 "{n} line(s) of type `{kind}` not replayed (unknown line type; a newer Claude Code version?)"
@@ -353,23 +379,36 @@ impl Reader {
     }
 }
 
-/// Tool-result text (string, or `text` blocks joined with `\n`) and its image count.
-fn tool_result_text(content: Content) -> (String, u32) {
+/// User text the CLI writes, not the human, though it is sent: a local command's output and the
+/// interruption marker. (A `<command-name>` / `<command-message>` line is the human typing a slash
+/// command: it starts a turn.)
+fn harness_text(text: &str) -> bool {
+    const PREFIXES: [&str; 3] =
+        ["<local-command-stdout>", "<local-command-stderr>", "[Request interrupted by user"];
+    let text = text.trim_start();
+    PREFIXES.iter().any(|p| text.starts_with(p))
+}
+
+/// Tool-result text (string, or `text` blocks joined with `\n`), its image count and its count of
+/// `tool_reference` blocks (a deferred tool's schema, loaded into the prompt by the API: its text
+/// is not in the file, so it cannot be counted).
+fn tool_result_text(content: Content) -> (String, u32, usize) {
     match content {
-        Content::Text(text) => (text, 0),
+        Content::Text(text) => (text, 0, 0),
         Content::Blocks(blocks) => {
             let mut texts = Vec::new();
-            let mut images = 0;
+            let (mut images, mut references) = (0, 0);
             for b in blocks {
                 match b.kind.as_deref() {
                     Some("text") => texts.push(b.text.unwrap_or_default()),
                     Some("image") => images += 1,
+                    Some("tool_reference") => references += 1,
                     _ => {}
                 }
             }
-            (texts.join("\n"), images)
+            (texts.join("\n"), images, references)
         }
-        Content::Other => (String::new(), 0),
+        Content::Other => (String::new(), 0, 0),
     }
 }
 
@@ -390,6 +429,9 @@ pub(crate) struct Entry {
     timestamp: Option<String>,
     #[serde(rename = "isMeta", deserialize_with = "loose_bool")]
     is_meta: Option<bool>,
+    /// The user line after a `compact_boundary` that holds the summary.
+    #[serde(rename = "isCompactSummary", deserialize_with = "loose_bool")]
+    is_compact_summary: Option<bool>,
     #[serde(rename = "isSidechain", deserialize_with = "loose_bool")]
     is_sidechain: Option<bool>,
     #[serde(rename = "agentId", deserialize_with = "loose_str")]
@@ -706,6 +748,32 @@ mod tests {
     }
 
     #[test]
+    fn tool_reference_blocks_are_counted_in_a_warning_that_says_their_schemas_are_missing() {
+        let reference = |tool: &str| format!(r#"{{"type":"tool_reference","tool_name":"{tool}"}}"#);
+        let t = read(&[
+            USER,
+            &asst("m1", r#"{"type":"tool_use","id":"t1","name":"ToolSearch","input":{}}"#, 1),
+            &result("t1", &format!("[{},{}]", reference("WebSearch"), reference("WebFetch"))),
+            &asst("m2", r#"{"type":"tool_use","id":"t2","name":"ToolSearch","input":{}}"#, 1),
+            &result("t2", &format!(r#"[{{"type":"text","text":"found"}},{}]"#, reference("TaskGet"))),
+        ]);
+        assert_eq!(
+            t.warnings,
+            ["3 `tool_reference` block(s) in tool results load tool schemas the file does not hold: \
+              the requests after them are replayed smaller than sent"]
+        );
+        let outputs: Vec<String> = t.conversations[0]
+            .items
+            .iter()
+            .filter_map(|i| {
+                if let Item::ToolResult(r) = i { Some(r.output.full_text().into_owned()) } else { None }
+            })
+            .collect();
+        assert_eq!(outputs, ["", "found"], "the results stay, with the text they hold");
+        assert!(read(&[USER]).warnings.is_empty());
+    }
+
+    #[test]
     fn synthetic_lines_are_not_requests() {
         let synthetic = r#"{"type":"assistant","sessionId":"s","message":{"id":"x","model":"<synthetic>","content":[{"type":"text","text":"No response requested."}]}}"#;
         let t = read(&[USER, synthetic]);
@@ -730,6 +798,35 @@ mod tests {
         let t = read(&[USER, boundary, summary]);
         assert!(matches!(t.conversations[0].items[1], Item::Compaction { summary: None }));
         assert!(matches!(&t.conversations[0].items[2], Item::User { text, .. } if text == "summary"));
+    }
+
+    #[test]
+    fn harness_written_user_text_is_kept_as_meta_but_a_slash_command_starts_a_turn() {
+        let user = |fields: &str, content: &str| {
+            format!(
+                r#"{{"type":"user","sessionId":"s"{fields},"message":{{"role":"user","content":{content}}}}}"#
+            )
+        };
+        let t = read(&[
+            USER,
+            &user("", r#""<command-name>/clear</command-name>\n<command-message>clear</command-message>""#),
+            &user("", r#""<command-message>review</command-message>\n<command-name>/review</command-name>""#),
+            &user("", r#""<local-command-stdout>done</local-command-stdout>""#),
+            &user("", r#""<local-command-stderr>oops</local-command-stderr>""#),
+            &user("", r#"[{"type":"text","text":"[Request interrupted by user for tool use]"}]"#),
+            &user(r#","isCompactSummary":true"#, r#""This session is being continued…""#),
+            &user(r#","isMeta":true"#, r#""<local-command-caveat>Caveat</local-command-caveat>""#),
+            &user("", r#""why is [Request interrupted by user] shown?""#),
+        ]);
+        let meta: Vec<bool> = t.conversations[0]
+            .items
+            .iter()
+            .map(|i| match i {
+                Item::User { meta, .. } => *meta,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(meta, [false, false, false, true, true, true, true, true, false]);
     }
 
     #[test]

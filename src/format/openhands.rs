@@ -19,9 +19,19 @@
 //!   `model_response` is its own request.
 //! - **Observations answering a call are its tool results** (`cause` → action `id`, else
 //!   `tool_call_metadata.tool_call_id`); `error` observations are marked as errors. The text is
-//!   `content`, with a `run` observation's `extras.metadata.prefix`/`suffix` around it as
-//!   OpenHands' `CmdOutputObservation.to_agent_observation` sends it (newer versions also append
-//!   working-directory / interpreter / exit-code lines: not reproduced).
+//!   what `ConversationMemory._process_observation` sends, which is not always `content`:
+//!   - `run`: `content` with `extras.metadata.prefix`/`suffix` around it, as
+//!     `CmdOutputObservation.to_agent_observation` sends it (newer versions also append
+//!     working-directory / interpreter / exit-code lines: not reproduced);
+//!   - `edit`: `str(FileEditObservation)`, not `content` (a unified diff without context): for
+//!     `extras.impl_source: "oh_aci"` the editor's message `extras.formatted_output_and_error`
+//!     (e.g. `File created successfully at: …`); otherwise, for a new file (`extras.prev_exist:
+//!     false`), `[New file {extras.path} is created with the provided content.]\n`. For an
+//!     existing file OpenHands sends a visualised diff rebuilt with difflib from the old and new
+//!     contents: that is not reproduced, and `content` (a diff of the same change) stands in for it;
+//!   - `error`: `content` + `\n[Error occurred in processing last action]`;
+//!   - `user_rejected`: `OBSERVATION:\n` + `content` + `\n[Last action has been rejected by the user]`;
+//!   - any other: `content`. `max_message_chars` truncation is not reproduced.
 //! - `message` actions by `source:"user"` are user turns; an agent `message` without metadata is
 //!   a model response without calls (a request with assistant text); an agent `think` without
 //!   metadata is assistant text; the `system` action is the system prompt (`args.content`), and
@@ -29,7 +39,7 @@
 //! - Bookkeeping is skipped: `agent_state_changed` and `null` observations, `change_agent_state`,
 //!   `recall` and other actions that neither call a tool nor carry text. Other observations that
 //!   answer no call (a `recall` result, an error the environment raised) are sent to the model as
-//!   user text: they are kept as `meta` user text.
+//!   user text: they are kept as `meta` user text, worded as above.
 //! - **Usage**: `tool_call_metadata.model_response.usage` (litellm's OpenAI shape:
 //!   `prompt_tokens` is the whole prompt — checked on the corpus, where it equals input + cache
 //!   read + cache creation for Claude — with cached tokens a subset), else the instance's
@@ -278,13 +288,7 @@ fn observation_event(b: &mut Builder, e: &Value, observation: &str) {
     if matches!(observation, "agent_state_changed" | "null") {
         return;
     }
-    let mut text = str_at(e, "content");
-    if observation == "run" {
-        let metadata = e.get("extras").and_then(|x| x.get("metadata"));
-        if let Some(m) = metadata {
-            text = format!("{}{text}{}", str_at(m, "prefix"), str_at(m, "suffix"));
-        }
-    }
+    let text = observation_text(e, observation);
     let by_cause = e.get("cause").and_then(Value::as_i64).and_then(|c| b.calls.get(&c)).cloned();
     let by_metadata = e
         .get("tool_call_metadata")
@@ -301,6 +305,41 @@ fn observation_event(b: &mut Builder, e: &Value, observation: &str) {
         })),
         None if !text.is_empty() => b.push(Item::User { text, meta: true, images: 0 }),
         None => {}
+    }
+}
+
+/// The text OpenHands sends the model for an observation, as `ConversationMemory._process_observation`
+/// builds it (`max_message_chars` truncation aside): `content`, except for the observations below.
+fn observation_text(e: &Value, observation: &str) -> String {
+    let content = str_at(e, "content");
+    let extras = e.get("extras");
+    match observation {
+        // `CmdOutputObservation.to_agent_observation`.
+        "run" => match extras.and_then(|x| x.get("metadata")) {
+            Some(m) => format!("{}{content}{}", str_at(m, "prefix"), str_at(m, "suffix")),
+            None => content,
+        },
+        // `str(FileEditObservation)`.
+        "edit" => extras.and_then(edit_text).unwrap_or(content),
+        "error" => content + "\n[Error occurred in processing last action]",
+        "user_rejected" => format!("OBSERVATION:\n{content}\n[Last action has been rejected by the user]"),
+        _ => content,
+    }
+}
+
+/// `FileEditObservation.__str__` from the event's `extras`: the editor's own message for an
+/// `oh_aci` edit (the field's default, empty, when it is missing), the one-line notice for a new
+/// file; `None` (keep `content`) for an existing file, whose visualised diff is not rebuilt, or
+/// when `prev_exist` is not recorded.
+fn edit_text(extras: &Value) -> Option<String> {
+    if extras.get("impl_source").and_then(Value::as_str) == Some("oh_aci") {
+        return Some(str_at(extras, "formatted_output_and_error"));
+    }
+    match extras.get("prev_exist").and_then(Value::as_bool) {
+        Some(false) => {
+            Some(format!("[New file {} is created with the provided content.]\n", str_at(extras, "path")))
+        }
+        _ => None,
     }
 }
 
@@ -384,6 +423,63 @@ mod tests {
         assert_eq!(r.usage.map(|u| (u.input_tokens, u.cache_read_tokens)), Some((700, Some(100))));
         let Item::ToolResult(result) = &c.items[3] else { panic!("{:?}", c.items) };
         assert!(result.is_error);
+    }
+
+    #[test]
+    fn results_are_the_text_openhands_sends_for_edits_errors_and_rejections() {
+        let call = |id: u32, action: &str| {
+            format!(
+                r#"{{"id": {id}, "source": "agent", "action": "{action}", "args": {{}}, "tool_call_metadata": {{"function_name": "str_replace_editor", "tool_call_id": "c{id}", "model_response": {{"id": "r{id}"}}}}}}"#
+            )
+        };
+        let observation = |cause: u32, kind: &str, extras: &str| {
+            format!(
+                r#"{{"id": {}, "source": "agent", "cause": {cause}, "observation": "{kind}", "content": "--- a\n+++ b\n+print(1)", "extras": {extras}}}"#,
+                cause + 1
+            )
+        };
+        let events = [
+            call(0, "edit"),
+            observation(
+                0,
+                "edit",
+                r#"{"path": "/w/a.py", "prev_exist": false, "impl_source": "oh_aci", "formatted_output_and_error": "File created successfully at: /w/a.py"}"#,
+            ),
+            call(2, "edit"),
+            observation(
+                2,
+                "edit",
+                r#"{"path": "/w/b.py", "prev_exist": false, "impl_source": "llm_based_edit"}"#,
+            ),
+            call(4, "edit"),
+            observation(
+                4,
+                "edit",
+                r#"{"path": "/w/c.py", "prev_exist": true, "impl_source": "llm_based_edit"}"#,
+            ),
+            call(6, "run"),
+            observation(6, "error", "{}"),
+            call(8, "run"),
+            observation(8, "user_rejected", "{}"),
+        ];
+        let t = read(&format!("[{}]", events.join(",\n")));
+        let results: Vec<(String, bool)> = t.conversations[0]
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                Item::ToolResult(r) => Some((r.output.full_text().into_owned(), r.is_error)),
+                _ => None,
+            })
+            .collect();
+        let diff = "--- a\n+++ b\n+print(1)";
+        let want = [
+            ("File created successfully at: /w/a.py".to_owned(), false),
+            ("[New file /w/b.py is created with the provided content.]\n".to_owned(), false),
+            (diff.to_owned(), false), // the visualised diff of an existing file is not rebuilt
+            (format!("{diff}\n[Error occurred in processing last action]"), true),
+            (format!("OBSERVATION:\n{diff}\n[Last action has been rejected by the user]"), false),
+        ];
+        assert_eq!(results, want);
     }
 
     #[test]
