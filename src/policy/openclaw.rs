@@ -73,7 +73,7 @@ pub const KIND: Kind = Kind {
         Param {
             key: "ttl",
             default: "5m",
-            about: "prune only when the previous request is at least this old",
+            about: "prune only when the previous request is at least this old (0 turns pruning off, as in OpenClaw)",
         },
         Param {
             key: "keep_last_assistants",
@@ -507,7 +507,8 @@ impl Policy for OpenClaw {
         // A non-sticky set lasts one request: unless given again, the replay drops it.
         let held = self.state.held.take();
         let Some(gap) = self.gaps.gap(view) else { return };
-        if gap < self.ttl || view.assistant_messages < self.keep_last_assistants {
+        // A TTL of 0 turns the pruning off, as OpenClaw's extension does (`ttlMs <= 0`).
+        if self.ttl <= 0 || gap < self.ttl || view.assistant_messages < self.keep_last_assistants {
             return;
         }
         let fresh = &view.results[self.state.imaged..];
@@ -555,6 +556,11 @@ impl Policy for OpenClaw {
     }
 
     fn warnings(&self) -> Vec<String> {
+        if self.ttl <= 0 {
+            return vec![
+                "`ttl=0` turns OpenClaw's cache-ttl pruning off (as OpenClaw does): it never fires".into(),
+            ];
+        }
         self.gaps.warnings(KIND.name)
     }
 }
@@ -585,6 +591,21 @@ mod tests {
     const WIDE: &str = "openclaw:context_window=25000,min_prunable_tool_chars=10000";
     /// A window of 20,000 tokens = 80,000 chars: hard clear from 40,000.
     const SMALL: &str = "openclaw:context_window=20000,min_prunable_tool_chars=10000";
+
+    #[test]
+    fn a_ttl_of_0_turns_the_pruning_off() {
+        // Upstream: `if (!lastTouch || ttlMs <= 0) shouldPrune = false`. A 15-minute gap before
+        // request 9 would hard-clear under a 1 s TTL; under 0 nothing happens, with a warning.
+        let spec = "openclaw:ttl=0,context_window=20000,min_prunable_tool_chars=10000";
+        let r = replay_spec(session(8).at(20.0).request(), spec);
+        assert!(r.edits.iter().all(Vec::is_empty));
+        assert_eq!(
+            r.warnings,
+            ["`ttl=0` turns OpenClaw's cache-ttl pruning off (as OpenClaw does): it never fires"]
+        );
+        let r = replay_spec(session(8).at(20.0).request(), &spec.replace("ttl=0", "ttl=1s"));
+        assert!(!r.cleared_before(9).is_empty());
+    }
 
     #[test]
     fn never_fires_inside_the_ttl() {
@@ -757,7 +778,7 @@ mod tests {
         fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
             let Some(gap) = self.0.gaps.gap(view) else { return };
             let p = &self.0;
-            if gap < p.ttl || view.assistant_messages < p.keep_last_assistants {
+            if p.ttl <= 0 || gap < p.ttl || view.assistant_messages < p.keep_last_assistants {
                 return;
             }
             let mut sent = view.context;
@@ -890,16 +911,16 @@ mod tests {
         let long = "p".repeat(150);
         let base = [
             format!("openclaw:ttl=1m,context_window=1000,{trim},min_prunable_tool_chars=0"),
-            "openclaw:ttl=0,context_window=1000,min_prunable_tool_chars=0".to_owned(),
-            format!("openclaw:ttl=0,context_window=2000,keep_last_assistants=0,{trim},min_prunable_tool_chars=3000"),
-            format!("openclaw:ttl=0,context_window=1500,keep_last_assistants=1,{trim},tools_deny=grep"),
+            "openclaw:ttl=1s,context_window=1000,min_prunable_tool_chars=0".to_owned(),
+            format!("openclaw:ttl=1s,context_window=2000,keep_last_assistants=0,{trim},min_prunable_tool_chars=3000"),
+            format!("openclaw:ttl=1s,context_window=1500,keep_last_assistants=1,{trim},tools_deny=grep"),
             format!(
                 "openclaw:ttl=3m,context_window=800,soft_trim_ratio=0.1,hard_clear_ratio=0.9,placeholder={long},\
                  min_prunable_tool_chars=0"
             ),
-            format!("openclaw:ttl=0,context_window=1500,hard_clear=false,{trim}"),
-            format!("openclaw:ttl=0,context_window=3000,soft_trim_ratio=0,hard_clear_ratio=0,{trim},tools_allow=read"),
-            "openclaw:ttl=0,context_window=3000,soft_trim_ratio=1,hard_clear_ratio=1,min_prunable_tool_chars=0"
+            format!("openclaw:ttl=1s,context_window=1500,hard_clear=false,{trim}"),
+            format!("openclaw:ttl=1s,context_window=3000,soft_trim_ratio=0,hard_clear_ratio=0,{trim},tools_allow=read"),
+            "openclaw:ttl=1s,context_window=3000,soft_trim_ratio=1,hard_clear_ratio=1,min_prunable_tool_chars=0"
                 .to_owned(),
         ];
         base.iter().flat_map(|s| [s.clone(), format!("{s},sticky=true")]).collect()
