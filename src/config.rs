@@ -437,7 +437,35 @@ pub fn default_traces() -> Option<PathBuf> {
 pub fn policies(specs: &[String]) -> Result<Vec<PolicySpec>, UsageError> {
     let defaults: Vec<String> = DEFAULT_POLICIES.iter().map(|s| s.to_string()).collect();
     let specs = if specs.is_empty() { &defaults } else { specs };
-    specs.iter().map(|s| PolicySpec::parse(s).map_err(|e| UsageError(e.to_string()))).collect()
+    let all: Result<Vec<PolicySpec>, UsageError> =
+        specs.iter().map(|s| PolicySpec::parse(s).map_err(|e| UsageError(e.to_string()))).collect();
+    distinct_names(all?)
+}
+
+/// `all`, if every policy has a name of its own and `none` names only the `none` policy: a name
+/// labels every row, total and chart of its policy, and `none` is the baseline every saving and
+/// cost change is measured against, so a second policy of the same name would be added into the
+/// first one's figures, and a pruning policy named `none` would stand in for the baseline.
+fn distinct_names(all: Vec<PolicySpec>) -> Result<Vec<PolicySpec>, UsageError> {
+    let mut seen = std::collections::BTreeSet::new();
+    for p in &all {
+        let name = p.as_str();
+        if name == "none" && p.kind().name != "none" {
+            return Err(usage(format!(
+                "policy `none` is a `{}` policy: `none` is the name of the baseline every saving is \
+                 measured against; give this one another name",
+                p.kind().name
+            )));
+        }
+        if !seen.insert(name) {
+            return Err(usage(format!(
+                "policy `{name}` is given twice (by --policy, or as a name in --policies): each \
+                 policy's name labels its rows, so names must differ (a policy file can name one \
+                 with `name = \"...\"`)"
+            )));
+        }
+    }
+    Ok(all)
 }
 
 /// The `--policy` specs followed by the policies of a `--policies` file, or the defaults when
@@ -450,7 +478,7 @@ pub fn policies_with_file(specs: &[String], file: Option<&Path>) -> Result<Vec<P
     if all.is_empty() {
         return policies(&[]);
     }
-    Ok(all)
+    distinct_names(all)
 }
 
 /// Parses transform specs.

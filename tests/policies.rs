@@ -121,6 +121,37 @@ fn a_bad_policies_file_is_a_usage_error_naming_the_file_and_the_key() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+#[test]
+fn two_policies_of_one_name_or_a_pruning_policy_named_none_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let usage = |args: &[&str], file: Option<(&str, &str)>, expected: &str| {
+        let mut c = ctxbudget();
+        c.arg("compare").arg(fixture()).args(args);
+        if let Some((name, text)) = file {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            c.arg("--policies").arg(path);
+        }
+        let out = c.output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(stderr.starts_with(expected), "{stderr}");
+        assert!(out.stdout.is_empty(), "nothing is replayed");
+    };
+    let twice = "error: policy `keep-turns:n=3` is given twice";
+    // Their rows, totals and events would be added into one another under the one name.
+    usage(&["--policy", "keep-turns:n=3", "--policy", "keep-turns:n=3"], None, twice);
+    let named = ("named.toml", "[[policy]]\nkind = \"keep-results\"\nname = \"keep-turns:n=3\"\n");
+    usage(&["--policy", "keep-turns:n=3"], Some(named), twice);
+    // It would replace the baseline that every saving is measured against.
+    let none = ("none.toml", "[[policy]]\nkind = \"keep-turns\"\nname = \"none\"\nn = 1\n");
+    usage(&[], Some(none), "error: policy `none` is a `keep-turns` policy");
+    // `none` itself, named or not, is the baseline.
+    let report = replay_json(&["--policy", "none", "--policy", "keep-turns:n=3"]);
+    let policies: std::collections::BTreeSet<&str> = report.runs.iter().map(|r| r.policy.as_str()).collect();
+    assert_eq!(policies.into_iter().collect::<Vec<_>>(), ["keep-turns:n=3", "none"]);
+}
+
 /// Every policy, at its defaults and with triggers small enough to fire on the corpus sessions.
 const CORPUS_POLICIES: [&str; 23] = [
     "none",
