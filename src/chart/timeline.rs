@@ -98,6 +98,8 @@ impl Chart for Timeline {
             .label_style((FONT, LABEL_SIZE))
             .draw()?;
         // Stacks: each area runs from 0 to the running sum; drawn top first so lower ones cover it.
+        // Opaque, so each visible band is its legend's colour (translucent areas drawn from 0
+        // showed every band as a blend of itself and all the bands above it).
         let mut running = vec![0u64; self.requests()];
         let mut tops = Vec::new();
         for (name, values) in &self.stacks {
@@ -114,7 +116,7 @@ impl Chart for Timeline {
                 .draw_series(AreaSeries::new(
                     top.iter().enumerate().map(|(i, v)| (i as f64, *v as f64)),
                     0.0,
-                    color.mix(0.75).filled(),
+                    color.filled(),
                 ))?
                 .label(format!("{name} ({})", self.stacked_policy))
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
@@ -202,6 +204,11 @@ mod tests {
         ] {
             assert!(super::super::has_text(&svg, needle), "missing {needle}");
         }
+        // Each band is drawn opaque, in its legend's colour: user #78909C, tool contents #0288D1.
+        for fill in ["fill=\"#78909C\"", "fill=\"#0288D1\""] {
+            assert!(svg.contains(&format!("<polygon opacity=\"1\" {fill}")), "no opaque band {fill}");
+        }
+        assert!(!svg.contains("<polygon opacity=\"0."), "a translucent band blends with those above it");
         // Deterministic bytes.
         assert_eq!(svg, super::super::svg(&prepare("s.jsonl", "main", &runs, 150)).unwrap());
         let png = super::super::png(&prepare("s.jsonl", "main", &runs, 150)).unwrap();
