@@ -61,8 +61,11 @@ pub const TITLE_SIZE: u32 = 20;
 pub const AXIS_SIZE: u32 = 15;
 /// Tick and legend label size.
 pub const LABEL_SIZE: u32 = 13;
-/// Longest category label on a bar chart, in chars (longer ones end in `…`).
+/// Longest category label on a bar chart, in chars (longer ones lose their middle to `…`), and
+/// the fewest it is shortened to when its slot is narrow; pixels kept free between two labels.
 pub const MAX_LABEL_CHARS: usize = 26;
+const MIN_LABEL_CHARS: usize = 5;
+const LABEL_GAP: i32 = 6;
 /// Colours of the context categories, in [`crate::measure::Category::ALL`] order.
 pub const CATEGORY_COLORS: [RGBColor; crate::measure::Category::COUNT] = [
     RGBColor(224, 224, 224), // unrecorded
@@ -335,11 +338,37 @@ where
     }
     legend(&mut chart, SeriesLabelPosition::UpperRight)?;
     let style = TextStyle::from((FONT, LABEL_SIZE).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+    // Each label gets its category's slot, less a gap: longer ones lose chars from the middle
+    // (policy kinds differ at the start, their parameters at the end), so neighbours never run
+    // into one another and two long names sharing a prefix still read apart.
+    let slot = chart.backend_coord(&(1.0, 0.0)).0 - chart.backend_coord(&(0.0, 0.0)).0;
+    let room = u32::try_from(slot - LABEL_GAP).unwrap_or(0);
     for (i, label) in b.categories.iter().enumerate() {
         let (x, y) = chart.backend_coord(&(i as f64 + 0.5, 0.0));
-        root.draw(&Text::new(shorten(label, MAX_LABEL_CHARS), (x, y + 6), style.clone()))?;
+        let mut max = MAX_LABEL_CHARS;
+        let mut text = shorten_middle(label, max);
+        while max > MIN_LABEL_CHARS && root.estimate_text_size(&text, &style)?.0 > room {
+            max -= 1;
+            text = shorten_middle(label, max);
+        }
+        root.draw(&Text::new(text, (x, y + 6), style.clone()))?;
     }
     Ok(())
+}
+
+/// `text` in at most `max` chars, its middle replaced by `…` when it is longer.
+pub fn shorten_middle(text: &str, max: usize) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    if chars.len() <= max {
+        return text.to_owned();
+    }
+    let kept = max.saturating_sub(1);
+    let tail = kept / 2;
+    let head = kept - tail;
+    let mut s: String = chars[..head].iter().collect();
+    s.push('…');
+    s.extend(&chars[chars.len() - tail..]);
+    s
 }
 
 /// Whether `svg` has a text element that reads exactly `text` (plotters writes each on its own line).
@@ -351,6 +380,45 @@ pub fn has_text(svg: &str, text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn crowded_bar_labels_are_shortened_to_their_slot_and_still_read_apart() {
+        let categories: Vec<String> = [
+            "none",
+            "openhands-amortized:max_size=20",
+            "openhands-amortized:max_size=40",
+            "keep-turns:n=1",
+            "keep-turns:n=2",
+            "keep-results:n=5",
+            "opencode",
+            "anthropic:trigger=20000",
+            "gemini",
+        ]
+        .map(String::from)
+        .to_vec();
+        let values = vec![1.0; categories.len()];
+        let chart = BarChart {
+            title: "t".into(),
+            y_desc: "y".into(),
+            x_desc: "policy".into(),
+            categories: categories.clone(),
+            series: vec![("a".into(), values.clone()), ("b".into(), values)],
+            reference: None,
+        };
+        let svg = svg(&chart).unwrap();
+        let shown: Vec<&str> = svg
+            .split("<text")
+            .filter_map(|t| t.split('>').nth(1)?.split('<').next().map(str::trim))
+            .filter(|t| categories.iter().any(|c| c == t) || t.contains('…'))
+            .collect();
+        assert_eq!(shown.len(), categories.len(), "{shown:?}");
+        let distinct: std::collections::BTreeSet<&&str> = shown.iter().collect();
+        assert_eq!(distinct.len(), shown.len(), "{shown:?}");
+        // The two amortized policies differ only at the end, which is kept.
+        assert!(shown[1].ends_with("=20") && shown[2].ends_with("=40"), "{shown:?}");
+        // Nine groups on the default width leave no room for 31 chars.
+        assert!(shown[1].chars().count() < 20, "{shown:?}");
+    }
 
     #[test]
     fn nice_ceilings_round_up_to_round_numbers() {
@@ -374,6 +442,10 @@ mod tests {
     fn long_labels_are_shortened_with_an_ellipsis() {
         assert_eq!(shorten("none", 5), "none");
         assert_eq!(shorten("budget:max=100000", 8), "budget:…");
+        assert_eq!(shorten_middle("none", 5), "none");
+        assert_eq!(shorten_middle("openhands-amortized:max_size=20", 12), "openha…ze=20");
+        assert_eq!(shorten_middle("openhands-amortized:max_size=40", 12), "openha…ze=40");
+        assert_eq!(shorten_middle("日本語のテキスト", 5), "日本…スト");
     }
 
     #[test]
