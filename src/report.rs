@@ -281,13 +281,21 @@ fn largest(n: usize, limit: usize, key: impl Fn(usize) -> u64) -> Vec<usize> {
     order
 }
 
+/// `text` with its first letter in upper case, to follow a full stop.
+fn sentence(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |first| first.to_uppercase().chain(chars).collect())
+}
+
 /// The findings in words.
 pub fn findings(input: &ReportInput<'_>) -> Vec<String> {
     let mut out = Vec::new();
     match &input.sweep.recommendation {
         Some(r) => out.push(format!(
             "Recommended SUMMARY_THRESHOLD under {}: {} bytes. {}.",
-            input.sweep.policy, r.threshold, r.reason
+            input.sweep.policy,
+            r.threshold,
+            sentence(&r.reason)
         )),
         None => out.push("No threshold recommendation: the inputs have no tool results to sweep.".into()),
     }
@@ -337,7 +345,16 @@ pub fn findings(input: &ReportInput<'_>) -> Vec<String> {
             p.cost.freed_tokens
         ));
     }
+    let estimated = input.calibration.tokenizer == crate::tokens::Tokenizer::Estimate.name();
     if let Some(all) = input.calibration.rows.iter().find(|r| r.group == "all" && r.tokens > 0) {
+        if estimated {
+            out.push(
+                "len/4 is the report's own tokenizer here (--tokenizer estimate), so there are no real \
+                 tokens to set it against: --tokenizer o200k or cl100k measures its error."
+                    .into(),
+            );
+            return out;
+        }
         out.push(format!(
             "{} is {} off real {} tokens over all tool outputs ({:.2} bytes per token; the seed assumes 4).",
             all.estimator,
@@ -413,6 +430,8 @@ pub fn build(input: &ReportInput<'_>, timelines: Timelines) -> Result<Vec<Report
         timeline_conversations(&kept.iter().map(|(_, runs)| runs).collect::<Vec<_>>(), input.timelines);
     let which = if drawn.len() == compared {
         "each conversation".to_owned()
+    } else if drawn.is_empty() {
+        String::new()
     } else {
         format!(
             "the {} of {} conversations with the most requests (`--timelines all` draws every one; every \
@@ -421,10 +440,17 @@ pub fn build(input: &ReportInput<'_>, timelines: Timelines) -> Result<Vec<Report
             compared
         )
     };
-    html.push_str(&format!(
-        "<p>Context per request of {which}: stacked by category under {}, one line per policy.</p>\n",
-        escape(c.policies.first().map_or("", |p| p.policy.as_str()))
-    ));
+    if which.is_empty() {
+        html.push_str(&format!(
+            "<p>No timeline drawn (`--timelines 0`); the requests of all {compared} conversations are in \
+             timeline.csv.</p>\n"
+        ));
+    } else {
+        html.push_str(&format!(
+            "<p>Context per request of {which}: stacked by category under {}, one line per policy.</p>\n",
+            escape(c.policies.first().map_or("", |p| p.policy.as_str()))
+        ));
+    }
     // The chosen conversations' timelines, drawn in parallel (most of a large report's time) and
     // put back in conversation order.
     let timelines: Vec<Result<(String, Vec<ReportFile>), ChartError>> = drawn
@@ -479,6 +505,13 @@ pub fn build(input: &ReportInput<'_>, timelines: Timelines) -> Result<Vec<Report
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_reason_after_a_full_stop_starts_with_a_capital() {
+        assert_eq!(super::sentence("no threshold saves input tokens"), "No threshold saves input tokens");
+        assert_eq!(super::sentence("1024 bytes saves"), "1024 bytes saves");
+        assert_eq!(super::sentence(""), "");
+    }
+
     use super::*;
 
     fn with_requests(requests: usize, conversation: &str) -> ConversationRuns {

@@ -38,6 +38,9 @@ fn the_report_writes_every_file_and_says_the_recommendation_in_words() {
         said.contains("keep-turns:n=2 saves 5.1% of input tokens but costs 62.9% more than none"),
         "{said}"
     );
+    // With --tokenizer estimate there are no real tokens to set len/4 against.
+    assert!(said.contains("len/4 is the report's own tokenizer here (--tokenizer estimate)"), "{said}");
+    assert!(!said.contains("off real estimate tokens"), "{said}");
     for (file, _) in ctxbudget::report::DATA_FILES {
         assert!(out.join(file).is_file(), "{file} missing");
     }
@@ -175,6 +178,9 @@ fn timelines_are_drawn_for_the_conversations_with_the_most_requests_unless_all_a
         ["timeline-001.png", "timeline-002.png", "timeline-003.png", "timeline-004.png"]
     );
     assert_eq!(charts("0"), Vec::<String>::new());
+    let html = std::fs::read_to_string(dir.path().join("rep-0/index.html")).unwrap();
+    assert!(html.contains("No timeline drawn (`--timelines 0`); the requests of all 4 conversations"));
+    assert!(!html.contains("the 0 of 4"));
 }
 
 #[test]
