@@ -13,7 +13,9 @@ use crate::result::ReplayReport;
 pub struct MarkdownExporter;
 
 fn escape(cell: &str) -> String {
-    cell.replace('|', "\\|").replace('\n', " ")
+    // `\<` keeps text from a trace (a conversation id, a tool name) from opening raw HTML in a
+    // renderer that allows it, and still renders as `<` (a CommonMark backslash escape).
+    cell.replace('|', "\\|").replace('<', "\\<").replace('\n', " ")
 }
 
 /// Renders one table as a pipe table.
@@ -54,7 +56,7 @@ pub fn write_head(headers: &[&str], stats: &ColumnStats, out: &mut dyn Write) ->
     writeln!(out, "| {} |", rule.join(" | "))
 }
 
-/// One row, as a line (pipes escaped, newlines turned into spaces).
+/// One row, as a line (pipes and `<` escaped, newlines turned into spaces).
 pub fn draw_row<S: AsRef<str>>(out: &mut String, cells: &[S]) {
     out.push_str("| ");
     for (i, cell) in cells.iter().enumerate() {
@@ -97,4 +99,14 @@ fn write_totals(report: &ReplayReport, out: &mut dyn Write) -> Result<()> {
     out.write_all(b"\n## Totals per policy\n\n")?;
     write_tabular(&columns::totals(report), out)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cells_cannot_break_the_row_or_open_html() {
+        let mut out = String::new();
+        super::draw_row(&mut out, &["a|b", "<script>x</script>", "two\nlines"]);
+        assert_eq!(out, "| a\\|b | \\<script>x\\</script> | two lines |\n");
+    }
 }
