@@ -654,7 +654,9 @@ fn replay_keeping(
                             let shared = sent_before(cut).clamp(0, previous_tokens as i64) as Tokens;
                             // The previous context's items as sent now: the content pruned from
                             // it is gone, what arrived since is not counted.
-                            let kept = sent_before(end).clamp(shared as i64, context_tokens as i64) as Tokens;
+                            // (`max` then `min`, not `clamp`, which panics should the bounds cross.)
+                            let kept = sent_before(end).max(shared as i64).min(context_tokens as i64).max(0)
+                                as Tokens;
                             (shared, kept, previous_tokens)
                         }
                     };
