@@ -436,10 +436,12 @@ pub fn default_traces() -> Option<PathBuf> {
 /// Parses policy specs, or the defaults when none is given.
 pub fn policies(specs: &[String]) -> Result<Vec<PolicySpec>, UsageError> {
     let defaults: Vec<String> = DEFAULT_POLICIES.iter().map(|s| s.to_string()).collect();
-    let specs = if specs.is_empty() { &defaults } else { specs };
-    let all: Result<Vec<PolicySpec>, UsageError> =
-        specs.iter().map(|s| PolicySpec::parse(s).map_err(|e| UsageError(e.to_string()))).collect();
-    distinct_names(all?)
+    distinct_names(parsed(if specs.is_empty() { &defaults } else { specs })?)
+}
+
+/// `specs` parsed, in order.
+fn parsed(specs: &[String]) -> Result<Vec<PolicySpec>, UsageError> {
+    specs.iter().map(|s| PolicySpec::parse(s).map_err(|e| UsageError(e.to_string()))).collect()
 }
 
 /// `all`, if every policy has a name of its own and `none` names only the `none` policy: a name
@@ -473,7 +475,7 @@ fn distinct_names(all: Vec<PolicySpec>) -> Result<Vec<PolicySpec>, UsageError> {
 pub fn policies_with_file(specs: &[String], file: Option<&Path>) -> Result<Vec<PolicySpec>, UsageError> {
     let Some(file) = file else { return policies(specs) };
     let from_file = input::read_policies(file).map_err(|e| UsageError(e.to_string()))?;
-    let mut all = if specs.is_empty() { Vec::new() } else { policies(specs)? };
+    let mut all = parsed(specs)?;
     all.extend(from_file);
     if all.is_empty() {
         return policies(&[]);

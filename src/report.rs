@@ -347,21 +347,19 @@ pub fn findings(input: &ReportInput<'_>) -> Vec<String> {
     }
     let estimated = input.calibration.tokenizer == crate::tokens::Tokenizer::Estimate.name();
     if let Some(all) = input.calibration.rows.iter().find(|r| r.group == "all" && r.tokens > 0) {
-        if estimated {
-            out.push(
-                "len/4 is the report's own tokenizer here (--tokenizer estimate), so there are no real \
-                 tokens to set it against: --tokenizer o200k or cl100k measures its error."
-                    .into(),
-            );
-            return out;
-        }
-        out.push(format!(
+        out.push(if estimated {
+            "len/4 is the report's own tokenizer here (--tokenizer estimate), so there are no real \
+             tokens to set it against: --tokenizer o200k or cl100k measures its error."
+                .into()
+        } else {
+            format!(
             "{} is {} off real {} tokens over all tool outputs ({:.2} bytes per token; the seed assumes 4).",
             all.estimator,
             pct(all.error),
             input.calibration.tokenizer,
             all.bytes_per_token
-        ));
+        )
+        });
     }
     out
 }
@@ -429,28 +427,27 @@ pub fn build(input: &ReportInput<'_>, timelines: Timelines) -> Result<Vec<Report
     let drawn =
         timeline_conversations(&kept.iter().map(|(_, runs)| runs).collect::<Vec<_>>(), input.timelines);
     let which = if drawn.len() == compared {
-        "each conversation".to_owned()
+        Some("each conversation".to_owned())
     } else if drawn.is_empty() {
-        String::new()
+        None
     } else {
-        format!(
+        Some(format!(
             "the {} of {} conversations with the most requests (`--timelines all` draws every one; every \
              conversation's requests are in timeline.csv)",
             drawn.len(),
             compared
-        )
+        ))
     };
-    if which.is_empty() {
-        html.push_str(&format!(
-            "<p>No timeline drawn (`--timelines 0`); the requests of all {compared} conversations are in \
-             timeline.csv.</p>\n"
-        ));
-    } else {
-        html.push_str(&format!(
+    html.push_str(&match which {
+        Some(which) => format!(
             "<p>Context per request of {which}: stacked by category under {}, one line per policy.</p>\n",
             escape(c.policies.first().map_or("", |p| p.policy.as_str()))
-        ));
-    }
+        ),
+        None => format!(
+            "<p>No timeline drawn (`--timelines 0`); the requests of all {compared} conversations are in \
+             timeline.csv.</p>\n"
+        ),
+    });
     // The chosen conversations' timelines, drawn in parallel (most of a large report's time) and
     // put back in conversation order.
     let timelines: Vec<Result<(String, Vec<ReportFile>), ChartError>> = drawn
