@@ -691,8 +691,12 @@ fn report_settings(c: &ReportConfig) -> Vec<(String, String)> {
         (
             "prices".into(),
             format!(
-                "{}: input {}, write {}, read {} per {} tokens ({})",
-                p.name, p.input, p.write, p.read, p.per_tokens, p.unit
+                "{}: input {}, write {}, read {} {}",
+                p.name,
+                p.input,
+                p.write,
+                p.read,
+                crate::export::analysis::price_unit(p)
             ),
         ),
         ("cache TTL".into(), analysis::cost::format_ttl(c.compare.cache.ttl_ms)),

@@ -17,7 +17,7 @@ use crate::analysis::compare::{Comparison, ConversationRuns, EventRow};
 use crate::analysis::cost::format_ttl;
 use crate::analysis::sweep::Sweep;
 use crate::chart::{self, Chart, ChartError};
-use crate::export::analysis::{self as tables, Section, money, pct};
+use crate::export::analysis::{self as tables, Section, money, pct, sentence};
 use crate::export::columns::Tabular;
 
 /// The index page.
@@ -124,12 +124,31 @@ fn html_table(t: &Tabular) -> String {
     out
 }
 
+/// Text written for the reader (findings, a section's lines), escaped, with its `` `code` `` spans
+/// (names, options, as the terminal and Markdown outputs mark them) as `<code>`. Backticks that do
+/// not pair up are left as they are.
+fn prose(text: &str) -> String {
+    let parts: Vec<&str> = text.split('`').collect();
+    if parts.len() % 2 == 0 {
+        return escape(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for (i, part) in parts.iter().enumerate() {
+        if i % 2 == 1 {
+            out.push_str(&format!("<code>{}</code>", escape(part)));
+        } else {
+            out.push_str(&escape(part));
+        }
+    }
+    out
+}
+
 fn sections_html(sections: &[Section]) -> String {
     let mut out = String::new();
     for s in sections {
-        out.push_str(&format!("<h3>{}</h3>\n", escape(&s.title)));
+        out.push_str(&format!("<h3>{}</h3>\n", prose(&s.title)));
         for line in &s.text {
-            out.push_str(&format!("<p>{}</p>\n", escape(line)));
+            out.push_str(&format!("<p>{}</p>\n", prose(line)));
         }
         if let Some(t) = &s.table {
             out.push_str(&html_table(t));
@@ -281,18 +300,12 @@ fn largest(n: usize, limit: usize, key: impl Fn(usize) -> u64) -> Vec<usize> {
     order
 }
 
-/// `text` with its first letter in upper case, to follow a full stop.
-fn sentence(text: &str) -> String {
-    let mut chars = text.chars();
-    chars.next().map_or_else(String::new, |first| first.to_uppercase().chain(chars).collect())
-}
-
 /// The findings in words.
 pub fn findings(input: &ReportInput<'_>) -> Vec<String> {
     let mut out = Vec::new();
     match &input.sweep.recommendation {
         Some(r) => out.push(format!(
-            "Recommended SUMMARY_THRESHOLD under {}: {} bytes. {}.",
+            "Recommended SUMMARY_THRESHOLD under {}, against none with nothing split: {} bytes. {}.",
             input.sweep.policy,
             r.threshold,
             sentence(&r.reason)
@@ -337,9 +350,10 @@ pub fn findings(input: &ReportInput<'_>) -> Vec<String> {
     }
     for p in c.policies.iter().filter(|p| p.saves_tokens_costs_more) {
         out.push(format!(
-            "{} saves {} of input tokens but costs {} more than none: its prunes force {} cached tokens to be written again for {} tokens freed.",
+            "{} saves {} of input tokens against none at threshold {}, but costs {} more: its prunes force {} cached tokens to be written again for {} tokens freed.",
             p.policy,
             pct(p.savings),
+            c.threshold,
             pct(p.cost_change),
             p.cost.rewritten_tokens,
             p.cost.freed_tokens
@@ -363,6 +377,19 @@ pub fn findings(input: &ReportInput<'_>) -> Vec<String> {
     }
     out
 }
+
+/// How the cost tables are read, on the page (README has it too, but the page travels alone).
+const COST_MODEL: &str = "<p>How to read the cost: a request is <em>warm</em> when the one before it in \
+its conversation was sent at most the cache TTL earlier. A warm request reads from the cache the prefix it \
+shares with that request (<code>read_tokens</code>, at the read price) and writes the rest \
+(<code>write_tokens</code>, at the write price); a cold one (<code>cold_requests</code>) writes everything. A \
+prune changes an item that is already cached, so every cached token after it is written again \
+(<code>rewritten_tokens</code>), for the tokens it takes out (<code>freed_tokens</code>). A rewritten token \
+costs the write price less the read price once; a freed token saves the read price at every later warm \
+request of the same context, up to a compaction (<code>later_requests</code>). \
+<code>break_even_requests</code> is how many such requests a prune needs to pay its rewrite back, and it \
+pays off (<code>pays_off</code>, counted in <code>events_paying_off</code>) when that many follow. So a policy \
+can free more tokens than it rewrites and still cost more.</p>\n";
 
 const STYLE: &str = "body{font-family:sans-serif;margin:2em auto;max-width:1100px;padding:0 1em;color:#212121}\
 table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:13px}\
@@ -403,7 +430,7 @@ pub fn build(input: &ReportInput<'_>, timelines: Timelines) -> Result<Vec<Report
     ));
     html.push_str("<h2 id=\"findings\">Findings</h2>\n<ul class=\"findings\">\n");
     for f in findings(input) {
-        html.push_str(&format!("<li>{}</li>\n", escape(&f)));
+        html.push_str(&format!("<li>{}</li>\n", prose(&f)));
     }
     html.push_str("</ul>\n");
 
@@ -415,6 +442,7 @@ pub fn build(input: &ReportInput<'_>, timelines: Timelines) -> Result<Vec<Report
     html.push_str(&figure(&chart::policies::prepare(c), chart::POLICIES, &mut files)?);
     html.push_str(&sections_html(&tables::compare_sections(c)));
     html.push_str(&sections_html(&[tables::cost_policy_section(c)]));
+    html.push_str(COST_MODEL);
     html.push_str(&events_html(c));
 
     html.push_str("<h2 id=\"calibration\">Estimate versus real</h2>\n");
@@ -426,10 +454,10 @@ pub fn build(input: &ReportInput<'_>, timelines: Timelines) -> Result<Vec<Report
     // among them chooses among all of them.
     let drawn =
         timeline_conversations(&kept.iter().map(|(_, runs)| runs).collect::<Vec<_>>(), input.timelines);
-    let which = if drawn.len() == compared {
-        Some("each conversation".to_owned())
-    } else if drawn.is_empty() {
+    let which = if compared == 0 || drawn.is_empty() {
         None
+    } else if drawn.len() == compared {
+        Some("each conversation".to_owned())
     } else {
         Some(format!(
             "the {} of {} conversations with the most requests (`--timelines all` draws every one; every \
@@ -440,12 +468,17 @@ pub fn build(input: &ReportInput<'_>, timelines: Timelines) -> Result<Vec<Report
     };
     html.push_str(&match which {
         Some(which) => format!(
-            "<p>Context per request of {which}: stacked by category under {}, one line per policy.</p>\n",
+            "<p>Context per request of {}: stacked by category under {}, one line per policy.</p>\n",
+            prose(&which),
             escape(c.policies.first().map_or("", |p| p.policy.as_str()))
         ),
+        None if compared == 0 => "<p>No conversation was replayed: no timeline to draw.</p>\n".to_owned(),
         None => format!(
-            "<p>No timeline drawn (`--timelines 0`); the requests of all {compared} conversations are in \
-             timeline.csv.</p>\n"
+            "<p>{}</p>\n",
+            prose(&format!(
+                "No timeline drawn (`--timelines 0`); the requests of all {compared} conversations are in \
+                 timeline.csv."
+            ))
         ),
     });
     // The chosen conversations' timelines, drawn in parallel (most of a large report's time) and
@@ -502,13 +535,6 @@ pub fn build(input: &ReportInput<'_>, timelines: Timelines) -> Result<Vec<Report
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn a_reason_after_a_full_stop_starts_with_a_capital() {
-        assert_eq!(super::sentence("no threshold saves input tokens"), "No threshold saves input tokens");
-        assert_eq!(super::sentence("1024 bytes saves"), "1024 bytes saves");
-        assert_eq!(super::sentence(""), "");
-    }
-
     use super::*;
 
     fn with_requests(requests: usize, conversation: &str) -> ConversationRuns {
@@ -579,6 +605,14 @@ mod tests {
         assert_eq!(costliest_events(&events, 3), Some(vec![1, 3, 4]));
         assert_eq!(costliest_events(&events, 5), Some(vec![1, 3, 4, 0, 5]));
         assert_eq!(costliest_events(&events, 0), Some(vec![]));
+    }
+
+    #[test]
+    fn prose_marks_code_spans_and_leaves_odd_backticks_alone() {
+        assert_eq!(prose("with `anthropic` prices"), "with <code>anthropic</code> prices");
+        assert_eq!(prose("`<b>` & `x`"), "<code>&lt;b&gt;</code> &amp; <code>x</code>");
+        assert_eq!(prose("a ` b"), "a ` b");
+        assert_eq!(prose("no code"), "no code");
     }
 
     #[test]

@@ -35,7 +35,9 @@ fn the_report_writes_every_file_and_says_the_recommendation_in_words() {
     let said = report(&out);
     assert!(said.contains("Recommended SUMMARY_THRESHOLD under keep-turns:n=3"), "{said}");
     assert!(
-        said.contains("keep-turns:n=2 saves 5.1% of input tokens but costs 62.9% more than none"),
+        said.contains(
+            "keep-turns:n=2 saves 5.1% of input tokens against none at threshold 256, but costs 62.9% more"
+        ),
         "{said}"
     );
     // With --tokenizer estimate there are no real tokens to set len/4 against.
@@ -179,7 +181,9 @@ fn timelines_are_drawn_for_the_conversations_with_the_most_requests_unless_all_a
     );
     assert_eq!(charts("0"), Vec::<String>::new());
     let html = std::fs::read_to_string(dir.path().join("rep-0/index.html")).unwrap();
-    assert!(html.contains("No timeline drawn (`--timelines 0`); the requests of all 4 conversations"));
+    assert!(
+        html.contains("No timeline drawn (<code>--timelines 0</code>); the requests of all 4 conversations")
+    );
     assert!(!html.contains("the 0 of 4"));
 }
 

@@ -35,6 +35,26 @@ pub fn money(v: f64, unit: &str) -> String {
     if unit == "USD" { format!("{v:.4}") } else { format!("{v:.0}") }
 }
 
+/// `text` with its first letter in upper case, to follow a full stop.
+pub fn sentence(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |first| first.to_uppercase().chain(chars).collect())
+}
+
+/// `n` and `noun`, with an `s` unless `n` is 1: "1 request", "3 requests".
+pub fn count_of(n: usize, noun: &str) -> String {
+    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
+}
+
+/// What prices are per: "per 1 token (input-token equivalents)", "per 1000000 tokens (USD)".
+pub fn price_unit(p: &crate::analysis::cost::Prices) -> String {
+    if p.per_tokens == 1.0 {
+        format!("per 1 token ({})", p.unit)
+    } else {
+        format!("per {} tokens ({})", p.per_tokens, p.unit)
+    }
+}
+
 fn mark(threshold: usize, rec: Option<&Recommendation>) -> String {
     match rec {
         Some(r) if r.threshold == threshold && r.best_threshold == threshold => "recommended, best".into(),
@@ -127,11 +147,14 @@ pub fn sweep_tools(sweep: &Sweep) -> Tabular {
 pub fn sweep_sections(sweep: &Sweep) -> Vec<Section> {
     let rec = sweep.recommendation.as_ref();
     let mut text = vec![format!(
-        "{} conversations, {} requests; baseline (`none`, nothing split): {} input tokens, peak {}.",
-        sweep.conversations, sweep.requests, sweep.baseline_total_tokens, sweep.baseline_peak_tokens
+        "{}, {}; baseline (`none`, nothing split): {} input tokens, peak {}.",
+        count_of(sweep.conversations, "conversation"),
+        count_of(sweep.requests, "request"),
+        sweep.baseline_total_tokens,
+        sweep.baseline_peak_tokens
     )];
     text.push(match rec {
-        Some(r) => format!("Recommended SUMMARY_THRESHOLD: {} bytes. {}.", r.threshold, r.reason),
+        Some(r) => format!("Recommended SUMMARY_THRESHOLD: {} bytes. {}.", r.threshold, sentence(&r.reason)),
         None => "No recommendation: nothing to sweep.".into(),
     });
     vec![
@@ -287,13 +310,11 @@ pub fn write_cost_events_csv(events: &[EventRow], unit: &str, out: impl std::io:
 fn cache_line(c: &Comparison) -> String {
     let p = &c.cache.prices;
     format!(
-        "Prices `{}`: write {}, read {} per {} token{} ({}); cache TTL {}; threshold {} bytes; window {} tokens.",
+        "Prices `{}`: write {}, read {} {}; cache TTL {}; threshold {} bytes; window {} tokens.",
         p.name,
         p.write,
         p.read,
-        if p.per_tokens == 1.0 { "1".to_owned() } else { format!("{}", p.per_tokens) },
-        if p.per_tokens == 1.0 { "" } else { "s" },
-        p.unit,
+        price_unit(p),
         crate::analysis::cost::format_ttl(c.cache.ttl_ms),
         c.threshold,
         c.window
@@ -302,10 +323,16 @@ fn cache_line(c: &Comparison) -> String {
 
 /// The comparison as sections.
 pub fn compare_sections(c: &Comparison) -> Vec<Section> {
-    let mut text = vec![cache_line(c)];
+    let mut text = vec![
+        cache_line(c),
+        format!(
+            "savings and cost_change are against `none` at the same threshold ({} bytes), its outputs split as every policy's are.",
+            c.threshold
+        ),
+    ];
     for p in c.policies.iter().filter(|p| p.saves_tokens_costs_more) {
         text.push(format!(
-            "{} saves {} of input tokens but costs {} more: its prunes force cached tokens to be written again.",
+            "{} saves {} of input tokens but costs {} more than `none`: its prunes force cached tokens to be written again.",
             p.policy,
             pct(p.savings),
             pct(p.cost_change)
@@ -356,6 +383,10 @@ pub fn calibration_rows(c: &Calibration) -> Tabular {
             .rows
             .iter()
             .map(|r| {
+                // With no real token to set them against, the ratios are not 0% off: they are
+                // unknown, and an empty cell says so (JSON keeps its numbers, 0 with `tokens` 0).
+                let known = r.tokens > 0;
+                let ratio = |v: f64| if known { pct(v) } else { String::new() };
                 vec![
                     r.estimator.clone(),
                     r.group.clone(),
@@ -364,10 +395,10 @@ pub fn calibration_rows(c: &Calibration) -> Tabular {
                     r.bytes.to_string(),
                     r.tokens.to_string(),
                     format!("{:.0}", r.estimate),
-                    pct(r.error),
-                    format!("{:.2}", r.bytes_per_token),
-                    pct(r.mean_abs_error),
-                    pct(r.calibrated_mean_abs_error),
+                    ratio(r.error),
+                    if known { format!("{:.2}", r.bytes_per_token) } else { String::new() },
+                    ratio(r.mean_abs_error),
+                    ratio(r.calibrated_mean_abs_error),
                 ]
             })
             .collect(),
@@ -376,13 +407,22 @@ pub fn calibration_rows(c: &Calibration) -> Tabular {
 
 /// The calibration as sections.
 pub fn calibration_sections(c: &Calibration) -> Vec<Section> {
+    let mut text = vec![
+        "error < 0: the estimate under-counts; bytes_per_token: the divisor that makes a bytes-based \
+         estimate right; calibrated_mean_abs_error: the per-output error left after that fix; empty: \
+         no tokens to compare with."
+            .to_owned(),
+    ];
+    if c.tokenizer == crate::tokens::Tokenizer::Estimate.name() {
+        text.push(
+            "With `--tokenizer estimate` the reference is len/4 itself, not real tokens: each row compares \
+             an estimator with len/4 (`--tokenizer o200k` or `cl100k` measures the real error)."
+                .into(),
+        );
+    }
     vec![Section {
         title: format!("Estimate versus real ({} tokens), per tool and per content kind", c.tokenizer),
-        text: vec![
-            "error < 0: the estimate under-counts; bytes_per_token: the divisor that makes a bytes-based \
-             estimate right; calibrated_mean_abs_error: the per-output error left after that fix."
-                .into(),
-        ],
+        text,
         table: Some(calibration_rows(c)),
     }]
 }
@@ -502,7 +542,60 @@ pub fn write_cost(output: &super::Output, format: ExportFormat, c: &Comparison) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::cost::PruneEvent;
+    use crate::analysis::calibration::CalibrationRow;
+    use crate::analysis::cost::{Prices, PruneEvent};
+
+    #[test]
+    fn a_reason_after_a_full_stop_starts_with_a_capital() {
+        assert_eq!(sentence("no threshold saves input tokens"), "No threshold saves input tokens");
+        assert_eq!(sentence("1024 bytes saves"), "1024 bytes saves");
+        assert_eq!(sentence(""), "");
+    }
+
+    #[test]
+    fn counts_take_a_plural_except_for_one() {
+        assert_eq!(count_of(1, "request"), "1 request");
+        assert_eq!(count_of(0, "request"), "0 requests");
+        assert_eq!(count_of(2, "conversation"), "2 conversations");
+    }
+
+    #[test]
+    fn prices_are_per_one_token_or_per_many_tokens() {
+        assert_eq!(price_unit(&Prices::anthropic()), "per 1 token (input-token equivalents)");
+        assert_eq!(price_unit(&Prices::parse("input=2").unwrap()), "per 1000000 tokens (USD)");
+    }
+
+    #[test]
+    fn calibration_ratios_without_real_tokens_are_empty_not_zero() {
+        let row = |tokens: u64| CalibrationRow {
+            estimator: "len/4".into(),
+            group: "all".into(),
+            key: String::new(),
+            bytes: 8,
+            tokens,
+            estimate: 2.0,
+            error: if tokens > 0 { 2.0 / tokens as f64 - 1.0 } else { 0.0 },
+            bytes_per_token: if tokens > 0 { 8.0 / tokens as f64 } else { 0.0 },
+            ..Default::default()
+        };
+        let c = Calibration { tokenizer: "o200k".into(), rows: vec![row(0), row(4)] };
+        let t = calibration_rows(&c);
+        let at = |r: usize, h: &str| t.rows[r][t.headers.iter().position(|x| *x == h).unwrap()].clone();
+        for h in ["error", "bytes_per_token", "mean_abs_error", "calibrated_mean_abs_error"] {
+            assert_eq!(at(0, h), "", "{h}");
+        }
+        assert_eq!((at(1, "error"), at(1, "bytes_per_token")), ("-50.0%".into(), "2.00".into()));
+    }
+
+    #[test]
+    fn calibration_against_the_estimate_itself_says_so() {
+        let note = |tokenizer: &str| {
+            let c = Calibration { tokenizer: tokenizer.into(), rows: Vec::new() };
+            calibration_sections(&c)[0].text.iter().any(|l| l.contains("reference is len/4 itself"))
+        };
+        assert!(note("estimate"));
+        assert!(!note("o200k"));
+    }
 
     #[test]
     fn cost_events_written_one_at_a_time_are_the_csv_of_the_table() {
