@@ -17,6 +17,8 @@ pub mod timeline;
 use std::sync::OnceLock;
 
 use plotters::coord::Shift;
+use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, ValueFormatter};
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -226,14 +228,110 @@ pub fn nice_ceiling(value: f64) -> f64 {
         .unwrap_or(10.0 * magnitude)
 }
 
-/// An axis tick label: whole numbers, thousands as `k` from 10,000 on.
-pub fn axis_number(v: &f64) -> String {
-    if v.abs() >= 10_000.0 { format!("{:.0}k", v / 1000.0) } else { format!("{v:.0}") }
+/// The ticks of a value axis and the one format all their labels share. Both are chosen once per
+/// axis, from the step between ticks: as many decimals as the step needs, and thousands as `k` on
+/// the whole axis once its largest tick reaches 10,000 (0 is `0` either way). Formatting each
+/// value on its own, `{:.0}` with `k` from 10,000, gave one axis `8000, 10k, 12k` and a small one
+/// `0 0 1 2 2 2`; here distinct ticks always get distinct labels.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ticks {
+    /// The labelled values, ascending, 1, 2 or 5 × a power of ten apart.
+    pub values: Vec<f64>,
+    /// Unlabelled values between them, for the light grid.
+    pub light: Vec<f64>,
+    /// Whether every label is in thousands, with a `k`.
+    thousands: bool,
+    /// Decimals of every label.
+    decimals: usize,
 }
 
-/// An axis tick label for whole positions (requests): empty between them.
-pub fn whole_number(v: &f64) -> String {
-    if (v - v.round()).abs() < 1e-9 { format!("{v:.0}") } else { String::new() }
+impl Ticks {
+    /// At most `max` ticks (at least two where the range allows) over `lo..=hi`, at least
+    /// `min_step` apart: 1 for counts such as tokens or requests, whose fractions mean nothing.
+    pub fn new(lo: f64, hi: f64, max: usize, min_step: f64) -> Ticks {
+        let step = tick_step((hi - lo) / max.saturating_sub(1).max(1) as f64, min_step);
+        let values = multiples(lo, hi, step);
+        // A fifth or a half of the step, where that is still a step the axis allows.
+        let light = [5.0, 2.0]
+            .iter()
+            .map(|d| step / d)
+            .find(|sub| *sub >= min_step.max(f64::MIN_POSITIVE) && is_nice(*sub))
+            .map_or_else(Vec::new, |sub| multiples(lo, hi, sub));
+        let thousands = values.iter().any(|v| v.abs() >= 10_000.0);
+        let unit_step = if thousands { step / 1000.0 } else { step };
+        let decimals = (-unit_step.log10().floor()).max(0.0) as usize;
+        Ticks { values, light, thousands, decimals }
+    }
+
+    /// The linear axis `lo..hi` with these ticks on it.
+    pub fn axis(self, lo: f64, hi: f64) -> TickedAxis {
+        TickedAxis { linear: (lo..hi).into(), ticks: self }
+    }
+
+    /// The label of tick `v`.
+    pub fn label(&self, v: &f64) -> String {
+        let decimals = self.decimals;
+        if v.abs() < 1e-12 {
+            "0".to_owned()
+        } else if self.thousands {
+            format!("{:.decimals$}k", v / 1000.0)
+        } else {
+            format!("{v:.decimals$}")
+        }
+    }
+}
+
+/// A linear axis that draws its [`Ticks`] and labels them in their one format.
+pub struct TickedAxis {
+    linear: RangedCoordf64,
+    ticks: Ticks,
+}
+
+impl Ranged for TickedAxis {
+    type FormatOption = NoDefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        self.linear.map(value, limit)
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() { self.ticks.light.clone() } else { self.ticks.values.clone() }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.linear.range()
+    }
+}
+
+impl ValueFormatter<f64> for TickedAxis {
+    fn format_ext(&self, value: &f64) -> String {
+        self.ticks.label(value)
+    }
+}
+
+/// The smallest of 1, 2 and 5 × a power of ten that is at least `raw` and `min_step`.
+fn tick_step(raw: f64, min_step: f64) -> f64 {
+    let wanted = if raw.is_finite() && raw > 0.0 { raw.max(min_step) } else { min_step.max(1.0) };
+    let magnitude = 10f64.powf(wanted.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * magnitude)
+        .find(|s| *s >= wanted * (1.0 - 1e-9))
+        .unwrap_or(10.0 * magnitude)
+}
+
+/// Whether `step` is 1, 2 or 5 × a power of ten.
+fn is_nice(step: f64) -> bool {
+    let mantissa = step / 10f64.powf(step.log10().floor());
+    [1.0, 2.0, 5.0, 10.0].iter().any(|m| (mantissa - m).abs() < 1e-6)
+}
+
+/// The multiples of `step` in `lo..=hi`, each computed from its index so no error accumulates.
+fn multiples(lo: f64, hi: f64, step: f64) -> Vec<f64> {
+    let first = (lo / step - 1e-9).ceil() as i64;
+    let last = (hi / step + 1e-9).floor() as i64;
+    (first..=last).map(|k| k as f64 * step).collect()
 }
 
 /// Draws the legend of every labelled series in the house style.
@@ -302,12 +400,11 @@ where
         .margin(12)
         .x_label_area_size(48)
         .y_label_area_size(72)
-        .build_cartesian_2d(0f64..n as f64, 0f64..y_max)?;
+        .build_cartesian_2d(0f64..n as f64, Ticks::new(0.0, y_max, 10, 0.0).axis(0.0, y_max))?;
     chart
         .configure_mesh()
         .disable_x_mesh()
         .x_labels(0)
-        .y_label_formatter(&axis_number)
         .x_desc(&b.x_desc)
         .y_desc(&b.y_desc)
         .axis_desc_style((FONT, AXIS_SIZE))
@@ -562,11 +659,49 @@ mod tests {
     }
 
     #[test]
-    fn tick_labels_are_whole_numbers_with_thousands_shortened() {
-        assert_eq!(axis_number(&2500.0), "2500");
-        assert_eq!(axis_number(&250_000.0), "250k");
-        assert_eq!(whole_number(&3.0), "3");
-        assert_eq!(whole_number(&2.5), "");
+    fn tick_labels_share_one_format_per_axis_and_never_repeat() {
+        let labels = |lo, hi, max, min_step| {
+            let t = Ticks::new(lo, hi, max, min_step);
+            t.values.iter().map(|v| t.label(v)).collect::<Vec<String>>()
+        };
+        // Thousands as `k` on the whole axis, not from 10,000 on.
+        assert_eq!(labels(0.0, 12_000.0, 10, 0.0), ["0", "2k", "4k", "6k", "8k", "10k", "12k"]);
+        assert_eq!(labels(0.0, 300_000.0, 10, 0.0), ["0", "50k", "100k", "150k", "200k", "250k", "300k"]);
+        assert_eq!(labels(0.0, 5000.0, 10, 0.0), ["0", "1000", "2000", "3000", "4000", "5000"]);
+        assert_eq!(labels(0.0, 15_000.0, 4, 0.0), ["0", "5k", "10k", "15k"]);
+        assert_eq!(labels(0.0, 10_000.0, 30, 0.0)[..3], ["0", "0.5k", "1.0k"]);
+        // A tiny axis: decimals from the step, or, for counts, whole steps.
+        assert_eq!(labels(0.0, 1.0, 6, 0.0), ["0", "0.2", "0.4", "0.6", "0.8", "1.0"]);
+        assert_eq!(labels(0.0, 2.5, 10, 1.0), ["0", "1", "2"]);
+        assert_eq!(labels(0.0, 1.0, 12, 1.0), ["0", "1"]);
+        assert_eq!(labels(0.0, 30.0, 12, 1.0), ["0", "5", "10", "15", "20", "25", "30"]);
+        assert_eq!(labels(-20.0, 100.0, 7, 0.0), ["-20", "0", "20", "40", "60", "80", "100"]);
+        for (lo, hi, max, min_step) in [(0.0, 1.2, 10, 0.0), (0.0, 8.0, 10, 1.0), (0.0, 120.0, 10, 0.0)] {
+            let shown = labels(lo, hi, max, min_step);
+            let distinct: std::collections::BTreeSet<&String> = shown.iter().collect();
+            assert_eq!(distinct.len(), shown.len(), "{shown:?}");
+            assert!(shown.len() <= max, "{shown:?}");
+        }
+        // The light grid falls between the ticks, on steps the axis allows.
+        assert_eq!(Ticks::new(0.0, 4.0, 3, 1.0).light, [0.0, 1.0, 2.0, 3.0, 4.0]);
+        assert!(Ticks::new(0.0, 2.0, 12, 1.0).light.is_empty());
+    }
+
+    #[test]
+    fn a_bar_chart_axis_in_thousands_labels_every_tick_in_thousands() {
+        let chart = BarChart {
+            title: "t".into(),
+            y_desc: "y".into(),
+            x_desc: "x".into(),
+            categories: vec!["a".into(), "b".into()],
+            series: vec![("s".into(), vec![11_000.0, 3000.0])],
+            reference: None,
+        };
+        let svg = svg(&chart).unwrap();
+        for tick in ["0", "2k", "8k", "10k", "12k"] {
+            assert!(has_text(&svg, tick), "no tick {tick}");
+        }
+        assert!(!has_text(&svg, "8000"), "8000 beside 10k");
     }
 
     #[test]

@@ -8,7 +8,7 @@ use plotters::prelude::*;
 
 use super::{
     AXIS_SIZE, CATEGORY_COLORS, Chart, DrawResult, FONT, LABEL_SIZE, MARK_COLOR, MARK_DASH, TITLE_SIZE,
-    axis_number, nice_ceiling, series_color, whole_number,
+    Ticks, nice_ceiling, series_color,
 };
 use crate::model::Tokens;
 use crate::result::Run;
@@ -81,17 +81,17 @@ impl Chart for Timeline {
     {
         let x_max = self.requests().saturating_sub(1).max(1) as f64;
         let y_max = nice_ceiling(self.top() as f64 * 1.05);
+        // Requests and tokens are counts: ticks a whole step apart.
+        let x_axis = Ticks::new(0.0, x_max, 12, 1.0).axis(0.0, x_max);
+        let y_axis = Ticks::new(0.0, y_max, 10, 1.0).axis(0.0, y_max);
         let mut chart = ChartBuilder::on(root)
             .caption(&self.title, (FONT, TITLE_SIZE))
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(72)
-            .build_cartesian_2d(0f64..x_max, 0f64..y_max)?;
+            .build_cartesian_2d(x_axis, y_axis)?;
         chart
             .configure_mesh()
-            .x_labels(self.requests().clamp(2, 12))
-            .x_label_formatter(&whole_number)
-            .y_label_formatter(&axis_number)
             .x_desc("request")
             .y_desc("context tokens")
             .axis_desc_style((FONT, AXIS_SIZE))
@@ -184,6 +184,26 @@ mod tests {
         let t = prepare("s.jsonl", "main", &runs, 150);
         assert!(t.window_shown);
         assert_eq!(t.top(), 150);
+    }
+
+    /// How many text elements of `svg` read exactly `text`.
+    fn texts(svg: &str, text: &str) -> usize {
+        svg.matches(&format!(">\n{text}\n</text>")).count()
+    }
+
+    #[test]
+    fn every_tick_of_an_axis_has_one_format_and_its_own_label() {
+        // Peak 9,800 tokens: the axis runs to 12k, every tick in thousands.
+        let runs = [run("none", &[(100, 0), (100, 5000), (100, 9700)])];
+        let svg = super::super::svg(&prepare("s.jsonl", "main", &runs, 1_000_000)).unwrap();
+        for tick in ["2k", "8k", "10k", "12k"] {
+            assert!(super::super::has_text(&svg, tick), "no tick {tick}");
+        }
+        assert!(!super::super::has_text(&svg, "8000"), "8000 beside 10k");
+        // Two requests of one and two tokens: ticks 0, 1, 2 on y and 0, 1 on x, each once.
+        let runs = [run("none", &[(1, 0), (1, 1)])];
+        let svg = super::super::svg(&prepare("s.jsonl", "main", &runs, 1_000_000)).unwrap();
+        assert_eq!([texts(&svg, "0"), texts(&svg, "1"), texts(&svg, "2")], [2, 2, 1]);
     }
 
     #[test]
