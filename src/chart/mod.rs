@@ -265,7 +265,8 @@ impl Ticks {
 
     /// The linear axis `lo..hi` with these ticks on it.
     pub fn axis(self, lo: f64, hi: f64) -> TickedAxis {
-        TickedAxis { linear: (lo..hi).into(), ticks: self }
+        let labelled = self.values.iter().map(|v| (*v, self.label(v))).collect();
+        TickedAxis::new(lo..hi, labelled, self.light)
     }
 
     /// The label of tick `v`.
@@ -281,10 +282,18 @@ impl Ticks {
     }
 }
 
-/// A linear axis that draws its [`Ticks`] and labels them in their one format.
+/// A linear axis that draws the ticks it is given, each with its own label ([`Ticks::axis`]).
 pub struct TickedAxis {
     linear: RangedCoordf64,
-    ticks: Ticks,
+    ticks: Vec<(f64, String)>,
+    light: Vec<f64>,
+}
+
+impl TickedAxis {
+    /// The axis `range` with labelled `ticks` and unlabelled `light` grid lines.
+    pub fn new(range: std::ops::Range<f64>, ticks: Vec<(f64, String)>, light: Vec<f64>) -> TickedAxis {
+        TickedAxis { linear: range.into(), ticks, light }
+    }
 }
 
 impl Ranged for TickedAxis {
@@ -296,7 +305,11 @@ impl Ranged for TickedAxis {
     }
 
     fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
-        if hint.weight().allow_light_points() { self.ticks.light.clone() } else { self.ticks.values.clone() }
+        if hint.weight().allow_light_points() {
+            self.light.clone()
+        } else {
+            self.ticks.iter().map(|(v, _)| *v).collect()
+        }
     }
 
     fn range(&self) -> std::ops::Range<f64> {
@@ -306,7 +319,7 @@ impl Ranged for TickedAxis {
 
 impl ValueFormatter<f64> for TickedAxis {
     fn format_ext(&self, value: &f64) -> String {
-        self.ticks.label(value)
+        self.ticks.iter().find(|(v, _)| v == value).map_or_else(String::new, |(_, label)| label.clone())
     }
 }
 
