@@ -75,6 +75,29 @@ fn the_report_writes_every_file_and_says_the_recommendation_in_words() {
 }
 
 #[test]
+fn with_nothing_replayed_each_chart_is_a_placeholder_that_says_why() {
+    let empty = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rep");
+    ctxbudget().arg("report").arg(empty.path()).arg("--out").arg(&out).assert().success();
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert_eq!(html.matches("<figure>").count(), 3);
+    assert_eq!(html.matches("</figure>").count(), 3);
+    for (stem, reason) in [
+        ("sweep", "the inputs hold no tool results to sweep"),
+        ("policies", "nothing was replayed, the inputs hold no requests"),
+        ("calibration", "the inputs hold no tool results to calibrate"),
+    ] {
+        assert!(html.contains(&format!(": not drawn, {reason} (<a href=\"charts/{stem}.svg\">")), "{stem}");
+        let svg = std::fs::read_to_string(out.join(format!("charts/{stem}.svg"))).unwrap();
+        assert!(svg.contains(&format!("Not drawn: {reason}.")), "{stem}: {svg}");
+        assert!(out.join(format!("charts/{stem}.png")).is_file(), "{stem}.png");
+    }
+    // No policy drawn at 100% of a none of nothing, no bare axes.
+    assert!(!html.contains("none = 100%") && !html.contains("SUMMARY_THRESHOLD (bytes"), "a chart was drawn");
+}
+
+#[test]
 fn with_no_arguments_it_reports_the_bundled_traces_into_reports() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("traces")).unwrap();

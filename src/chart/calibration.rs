@@ -1,11 +1,21 @@
 //! The estimate-versus-real chart: for the tools with the most output tokens, the real tokens beside
 //! each estimator's estimate, so under- and over-counting per tool is visible at a glance.
 
-use super::BarChart;
+use super::{BarChart, OrPlaceholder};
 use crate::analysis::calibration::Calibration;
 
 /// How many tools the chart shows.
 pub const TOOLS: usize = 10;
+
+/// The chart of a calibration, or a placeholder when there is no tool result to calibrate.
+pub fn prepare_or_placeholder(c: &Calibration) -> OrPlaceholder<BarChart> {
+    let tools = c.rows.iter().any(|r| r.group == "tool");
+    OrPlaceholder::unless(
+        (!tools).then(|| "the inputs hold no tool results to calibrate".to_owned()),
+        || "Estimate versus real tokens per tool".to_owned(),
+        || prepare(c),
+    )
+}
 
 /// Prepares the chart from a calibration: the first [`TOOLS`] tools of the first estimator.
 pub fn prepare(c: &Calibration) -> BarChart {
@@ -53,6 +63,7 @@ pub fn prepare(c: &Calibration) -> BarChart {
 mod tests {
     use super::*;
     use crate::analysis::calibration::CalibrationRow;
+    use crate::chart::Chart;
 
     fn calibration() -> Calibration {
         let row = |group: &str, key: &str, tokens, estimate| CalibrationRow {
@@ -85,6 +96,17 @@ mod tests {
                 ("estimate len/4".to_owned(), vec![180.0, 70.0])
             ]
         );
+    }
+
+    #[test]
+    fn with_no_tool_results_a_placeholder_says_there_is_nothing_to_calibrate() {
+        assert_eq!(prepare_or_placeholder(&calibration()), OrPlaceholder::Chart(prepare(&calibration())));
+        let empty = Calibration { tokenizer: "o200k".into(), rows: Vec::new() };
+        let c = prepare_or_placeholder(&empty);
+        assert_eq!(c.not_drawn(), Some("the inputs hold no tool results to calibrate"));
+        let svg = super::super::svg(&c).unwrap();
+        assert!(super::super::has_text(&svg, "Estimate versus real tokens per tool"));
+        assert!(super::super::has_text(&svg, "Not drawn: the inputs hold no tool results to calibrate."));
     }
 
     #[test]

@@ -43,10 +43,129 @@ pub trait Chart {
     fn size(&self) -> (u32, u32) {
         (WIDTH, HEIGHT)
     }
+    /// Why the chart is not drawn, when a [`Placeholder`] stands in its place.
+    fn not_drawn(&self) -> Option<&str> {
+        None
+    }
     /// Draws the chart onto `root`.
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
     where
         DB::ErrorType: 'static;
+}
+
+/// What a report shows in a chart's place when there is nothing to draw: the chart's title and
+/// why, on a frame the chart's size. The page keeps its sections and the files their names, and the
+/// reader is told what is missing rather than shown bare axes or, with nothing replayed, every
+/// policy at 100% of none.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Placeholder {
+    /// The chart's title.
+    pub title: String,
+    /// Why it is not drawn, as a clause: "the inputs hold no requests".
+    pub reason: String,
+}
+
+/// Frame and text colour of a [`Placeholder`].
+const PLACEHOLDER_COLOR: RGBColor = RGBColor(117, 117, 117);
+/// Longest line of a [`Placeholder`]'s reason, in chars (about the chart's width at [`TITLE_SIZE`]).
+const PLACEHOLDER_LINE_CHARS: usize = 72;
+
+impl Chart for Placeholder {
+    fn title(&self) -> &str {
+        &self.title
+    }
+
+    fn not_drawn(&self) -> Option<&str> {
+        Some(&self.reason)
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
+    where
+        DB::ErrorType: 'static,
+    {
+        let area = root.margin(12, 12, 12, 12).titled(&self.title, (FONT, TITLE_SIZE))?;
+        let (w, h) = area.dim_in_pixel();
+        let (w, h) = (i32::try_from(w).unwrap_or(i32::MAX), i32::try_from(h).unwrap_or(i32::MAX));
+        area.draw(&Rectangle::new([(0, 0), (w - 1, h - 1)], PLACEHOLDER_COLOR.stroke_width(1)))?;
+        let style = TextStyle::from((FONT, TITLE_SIZE).into_font())
+            .color(&PLACEHOLDER_COLOR)
+            .pos(Pos::new(HPos::Center, VPos::Center));
+        let lines = wrap(&format!("Not drawn: {}.", self.reason), PLACEHOLDER_LINE_CHARS);
+        let step = TITLE_SIZE as i32 * 3 / 2;
+        let top = h / 2 - step * (lines.len() as i32 - 1) / 2;
+        for (i, line) in lines.into_iter().enumerate() {
+            area.draw(&Text::new(line, (w / 2, top + step * i as i32), style.clone()))?;
+        }
+        Ok(())
+    }
+}
+
+/// `text` in lines of at most `max` chars, broken between words (a longer word has a line of its own).
+fn wrap(text: &str, max: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split_whitespace() {
+        match lines.last_mut() {
+            Some(line) if line.chars().count() + 1 + word.chars().count() <= max => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_owned()),
+        }
+    }
+    lines
+}
+
+/// A chart, or the [`Placeholder`] a report shows in its place.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OrPlaceholder<C> {
+    /// There is something to draw.
+    Chart(C),
+    /// There is not, and this says why.
+    Placeholder(Placeholder),
+}
+
+impl<C: Chart> Chart for OrPlaceholder<C> {
+    fn title(&self) -> &str {
+        match self {
+            OrPlaceholder::Chart(c) => c.title(),
+            OrPlaceholder::Placeholder(p) => p.title(),
+        }
+    }
+
+    fn size(&self) -> (u32, u32) {
+        match self {
+            OrPlaceholder::Chart(c) => c.size(),
+            OrPlaceholder::Placeholder(p) => p.size(),
+        }
+    }
+
+    fn not_drawn(&self) -> Option<&str> {
+        match self {
+            OrPlaceholder::Chart(c) => c.not_drawn(),
+            OrPlaceholder::Placeholder(p) => p.not_drawn(),
+        }
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
+    where
+        DB::ErrorType: 'static,
+    {
+        match self {
+            OrPlaceholder::Chart(c) => c.draw(root),
+            OrPlaceholder::Placeholder(p) => p.draw(root),
+        }
+    }
+}
+
+impl<C> OrPlaceholder<C> {
+    /// The chart `make` prepares, or a placeholder titled `title` when there is a `reason` not to
+    /// draw it.
+    pub fn unless(reason: Option<String>, title: impl FnOnce() -> String, make: impl FnOnce() -> C) -> Self {
+        match reason {
+            Some(reason) => OrPlaceholder::Placeholder(Placeholder { title: title(), reason }),
+            None => OrPlaceholder::Chart(make()),
+        }
+    }
 }
 
 // ---- style ----
@@ -659,6 +778,20 @@ mod tests {
         assert_eq!(shown[1], shown[2]);
         assert_ne!(shown[0], shown[1]);
         assert!(!shown[..3].contains(&shown[3]), "{shown:?}");
+    }
+
+    #[test]
+    fn a_placeholder_says_what_is_not_drawn_and_why() {
+        let p = Placeholder {
+            title: "Threshold sweep under none".into(),
+            reason: "the inputs hold no tool results to sweep".into(),
+        };
+        assert_eq!(p.not_drawn(), Some("the inputs hold no tool results to sweep"));
+        let svg = svg(&p).unwrap();
+        assert!(has_text(&svg, "Threshold sweep under none"));
+        assert!(has_text(&svg, "Not drawn: the inputs hold no tool results to sweep."), "{svg}");
+        assert_eq!(&png(&p).unwrap()[1..4], b"PNG");
+        assert_eq!(wrap("aa bb cc dddddd e", 5), ["aa bb", "cc", "dddddd", "e"]);
     }
 
     #[test]

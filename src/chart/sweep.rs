@@ -13,8 +13,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{
-    AXIS_SIZE, Chart, DrawResult, FONT, LABEL_SIZE, MARK_COLOR, MARK_DASH, TITLE_SIZE, TickedAxis,
-    series_color,
+    AXIS_SIZE, Chart, DrawResult, FONT, LABEL_SIZE, MARK_COLOR, MARK_DASH, OrPlaceholder, TITLE_SIZE,
+    TickedAxis, series_color,
 };
 use crate::analysis::sweep::Sweep;
 
@@ -43,12 +43,27 @@ pub struct SweepChart {
     pub recommended: Option<usize>,
 }
 
+/// The chart of a sweep, or a placeholder when there were no tool results to split: every
+/// threshold would draw 0% savings of nothing.
+pub fn prepare_or_placeholder(sweep: &Sweep) -> OrPlaceholder<SweepChart> {
+    let empty = sweep.rows.iter().all(|r| r.tool_results == 0);
+    OrPlaceholder::unless(
+        empty.then(|| "the inputs hold no tool results to sweep".to_owned()),
+        || title(sweep),
+        || prepare(sweep),
+    )
+}
+
+fn title(sweep: &Sweep) -> String {
+    format!("Threshold sweep under {}", sweep.policy)
+}
+
 /// Prepares the chart from a sweep.
 pub fn prepare(sweep: &Sweep) -> SweepChart {
     let rec = sweep.recommendation.as_ref().map(|r| r.threshold);
     let thresholds: Vec<usize> = sweep.rows.iter().map(|r| r.threshold).collect();
     SweepChart {
-        title: format!("Threshold sweep under {}", sweep.policy),
+        title: title(sweep),
         x_desc: x_desc(&thresholds),
         positions: positions(&thresholds),
         thresholds,
@@ -262,6 +277,19 @@ mod tests {
         let c = prepare(&with_thresholds(&defaults));
         assert!(c.positions.windows(2).all(|w| (w[1] - w[0] - 1.0).abs() < 1e-9), "{:?}", c.positions);
         assert_eq!(c.x_desc, "SUMMARY_THRESHOLD (bytes, log scale; 0 is drawn a doubling below 64)");
+    }
+
+    #[test]
+    fn with_no_tool_results_a_placeholder_says_there_is_nothing_to_sweep() {
+        let c = prepare_or_placeholder(&with_thresholds(&[0, 256]));
+        assert_eq!(c.title(), "Threshold sweep under keep-turns:n=3");
+        assert_eq!(c.not_drawn(), Some("the inputs hold no tool results to sweep"));
+        let svg = super::super::svg(&c).unwrap();
+        assert!(super::super::has_text(&svg, "Not drawn: the inputs hold no tool results to sweep."));
+        assert!(!super::super::has_text(&svg, "percent"), "bare axes");
+        let mut one = with_thresholds(&[0, 256]);
+        one.rows[0].tool_results = 1;
+        assert_eq!(prepare_or_placeholder(&one), OrPlaceholder::Chart(prepare(&one)));
     }
 
     #[test]
