@@ -44,13 +44,23 @@ fn the_report_writes_every_file_and_says_the_recommendation_in_words() {
     for (file, _) in ctxbudget::report::DATA_FILES {
         assert!(out.join(file).is_file(), "{file} missing");
     }
-    for stem in ["charts/sweep", "charts/policies", "charts/calibration", "charts/timeline-001"] {
+    for stem in ["charts/sweep", "charts/policies", "charts/timeline-001"] {
         for ext in ["svg", "png"] {
             let p = out.join(format!("{stem}.{ext}"));
             assert!(std::fs::metadata(&p).is_ok_and(|m| m.len() > 1000), "{} missing or tiny", p.display());
         }
     }
+    // Under --tokenizer estimate the calibration chart would set len/4 against itself: a
+    // placeholder says so, in its place and in its caption.
+    let calibration = std::fs::read_to_string(out.join("charts/calibration.svg")).unwrap();
+    assert!(
+        calibration.contains("Not drawn: with --tokenizer estimate there are no real tokens"),
+        "{calibration}"
+    );
+    assert!(!calibration.contains("real (estimate)"), "{calibration}");
+    assert!(out.join("charts/calibration.png").is_file());
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("Estimate versus real tokens per tool: not drawn, with --tokenizer estimate"));
     assert_eq!(html.matches("<figure>").count(), 4);
     assert_eq!(html.matches("<svg ").count(), 4, "charts are inline");
     for needle in [

@@ -7,14 +7,23 @@ use crate::analysis::calibration::Calibration;
 /// How many tools the chart shows.
 pub const TOOLS: usize = 10;
 
-/// The chart of a calibration, or a placeholder when there is no tool result to calibrate.
+/// The chart of a calibration, or a placeholder when there is no tool result to calibrate or no
+/// real count to calibrate against: under `--tokenizer estimate` the "real" tokens are len/4
+/// itself, so the chart would set len/4 against len/4.
 pub fn prepare_or_placeholder(c: &Calibration) -> OrPlaceholder<BarChart> {
     let tools = c.rows.iter().any(|r| r.group == "tool");
-    OrPlaceholder::unless(
-        (!tools).then(|| "the inputs hold no tool results to calibrate".to_owned()),
-        || "Estimate versus real tokens per tool".to_owned(),
-        || prepare(c),
-    )
+    let reason = if !tools {
+        Some("the inputs hold no tool results to calibrate".to_owned())
+    } else if c.tokenizer == crate::tokens::Tokenizer::Estimate.name() {
+        Some(
+            "with --tokenizer estimate there are no real tokens to set the estimates against \
+             (--tokenizer o200k or cl100k counts them)"
+                .to_owned(),
+        )
+    } else {
+        None
+    };
+    OrPlaceholder::unless(reason, || "Estimate versus real tokens per tool".to_owned(), || prepare(c))
 }
 
 /// Prepares the chart from a calibration: the first [`TOOLS`] tools of the first estimator.
@@ -107,6 +116,18 @@ mod tests {
         let svg = super::super::svg(&c).unwrap();
         assert!(super::super::has_text(&svg, "Estimate versus real tokens per tool"));
         assert!(super::super::has_text(&svg, "Not drawn: the inputs hold no tool results to calibrate."));
+    }
+
+    #[test]
+    fn under_the_estimate_tokenizer_a_placeholder_says_there_are_no_real_tokens() {
+        let estimated = Calibration { tokenizer: "estimate".into(), ..calibration() };
+        let c = prepare_or_placeholder(&estimated);
+        let reason = "with --tokenizer estimate there are no real tokens to set the estimates against \
+                      (--tokenizer o200k or cl100k counts them)";
+        assert_eq!(c.not_drawn(), Some(reason));
+        assert_eq!(c.title(), "Estimate versus real tokens per tool");
+        let svg = super::super::svg(&c).unwrap();
+        assert!(!super::super::has_text(&svg, "real (estimate)"), "len/4 drawn as the real tokens");
     }
 
     #[test]
