@@ -26,17 +26,23 @@ pub fn prepare_or_placeholder(c: &Calibration) -> OrPlaceholder<BarChart> {
     OrPlaceholder::unless(reason, || "Estimate versus real tokens per tool".to_owned(), || prepare(c))
 }
 
-/// Prepares the chart from a calibration: the first [`TOOLS`] tools of the first estimator.
+/// Prepares the chart from a calibration: the first [`TOOLS`] tools of the first estimator (the
+/// calibration lists them most tokens first), and a title that says so when there are more.
 pub fn prepare(c: &Calibration) -> BarChart {
-    let tools: Vec<String> = match c.rows.first() {
+    let all: Vec<&str> = match c.rows.first() {
         Some(first) => c
             .rows
             .iter()
             .filter(|r| r.estimator == first.estimator && r.group == "tool")
-            .take(TOOLS)
-            .map(|r| r.key.clone())
+            .map(|r| r.key.as_str())
             .collect(),
         None => Vec::new(),
+    };
+    let tools: Vec<String> = all.iter().take(TOOLS).map(|t| t.to_string()).collect();
+    let which = if all.len() > TOOLS {
+        format!("of the {TOOLS} tools with the most tokens")
+    } else {
+        "per tool".to_owned()
     };
     let mut estimators: Vec<&str> = Vec::new();
     for r in &c.rows {
@@ -59,7 +65,7 @@ pub fn prepare(c: &Calibration) -> BarChart {
         series.push((format!("estimate {e}"), tools.iter().map(|t| value(e, t, false)).collect()));
     }
     BarChart {
-        title: format!("Estimate versus real tokens per tool ({})", c.tokenizer),
+        title: format!("Estimate versus real tokens {which} ({})", c.tokenizer),
         y_desc: "tokens (all outputs of the tool)".into(),
         x_desc: "tool".into(),
         categories: tools,
@@ -128,6 +134,25 @@ mod tests {
         assert_eq!(c.title(), "Estimate versus real tokens per tool");
         let svg = super::super::svg(&c).unwrap();
         assert!(!super::super::has_text(&svg, "real (estimate)"), "len/4 drawn as the real tokens");
+    }
+
+    #[test]
+    fn a_chart_cut_to_the_tools_with_the_most_tokens_says_so_in_its_title() {
+        assert_eq!(prepare(&calibration()).title, "Estimate versus real tokens per tool (o200k)");
+        let mut many = calibration();
+        for i in 0..TOOLS {
+            let row = CalibrationRow {
+                estimator: "len/4".into(),
+                group: "tool".into(),
+                key: format!("tool{i}"),
+                tokens: 50 - i as u64,
+                ..Default::default()
+            };
+            many.rows.insert(3 + i, row);
+        }
+        let c = prepare(&many);
+        assert_eq!(c.categories.len(), TOOLS);
+        assert_eq!(c.title, "Estimate versus real tokens of the 10 tools with the most tokens (o200k)");
     }
 
     #[test]
