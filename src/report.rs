@@ -162,9 +162,14 @@ fn figure(chart: &impl Chart, stem: &str, files: &mut Vec<ReportFile>) -> Result
     let svg = chart::svg(chart)?;
     files.push(ReportFile::new(chart::path(stem, "png"), chart::png(chart)?));
     files.push(ReportFile::new(chart::path(stem, "svg"), svg.clone().into_bytes()));
+    // A placeholder's reason is said in the caption too, not only inside the picture.
+    let caption = match chart.not_drawn() {
+        Some(reason) => format!("{}: not drawn, {reason}", chart.title()),
+        None => chart.title().to_owned(),
+    };
     Ok(format!(
         "<figure>\n{svg}\n<figcaption>{} (<a href=\"{}\">SVG</a>, <a href=\"{}\">PNG</a>)</figcaption>\n</figure>\n",
-        escape(chart.title()),
+        escape(&caption),
         chart::path(stem, "svg"),
         chart::path(stem, "png")
     ))
@@ -435,18 +440,22 @@ pub fn build(input: &ReportInput<'_>, timelines: Timelines) -> Result<Vec<Report
     html.push_str("</ul>\n");
 
     html.push_str("<h2 id=\"sweep\">Threshold sweep</h2>\n");
-    html.push_str(&figure(&chart::sweep::prepare(input.sweep), chart::SWEEP, &mut files)?);
+    html.push_str(&figure(&chart::sweep::prepare_or_placeholder(input.sweep), chart::SWEEP, &mut files)?);
     html.push_str(&sections_html(&tables::sweep_sections(input.sweep)));
 
     html.push_str("<h2 id=\"policies\">Policies and cost</h2>\n");
-    html.push_str(&figure(&chart::policies::prepare(c), chart::POLICIES, &mut files)?);
+    html.push_str(&figure(&chart::policies::prepare_or_placeholder(c), chart::POLICIES, &mut files)?);
     html.push_str(&sections_html(&tables::compare_sections(c)));
     html.push_str(&sections_html(&[tables::cost_policy_section(c)]));
     html.push_str(COST_MODEL);
     html.push_str(&events_html(c));
 
     html.push_str("<h2 id=\"calibration\">Estimate versus real</h2>\n");
-    html.push_str(&figure(&chart::calibration::prepare(input.calibration), chart::CALIBRATION, &mut files)?);
+    html.push_str(&figure(
+        &chart::calibration::prepare_or_placeholder(input.calibration),
+        chart::CALIBRATION,
+        &mut files,
+    )?);
     html.push_str(&sections_html(&tables::calibration_sections(input.calibration)));
 
     html.push_str("<h2 id=\"timelines\">Budget timelines</h2>\n");

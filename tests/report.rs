@@ -46,13 +46,23 @@ fn the_report_writes_every_file_and_says_the_recommendation_in_words() {
     for (file, _) in ctxbudget::report::DATA_FILES {
         assert!(out.join(file).is_file(), "{file} missing");
     }
-    for stem in ["charts/sweep", "charts/policies", "charts/calibration", "charts/timeline-001"] {
+    for stem in ["charts/sweep", "charts/policies", "charts/timeline-001"] {
         for ext in ["svg", "png"] {
             let p = out.join(format!("{stem}.{ext}"));
             assert!(std::fs::metadata(&p).is_ok_and(|m| m.len() > 1000), "{} missing or tiny", p.display());
         }
     }
+    // Under --tokenizer estimate the calibration chart would set len/4 against itself: a
+    // placeholder says so, in its place and in its caption.
+    let calibration = std::fs::read_to_string(out.join("charts/calibration.svg")).unwrap();
+    assert!(
+        calibration.contains("Not drawn: with --tokenizer estimate there are no real tokens"),
+        "{calibration}"
+    );
+    assert!(!calibration.contains("real (estimate)"), "{calibration}");
+    assert!(out.join("charts/calibration.png").is_file());
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("Estimate versus real tokens per tool: not drawn, with --tokenizer estimate"));
     assert_eq!(html.matches("<figure>").count(), 4);
     assert_eq!(html.matches("<svg ").count(), 4, "charts are inline");
     for needle in [
@@ -74,6 +84,29 @@ fn the_report_writes_every_file_and_says_the_recommendation_in_words() {
     }
     let timeline = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
     assert_eq!(timeline.lines().count(), 1 + 2 * 4, "header + 2 policies × 4 requests");
+}
+
+#[test]
+fn with_nothing_replayed_each_chart_is_a_placeholder_that_says_why() {
+    let empty = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rep");
+    ctxbudget().arg("report").arg(empty.path()).arg("--out").arg(&out).assert().success();
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert_eq!(html.matches("<figure>").count(), 3);
+    assert_eq!(html.matches("</figure>").count(), 3);
+    for (stem, reason) in [
+        ("sweep", "the inputs hold no tool results to sweep"),
+        ("policies", "nothing was replayed, the inputs hold no requests"),
+        ("calibration", "the inputs hold no tool results to calibrate"),
+    ] {
+        assert!(html.contains(&format!(": not drawn, {reason} (<a href=\"charts/{stem}.svg\">")), "{stem}");
+        let svg = std::fs::read_to_string(out.join(format!("charts/{stem}.svg"))).unwrap();
+        assert!(svg.contains(&format!("Not drawn: {reason}.")), "{stem}: {svg}");
+        assert!(out.join(format!("charts/{stem}.png")).is_file(), "{stem}.png");
+    }
+    // No policy drawn at 100% of a none of nothing, no bare axes.
+    assert!(!html.contains("none = 100%") && !html.contains("SUMMARY_THRESHOLD (bytes"), "a chart was drawn");
 }
 
 #[test]

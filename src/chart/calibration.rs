@@ -1,23 +1,48 @@
 //! The estimate-versus-real chart: for the tools with the most output tokens, the real tokens beside
 //! each estimator's estimate, so under- and over-counting per tool is visible at a glance.
 
-use super::BarChart;
+use super::{BarChart, OrPlaceholder};
 use crate::analysis::calibration::Calibration;
 
 /// How many tools the chart shows.
 pub const TOOLS: usize = 10;
 
-/// Prepares the chart from a calibration: the first [`TOOLS`] tools of the first estimator.
+/// The chart of a calibration, or a placeholder when there is no tool result to calibrate or no
+/// real count to calibrate against: under `--tokenizer estimate` the "real" tokens are len/4
+/// itself, so the chart would set len/4 against len/4.
+pub fn prepare_or_placeholder(c: &Calibration) -> OrPlaceholder<BarChart> {
+    let tools = c.rows.iter().any(|r| r.group == "tool");
+    let reason = if !tools {
+        Some("the inputs hold no tool results to calibrate".to_owned())
+    } else if c.tokenizer == crate::tokens::Tokenizer::Estimate.name() {
+        Some(
+            "with --tokenizer estimate there are no real tokens to set the estimates against \
+             (--tokenizer o200k or cl100k counts them)"
+                .to_owned(),
+        )
+    } else {
+        None
+    };
+    OrPlaceholder::unless(reason, || "Estimate versus real tokens per tool".to_owned(), || prepare(c))
+}
+
+/// Prepares the chart from a calibration: the first [`TOOLS`] tools of the first estimator (the
+/// calibration lists them most tokens first), and a title that says so when there are more.
 pub fn prepare(c: &Calibration) -> BarChart {
-    let tools: Vec<String> = match c.rows.first() {
+    let all: Vec<&str> = match c.rows.first() {
         Some(first) => c
             .rows
             .iter()
             .filter(|r| r.estimator == first.estimator && r.group == "tool")
-            .take(TOOLS)
-            .map(|r| r.key.clone())
+            .map(|r| r.key.as_str())
             .collect(),
         None => Vec::new(),
+    };
+    let tools: Vec<String> = all.iter().take(TOOLS).map(|t| t.to_string()).collect();
+    let which = if all.len() > TOOLS {
+        format!("of the {TOOLS} tools with the most tokens")
+    } else {
+        "per tool".to_owned()
     };
     let mut estimators: Vec<&str> = Vec::new();
     for r in &c.rows {
@@ -40,7 +65,7 @@ pub fn prepare(c: &Calibration) -> BarChart {
         series.push((format!("estimate {e}"), tools.iter().map(|t| value(e, t, false)).collect()));
     }
     BarChart {
-        title: format!("Estimate versus real tokens per tool ({})", c.tokenizer),
+        title: format!("Estimate versus real tokens {which} ({})", c.tokenizer),
         y_desc: "tokens (all outputs of the tool)".into(),
         x_desc: "tool".into(),
         categories: tools,
@@ -53,6 +78,7 @@ pub fn prepare(c: &Calibration) -> BarChart {
 mod tests {
     use super::*;
     use crate::analysis::calibration::CalibrationRow;
+    use crate::chart::Chart;
 
     fn calibration() -> Calibration {
         let row = |group: &str, key: &str, tokens, estimate| CalibrationRow {
@@ -85,6 +111,48 @@ mod tests {
                 ("estimate len/4".to_owned(), vec![180.0, 70.0])
             ]
         );
+    }
+
+    #[test]
+    fn with_no_tool_results_a_placeholder_says_there_is_nothing_to_calibrate() {
+        assert_eq!(prepare_or_placeholder(&calibration()), OrPlaceholder::Chart(prepare(&calibration())));
+        let empty = Calibration { tokenizer: "o200k".into(), rows: Vec::new() };
+        let c = prepare_or_placeholder(&empty);
+        assert_eq!(c.not_drawn(), Some("the inputs hold no tool results to calibrate"));
+        let svg = super::super::svg(&c).unwrap();
+        assert!(super::super::has_text(&svg, "Estimate versus real tokens per tool"));
+        assert!(super::super::has_text(&svg, "Not drawn: the inputs hold no tool results to calibrate."));
+    }
+
+    #[test]
+    fn under_the_estimate_tokenizer_a_placeholder_says_there_are_no_real_tokens() {
+        let estimated = Calibration { tokenizer: "estimate".into(), ..calibration() };
+        let c = prepare_or_placeholder(&estimated);
+        let reason = "with --tokenizer estimate there are no real tokens to set the estimates against \
+                      (--tokenizer o200k or cl100k counts them)";
+        assert_eq!(c.not_drawn(), Some(reason));
+        assert_eq!(c.title(), "Estimate versus real tokens per tool");
+        let svg = super::super::svg(&c).unwrap();
+        assert!(!super::super::has_text(&svg, "real (estimate)"), "len/4 drawn as the real tokens");
+    }
+
+    #[test]
+    fn a_chart_cut_to_the_tools_with_the_most_tokens_says_so_in_its_title() {
+        assert_eq!(prepare(&calibration()).title, "Estimate versus real tokens per tool (o200k)");
+        let mut many = calibration();
+        for i in 0..TOOLS {
+            let row = CalibrationRow {
+                estimator: "len/4".into(),
+                group: "tool".into(),
+                key: format!("tool{i}"),
+                tokens: 50 - i as u64,
+                ..Default::default()
+            };
+            many.rows.insert(3 + i, row);
+        }
+        let c = prepare(&many);
+        assert_eq!(c.categories.len(), TOOLS);
+        assert_eq!(c.title, "Estimate versus real tokens of the 10 tools with the most tokens (o200k)");
     }
 
     #[test]

@@ -17,6 +17,8 @@ pub mod timeline;
 use std::sync::OnceLock;
 
 use plotters::coord::Shift;
+use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, ValueFormatter};
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -41,10 +43,129 @@ pub trait Chart {
     fn size(&self) -> (u32, u32) {
         (WIDTH, HEIGHT)
     }
+    /// Why the chart is not drawn, when a [`Placeholder`] stands in its place.
+    fn not_drawn(&self) -> Option<&str> {
+        None
+    }
     /// Draws the chart onto `root`.
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
     where
         DB::ErrorType: 'static;
+}
+
+/// What a report shows in a chart's place when there is nothing to draw: the chart's title and
+/// why, on a frame the chart's size. The page keeps its sections and the files their names, and the
+/// reader is told what is missing rather than shown bare axes or, with nothing replayed, every
+/// policy at 100% of none.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Placeholder {
+    /// The chart's title.
+    pub title: String,
+    /// Why it is not drawn, as a clause: "the inputs hold no requests".
+    pub reason: String,
+}
+
+/// Frame and text colour of a [`Placeholder`].
+const PLACEHOLDER_COLOR: RGBColor = RGBColor(117, 117, 117);
+/// Longest line of a [`Placeholder`]'s reason, in chars (about the chart's width at [`TITLE_SIZE`]).
+const PLACEHOLDER_LINE_CHARS: usize = 72;
+
+impl Chart for Placeholder {
+    fn title(&self) -> &str {
+        &self.title
+    }
+
+    fn not_drawn(&self) -> Option<&str> {
+        Some(&self.reason)
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
+    where
+        DB::ErrorType: 'static,
+    {
+        let area = root.margin(12, 12, 12, 12).titled(&self.title, (FONT, TITLE_SIZE))?;
+        let (w, h) = area.dim_in_pixel();
+        let (w, h) = (i32::try_from(w).unwrap_or(i32::MAX), i32::try_from(h).unwrap_or(i32::MAX));
+        area.draw(&Rectangle::new([(0, 0), (w - 1, h - 1)], PLACEHOLDER_COLOR.stroke_width(1)))?;
+        let style = TextStyle::from((FONT, TITLE_SIZE).into_font())
+            .color(&PLACEHOLDER_COLOR)
+            .pos(Pos::new(HPos::Center, VPos::Center));
+        let lines = wrap(&format!("Not drawn: {}.", self.reason), PLACEHOLDER_LINE_CHARS);
+        let step = TITLE_SIZE as i32 * 3 / 2;
+        let top = h / 2 - step * (lines.len() as i32 - 1) / 2;
+        for (i, line) in lines.into_iter().enumerate() {
+            area.draw(&Text::new(line, (w / 2, top + step * i as i32), style.clone()))?;
+        }
+        Ok(())
+    }
+}
+
+/// `text` in lines of at most `max` chars, broken between words (a longer word has a line of its own).
+fn wrap(text: &str, max: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split_whitespace() {
+        match lines.last_mut() {
+            Some(line) if line.chars().count() + 1 + word.chars().count() <= max => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_owned()),
+        }
+    }
+    lines
+}
+
+/// A chart, or the [`Placeholder`] a report shows in its place.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OrPlaceholder<C> {
+    /// There is something to draw.
+    Chart(C),
+    /// There is not, and this says why.
+    Placeholder(Placeholder),
+}
+
+impl<C: Chart> Chart for OrPlaceholder<C> {
+    fn title(&self) -> &str {
+        match self {
+            OrPlaceholder::Chart(c) => c.title(),
+            OrPlaceholder::Placeholder(p) => p.title(),
+        }
+    }
+
+    fn size(&self) -> (u32, u32) {
+        match self {
+            OrPlaceholder::Chart(c) => c.size(),
+            OrPlaceholder::Placeholder(p) => p.size(),
+        }
+    }
+
+    fn not_drawn(&self) -> Option<&str> {
+        match self {
+            OrPlaceholder::Chart(c) => c.not_drawn(),
+            OrPlaceholder::Placeholder(p) => p.not_drawn(),
+        }
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
+    where
+        DB::ErrorType: 'static,
+    {
+        match self {
+            OrPlaceholder::Chart(c) => c.draw(root),
+            OrPlaceholder::Placeholder(p) => p.draw(root),
+        }
+    }
+}
+
+impl<C> OrPlaceholder<C> {
+    /// The chart `make` prepares, or a placeholder titled `title` when there is a `reason` not to
+    /// draw it.
+    pub fn unless(reason: Option<String>, title: impl FnOnce() -> String, make: impl FnOnce() -> C) -> Self {
+        match reason {
+            Some(reason) => OrPlaceholder::Placeholder(Placeholder { title: title(), reason }),
+            None => OrPlaceholder::Chart(make()),
+        }
+    }
 }
 
 // ---- style ----
@@ -226,14 +347,123 @@ pub fn nice_ceiling(value: f64) -> f64 {
         .unwrap_or(10.0 * magnitude)
 }
 
-/// An axis tick label: whole numbers, thousands as `k` from 10,000 on.
-pub fn axis_number(v: &f64) -> String {
-    if v.abs() >= 10_000.0 { format!("{:.0}k", v / 1000.0) } else { format!("{v:.0}") }
+/// The ticks of a value axis and the one format all their labels share. Both are chosen once per
+/// axis, from the step between ticks: as many decimals as the step needs, and thousands as `k` on
+/// the whole axis once its largest tick reaches 10,000 (0 is `0` either way). Formatting each
+/// value on its own, `{:.0}` with `k` from 10,000, gave one axis `8000, 10k, 12k` and a small one
+/// `0 0 1 2 2 2`; here distinct ticks always get distinct labels.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ticks {
+    /// The labelled values, ascending, 1, 2 or 5 × a power of ten apart.
+    pub values: Vec<f64>,
+    /// Unlabelled values between them, for the light grid.
+    pub light: Vec<f64>,
+    /// Whether every label is in thousands, with a `k`.
+    thousands: bool,
+    /// Decimals of every label.
+    decimals: usize,
 }
 
-/// An axis tick label for whole positions (requests): empty between them.
-pub fn whole_number(v: &f64) -> String {
-    if (v - v.round()).abs() < 1e-9 { format!("{v:.0}") } else { String::new() }
+impl Ticks {
+    /// At most `max` ticks over `lo..=hi`, at least `min_step` apart: 1 for counts such as tokens
+    /// or requests, whose fractions mean nothing.
+    pub fn new(lo: f64, hi: f64, max: usize, min_step: f64) -> Ticks {
+        let step = tick_step((hi - lo) / max.saturating_sub(1).max(1) as f64, min_step);
+        let values = multiples(lo, hi, step);
+        // A fifth or a half of the step, where that is still a step the axis allows.
+        let light = [5.0, 2.0]
+            .iter()
+            .map(|d| step / d)
+            .find(|sub| *sub >= min_step.max(f64::MIN_POSITIVE) && is_nice(*sub))
+            .map_or_else(Vec::new, |sub| multiples(lo, hi, sub));
+        let thousands = values.iter().any(|v| v.abs() >= 10_000.0);
+        let unit_step = if thousands { step / 1000.0 } else { step };
+        let decimals = (-unit_step.log10().floor()).max(0.0) as usize;
+        Ticks { values, light, thousands, decimals }
+    }
+
+    /// The linear axis `lo..hi` with these ticks on it.
+    pub fn axis(self, lo: f64, hi: f64) -> TickedAxis {
+        let labelled = self.values.iter().map(|v| (*v, self.label(v))).collect();
+        TickedAxis::new(lo..hi, labelled, self.light)
+    }
+
+    /// The label of tick `v`.
+    pub fn label(&self, v: &f64) -> String {
+        let decimals = self.decimals;
+        if v.abs() < 1e-12 {
+            "0".to_owned()
+        } else if self.thousands {
+            format!("{:.decimals$}k", v / 1000.0)
+        } else {
+            format!("{v:.decimals$}")
+        }
+    }
+}
+
+/// A linear axis that draws the ticks it is given, each with its own label ([`Ticks::axis`]).
+pub struct TickedAxis {
+    linear: RangedCoordf64,
+    ticks: Vec<(f64, String)>,
+    light: Vec<f64>,
+}
+
+impl TickedAxis {
+    /// The axis `range` with labelled `ticks` and unlabelled `light` grid lines.
+    pub fn new(range: std::ops::Range<f64>, ticks: Vec<(f64, String)>, light: Vec<f64>) -> TickedAxis {
+        TickedAxis { linear: range.into(), ticks, light }
+    }
+}
+
+impl Ranged for TickedAxis {
+    type FormatOption = NoDefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        self.linear.map(value, limit)
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            self.light.clone()
+        } else {
+            self.ticks.iter().map(|(v, _)| *v).collect()
+        }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.linear.range()
+    }
+}
+
+impl ValueFormatter<f64> for TickedAxis {
+    fn format_ext(&self, value: &f64) -> String {
+        self.ticks.iter().find(|(v, _)| v == value).map_or_else(String::new, |(_, label)| label.clone())
+    }
+}
+
+/// The smallest of 1, 2 and 5 × a power of ten that is at least `raw` and `min_step`.
+fn tick_step(raw: f64, min_step: f64) -> f64 {
+    let wanted = if raw.is_finite() && raw > 0.0 { raw.max(min_step) } else { min_step.max(1.0) };
+    let magnitude = 10f64.powf(wanted.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * magnitude)
+        .find(|s| *s >= wanted * (1.0 - 1e-9))
+        .unwrap_or(10.0 * magnitude)
+}
+
+/// Whether `step` is 1, 2 or 5 × a power of ten.
+fn is_nice(step: f64) -> bool {
+    let mantissa = step / 10f64.powf(step.log10().floor());
+    [1.0, 2.0, 5.0, 10.0].iter().any(|m| (mantissa - m).abs() < 1e-6)
+}
+
+/// The multiples of `step` in `lo..=hi`, each computed from its index so no error accumulates.
+fn multiples(lo: f64, hi: f64, step: f64) -> Vec<f64> {
+    let first = (lo / step - 1e-9).ceil() as i64;
+    let last = (hi / step + 1e-9).floor() as i64;
+    (first..=last).map(|k| k as f64 * step).collect()
 }
 
 /// Draws the legend of every labelled series in the house style.
@@ -302,12 +532,11 @@ where
         .margin(12)
         .x_label_area_size(48)
         .y_label_area_size(72)
-        .build_cartesian_2d(0f64..n as f64, 0f64..y_max)?;
+        .build_cartesian_2d(0f64..n as f64, Ticks::new(0.0, y_max, 10, 0.0).axis(0.0, y_max))?;
     chart
         .configure_mesh()
         .disable_x_mesh()
         .x_labels(0)
-        .y_label_formatter(&axis_number)
         .x_desc(&b.x_desc)
         .y_desc(&b.y_desc)
         .axis_desc_style((FONT, AXIS_SIZE))
@@ -340,35 +569,105 @@ where
     let style = TextStyle::from((FONT, LABEL_SIZE).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
     // Each label gets its category's slot, less a gap: longer ones lose chars from the middle
     // (policy kinds differ at the start, their parameters at the end), so neighbours never run
-    // into one another and two long names sharing a prefix still read apart.
+    // into one another and two long names sharing a prefix still read apart; two that would still
+    // read the same are told apart by [`distinct_labels`].
     let slot = chart.backend_coord(&(1.0, 0.0)).0 - chart.backend_coord(&(0.0, 0.0)).0;
     let room = u32::try_from(slot - LABEL_GAP).unwrap_or(0);
-    for (i, label) in b.categories.iter().enumerate() {
-        let (x, y) = chart.backend_coord(&(i as f64 + 0.5, 0.0));
+    let mut fits = Vec::with_capacity(b.categories.len());
+    for label in &b.categories {
+        let width = |max| root.estimate_text_size(&shorten_middle(label, max), &style).map(|(w, _)| w);
         let mut max = MAX_LABEL_CHARS;
-        let mut text = shorten_middle(label, max);
-        while max > MIN_LABEL_CHARS && root.estimate_text_size(&text, &style)?.0 > room {
+        while max > MIN_LABEL_CHARS && width(max)? > room {
             max -= 1;
-            text = shorten_middle(label, max);
         }
+        fits.push(max);
+    }
+    for (i, text) in distinct_labels(&b.categories, &fits).into_iter().enumerate() {
+        let (x, y) = chart.backend_coord(&(i as f64 + 0.5, 0.0));
         root.draw(&Text::new(text, (x, y + 6), style.clone()))?;
     }
     Ok(())
 }
 
-/// `text` in at most `max` chars, its middle replaced by `…` when it is longer.
-pub fn shorten_middle(text: &str, max: usize) -> String {
+/// The labels of a bar chart's groups, label `i` in `fits[i]` chars where it can be, no two the
+/// same unless the labels are. Each loses its middle ([`shorten_middle`]); when two would then
+/// read the same (`search_onestop_flight` and `search_direct_flight` both `search…flight`), the
+/// cut moves first, keeping more of the head or of the tail at the same width, so the slot is not
+/// overrun ([`distinct_cut`]). Only when no cut at that width tells them apart are they lengthened,
+/// a char at a time: labels that run into a neighbour still read apart, two that are the same
+/// never do.
+pub fn distinct_labels(labels: &[String], fits: &[usize]) -> Vec<String> {
+    let mut widths = fits.to_vec();
+    let mut shown: Vec<String> = labels.iter().zip(&widths).map(|(l, &w)| shorten_middle(l, w)).collect();
+    // Each round settles one clash for good or widens it by a char, so the chars bound the rounds.
+    let rounds = labels.iter().map(|l| l.chars().count() + 1).sum::<usize>();
+    for _ in 0..rounds {
+        let Some(clash) = first_clash(labels, &shown) else { break };
+        let width = clash.iter().map(|&i| widths[i]).max().unwrap_or(0);
+        match distinct_cut(labels, &shown, &clash, width) {
+            Some(texts) => clash.iter().zip(texts).for_each(|(&i, text)| shown[i] = text),
+            None => {
+                for &i in &clash {
+                    widths[i] = width + 1;
+                    shown[i] = shorten_middle(&labels[i], width + 1);
+                }
+            }
+        }
+    }
+    shown
+}
+
+/// The places of the first text shown for two different labels, every place showing it.
+fn first_clash(labels: &[String], shown: &[String]) -> Option<Vec<usize>> {
+    (0..shown.len()).find_map(|i| {
+        let same: Vec<usize> = (0..shown.len()).filter(|&j| shown[j] == shown[i]).collect();
+        same.iter().any(|&j| labels[j] != labels[i]).then_some(same)
+    })
+}
+
+/// The clashing labels in `width` chars with one cut for all (so they still line up): the cut
+/// nearest the middle that sets them apart from each other and from every other label shown, on
+/// a tie the one keeping more of the head (a name's start says most about it). `None` when no cut
+/// at this width does.
+fn distinct_cut(labels: &[String], shown: &[String], clash: &[usize], width: usize) -> Option<Vec<String>> {
+    let kept = width.checked_sub(1)?;
+    let middle = kept - kept / 2;
+    // At least a char either side of the `…`.
+    let mut heads: Vec<usize> = (1..kept).collect();
+    heads.sort_by_key(|&h| (h.abs_diff(middle), std::cmp::Reverse(h)));
+    heads
+        .into_iter()
+        .map(|h| clash.iter().map(|&i| cut(&labels[i], width, h)).collect())
+        .find(|texts: &Vec<String>| told_apart(labels, shown, clash, texts))
+}
+
+/// Whether `texts`, shown in place of the labels at `clash`, read the same only where the labels
+/// are the same, among themselves and against every other label `shown`.
+fn told_apart(labels: &[String], shown: &[String], clash: &[usize], texts: &[String]) -> bool {
+    let placed: Vec<(usize, &String)> = clash.iter().copied().zip(texts).collect();
+    let others = (0..shown.len()).filter(|k| !clash.contains(k)).map(|k| (k, &shown[k]));
+    let all: Vec<(usize, &String)> = placed.iter().copied().chain(others).collect();
+    placed.iter().all(|&(i, text)| all.iter().all(|&(k, other)| text != other || labels[i] == labels[k]))
+}
+
+/// `text` in at most `max` chars: when it is longer, its first `head` chars, `…`, and its end.
+fn cut(text: &str, max: usize, head: usize) -> String {
     let chars: Vec<char> = text.chars().collect();
     if chars.len() <= max {
         return text.to_owned();
     }
-    let kept = max.saturating_sub(1);
-    let tail = kept / 2;
-    let head = kept - tail;
+    let head = head.min(max.saturating_sub(1));
+    let tail = max.saturating_sub(1) - head;
     let mut s: String = chars[..head].iter().collect();
     s.push('…');
     s.extend(&chars[chars.len() - tail..]);
     s
+}
+
+/// `text` in at most `max` chars, its middle replaced by `…` when it is longer.
+pub fn shorten_middle(text: &str, max: usize) -> String {
+    let kept = max.saturating_sub(1);
+    cut(text, max, kept - kept / 2)
 }
 
 /// Whether `svg` has a text element that reads exactly `text` (plotters writes each on its own line).
@@ -405,19 +704,94 @@ mod tests {
             series: vec![("a".into(), values.clone()), ("b".into(), values)],
             reference: None,
         };
-        let svg = svg(&chart).unwrap();
-        let shown: Vec<&str> = svg
-            .split("<text")
-            .filter_map(|t| t.split('>').nth(1)?.split('<').next().map(str::trim))
-            .filter(|t| categories.iter().any(|c| c == t) || t.contains('…'))
-            .collect();
-        assert_eq!(shown.len(), categories.len(), "{shown:?}");
-        let distinct: std::collections::BTreeSet<&&str> = shown.iter().collect();
-        assert_eq!(distinct.len(), shown.len(), "{shown:?}");
+        let shown = shown_labels(&chart);
         // The two amortized policies differ only at the end, which is kept.
         assert!(shown[1].ends_with("=20") && shown[2].ends_with("=40"), "{shown:?}");
         // Nine groups on the default width leave no room for 31 chars.
         assert!(shown[1].chars().count() < 20, "{shown:?}");
+    }
+
+    /// The category labels of a bar chart as drawn, checked to be one per category and distinct.
+    fn shown_labels(chart: &BarChart) -> Vec<String> {
+        let svg = svg(chart).unwrap();
+        let shown: Vec<String> = svg
+            .split("<text")
+            .filter_map(|t| t.split('>').nth(1)?.split('<').next().map(str::trim))
+            .filter(|t| chart.categories.iter().any(|c| c == t) || t.contains('…'))
+            .map(String::from)
+            .collect();
+        assert_eq!(shown.len(), chart.categories.len(), "{shown:?}");
+        let distinct: std::collections::BTreeSet<&String> = shown.iter().collect();
+        assert_eq!(distinct.len(), shown.len(), "{shown:?}");
+        shown
+    }
+
+    #[test]
+    fn bar_labels_that_would_shorten_alike_are_told_apart_in_their_slot() {
+        // The ten tools of the shared corpus's calibration chart: the two flight searches both
+        // became `search…flight`.
+        let categories: Vec<String> = [
+            "Read",
+            "shell",
+            "exec_command",
+            "get_reservation_details",
+            "Bash",
+            "bash",
+            "Edit",
+            "search_onestop_flight",
+            "get_user_details",
+            "search_direct_flight",
+        ]
+        .map(String::from)
+        .to_vec();
+        let values = vec![1.0; categories.len()];
+        let chart = BarChart {
+            title: "t".into(),
+            y_desc: "y".into(),
+            x_desc: "tool".into(),
+            categories,
+            series: (0..5).map(|s| (format!("s{s}"), values.clone())).collect(),
+            reference: None,
+        };
+        let shown = shown_labels(&chart);
+        let (onestop, direct) = (&shown[7], &shown[9]);
+        assert!(onestop.starts_with("search_o") && direct.starts_with("search_d"), "{shown:?}");
+        // Told apart by moving the cut, not by widening past the slot.
+        assert_eq!(onestop.chars().count(), shorten_middle("search_onestop_flight", 13).chars().count());
+    }
+
+    #[test]
+    fn labels_that_would_read_the_same_move_their_cut_and_only_then_widen() {
+        let labels = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<String>>();
+        let two = labels(&["search_onestop_flight", "search_direct_flight"]);
+        assert_eq!(shorten_middle(&two[0], 13), shorten_middle(&two[1], 13));
+        assert_eq!(distinct_labels(&two, &[13, 13]), ["search_o…ight", "search_d…ight"]);
+        // Labels that shorten apart are shortened as before.
+        let apart = labels(&["openhands-amortized:max_size=20", "openhands-amortized:max_size=40"]);
+        assert_eq!(distinct_labels(&apart, &[12, 12]), ["openha…ze=20", "openha…ze=40"]);
+        // No cut in five chars reaches the middle char, the only one that differs: they widen.
+        let narrow = labels(&["abcXcba", "abcYcba"]);
+        assert_eq!(distinct_labels(&narrow, &[5, 5]), ["abcX…a", "abcY…a"]);
+        // A cut that would clash with a third label is passed over; the same label twice is no clash.
+        let three = labels(&["aXcde", "aYcde", "aYcde", "aX…e"]);
+        let shown = distinct_labels(&three, &[4, 4, 4, 4]);
+        assert_eq!(shown[1], shown[2]);
+        assert_ne!(shown[0], shown[1]);
+        assert!(!shown[..3].contains(&shown[3]), "{shown:?}");
+    }
+
+    #[test]
+    fn a_placeholder_says_what_is_not_drawn_and_why() {
+        let p = Placeholder {
+            title: "Threshold sweep under none".into(),
+            reason: "the inputs hold no tool results to sweep".into(),
+        };
+        assert_eq!(p.not_drawn(), Some("the inputs hold no tool results to sweep"));
+        let svg = svg(&p).unwrap();
+        assert!(has_text(&svg, "Threshold sweep under none"));
+        assert!(has_text(&svg, "Not drawn: the inputs hold no tool results to sweep."), "{svg}");
+        assert_eq!(&png(&p).unwrap()[1..4], b"PNG");
+        assert_eq!(wrap("aa bb cc dddddd e", 5), ["aa bb", "cc", "dddddd", "e"]);
     }
 
     #[test]
@@ -431,11 +805,49 @@ mod tests {
     }
 
     #[test]
-    fn tick_labels_are_whole_numbers_with_thousands_shortened() {
-        assert_eq!(axis_number(&2500.0), "2500");
-        assert_eq!(axis_number(&250_000.0), "250k");
-        assert_eq!(whole_number(&3.0), "3");
-        assert_eq!(whole_number(&2.5), "");
+    fn tick_labels_share_one_format_per_axis_and_never_repeat() {
+        let labels = |lo, hi, max, min_step| {
+            let t = Ticks::new(lo, hi, max, min_step);
+            t.values.iter().map(|v| t.label(v)).collect::<Vec<String>>()
+        };
+        // Thousands as `k` on the whole axis, not from 10,000 on.
+        assert_eq!(labels(0.0, 12_000.0, 10, 0.0), ["0", "2k", "4k", "6k", "8k", "10k", "12k"]);
+        assert_eq!(labels(0.0, 300_000.0, 10, 0.0), ["0", "50k", "100k", "150k", "200k", "250k", "300k"]);
+        assert_eq!(labels(0.0, 5000.0, 10, 0.0), ["0", "1000", "2000", "3000", "4000", "5000"]);
+        assert_eq!(labels(0.0, 15_000.0, 4, 0.0), ["0", "5k", "10k", "15k"]);
+        assert_eq!(labels(0.0, 10_000.0, 30, 0.0)[..3], ["0", "0.5k", "1.0k"]);
+        // A tiny axis: decimals from the step, or, for counts, whole steps.
+        assert_eq!(labels(0.0, 1.0, 6, 0.0), ["0", "0.2", "0.4", "0.6", "0.8", "1.0"]);
+        assert_eq!(labels(0.0, 2.5, 10, 1.0), ["0", "1", "2"]);
+        assert_eq!(labels(0.0, 1.0, 12, 1.0), ["0", "1"]);
+        assert_eq!(labels(0.0, 30.0, 12, 1.0), ["0", "5", "10", "15", "20", "25", "30"]);
+        assert_eq!(labels(-20.0, 100.0, 7, 0.0), ["-20", "0", "20", "40", "60", "80", "100"]);
+        for (lo, hi, max, min_step) in [(0.0, 1.2, 10, 0.0), (0.0, 8.0, 10, 1.0), (0.0, 120.0, 10, 0.0)] {
+            let shown = labels(lo, hi, max, min_step);
+            let distinct: std::collections::BTreeSet<&String> = shown.iter().collect();
+            assert_eq!(distinct.len(), shown.len(), "{shown:?}");
+            assert!(shown.len() <= max, "{shown:?}");
+        }
+        // The light grid falls between the ticks, on steps the axis allows.
+        assert_eq!(Ticks::new(0.0, 4.0, 3, 1.0).light, [0.0, 1.0, 2.0, 3.0, 4.0]);
+        assert!(Ticks::new(0.0, 2.0, 12, 1.0).light.is_empty());
+    }
+
+    #[test]
+    fn a_bar_chart_axis_in_thousands_labels_every_tick_in_thousands() {
+        let chart = BarChart {
+            title: "t".into(),
+            y_desc: "y".into(),
+            x_desc: "x".into(),
+            categories: vec!["a".into(), "b".into()],
+            series: vec![("s".into(), vec![11_000.0, 3000.0])],
+            reference: None,
+        };
+        let svg = svg(&chart).unwrap();
+        for tick in ["0", "2k", "8k", "10k", "12k"] {
+            assert!(has_text(&svg, tick), "no tick {tick}");
+        }
+        assert!(!has_text(&svg, "8000"), "8000 beside 10k");
     }
 
     #[test]

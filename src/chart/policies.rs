@@ -2,19 +2,34 @@
 //! percentage of `none`, side by side, so a policy that saves tokens but costs more stands out (its
 //! cost bar is above its token bar, possibly above 100%).
 
-use super::BarChart;
+use super::{BarChart, OrPlaceholder};
 use crate::analysis::compare::Comparison;
+
+/// The chart of a comparison, or a placeholder when no request was replayed: every policy would
+/// be drawn at 100% of a `none` of nothing.
+pub fn prepare_or_placeholder(c: &Comparison) -> OrPlaceholder<BarChart> {
+    let replayed = c.policies.iter().any(|p| p.requests > 0);
+    OrPlaceholder::unless(
+        (!replayed).then(|| "nothing was replayed, the inputs hold no requests".to_owned()),
+        || title(c),
+        || prepare(c),
+    )
+}
+
+fn title(c: &Comparison) -> String {
+    format!(
+        "Input tokens and cost per policy, % of none (threshold {}, prices {}, cache TTL {})",
+        c.threshold,
+        c.cache.prices.name,
+        crate::analysis::cost::format_ttl(c.cache.ttl_ms)
+    )
+}
 
 /// Prepares the chart from a comparison: input tokens, then cost, as percentages of `none`.
 pub fn prepare(c: &Comparison) -> BarChart {
     let percent = |change: f64| (1.0 + change) * 100.0;
     BarChart {
-        title: format!(
-            "Input tokens and cost per policy, % of none (threshold {}, prices {}, cache TTL {})",
-            c.threshold,
-            c.cache.prices.name,
-            crate::analysis::cost::format_ttl(c.cache.ttl_ms)
-        ),
+        title: title(c),
         y_desc: "% of none".into(),
         x_desc: "policy".into(),
         categories: c.policies.iter().map(|p| p.policy.clone()).collect(),
@@ -31,10 +46,12 @@ mod tests {
     use super::*;
     use crate::analysis::compare::PolicyRow;
     use crate::analysis::cost::CacheModel;
+    use crate::chart::Chart;
 
     fn comparison() -> Comparison {
         let row = |policy: &str, savings, cost_change| PolicyRow {
             policy: policy.into(),
+            requests: 4,
             savings,
             cost_change,
             ..Default::default()
@@ -57,6 +74,24 @@ mod tests {
         assert_eq!(c.series[1].0, "cost");
         assert!((c.series[1].1[1] - 112.0).abs() < 1e-9);
         assert!(c.title.contains("prices anthropic, cache TTL 5m"), "{}", c.title);
+    }
+
+    #[test]
+    fn with_nothing_replayed_a_placeholder_says_so_instead_of_bars_at_100_percent() {
+        assert_eq!(prepare_or_placeholder(&comparison()), OrPlaceholder::Chart(prepare(&comparison())));
+        let mut empty = comparison();
+        for p in &mut empty.policies {
+            p.requests = 0;
+        }
+        let c = prepare_or_placeholder(&empty);
+        assert_eq!(c.title(), prepare(&empty).title);
+        assert_eq!(c.not_drawn(), Some("nothing was replayed, the inputs hold no requests"));
+        let svg = super::super::svg(&c).unwrap();
+        assert!(super::super::has_text(
+            &svg,
+            "Not drawn: nothing was replayed, the inputs hold no requests."
+        ));
+        assert!(!super::super::has_text(&svg, "none = 100%"), "bars drawn");
     }
 
     #[test]

@@ -1,21 +1,40 @@
-//! The sweep chart: savings and the share of results split, per threshold (evenly spaced, since the
-//! thresholds are usually log-spaced and start at 0), with the recommended threshold marked.
+//! The sweep chart: savings and the share of results split, per threshold, with the recommended
+//! threshold marked.
+//!
+//! The x axis is log2 of the threshold, so a gap reads as the ratio it is: the default thresholds
+//! (0, then 64 to 65536 doubling) come out evenly spaced, as they did on the category axis this
+//! replaced, while `--thresholds 100,200,300,50000` no longer draws 300 → 50000 as wide as
+//! 100 → 200. A log axis has no place for 0, the threshold that splits every result, so 0 is drawn
+//! one doubling below the smallest positive threshold and the axis description says so. Tick
+//! labels are the thresholds tried; one that would run into the label before it is left out.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{
-    AXIS_SIZE, Chart, DrawResult, FONT, LABEL_SIZE, MARK_COLOR, MARK_DASH, TITLE_SIZE, series_color,
+    AXIS_SIZE, Chart, DrawResult, FONT, LABEL_SIZE, MARK_COLOR, MARK_DASH, OrPlaceholder, TITLE_SIZE,
+    TickedAxis, series_color,
 };
 use crate::analysis::sweep::Sweep;
+
+/// How far below the smallest positive threshold 0 is drawn, in doublings.
+pub const ZERO_DOUBLINGS: f64 = 1.0;
+/// Pixels kept free between two threshold labels.
+const LABEL_GAP: i32 = 8;
 
 /// Data of the sweep chart.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SweepChart {
     /// Caption.
     pub title: String,
+    /// X axis description.
+    pub x_desc: String,
     /// Thresholds, ascending.
     pub thresholds: Vec<usize>,
+    /// Where each threshold is drawn: its log2, 0 at [`ZERO_DOUBLINGS`] below the smallest
+    /// positive one.
+    pub positions: Vec<f64>,
     /// Savings per threshold, in percent.
     pub savings: Vec<f64>,
     /// Share of results split per threshold, in percent.
@@ -24,15 +43,90 @@ pub struct SweepChart {
     pub recommended: Option<usize>,
 }
 
+/// The chart of a sweep, or a placeholder when there were no tool results to split: every
+/// threshold would draw 0% savings of nothing.
+pub fn prepare_or_placeholder(sweep: &Sweep) -> OrPlaceholder<SweepChart> {
+    let empty = sweep.rows.iter().all(|r| r.tool_results == 0);
+    OrPlaceholder::unless(
+        empty.then(|| "the inputs hold no tool results to sweep".to_owned()),
+        || title(sweep),
+        || prepare(sweep),
+    )
+}
+
+fn title(sweep: &Sweep) -> String {
+    format!("Threshold sweep under {}", sweep.policy)
+}
+
 /// Prepares the chart from a sweep.
 pub fn prepare(sweep: &Sweep) -> SweepChart {
     let rec = sweep.recommendation.as_ref().map(|r| r.threshold);
+    let thresholds: Vec<usize> = sweep.rows.iter().map(|r| r.threshold).collect();
     SweepChart {
-        title: format!("Threshold sweep under {}", sweep.policy),
-        thresholds: sweep.rows.iter().map(|r| r.threshold).collect(),
+        title: title(sweep),
+        x_desc: x_desc(&thresholds),
+        positions: positions(&thresholds),
+        thresholds,
         savings: sweep.rows.iter().map(|r| r.savings * 100.0).collect(),
         split_share: sweep.rows.iter().map(|r| r.split_share * 100.0).collect(),
         recommended: sweep.rows.iter().position(|r| Some(r.threshold) == rec),
+    }
+}
+
+/// The x position of each threshold (see [`SweepChart::positions`]).
+pub fn positions(thresholds: &[usize]) -> Vec<f64> {
+    let zero = smallest_positive(thresholds).map_or(0.0, |t| (t as f64).log2() - ZERO_DOUBLINGS);
+    thresholds.iter().map(|&t| if t == 0 { zero } else { (t as f64).log2() }).collect()
+}
+
+fn smallest_positive(thresholds: &[usize]) -> Option<usize> {
+    thresholds.iter().copied().filter(|t| *t > 0).min()
+}
+
+/// The x axis description: the scale, and where 0 is when it is drawn off the scale.
+fn x_desc(thresholds: &[usize]) -> String {
+    match smallest_positive(thresholds).filter(|_| thresholds.contains(&0)) {
+        Some(smallest) => {
+            format!("SUMMARY_THRESHOLD (bytes, log scale; 0 is drawn a doubling below {smallest})")
+        }
+        None => "SUMMARY_THRESHOLD (bytes, log scale)".to_owned(),
+    }
+}
+
+/// The x range: from the first position to the last, a unit wide around a single one.
+fn x_range(positions: &[f64]) -> std::ops::Range<f64> {
+    let lo = positions.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = positions.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if !lo.is_finite() {
+        0.0..1.0
+    } else if hi - lo < 1e-9 {
+        lo - 0.5..hi + 0.5
+    } else {
+        lo..hi
+    }
+}
+
+impl SweepChart {
+    /// The threshold labels that fit, left to right: each one that would run into the one kept
+    /// before it is left out (a tick still marks it).
+    fn uncrowded<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        to_pixels: impl Fn(f64) -> i32,
+    ) -> Result<Vec<(f64, String)>, DrawingAreaErrorKind<DB::ErrorType>> {
+        let style = TextStyle::from((FONT, LABEL_SIZE).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+        let mut kept = Vec::new();
+        let mut right_of_last = i32::MIN;
+        for (&position, threshold) in self.positions.iter().zip(&self.thresholds) {
+            let label = threshold.to_string();
+            let half = i32::try_from(root.estimate_text_size(&label, &style)?.0 / 2).unwrap_or(i32::MAX);
+            let x = to_pixels(position);
+            if x.saturating_sub(half) >= right_of_last.saturating_add(LABEL_GAP) {
+                right_of_last = x.saturating_add(half);
+                kept.push((position, label));
+            }
+        }
+        Ok(kept)
     }
 }
 
@@ -45,29 +139,26 @@ impl Chart for SweepChart {
     where
         DB::ErrorType: 'static,
     {
-        let n = self.thresholds.len();
-        let x_max = n.saturating_sub(1).max(1) as i32;
         let low = self.savings.iter().copied().fold(0.0, f64::min);
         let y_min = if low < 0.0 { (low / 10.0).floor() * 10.0 } else { 0.0 };
-        let labels = |i: &i32| {
-            usize::try_from(*i)
-                .ok()
-                .and_then(|i| self.thresholds.get(i))
-                .map_or(String::new(), |t| t.to_string())
-        };
+        let ticks = self.positions.iter().zip(&self.thresholds).map(|(p, t)| (*p, t.to_string())).collect();
         let mut chart = ChartBuilder::on(root)
             .caption(&self.title, (FONT, TITLE_SIZE))
             .margin(12)
             .margin_right(32)
             .x_label_area_size(44)
             .y_label_area_size(56)
-            .build_cartesian_2d(0i32..x_max, y_min..100f64)?;
+            .build_cartesian_2d(
+                TickedAxis::new(x_range(&self.positions), ticks, Vec::new()),
+                y_min..100f64,
+            )?;
+        let shown = self.uncrowded(root, |x| chart.backend_coord(&(x, y_min)).0)?;
+        let label = |x: &f64| shown.iter().find(|(p, _)| p == x).map_or_else(String::new, |(_, l)| l.clone());
         chart
             .configure_mesh()
-            .x_labels(n.max(2))
-            .x_label_formatter(&labels)
+            .x_label_formatter(&label)
             .y_label_formatter(&|v| format!("{v:.0}%"))
-            .x_desc("SUMMARY_THRESHOLD (bytes)")
+            .x_desc(&self.x_desc)
             .y_desc("percent")
             .axis_desc_style((FONT, AXIS_SIZE))
             .label_style((FONT, LABEL_SIZE))
@@ -81,7 +172,7 @@ impl Chart for SweepChart {
             chart
                 .draw_series(
                     LineSeries::new(
-                        values.iter().enumerate().map(|(i, v)| (i as i32, *v)),
+                        self.positions.iter().copied().zip(values.iter().copied()),
                         color.stroke_width(2),
                     )
                     .point_size(3),
@@ -91,9 +182,10 @@ impl Chart for SweepChart {
         }
         if let Some(i) = self.recommended {
             let label = format!("recommended: {} bytes", self.thresholds[i]);
+            let x = self.positions[i];
             chart
                 .draw_series(DashedLineSeries::new(
-                    [(i as i32, y_min), (i as i32, 100.0)],
+                    [(x, y_min), (x, 100.0)],
                     MARK_DASH.0,
                     MARK_DASH.1,
                     MARK_COLOR.stroke_width(2),
@@ -142,6 +234,8 @@ mod tests {
     fn data_is_in_percent_with_the_recommendation_indexed() {
         let c = prepare(&sweep());
         assert_eq!(c.thresholds, [0, 256, 4096]);
+        // log2, with 0 a doubling below 256.
+        assert_eq!(c.positions, [7.0, 8.0, 12.0]);
         let expected = [50.0, 45.0, -10.0];
         assert!(c.savings.iter().zip(expected).all(|(a, b)| (a - b).abs() < 1e-9), "{:?}", c.savings);
         assert_eq!(c.split_share, [100.0, 50.0, 10.0]);
@@ -154,7 +248,7 @@ mod tests {
         let svg = super::super::svg(&prepare(&sweep())).unwrap();
         for needle in [
             "Threshold sweep under keep-turns:n=3",
-            "SUMMARY_THRESHOLD (bytes)",
+            "SUMMARY_THRESHOLD (bytes, log scale; 0 is drawn a doubling below 256)",
             "percent",
             "savings against none, nothing split",
             "results split",
@@ -162,6 +256,50 @@ mod tests {
             "4096",
         ] {
             assert!(super::super::has_text(&svg, needle), "missing {needle}");
+        }
+    }
+
+    fn with_thresholds(thresholds: &[usize]) -> Sweep {
+        let rows = thresholds.iter().map(|&threshold| SweepRow { threshold, ..Default::default() }).collect();
+        Sweep { rows, recommendation: None, ..sweep() }
+    }
+
+    #[test]
+    fn thresholds_are_spaced_by_their_ratio_not_their_place() {
+        let c = prepare(&with_thresholds(&[100, 200, 300, 50_000]));
+        let gap = |i: usize| c.positions[i + 1] - c.positions[i];
+        // 100 → 200 is one doubling, 300 → 50000 more than seven.
+        assert!((gap(0) - 1.0).abs() < 1e-9, "{:?}", c.positions);
+        assert!(gap(2) > 7.0 * gap(0), "{:?}", c.positions);
+        assert_eq!(c.x_desc, "SUMMARY_THRESHOLD (bytes, log scale)");
+        // The default thresholds, 0 then 64 to 65536 doubling, stay evenly spaced.
+        let defaults: Vec<usize> = std::iter::once(0).chain((6..=16).map(|k| 1 << k)).collect();
+        let c = prepare(&with_thresholds(&defaults));
+        assert!(c.positions.windows(2).all(|w| (w[1] - w[0] - 1.0).abs() < 1e-9), "{:?}", c.positions);
+        assert_eq!(c.x_desc, "SUMMARY_THRESHOLD (bytes, log scale; 0 is drawn a doubling below 64)");
+    }
+
+    #[test]
+    fn with_no_tool_results_a_placeholder_says_there_is_nothing_to_sweep() {
+        let c = prepare_or_placeholder(&with_thresholds(&[0, 256]));
+        assert_eq!(c.title(), "Threshold sweep under keep-turns:n=3");
+        assert_eq!(c.not_drawn(), Some("the inputs hold no tool results to sweep"));
+        let svg = super::super::svg(&c).unwrap();
+        assert!(super::super::has_text(&svg, "Not drawn: the inputs hold no tool results to sweep."));
+        assert!(!super::super::has_text(&svg, "percent"), "bare axes");
+        let mut one = with_thresholds(&[0, 256]);
+        one.rows[0].tool_results = 1;
+        assert_eq!(prepare_or_placeholder(&one), OrPlaceholder::Chart(prepare(&one)));
+    }
+
+    #[test]
+    fn threshold_labels_that_would_run_together_are_left_out() {
+        let svg = super::super::svg(&prepare(&with_thresholds(&[100, 101, 102, 300, 50_000]))).unwrap();
+        for shown in ["100", "300", "50000"] {
+            assert!(super::super::has_text(&svg, shown), "missing {shown}");
+        }
+        for crowded in ["101", "102"] {
+            assert!(!super::super::has_text(&svg, crowded), "{crowded} drawn over 100");
         }
     }
 }

@@ -4,11 +4,12 @@
 //! only the legend names it, so small conversations stay readable).
 
 use plotters::coord::Shift;
+use plotters::coord::cartesian::Cartesian2d;
 use plotters::prelude::*;
 
 use super::{
     AXIS_SIZE, CATEGORY_COLORS, Chart, DrawResult, FONT, LABEL_SIZE, MARK_COLOR, MARK_DASH, TITLE_SIZE,
-    axis_number, nice_ceiling, series_color, whole_number,
+    TickedAxis, Ticks, nice_ceiling, series_color,
 };
 use crate::model::Tokens;
 use crate::result::Run;
@@ -35,9 +36,10 @@ pub fn prepare(trace: &str, conversation: &str, runs: &[Run], window: Tokens) ->
     let name = std::path::Path::new(trace).file_name().map_or(trace.into(), |n| n.to_string_lossy());
     let requests = runs.first().map_or(0, |r| r.rows.len());
     let title = format!(
-        "Context per request: {} ({}, {requests} requests)",
+        "Context per request: {} ({}, {requests} request{})",
         super::shorten(&name, 40),
-        super::shorten(conversation, 24)
+        super::shorten(conversation, 24),
+        if requests == 1 { "" } else { "s" }
     );
     let stacked_policy = runs.first().map(|r| r.summary.policy.clone()).unwrap_or_default();
     let mut stacks = Vec::new();
@@ -79,27 +81,69 @@ impl Chart for Timeline {
     where
         DB::ErrorType: 'static,
     {
-        let x_max = self.requests().saturating_sub(1).max(1) as f64;
+        let (x_lo, x_hi) = self.x_range();
         let y_max = nice_ceiling(self.top() as f64 * 1.05);
+        // Requests and tokens are counts: ticks a whole step apart.
+        let x_axis = Ticks::new(x_lo, x_hi, 12, 1.0).axis(x_lo, x_hi);
+        let y_axis = Ticks::new(0.0, y_max, 10, 1.0).axis(0.0, y_max);
         let mut chart = ChartBuilder::on(root)
             .caption(&self.title, (FONT, TITLE_SIZE))
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(72)
-            .build_cartesian_2d(0f64..x_max, 0f64..y_max)?;
+            .build_cartesian_2d(x_axis, y_axis)?;
         chart
             .configure_mesh()
-            .x_labels(self.requests().clamp(2, 12))
-            .x_label_formatter(&whole_number)
-            .y_label_formatter(&axis_number)
             .x_desc("request")
             .y_desc("context tokens")
             .axis_desc_style((FONT, AXIS_SIZE))
             .label_style((FONT, LABEL_SIZE))
             .draw()?;
-        // Stacks: each area runs from 0 to the running sum; drawn top first so lower ones cover it.
-        // Opaque, so each visible band is its legend's colour (translucent areas drawn from 0
-        // showed every band as a blend of itself and all the bands above it).
+        self.draw_stacks(&mut chart)?;
+        self.draw_lines(&mut chart)?;
+        // Off the scale, the window is only named in the legend (an empty series).
+        let (points, label) = if self.window_shown {
+            let w = self.window as f64;
+            (vec![(x_lo, w), (x_hi, w)], format!("context window ({})", self.window))
+        } else {
+            (Vec::new(), format!("context window ({}, above the scale)", self.window))
+        };
+        chart
+            .draw_series(DashedLineSeries::new(points, MARK_DASH.0, MARK_DASH.1, MARK_COLOR.stroke_width(2)))?
+            .label(label)
+            .legend(super::mark_legend);
+        super::legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
+        Ok(())
+    }
+}
+
+/// The plotting area of a timeline.
+type Plot<'a, DB> = ChartContext<'a, DB, Cartesian2d<TickedAxis, TickedAxis>>;
+
+/// Dash length and gap of the baseline's line, in pixels: shorter than a reference line's
+/// ([`MARK_DASH`]), and in the series' black, not the references' red.
+const BASELINE_DASH: (u32, u32) = (5, 4);
+/// Radius of a policy's dot on a one-request timeline, in pixels.
+const DOT: i32 = 5;
+/// Half the width of the stacked column of a one-request timeline, in requests.
+const COLUMN: f64 = 0.08;
+
+impl Timeline {
+    /// The x range: request 0 to the last, or, with a single request, that one in the middle
+    /// (from 0 to 0 there would be no width to draw a line in).
+    fn x_range(&self) -> (f64, f64) {
+        match self.requests() {
+            1 => (-0.5, 0.5),
+            n => (0.0, n.saturating_sub(1).max(1) as f64),
+        }
+    }
+
+    /// The stacked categories: each area runs from 0 to the running sum, drawn top first so lower
+    /// ones cover it; a single request's are one column.
+    fn draw_stacks<'a, DB: DrawingBackend + 'a>(&self, chart: &mut Plot<'a, DB>) -> DrawResult
+    where
+        DB::ErrorType: 'static,
+    {
         let mut running = vec![0u64; self.requests()];
         let mut tops = Vec::new();
         for (name, values) in &self.stacks {
@@ -111,40 +155,76 @@ impl Chart for Timeline {
         let categories = crate::result::Categories::default().named();
         for (name, top) in tops.iter().rev() {
             let index = categories.iter().position(|(n, _)| n == name).unwrap_or(0);
+            // Opaque, so each visible band is its legend's colour (translucent areas drawn from 0
+            // showed every band as a blend of itself and all the bands above it).
             let color = CATEGORY_COLORS[index % CATEGORY_COLORS.len()];
-            chart
-                .draw_series(AreaSeries::new(
-                    top.iter().enumerate().map(|(i, v)| (i as f64, *v as f64)),
-                    0.0,
-                    color.filled(),
-                ))?
+            let drawn = if self.requests() == 1 {
+                let height = top.first().map_or(0.0, |v| *v as f64);
+                chart.draw_series([Rectangle::new([(-COLUMN, 0.0), (COLUMN, height)], color.filled())])?
+            } else {
+                chart.draw_series(AreaSeries::new(points(top), 0.0, color.filled()))?
+            };
+            drawn
                 .label(format!("{name} ({})", self.stacked_policy))
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
         }
-        for (i, (policy, values)) in self.lines.iter().enumerate() {
-            let color = series_color(i);
+        Ok(())
+    }
+
+    /// One line per policy. The first, the baseline, is dashed and drawn last: drawn first and
+    /// solid, every policy that keeps the same context hid it (and, in a stretch where they all
+    /// agree, the legend named a line nobody could see). It is labelled first all the same, so
+    /// the legend keeps the policies in order. A single request has no line to draw: each policy
+    /// is a dot, side by side across the column, since at the first request they mostly agree.
+    fn draw_lines<'a, DB: DrawingBackend + 'a>(&self, chart: &mut Plot<'a, DB>) -> DrawResult
+    where
+        DB::ErrorType: 'static,
+    {
+        if self.requests() == 1 {
+            return self.draw_dots(chart);
+        }
+        let Some(((baseline, base_values), others)) = self.lines.split_first() else { return Ok(()) };
+        let black = series_color(0).stroke_width(2);
+        chart.draw_series(std::iter::empty::<PathElement<(f64, f64)>>())?.label(baseline.as_str()).legend(
+            move |(x, y)| {
+                EmptyElement::at((x, y))
+                    + PathElement::new([(0, 0), (5, 0)], black)
+                    + PathElement::new([(8, 0), (13, 0)], black)
+            },
+        );
+        for (i, (policy, values)) in others.iter().enumerate() {
+            let color = series_color(i + 1);
             chart
-                .draw_series(LineSeries::new(
-                    values.iter().enumerate().map(|(r, v)| (r as f64, *v as f64)),
-                    color.stroke_width(2),
-                ))?
+                .draw_series(LineSeries::new(points(values), color.stroke_width(2)))?
                 .label(policy.as_str())
                 .legend(move |(x, y)| PathElement::new([(x, y), (x + 12, y)], color.stroke_width(2)));
         }
-        // Off the scale, the window is only named in the legend (an empty series).
-        let (points, label) = if self.window_shown {
-            let w = self.window as f64;
-            (vec![(0.0, w), (x_max, w)], format!("context window ({})", self.window))
-        } else {
-            (Vec::new(), format!("context window ({}, above the scale)", self.window))
-        };
-        chart
-            .draw_series(DashedLineSeries::new(points, MARK_DASH.0, MARK_DASH.1, MARK_COLOR.stroke_width(2)))?
-            .label(label)
-            .legend(super::mark_legend);
-        super::legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
+        let (dash, gap) = BASELINE_DASH;
+        chart.draw_series(DashedLineSeries::new(points(base_values), dash, gap, black))?;
         Ok(())
     }
+
+    /// The one request's context under each policy, a dot each, spread across the column.
+    fn draw_dots<'a, DB: DrawingBackend + 'a>(&self, chart: &mut Plot<'a, DB>) -> DrawResult
+    where
+        DB::ErrorType: 'static,
+    {
+        let n = self.lines.len() as f64;
+        for (i, (policy, values)) in self.lines.iter().enumerate() {
+            let color = series_color(i);
+            let x = COLUMN * (2.0 * (i as f64 + 0.5) / n - 1.0);
+            chart
+                .draw_series(values.iter().map(|v| Circle::new((x, *v as f64), DOT, color.filled())))?
+                .label(policy.as_str())
+                .legend(move |(x, y)| Circle::new((x + 6, y), DOT, color.filled()));
+        }
+        Ok(())
+    }
+}
+
+/// A run of values as `(request, tokens)` points.
+fn points(values: &[Tokens]) -> impl Iterator<Item = (f64, f64)> + Clone + '_ {
+    values.iter().enumerate().map(|(r, v)| (r as f64, *v as f64))
 }
 
 #[cfg(test)]
@@ -184,6 +264,68 @@ mod tests {
         let t = prepare("s.jsonl", "main", &runs, 150);
         assert!(t.window_shown);
         assert_eq!(t.top(), 150);
+    }
+
+    /// How many text elements of `svg` read exactly `text`.
+    fn texts(svg: &str, text: &str) -> usize {
+        svg.matches(&format!(">\n{text}\n</text>")).count()
+    }
+
+    #[test]
+    fn every_tick_of_an_axis_has_one_format_and_its_own_label() {
+        // Peak 9,800 tokens: the axis runs to 12k, every tick in thousands.
+        let runs = [run("none", &[(100, 0), (100, 5000), (100, 9700)])];
+        let svg = super::super::svg(&prepare("s.jsonl", "main", &runs, 1_000_000)).unwrap();
+        for tick in ["2k", "8k", "10k", "12k"] {
+            assert!(super::super::has_text(&svg, tick), "no tick {tick}");
+        }
+        assert!(!super::super::has_text(&svg, "8000"), "8000 beside 10k");
+        // Two requests of one and two tokens: ticks 0, 1, 2 on y and 0, 1 on x, each once.
+        let runs = [run("none", &[(1, 0), (1, 1)])];
+        let svg = super::super::svg(&prepare("s.jsonl", "main", &runs, 1_000_000)).unwrap();
+        assert_eq!([texts(&svg, "0"), texts(&svg, "1"), texts(&svg, "2")], [2, 2, 1]);
+    }
+
+    #[test]
+    fn the_baseline_is_dashed_and_drawn_over_the_policies_that_keep_its_context() {
+        // keep-turns keeps the whole context until the last request: solid and drawn last, it
+        // would cover none's line there.
+        let runs = [
+            run("none", &[(10, 0), (10, 50), (10, 90)]),
+            run("keep-turns:n=1", &[(10, 0), (10, 50), (10, 40)]),
+        ];
+        let svg = super::super::svg(&prepare("s.jsonl", "main", &runs, 1_000_000)).unwrap();
+        let (black, orange) = ("stroke=\"#212121\"", "stroke=\"#D84315\"");
+        let first = |stroke: &str| svg.find(stroke).unwrap_or_else(|| panic!("no {stroke}"));
+        assert!(first(orange) < first(black), "none drawn before keep-turns:n=1");
+        // Dashed: many short pieces, and two dashes in the legend.
+        assert!(svg.matches(black).count() > 10, "none is not dashed");
+        // The legend still names none first.
+        assert!(svg.find(">\nnone\n<").unwrap() < svg.find(">\nkeep-turns:n=1\n<").unwrap());
+    }
+
+    #[test]
+    fn a_single_request_is_drawn_as_a_dot_per_policy_beside_a_column() {
+        let runs = [run("none", &[(10, 90)]), run("keep-turns:n=1", &[(10, 90)])];
+        let t = prepare("s.jsonl", "main", &runs, 1_000_000);
+        assert_eq!(t.title, "Context per request: s.jsonl (main, 1 request)");
+        assert_eq!(t.x_range(), (-0.5, 0.5));
+        let svg = super::super::svg(&t).unwrap();
+        // A dot per policy, side by side though both kept the same 100 tokens (and one more each
+        // in the legend).
+        let circles = |fill: &str| -> Vec<String> {
+            svg.split("<circle").skip(1).filter(|c| c.contains(fill)).map(|c| c[..20].to_owned()).collect()
+        };
+        let (black, orange) = (circles("fill=\"#212121\""), circles("fill=\"#D84315\""));
+        assert_eq!([black.len(), orange.len()], [2, 2], "{black:?} {orange:?}");
+        assert_ne!(black[0], orange[0], "dots drawn over each other");
+        // The stacked categories are a column in their colours (user #78909C, contents #0288D1).
+        for fill in ["fill=\"#78909C\"", "fill=\"#0288D1\""] {
+            assert!(svg.matches(fill).count() >= 2, "no band {fill} beside its legend entry");
+        }
+        // The only request is labelled 0, alone on its axis.
+        assert!(super::super::has_text(&svg, "0"));
+        assert!(!super::super::has_text(&svg, "1") && !super::super::has_text(&svg, "-1"));
     }
 
     #[test]
