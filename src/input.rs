@@ -182,7 +182,7 @@ pub fn discover(paths: &[PathBuf]) -> Discovered {
                 found.files.push(path.clone());
                 found.explicit.push(true);
             }
-            Err(e) => found.errors.push(format!("{}: {}", path.display(), describe_io(&e))),
+            Err(e) => found.errors.push(format!("{}: {}", path.display(), describe_followed(path, &e))),
         }
     }
     read_once(&mut found);
@@ -291,8 +291,21 @@ fn walk(dir: &Path, seen: &mut BTreeSet<FileId>, found: &mut Discovered) {
                 found.files.push(path);
                 found.explicit.push(false);
             }
-            Err(e) => found.errors.push(format!("{}: {}", path.display(), describe_io(&e))),
+            Err(e) => found.errors.push(format!("{}: {}", path.display(), describe_followed(&path, &e))),
         }
+    }
+}
+
+/// [`describe_io`] of an error met following `path`, which says so when `path` is a symbolic link
+/// to nothing: "no such file or directory" about a link that `ls` lists sends the user looking
+/// for the wrong file.
+fn describe_followed(path: &Path, e: &std::io::Error) -> String {
+    match std::fs::read_link(path) {
+        Ok(target) if e.kind() == std::io::ErrorKind::NotFound => format!(
+            "broken symbolic link (it points to {}, which does not exist: fix or remove the link)",
+            target.display()
+        ),
+        _ => describe_io(e),
     }
 }
 

@@ -922,6 +922,29 @@ fn a_file_symlink_loop_is_an_error_saying_so() {
     assert_eq!((o.code, o.report.runs.len()), (Some(1), 1));
 }
 
+#[cfg(unix)]
+#[test]
+fn a_broken_symlink_is_an_error_saying_so_when_named_and_in_a_walk() {
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("moved.jsonl");
+    std::os::unix::fs::symlink("../archive/moved.jsonl", &link).unwrap();
+    let broken = format!(
+        "{}: broken symbolic link (it points to ../archive/moved.jsonl, which does not exist: fix or remove \
+         the link)",
+        shown(&link)
+    );
+    // Found in a folder, it is named, and the walk goes on.
+    write(dir.path(), "small.jsonl", fixture("native/small.jsonl"));
+    let o = replay(&[dir.path()], &[]);
+    assert_eq!(o.report.errors, std::slice::from_ref(&broken));
+    assert_eq!((o.code, o.report.runs.len()), (Some(1), 1));
+    // Named alone, it leaves nothing to read.
+    let out =
+        ctxbudget().args([os("replay"), link.as_os_str(), os("--format"), os("json")]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8(out.stderr).unwrap(), format!("error: {broken}\nerror: {NOTHING_READ}\n"));
+}
+
 /// Whether this process runs as root (then permissions do not stop it from reading).
 #[cfg(unix)]
 fn is_root() -> bool {
