@@ -8,7 +8,7 @@
 //! shell's `<(zcat session.jsonl.gz)`, is read).
 //!
 //! **Bad files.** An empty file, a binary file (a NUL byte in its first bytes) and a file no format
-//! recognises are errors when named explicitly and skipped with a warning in a directory walk; a
+//! recognises (the first two with `--input-format` too) are errors when named explicitly and skipped with a warning in a directory walk; a
 //! folder named on the command line that holds no file to read is a warning (not an error: a
 //! script may well walk an empty day's folder); a run with no file at all builds no tokenizer
 //! tables. A UTF-8 byte-order mark at the start of a file is ignored. An error that names a place
@@ -339,7 +339,8 @@ pub fn describe_io(e: &std::io::Error) -> String {
 /// The UTF-8 byte-order mark some editors put at the start of a text file.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
-/// Reads one trace file, detecting its format unless `forced`.
+/// Reads one trace file, detecting its format unless `forced`. An empty file, UTF-16 text and
+/// binary data are errors either way.
 pub fn load(path: &Path, forced: Option<&'static dyn Format>) -> Result<Trace, TraceError> {
     let io = |source| TraceError::Io { path: path.to_owned(), source };
     let file = File::open(path).map_err(io)?;
@@ -352,23 +353,25 @@ pub fn load(path: &Path, forced: Option<&'static dyn Format>) -> Result<Trace, T
     if head.starts_with(BOM) {
         head.drain(..BOM.len());
     }
+    // Whether the format is detected or forced (`--input-format`): no format reads an empty file,
+    // UTF-16 or binary data, and each says so better than a format's first error would.
+    if whole && head.iter().all(u8::is_ascii_whitespace) {
+        return Err(TraceError::Empty { path: path.to_owned() });
+    }
+    if head.starts_with(b"\xFF\xFE") || head.starts_with(b"\xFE\xFF") {
+        // What a Windows shell's `>` writes: text, but not UTF-8.
+        return Err(TraceError::content(
+            path,
+            "UTF-16 text (the file starts with a UTF-16 byte-order mark); session logs are UTF-8: \
+             re-save the file as UTF-8",
+        ));
+    }
+    if let Some(offset) = head.iter().position(|&b| b == 0) {
+        return Err(TraceError::NotText { path: path.to_owned(), offset });
+    }
     let format = match forced {
         Some(f) => f,
         None => {
-            if whole && head.iter().all(u8::is_ascii_whitespace) {
-                return Err(TraceError::Empty { path: path.to_owned() });
-            }
-            if head.starts_with(b"\xFF\xFE") || head.starts_with(b"\xFE\xFF") {
-                // What a Windows shell's `>` writes: text, but not UTF-8.
-                return Err(TraceError::content(
-                    path,
-                    "UTF-16 text (the file starts with a UTF-16 byte-order mark); session logs are UTF-8: \
-                     re-save the file as UTF-8",
-                ));
-            }
-            if let Some(offset) = head.iter().position(|&b| b == 0) {
-                return Err(TraceError::NotText { path: path.to_owned(), offset });
-            }
             format::with_head(path, &head, whole, format::guess).ok_or_else(|| TraceError::Unrecognised {
                 path: path.to_owned(),
                 tried: format::names(),

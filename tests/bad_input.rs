@@ -504,41 +504,35 @@ fn a_document_broken_before_its_format_shows_says_where_its_json_breaks() {
 fn an_empty_file_is_an_error_when_named_and_skipped_in_a_walk() {
     let dir = tempfile::tempdir().unwrap();
     let p = write(dir.path(), "empty.jsonl", "");
-    let o = replay(&[&p], &[]);
-    assert_error(
-        &o,
-        &format!("{}: the file is empty; nothing to replay (a session not written yet?)", shown(&p)),
-    );
+    let empty = format!("{}: the file is empty; nothing to replay (a session not written yet?)", shown(&p));
+    assert_error(&replay(&[&p], &[]), &empty);
+    // A forced format does not make it a session with no request (exit 0 and an empty row, before).
+    assert_error(&replay(&[&p], &["--input-format", "native"]), &empty);
     let blank = write(dir.path(), "blank.jsonl", "\n  \n");
     write(dir.path(), "small.jsonl", fixture("native/small.jsonl"));
-    let o = replay(&[dir.path()], &[]);
-    assert_warnings(
-        &o,
-        &[
-            format!("{}: skipped: the file is empty", shown(&blank)),
-            format!("{}: skipped: the file is empty", shown(&p)),
-        ],
-    );
-    assert_eq!(o.report.runs.len(), 1);
+    let skipped = [
+        format!("{}: skipped: the file is empty", shown(&blank)),
+        format!("{}: skipped: the file is empty", shown(&p)),
+    ];
+    for forced in [&[][..], &["--input-format", "native"]] {
+        let o = replay(&[dir.path()], forced);
+        assert_warnings(&o, &skipped);
+        assert_eq!(o.report.runs.len(), 1);
+    }
 }
 
 #[test]
 fn a_binary_file_is_named_as_such() {
     let dir = tempfile::tempdir().unwrap();
     let p = write(dir.path(), "image.png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x10");
-    assert_error(
-        &replay(&[&p], &[]),
-        &format!(
-            "{}: not a text file (binary data: a NUL byte at byte 8); ctxbudget reads session logs written as JSON, \
-             JSON Lines or YAML",
-            shown(&p)
-        ),
+    let binary = format!(
+        "{}: not a text file (binary data: a NUL byte at byte 8); ctxbudget reads session logs written as JSON, \
+         JSON Lines or YAML",
+        shown(&p)
     );
-    // Forced through a format, it is invalid UTF-8 at its first line.
-    assert_error(
-        &replay(&[&p], &["--input-format", "native"]),
-        &format!("{}:1: invalid UTF-8 at byte 0 of the line; {RESAVE}", shown(&p)),
-    );
+    assert_error(&replay(&[&p], &[]), &binary);
+    // Forced through a format, the same (it was invalid UTF-8 at its first line).
+    assert_error(&replay(&[&p], &["--input-format", "native"]), &binary);
 }
 
 #[test]
@@ -548,14 +542,13 @@ fn a_utf16_file_says_to_re_save_it_as_utf8() {
     let mut bytes = vec![0xFF, 0xFE];
     bytes.extend(text.encode_utf16().flat_map(u16::to_le_bytes));
     let p = write(dir.path(), "saved-by-powershell.jsonl", bytes);
-    assert_error(
-        &replay(&[&p], &[]),
-        &format!(
-            "{}: UTF-16 text (the file starts with a UTF-16 byte-order mark); session logs are UTF-8: re-save the \
-             file as UTF-8",
-            shown(&p)
-        ),
+    let utf16 = format!(
+        "{}: UTF-16 text (the file starts with a UTF-16 byte-order mark); session logs are UTF-8: re-save the \
+         file as UTF-8",
+        shown(&p)
     );
+    assert_error(&replay(&[&p], &[]), &utf16);
+    assert_error(&replay(&[&p], &["--input-format", "native"]), &utf16);
 }
 
 #[test]
