@@ -132,6 +132,28 @@ fn a_truncated_last_line_of_a_native_session_is_a_warning_and_the_rest_is_replay
 }
 
 #[test]
+fn a_last_line_cut_in_the_middle_of_a_character_is_a_cut_off_line_not_invalid_utf8() {
+    let dir = tempfile::tempdir().unwrap();
+    let live = b"{\"type\":\"user\",\"text\":\"hi\"}\n{\"type\":\"request\"}\n{\"type\":\"assistant\",\"text\":\"ok\"}\n\
+                 {\"type\":\"user\",\"text\":\"caf\xc3";
+    let p = write(dir.path(), "live.jsonl", live);
+    let o = replay(&[&p], &[]);
+    assert_warnings(&o, &[format!("{}:4: {INCOMPLETE}", shown(&p))]);
+    assert_eq!(o.report.runs[0].requests, 1);
+}
+
+#[test]
+fn a_cut_line_that_ends_in_a_newline_is_an_error_at_its_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "cut.jsonl", "{\"type\":\"user\",\"text\":\"hi\"}\n{\"type\":\"request\",\n");
+    // It said `at line 2 column 0`: the line's newline was parsed.
+    assert_error(
+        &replay(&[&p], &[]),
+        &format!("{}:2: invalid JSON: EOF while parsing a value at column 18; {FIX_LINE}", shown(&p)),
+    );
+}
+
+#[test]
 fn a_truncated_last_line_of_a_claude_code_session_is_a_warning_and_the_rest_is_replayed() {
     let dir = tempfile::tempdir().unwrap();
     let call = r#"{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}"#;
