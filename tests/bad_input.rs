@@ -390,6 +390,30 @@ fn an_unknown_line_type_in_the_native_format_is_an_error_naming_the_line() {
 }
 
 #[test]
+fn a_mistake_on_the_first_line_of_a_native_session_names_the_line_as_on_any_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let rest = "{\"type\":\"request\"}\n{\"type\":\"assistant\",\"text\":\"ok\"}\n";
+    let typo = "{\"type\":\"user\",\"txt\":\"hi\"}\n";
+    let unknown = "not a native item: unknown field `txt`, expected one of `text`, `meta`, `images`";
+    // On line 2 and on line 1 alike (line 1 said `not a recognised trace format` before).
+    for (line, text) in
+        [(2, format!("{{\"type\":\"user\",\"text\":\"hi\"}}\n{typo}{rest}")), (1, format!("{typo}{rest}"))]
+    {
+        let sub = dir.path().join(format!("line-{line}"));
+        std::fs::create_dir(&sub).unwrap();
+        let p = write(&sub, "session.jsonl", &text);
+        let error = format!("{}:{line}: {unknown} {NATIVE_TYPES}", shown(&p));
+        assert_error(&replay(&[&p], &[]), &error);
+        // In a folder too: an error, not a file skipped with a warning (exit 0, before).
+        let good = write(&sub, "small.jsonl", fixture("native/small.jsonl"));
+        let o = replay(&[&sub], &[]);
+        assert_eq!((o.code, o.report.errors.clone()), (Some(1), vec![error]), "stderr:\n{}", o.stderr);
+        assert!(o.report.warnings.is_empty(), "{:?}", o.report.warnings);
+        assert_only_replayed(&o, &good);
+    }
+}
+
+#[test]
 fn unknown_item_and_line_types_of_agent_logs_are_counted_in_warnings() {
     let dir = tempfile::tempdir().unwrap();
     let codex = concat!(
