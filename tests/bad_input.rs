@@ -1111,6 +1111,27 @@ fn a_policies_file_with_a_mistake_is_a_usage_error_naming_the_file_and_the_polic
             shown(&file)
         ),
     );
+    // Two of one name, or a pruning policy named `none`, found once every policy is known: named
+    // by the file and the table too.
+    let file = write(dir.path(), "n.toml", "[[policy]]\nkind = \"keep-turns\"\nname = \"none\"\n");
+    assert_usage(
+        &[os("replay"), os(SMALL), os("--policies"), file.as_os_str()],
+        &format!(
+            "{}: policy #1 (`keep-turns`): `name` is `none`, the name of the baseline every saving is measured \
+             against; give this one another name",
+            shown(&file)
+        ),
+    );
+    let file =
+        write(dir.path(), "k.toml", "[[policy]]\nkind = \"none\"\n\n[[policy]]\nkind = \"keep-turns\"\n");
+    assert_usage(
+        &[os("replay"), os(SMALL), os("--policy"), os("keep-turns"), os("--policies"), file.as_os_str()],
+        &format!(
+            "{}: policy #2 (`keep-turns`): `keep-turns` is already the name of a policy given by --policy: each \
+             policy's name labels its rows, so names must differ (give this one a `name = \"...\"`)",
+            shown(&file)
+        ),
+    );
     let file = write(dir.path(), "q.toml", "[[policy]]\nkind = \"none\"\nname = \n");
     let out = ctxbudget().args(["replay", SMALL, "--policies"]).arg(&file).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
