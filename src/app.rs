@@ -16,7 +16,7 @@ use crate::analysis::compare::PolicySource;
 use crate::analysis::sweep::Speculation;
 use crate::config::{
     CalibrateConfig, CompareConfig, Config, CountConfig, InputConfig, ReconcileConfig, ReplayConfig,
-    ReportConfig, SplitConfig, SweepConfig, UsageError,
+    ReportConfig, SourceConfig, SplitConfig, SweepConfig, UsageError,
 };
 use crate::export::Output;
 use crate::input::{self, Discovered};
@@ -267,8 +267,20 @@ fn keep_counts(cache: Option<&Path>, meter: &mut Meter) {
     }
 }
 
-fn check_output(output: &Output, paths: &[std::path::PathBuf]) -> Result<()> {
-    output.check(paths).map_err(|e| UsageError(format!("{e:#}")).into())
+/// Checks the output file before anything is read ([`Output::check`]: its folder exists, it is no
+/// input given), and that it is not the `--count-cache` file, which the report would replace.
+fn check_output(output: &Output, source: &SourceConfig) -> Result<()> {
+    output.check(&source.paths).map_err(|e| UsageError(format!("{e:#}")))?;
+    if let (Output::File(out), Some(cache)) = (output, source.count_cache.as_deref()) {
+        if export::resolve(out).is_ok_and(|o| export::resolve(cache).is_ok_and(|c| o == c)) {
+            return Err(UsageError(format!(
+                "refusing to write {}: it is the --count-cache file; choose another output path",
+                out.display()
+            ))
+            .into());
+        }
+    }
+    Ok(())
 }
 
 /// Inputs up to this many bytes are held in memory by a sweep (about 0.6 bytes per input byte), or
@@ -289,7 +301,7 @@ fn holds(found: &Discovered, low_memory: bool) -> bool {
 }
 
 fn sweep(c: SweepConfig) -> Result<ExitCode> {
-    check_output(&c.output, &c.input.source.paths)?;
+    check_output(&c.output, &c.input.source)?;
     let found = match discover_or_stop(&c.input.source.paths) {
         Ok(found) => found,
         Err(code) => return Ok(code),
@@ -433,7 +445,7 @@ fn finish_sweep(
 }
 
 fn compare(c: CompareConfig, cost: bool) -> Result<ExitCode> {
-    check_output(&c.output, &c.input.source.paths)?;
+    check_output(&c.output, &c.input.source)?;
     let found = match discover_or_stop(&c.input.source.paths) {
         Ok(found) => found,
         Err(code) => return Ok(code),
@@ -464,7 +476,7 @@ fn compare(c: CompareConfig, cost: bool) -> Result<ExitCode> {
 }
 
 fn calibrate(c: CalibrateConfig) -> Result<ExitCode> {
-    check_output(&c.output, &c.input.source.paths)?;
+    check_output(&c.output, &c.input.source)?;
     let found = match discover_or_stop(&c.input.source.paths) {
         Ok(found) => found,
         Err(code) => return Ok(code),
@@ -701,7 +713,7 @@ fn report_settings(c: &ReportConfig) -> Vec<(String, String)> {
 }
 
 fn reconcile(c: ReconcileConfig) -> Result<ExitCode> {
-    check_output(&c.output, &c.source.paths)?;
+    check_output(&c.output, &c.source)?;
     let found = match discover_or_stop(&c.source.paths) {
         Ok(found) => found,
         Err(code) => return Ok(code),
@@ -725,7 +737,7 @@ fn reconcile(c: ReconcileConfig) -> Result<ExitCode> {
 }
 
 fn replay(c: ReplayConfig) -> Result<ExitCode> {
-    check_output(&c.output, &c.input.source.paths)?;
+    check_output(&c.output, &c.input.source)?;
     let found = match discover_or_stop(&c.input.source.paths) {
         Ok(found) => found,
         Err(code) => return Ok(code),
