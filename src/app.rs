@@ -501,16 +501,17 @@ fn calibrate(c: CalibrateConfig) -> Result<ExitCode> {
     })
 }
 
-/// Refuses a report directory that overlaps an input path, before anything is read or written: a
-/// refused report leaves nothing behind among the inputs.
+/// Refuses a report directory that overlaps an input path (`-`: what standard input reads), before
+/// anything is read or written: a refused report leaves nothing behind among the inputs.
 fn check_report_dir(out: &std::path::Path, inputs: &[std::path::PathBuf]) -> Result<()> {
     let out = export::resolve(out)?;
     for input in inputs {
-        if input.canonicalize().is_ok_and(|i| out == i || out.starts_with(&i) || i.starts_with(&out)) {
+        let given = input::given(input);
+        if given.canonicalize().is_ok_and(|i| out == i || out.starts_with(&i) || i.starts_with(&out)) {
             return Err(UsageError(format!(
                 "refusing to write the report into {}: it overlaps the input {}; choose another --out",
                 out.display(),
-                input.display()
+                given.display()
             ))
             .into());
         }

@@ -158,13 +158,19 @@ pub struct CountsUnusable {
 /// (each file is read once, from its start to its end, so a pipe reads as a file would).
 pub const STDIN_PATH: &str = "/dev/stdin";
 
-/// Finds the trace files under `paths`; `-` is standard input ([`STDIN_PATH`], where the system
-/// has one).
+/// The file a path given on the command line reads: `-` is standard input ([`STDIN_PATH`], where
+/// the system has one, so that what it is redirected from can be told: the output checks compare
+/// it with theirs), any other path itself.
+pub fn given(path: &Path) -> &Path {
+    let stdin = Path::new(STDIN_PATH);
+    if path.as_os_str() == "-" && stdin.exists() { stdin } else { path }
+}
+
+/// Finds the trace files under `paths`; `-` is standard input ([`given`]).
 pub fn discover(paths: &[PathBuf]) -> Discovered {
     let mut found = Discovered::default();
-    let stdin = PathBuf::from(STDIN_PATH);
     for path in paths {
-        let path = if path.as_os_str() == "-" && stdin.exists() { &stdin } else { path };
+        let path = given(path);
         match std::fs::metadata(path) {
             Ok(m) if m.is_dir() => {
                 let mut seen = BTreeSet::new();
@@ -179,7 +185,7 @@ pub fn discover(paths: &[PathBuf]) -> Discovered {
                 }
             }
             Ok(_) => {
-                found.files.push(path.clone());
+                found.files.push(path.to_owned());
                 found.explicit.push(true);
             }
             Err(e) => found.errors.push(format!("{}: {}", path.display(), describe_followed(path, &e))),

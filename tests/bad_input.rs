@@ -1221,6 +1221,43 @@ fn an_output_equal_to_an_input_is_refused_and_the_input_is_untouched() {
     assert_eq!(std::fs::read(&input).unwrap(), before);
 }
 
+#[cfg(unix)]
+#[test]
+fn an_output_equal_to_the_file_standard_input_reads_is_refused_as_dev_stdin_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = write(dir.path(), "in.jsonl", fixture("native/small.jsonl"));
+    let before = std::fs::read(&input).unwrap();
+    // `ctxbudget COMMAND - -o in.jsonl < in.jsonl`: stdin is the file itself, not a pipe.
+    let run = |args: &[&std::ffi::OsStr]| {
+        let stdin = std::fs::File::open(&input).unwrap();
+        let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("ctxbudget"))
+            .args(args)
+            .stdin(stdin)
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8(out.stderr).unwrap(), out.stdout)
+    };
+    let refused = format!(
+        "error: refusing to write {}: it is an input (or inside one); choose another output path\n",
+        shown(&input)
+    );
+    for command in ["replay", "reconcile", "sweep", "compare", "cost", "calibrate"] {
+        for stdin in ["-", "/dev/stdin"] {
+            let got = run(&[os(command), os(stdin), os("--format"), os("csv"), os("-o"), input.as_os_str()]);
+            assert_eq!(got, (Some(2), refused.clone(), Vec::new()), "{command} {stdin}");
+        }
+    }
+    let got = run(&[os("report"), os("-"), os("--out"), dir.path().as_os_str()]);
+    let canonical = dir.path().canonicalize().unwrap();
+    let overlaps = format!(
+        "error: refusing to write the report into {}: it overlaps the input /dev/stdin; choose another --out\n",
+        shown(&canonical)
+    );
+    assert_eq!(got, (Some(2), overlaps, Vec::new()));
+    assert!(!dir.path().join("charts").exists(), "a refused report creates nothing");
+    assert_eq!(std::fs::read(&input).unwrap(), before);
+}
+
 #[test]
 fn a_report_directory_that_cannot_be_created_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();

@@ -167,9 +167,11 @@ impl Output {
             );
         }
         // Resolved through its deepest existing folder: a file not written yet inside an input
-        // folder is refused too (the next walk of that folder would read it as a trace).
+        // folder is refused too (the next walk of that folder would read it as a trace). `-` is
+        // what standard input reads: `replay - -o in.jsonl < in.jsonl` would replace its input.
         if let Ok(out) = resolve(path) {
             for input in inputs {
+                let input = crate::input::given(input);
                 if input.canonicalize().is_ok_and(|i| i == out || out.starts_with(&i)) {
                     bail!(
                         "refusing to write {}: it is an input (or inside one); choose another output path",
