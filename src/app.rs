@@ -283,6 +283,22 @@ fn check_output(output: &Output, source: &SourceConfig) -> Result<()> {
     Ok(())
 }
 
+/// Refuses, once the inputs are found, an output or a `--count-cache` file that is one of the
+/// files found (exit 2, nothing read or written yet): reached through a symbolic link inside a
+/// folder read, or the file standard input is redirected from, it is no path given, so the checks
+/// made before the walk ([`check_output`], [`seeded`]) cannot see it.
+fn check_found(output: &Output, source: &SourceConfig, found: &Discovered) -> Result<()> {
+    output.check_found(&found.files).map_err(|e| UsageError(format!("{e:#}")))?;
+    check_cache_found(source, found)
+}
+
+/// [`check_found`] of the `--count-cache` file.
+fn check_cache_found(source: &SourceConfig, found: &Discovered) -> Result<()> {
+    let Some(cache) = source.count_cache.as_deref() else { return Ok(()) };
+    let cache = Output::File(cache.to_owned());
+    cache.check_found(&found.files).map_err(|e| UsageError(format!("--count-cache: {e:#}")).into())
+}
+
 /// Inputs up to this many bytes are held in memory by a sweep (about 0.6 bytes per input byte), or
 /// their rows by a per-request table (about 0.3); larger ones are read twice ([`finish_sweep`],
 /// [`replay_twice`]), which costs a second import but no counting.
@@ -306,6 +322,7 @@ fn sweep(c: SweepConfig) -> Result<ExitCode> {
         Ok(found) => found,
         Err(code) => return Ok(code),
     };
+    check_found(&c.output, &c.input.source, &found)?;
     with_jobs(c.input.source.jobs, || {
         let speculation = Speculation::new(found.files.len());
         let keep = SweepKeep::of(&found, c.low_memory, &speculation);
@@ -450,6 +467,7 @@ fn compare(c: CompareConfig, cost: bool) -> Result<ExitCode> {
         Ok(found) => found,
         Err(code) => return Ok(code),
     };
+    check_found(&c.output, &c.input.source, &found)?;
     with_jobs(c.input.source.jobs, || {
         // Each file is replayed as soon as it is measured and then dropped, and its conversations
         // are added up as soon as the files before it are: memory holds the comparison (its prune
@@ -481,6 +499,7 @@ fn calibrate(c: CalibrateConfig) -> Result<ExitCode> {
         Ok(found) => found,
         Err(code) => return Ok(code),
     };
+    check_found(&c.output, &c.input.source, &found)?;
     with_jobs(c.input.source.jobs, || {
         // Each file's tool outputs are estimated as soon as it is measured, and the file dropped:
         // memory holds one small sample per tool output, not the corpus.
@@ -517,6 +536,29 @@ fn check_report_dir(out: &std::path::Path, inputs: &[std::path::PathBuf]) -> Res
         }
     }
     Ok(())
+}
+
+/// Refuses, once the inputs are found, a report directory that holds one of them (a file reached
+/// through a symbolic link inside a folder read, or the one standard input is redirected from:
+/// [`check_report_dir`] sees only the paths given), and a `--count-cache` file that is one of
+/// them ([`check_found`]). A directory not created yet holds nothing; one that exists costs a
+/// `canonicalize` per file found.
+fn check_report_found(out: &std::path::Path, source: &SourceConfig, found: &Discovered) -> Result<()> {
+    if let Ok(dir) = out.canonicalize() {
+        for file in &found.files {
+            if let Some(inside) = file.canonicalize().ok().filter(|f| f.starts_with(&dir)) {
+                return Err(UsageError(format!(
+                    "refusing to write the report into {}: it holds {}, an input (found as {}); choose \
+                     another --out",
+                    dir.display(),
+                    inside.display(),
+                    file.display()
+                ))
+                .into());
+            }
+        }
+    }
+    check_cache_found(source, found)
 }
 
 /// Creates the report directory (and `charts/` in it) before any work, once the inputs are found;
@@ -558,6 +600,7 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
         Ok(found) => found,
         Err(code) => return Ok(code),
     };
+    check_report_found(&c.out, &c.input.source, &found)?;
     let created = create_report_dir(&c.out)?;
     with_jobs(c.input.source.jobs, || {
         // Each file is compared, calibrated and swept as soon as it is measured, its comparison
@@ -719,6 +762,7 @@ fn reconcile(c: ReconcileConfig) -> Result<ExitCode> {
         Ok(found) => found,
         Err(code) => return Ok(code),
     };
+    check_found(&c.output, &c.source, &found)?;
     let mut meter = seeded(
         Meter::with_backend(c.source.tokenizer, c.source.tokenizer, c.source.counter),
         c.source.count_cache.as_deref(),
@@ -743,6 +787,7 @@ fn replay(c: ReplayConfig) -> Result<ExitCode> {
         Ok(found) => found,
         Err(code) => return Ok(code),
     };
+    check_found(&c.output, &c.input.source, &found)?;
     with_jobs(c.input.source.jobs, || {
         let mut meter = meter(&c.input)?;
         let job = Job {

@@ -234,18 +234,21 @@ fn read_once(found: &mut Discovered) {
 /// What tells a directory (or a file) apart however it is reached: its device and inode where
 /// there are such (one `stat`), its canonical path elsewhere.
 #[cfg(unix)]
-type FileId = (u64, u64);
+pub type FileId = (u64, u64);
+/// What tells a directory (or a file) apart however it is reached: its canonical path here.
 #[cfg(not(unix))]
-type FileId = PathBuf;
+pub type FileId = PathBuf;
 
+/// The [`FileId`] of what `path` names (links followed).
 #[cfg(unix)]
-fn file_id(path: &Path) -> std::io::Result<FileId> {
+pub fn file_id(path: &Path) -> std::io::Result<FileId> {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata(path).map(|m| (m.dev(), m.ino()))
 }
 
+/// The [`FileId`] of what `path` names (links followed).
 #[cfg(not(unix))]
-fn file_id(path: &Path) -> std::io::Result<FileId> {
+pub fn file_id(path: &Path) -> std::io::Result<FileId> {
     path.canonicalize()
 }
 

@@ -1223,6 +1223,54 @@ fn an_output_equal_to_an_input_is_refused_and_the_input_is_untouched() {
 
 #[cfg(unix)]
 #[test]
+fn an_output_that_is_a_file_found_through_a_link_in_a_folder_is_refused() {
+    // walk/l.jsonl -> ../ext/real.jsonl: ext/real.jsonl is an input, though no path given names it.
+    let dir = tempfile::tempdir().unwrap();
+    let (walk, ext) = (dir.path().join("walk"), dir.path().join("ext"));
+    std::fs::create_dir(&walk).unwrap();
+    std::fs::create_dir(&ext).unwrap();
+    let real = write(&ext, "real.jsonl", fixture("native/small.jsonl"));
+    let link = walk.join("l.jsonl");
+    std::os::unix::fs::symlink("../ext/real.jsonl", &link).unwrap();
+    let before = std::fs::read(&real).unwrap();
+    let found_as = |output: &Path| {
+        format!(
+            "refusing to write {}: it is an input (found as {}); choose another output path",
+            shown(output),
+            shown(&link)
+        )
+    };
+    for command in ["replay", "reconcile", "sweep", "compare", "cost", "calibrate"] {
+        let args = [os(command), walk.as_os_str(), os("--format"), os("csv")];
+        assert_usage(&[&args[..], &[os("-o"), real.as_os_str()]].concat(), &found_as(&real));
+        assert_usage(
+            &[&args[..], &[os("--count-cache"), real.as_os_str()]].concat(),
+            &format!("--count-cache: {}", found_as(&real)),
+        );
+    }
+    // A report directory that holds it.
+    let canonical = ext.canonicalize().unwrap();
+    assert_usage(
+        &[os("report"), walk.as_os_str(), os("--out"), ext.as_os_str()],
+        &format!(
+            "refusing to write the report into {}: it holds {}, an input (found as {}); choose another --out",
+            shown(&canonical),
+            shown(&canonical.join("real.jsonl")),
+            shown(&link)
+        ),
+    );
+    assert!(!ext.join("charts").exists(), "a refused report creates nothing");
+    assert_eq!(std::fs::read(&real).unwrap(), before);
+    // Another file of that folder is no input: written as ever.
+    let other = ext.join("report.csv");
+    let out =
+        ctxbudget().args([os("replay"), walk.as_os_str(), os("-o"), other.as_os_str()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(other.exists());
+}
+
+#[cfg(unix)]
+#[test]
 fn an_output_equal_to_the_file_standard_input_reads_is_refused_as_dev_stdin_is() {
     let dir = tempfile::tempdir().unwrap();
     let input = write(dir.path(), "in.jsonl", fixture("native/small.jsonl"));

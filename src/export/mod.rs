@@ -190,6 +190,25 @@ impl Output {
         Ok(())
     }
 
+    /// Checks, once the inputs are found, that the output file is none of the files `found`: a
+    /// file reached through a symbolic link inside a folder read, or the one standard input is
+    /// redirected from, is no path given, so [`Output::check`] does not see it (`replay walk -o
+    /// ext/real.jsonl`, with `walk/l.jsonl -> ../ext/real.jsonl`, replaced it). Files are told
+    /// apart by identity, one `stat` each; an output that does not exist yet is none of them.
+    pub fn check_found(&self, found: &[PathBuf]) -> Result<()> {
+        use crate::input::file_id;
+        let Output::File(path) = self else { return Ok(()) };
+        let Ok(out) = file_id(path) else { return Ok(()) };
+        if let Some(file) = found.iter().find(|f| file_id(f).is_ok_and(|id| id == out)) {
+            bail!(
+                "refusing to write {}: it is an input (found as {}); choose another output path",
+                path.display(),
+                file.display()
+            );
+        }
+        Ok(())
+    }
+
     /// A writer for output written as it is made (in parts), finished by [`Streamed::finish`]:
     /// stdout, a file written in place when it is not a regular file, or an [`AtomicFile`].
     pub fn stream(&self) -> Result<Streamed> {
