@@ -311,7 +311,10 @@ const HOLD_BYTES: u64 = 256 << 20;
 /// copies (246 MB) still are.
 const HOLD_BYTES_PER_FILE: u64 = 8 << 10;
 
-/// Whether a command holds what it needs of the inputs found rather than read them twice.
+/// Whether a command holds what it needs of the inputs found rather than read them twice. An input
+/// that cannot be read again ([`input::rereadable`]: standard input, a pipe) is held either way,
+/// by itself ([`SweepPart::of`], [`timeline_first_pass`]): read twice, it gave a per-request table
+/// no rows and a sweep other per-tool savings.
 fn holds(found: &Discovered, low_memory: bool) -> bool {
     !low_memory && found.files.iter().map(|f| input::size(f) + HOLD_BYTES_PER_FILE).sum::<u64>() <= HOLD_BYTES
 }
@@ -329,6 +332,7 @@ fn sweep(c: SweepConfig) -> Result<ExitCode> {
         let sum = std::sync::Mutex::default();
         let Loaded { meter, files, read, mut errors, mut warnings } =
             load_found_each(&c.input, &found, meter(&c.input)?, "measuring", |index, file, meter| {
+                let keep = keep.of_file(&found.files[index]);
                 SweepPart::of(index, file, &c.settings, meter, keep, &sum)
             });
         let first = FirstPass { sum, parts: files, speculation };
@@ -350,11 +354,22 @@ enum SweepKeep<'a> {
     /// Its per-tool rows under the plan of the files read before it; what the final plan needs
     /// beyond them is read again ([`Speculation`]).
     Rows(&'a Speculation),
+    /// Both: its rows as [`SweepKeep::Rows`], and the file, for what the final plan needs beyond
+    /// them, since it cannot be read again ([`input::rereadable`]).
+    RowsAndFile(&'a Speculation),
 }
 
 impl<'a> SweepKeep<'a> {
     fn of(found: &Discovered, low_memory: bool, speculation: &'a Speculation) -> SweepKeep<'a> {
         if holds(found, low_memory) { SweepKeep::File } else { SweepKeep::Rows(speculation) }
+    }
+
+    /// What is kept of `file`: the file too when it is not held but cannot be read again.
+    fn of_file(self, file: &Path) -> SweepKeep<'a> {
+        match self {
+            SweepKeep::Rows(speculation) if !input::rereadable(file) => SweepKeep::RowsAndFile(speculation),
+            keep => keep,
+        }
     }
 }
 
@@ -382,11 +397,12 @@ impl SweepPart {
     ) -> SweepPart {
         let conversations: Vec<&MeasuredConversation> = file.conversations.iter().collect();
         let totals = analysis::sweep::totals(&conversations, settings, meter);
-        if let SweepKeep::Rows(speculation) = keep {
+        if let SweepKeep::Rows(speculation) | SweepKeep::RowsAndFile(speculation) = keep {
             speculation.offer(index, &conversations, &totals, settings, meter);
         }
         crate::lock(sum).add(totals);
-        SweepPart { shape: shape(&file), held: matches!(keep, SweepKeep::File).then_some(file) }
+        let held = matches!(keep, SweepKeep::File | SweepKeep::RowsAndFile(_));
+        SweepPart { shape: shape(&file), held: held.then_some(file) }
     }
 }
 
@@ -402,7 +418,7 @@ struct FirstPass {
 /// depend on the overall recommendation, over the held files or, when they were not held, takes the per-tool rows the files were swept for as they were
 /// read (`speculation`) and reads again only the files some planned tool was not swept over, for
 /// those tools (holding one file per worker; it counts nothing, the meter's cache has every
-/// text). A file that reads differently the second time (a live session being written) is named
+/// text), except those held because they cannot be read again, swept from memory. A file that reads differently the second time (a live session being written) is named
 /// in a warning. The meter comes back with the sweep.
 fn finish_sweep(
     input: &InputConfig,
@@ -415,19 +431,29 @@ fn finish_sweep(
     use analysis::sweep::{plan, tool_rows, tool_totals};
     let FirstPass { sum, parts, speculation } = first;
     let totals = sum.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let (mut shapes, mut held) = (Vec::with_capacity(parts.len()), Vec::new());
-    let hold = parts.iter().all(|p| p.held.is_some());
+    let (mut shapes, mut held) = (Vec::with_capacity(parts.len()), Vec::with_capacity(parts.len()));
     for part in parts {
         shapes.push(part.shape);
-        held.extend(part.held);
+        held.push(part.held);
     }
     let plan = plan(&totals, settings);
-    if hold {
-        let conversations: Vec<&MeasuredConversation> = held.iter().flat_map(|f| &f.conversations).collect();
+    if held.iter().all(Option::is_some) {
+        let conversations: Vec<&MeasuredConversation> =
+            held.iter().flatten().flat_map(|f| &f.conversations).collect();
         let per_tool = tool_totals(&conversations, &plan, settings, &meter);
         return (analysis::sweep::finish(totals, &plan, per_tool, settings), meter);
     }
     let (mut per_tool, left) = speculation.settle(&plan, settings, |i| !shapes[i].is_empty());
+    // A file held because it cannot be read again is swept from memory for the tools left.
+    let (from_memory, left): (Vec<_>, Vec<_>) = left.into_iter().partition(|(i, _)| held[*i].is_some());
+    for (i, tools) in &from_memory {
+        let Some(file) = &held[*i] else { continue };
+        let conversations: Vec<&MeasuredConversation> = file.conversations.iter().collect();
+        for &t in tools {
+            per_tool
+                .add_tool(t, &tool_rows(&conversations, &plan.tools[t].0, plan.overall(), settings, &meter));
+        }
+    }
     if !left.is_empty() {
         let again = Discovered {
             files: left.iter().map(|(i, _)| found.files[*i].clone()).collect(),
@@ -640,6 +666,7 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
                 let conversations: Vec<&MeasuredConversation> = file.conversations.iter().collect();
                 let samples = analysis::calibration::samples(&conversations, &estimators);
                 compared.put(index, replayed);
+                let keep = keep.of_file(&found.files[index]);
                 (shown, rendered, samples, SweepPart::of(index, file, &c.sweep, meter, keep, &sum))
             });
         let (mut shown, mut samples, mut parts) = (Vec::new(), Vec::new(), Vec::new());
@@ -917,9 +944,10 @@ fn replay_as_it_goes(
 
 /// `replay --per-request` as a table or Markdown, without holding every row: a first pass adds up
 /// the columns' stats ([`export::columns::ColumnStats`]) and keeps the run summaries (for the
-/// totals), dropping each file's rows; a second pass replays the files again (every count is in
-/// the meter's cache by then) and writes each file's rows, in input order, as soon as the files
-/// before it are written. The same bytes as the exporter writes from the whole report.
+/// totals), dropping each file's rows (but those of a file that cannot be read again, such as
+/// standard input); a second pass replays the files again (every count is in the meter's cache by
+/// then) and writes each file's rows, in input order, as soon as the files before it are written.
+/// The same bytes as the exporter writes from the whole report.
 fn replay_twice(
     c: &ReplayConfig,
     found: &Discovered,
@@ -937,12 +965,14 @@ fn replay_twice(
 }
 
 /// What the first pass of [`replay_twice`] keeps: the stats of every row, each file's own (to
-/// notice a file that reads differently the second time), and the report without its rows.
+/// notice a file that reads differently the second time), the report without its rows, and the
+/// runs with their rows of each file that cannot be read again ([`input::rereadable`]).
 struct TimelinePass {
     stats: export::columns::ColumnStats,
     files: Vec<export::columns::ColumnStats>,
     report: ReplayReport,
     read: usize,
+    held: Vec<Option<Vec<crate::result::Run>>>,
 }
 
 /// The runs of a replayed file, each with its rows.
@@ -957,10 +987,14 @@ fn timeline_first_pass(
     done: &(dyn Fn() + Sync),
 ) -> TimelinePass {
     use export::columns::{ColumnStats, TIMELINE_HEADERS, timeline_stats};
-    let outcomes = replay_files_each(found, job, meter, true, done, |_, outcome| {
+    let outcomes = replay_files_each(found, job, meter, true, done, |index, outcome| {
         let stats = timeline_stats(&runs_of(&outcome));
-        let summaries: Vec<_> = outcome.runs.into_iter().map(|r| r.summary).collect();
-        (stats, summaries, outcome.format.is_some(), outcome.path, outcome.warnings, outcome.error)
+        let (summaries, held): (Vec<_>, _) = if input::rereadable(&found.files[index]) {
+            (outcome.runs.into_iter().map(|r| r.summary).collect(), None)
+        } else {
+            (outcome.runs.iter().map(|r| r.summary.clone()).collect(), Some(outcome.runs))
+        };
+        (stats, summaries, held, outcome.format.is_some(), outcome.path, outcome.warnings, outcome.error)
     });
     let (warnings, errors) = found.problems();
     let mut first = TimelinePass {
@@ -968,18 +1002,21 @@ fn timeline_first_pass(
         files: Vec::with_capacity(outcomes.len()),
         report: ReplayReport { errors, warnings, ..Default::default() },
         read: 0,
+        held: Vec::with_capacity(outcomes.len()),
     };
-    for (stats, summaries, read, path, warnings, error) in outcomes {
+    for (stats, summaries, held, read, path, warnings, error) in outcomes {
         first.read += usize::from(read);
         first.stats.merge(&stats);
         first.files.push(stats);
+        first.held.push(held);
         add_problems(&mut first.report.warnings, &mut first.report.errors, &path, &warnings, error);
         first.report.runs.extend(summaries);
     }
     first
 }
 
-/// Writes the table the first pass sized, replaying the files again; a file whose rows differ
+/// Writes the table the first pass sized, replaying the files again (those it held, which cannot
+/// be read again, are drawn from it); a file whose rows differ
 /// from the first read (a live session being written) is named in a warning, and its rows are the
 /// second read's (drawn in the first read's columns, so they may not line up). Returns the report
 /// of the first pass with those warnings.
@@ -992,11 +1029,33 @@ fn timeline_second_pass(
     first: TimelinePass,
     done: &(dyn Fn() + Sync),
 ) -> Result<ReplayReport> {
-    let TimelinePass { stats, files, mut report, .. } = first;
+    let TimelinePass { stats, files, mut report, held, .. } = first;
     let mut out = output.stream()?;
     parts.head(&stats, &mut out)?;
     let rows = export::InOrder::new(out);
-    let changed = replay_files_each(found, job, meter, true, done, |index, outcome| {
+    // The files held by the first pass are drawn from it, the others replayed again.
+    let mut again = Discovered::default();
+    let mut places = Vec::new();
+    for (index, kept) in held.iter().enumerate() {
+        match kept {
+            Some(runs) => {
+                let runs: Vec<_> = runs.iter().map(|r| (&r.summary, r.rows.as_slice())).collect();
+                let mut part = Vec::new();
+                export::write_timeline_rows(parts, &stats, &runs, &mut part, |_| ())
+                    .expect("writing to a Vec cannot fail");
+                rows.put(index, part);
+                done();
+            }
+            None => {
+                again.files.push(found.files[index].clone());
+                again.explicit.push(found.explicit[index]);
+                places.push(index);
+            }
+        }
+    }
+    drop(held);
+    let changed = replay_files_each(&again, job, meter, true, done, |k, outcome| {
+        let index = places[k];
         let mut part = Vec::new();
         let mut drawn = export::columns::ColumnStats::new(&export::columns::TIMELINE_HEADERS);
         export::write_timeline_rows(parts, &stats, &runs_of(&outcome), &mut part, |cells| drawn.add(cells))

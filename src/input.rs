@@ -318,6 +318,14 @@ fn describe_followed(path: &Path, e: &std::io::Error) -> String {
     }
 }
 
+/// Whether `file` can be read again, to the same bytes: a regular file can, while standard input,
+/// a pipe (`<(zcat …)`) or a named pipe is gone once read (and opening a named pipe again waits
+/// for a writer that never comes). A command that would read its inputs twice holds those
+/// instead.
+pub fn rereadable(file: &Path) -> bool {
+    std::fs::metadata(file).is_ok_and(|m| m.is_file())
+}
+
 /// The size in bytes of a file (0 for one that cannot be read: reading it will say why).
 pub fn size(file: &Path) -> u64 {
     std::fs::metadata(file).map_or(0, |m| m.len())
