@@ -441,11 +441,12 @@ const LOCATE_LIMIT: u64 = 256 << 20;
 
 /// An error that names a place in a JSON document (`messages[3].content: …`) gets the line that
 /// place starts on, so every error names a line when the file has one. The file is read again
-/// only on error, and only when it is at most [`LOCATE_LIMIT`] bytes.
+/// only on error, only when it is at most [`LOCATE_LIMIT`] bytes, and only when it can be
+/// ([`rereadable`]: opening a named pipe again waited for ever for a writer).
 fn locate(e: TraceError, path: &Path) -> TraceError {
     let TraceError::Content { message, .. } = &e else { return e };
     let Some((at, _)) = message.split_once(": ") else { return e };
-    if std::fs::metadata(path).map_or(true, |m| m.len() > LOCATE_LIMIT) {
+    if !rereadable(path) || std::fs::metadata(path).map_or(true, |m| m.len() > LOCATE_LIMIT) {
         return e;
     }
     let Ok(bytes) = std::fs::read(path) else { return e };

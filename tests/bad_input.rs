@@ -1047,6 +1047,43 @@ fn a_file_whose_read_fails_is_an_error_saying_what_failed() {
 
 #[cfg(unix)]
 #[test]
+fn a_named_pipe_with_a_mistake_is_an_error_not_a_run_that_waits_for_ever() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("session.json");
+    if !std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success()) {
+        println!("skipped: mkfifo is not available");
+        return;
+    }
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("ctxbudget"))
+        .args([os("replay"), fifo.as_os_str(), os("--tokenizer"), os("estimate"), os("--format"), os("csv")])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The writer opens the pipe once the reader has, writes a document with a mistake and closes.
+    let chat =
+        "[\n  {\"role\": \"system\", \"content\": \"sys\"},\n  {\"role\": \"user\", \"content\": 42}\n]\n";
+    std::fs::write(&fifo, chat).unwrap();
+    // Finding the error's line opened the pipe again, and waited for a writer for ever.
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(30) {
+            child.kill().unwrap();
+            panic!("still running after 30 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let error = format!(
+        "error: {}: [1].content: expected null, a string or a list of parts, found a number\n",
+        shown(&fifo)
+    );
+    assert_eq!(String::from_utf8(out.stderr).unwrap(), error);
+}
+
+#[cfg(unix)]
+#[test]
 fn a_socket_is_an_error_when_named_and_passed_over_in_a_walk() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("agent.sock");
