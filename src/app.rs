@@ -16,7 +16,7 @@ use crate::analysis::compare::PolicySource;
 use crate::analysis::sweep::Speculation;
 use crate::config::{
     CalibrateConfig, CompareConfig, Config, CountConfig, InputConfig, ReconcileConfig, ReplayConfig,
-    ReportConfig, SplitConfig, SweepConfig, UsageError,
+    ReportConfig, SourceConfig, SplitConfig, SweepConfig, UsageError,
 };
 use crate::export::Output;
 use crate::input::{self, Discovered};
@@ -267,8 +267,36 @@ fn keep_counts(cache: Option<&Path>, meter: &mut Meter) {
     }
 }
 
-fn check_output(output: &Output, paths: &[std::path::PathBuf]) -> Result<()> {
-    output.check(paths).map_err(|e| UsageError(format!("{e:#}")).into())
+/// Checks the output file before anything is read ([`Output::check`]: its folder exists, it is no
+/// input given), and that it is not the `--count-cache` file, which the report would replace.
+fn check_output(output: &Output, source: &SourceConfig) -> Result<()> {
+    output.check(&source.paths).map_err(|e| UsageError(format!("{e:#}")))?;
+    if let (Output::File(out), Some(cache)) = (output, source.count_cache.as_deref()) {
+        if export::resolve(out).is_ok_and(|o| export::resolve(cache).is_ok_and(|c| o == c)) {
+            return Err(UsageError(format!(
+                "refusing to write {}: it is the --count-cache file; choose another output path",
+                out.display()
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// Refuses, once the inputs are found, an output or a `--count-cache` file that is one of the
+/// files found (exit 2, nothing read or written yet): reached through a symbolic link inside a
+/// folder read, or the file standard input is redirected from, it is no path given, so the checks
+/// made before the walk ([`check_output`], [`seeded`]) cannot see it.
+fn check_found(output: &Output, source: &SourceConfig, found: &Discovered) -> Result<()> {
+    output.check_found(&found.files).map_err(|e| UsageError(format!("{e:#}")))?;
+    check_cache_found(source, found)
+}
+
+/// [`check_found`] of the `--count-cache` file.
+fn check_cache_found(source: &SourceConfig, found: &Discovered) -> Result<()> {
+    let Some(cache) = source.count_cache.as_deref() else { return Ok(()) };
+    let cache = Output::File(cache.to_owned());
+    cache.check_found(&found.files).map_err(|e| UsageError(format!("--count-cache: {e:#}")).into())
 }
 
 /// Inputs up to this many bytes are held in memory by a sweep (about 0.6 bytes per input byte), or
@@ -283,23 +311,28 @@ const HOLD_BYTES: u64 = 256 << 20;
 /// copies (246 MB) still are.
 const HOLD_BYTES_PER_FILE: u64 = 8 << 10;
 
-/// Whether a command holds what it needs of the inputs found rather than read them twice.
+/// Whether a command holds what it needs of the inputs found rather than read them twice. An input
+/// that cannot be read again ([`input::rereadable`]: standard input, a pipe) is held either way,
+/// by itself ([`SweepPart::of`], [`timeline_first_pass`]): read twice, it gave a per-request table
+/// no rows and a sweep other per-tool savings.
 fn holds(found: &Discovered, low_memory: bool) -> bool {
     !low_memory && found.files.iter().map(|f| input::size(f) + HOLD_BYTES_PER_FILE).sum::<u64>() <= HOLD_BYTES
 }
 
 fn sweep(c: SweepConfig) -> Result<ExitCode> {
-    check_output(&c.output, &c.input.source.paths)?;
+    check_output(&c.output, &c.input.source)?;
     let found = match discover_or_stop(&c.input.source.paths) {
         Ok(found) => found,
         Err(code) => return Ok(code),
     };
+    check_found(&c.output, &c.input.source, &found)?;
     with_jobs(c.input.source.jobs, || {
         let speculation = Speculation::new(found.files.len());
         let keep = SweepKeep::of(&found, c.low_memory, &speculation);
         let sum = std::sync::Mutex::default();
         let Loaded { meter, files, read, mut errors, mut warnings } =
             load_found_each(&c.input, &found, meter(&c.input)?, "measuring", |index, file, meter| {
+                let keep = keep.of_file(&found.files[index]);
                 SweepPart::of(index, file, &c.settings, meter, keep, &sum)
             });
         let first = FirstPass { sum, parts: files, speculation };
@@ -321,11 +354,22 @@ enum SweepKeep<'a> {
     /// Its per-tool rows under the plan of the files read before it; what the final plan needs
     /// beyond them is read again ([`Speculation`]).
     Rows(&'a Speculation),
+    /// Both: its rows as [`SweepKeep::Rows`], and the file, for what the final plan needs beyond
+    /// them, since it cannot be read again ([`input::rereadable`]).
+    RowsAndFile(&'a Speculation),
 }
 
 impl<'a> SweepKeep<'a> {
     fn of(found: &Discovered, low_memory: bool, speculation: &'a Speculation) -> SweepKeep<'a> {
         if holds(found, low_memory) { SweepKeep::File } else { SweepKeep::Rows(speculation) }
+    }
+
+    /// What is kept of `file`: the file too when it is not held but cannot be read again.
+    fn of_file(self, file: &Path) -> SweepKeep<'a> {
+        match self {
+            SweepKeep::Rows(speculation) if !input::rereadable(file) => SweepKeep::RowsAndFile(speculation),
+            keep => keep,
+        }
     }
 }
 
@@ -353,11 +397,12 @@ impl SweepPart {
     ) -> SweepPart {
         let conversations: Vec<&MeasuredConversation> = file.conversations.iter().collect();
         let totals = analysis::sweep::totals(&conversations, settings, meter);
-        if let SweepKeep::Rows(speculation) = keep {
+        if let SweepKeep::Rows(speculation) | SweepKeep::RowsAndFile(speculation) = keep {
             speculation.offer(index, &conversations, &totals, settings, meter);
         }
         crate::lock(sum).add(totals);
-        SweepPart { shape: shape(&file), held: matches!(keep, SweepKeep::File).then_some(file) }
+        let held = matches!(keep, SweepKeep::File | SweepKeep::RowsAndFile(_));
+        SweepPart { shape: shape(&file), held: held.then_some(file) }
     }
 }
 
@@ -373,7 +418,7 @@ struct FirstPass {
 /// depend on the overall recommendation, over the held files or, when they were not held, takes the per-tool rows the files were swept for as they were
 /// read (`speculation`) and reads again only the files some planned tool was not swept over, for
 /// those tools (holding one file per worker; it counts nothing, the meter's cache has every
-/// text). A file that reads differently the second time (a live session being written) is named
+/// text), except those held because they cannot be read again, swept from memory. A file that reads differently the second time (a live session being written) is named
 /// in a warning. The meter comes back with the sweep.
 fn finish_sweep(
     input: &InputConfig,
@@ -386,19 +431,29 @@ fn finish_sweep(
     use analysis::sweep::{plan, tool_rows, tool_totals};
     let FirstPass { sum, parts, speculation } = first;
     let totals = sum.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let (mut shapes, mut held) = (Vec::with_capacity(parts.len()), Vec::new());
-    let hold = parts.iter().all(|p| p.held.is_some());
+    let (mut shapes, mut held) = (Vec::with_capacity(parts.len()), Vec::with_capacity(parts.len()));
     for part in parts {
         shapes.push(part.shape);
-        held.extend(part.held);
+        held.push(part.held);
     }
     let plan = plan(&totals, settings);
-    if hold {
-        let conversations: Vec<&MeasuredConversation> = held.iter().flat_map(|f| &f.conversations).collect();
+    if held.iter().all(Option::is_some) {
+        let conversations: Vec<&MeasuredConversation> =
+            held.iter().flatten().flat_map(|f| &f.conversations).collect();
         let per_tool = tool_totals(&conversations, &plan, settings, &meter);
         return (analysis::sweep::finish(totals, &plan, per_tool, settings), meter);
     }
     let (mut per_tool, left) = speculation.settle(&plan, settings, |i| !shapes[i].is_empty());
+    // A file held because it cannot be read again is swept from memory for the tools left.
+    let (from_memory, left): (Vec<_>, Vec<_>) = left.into_iter().partition(|(i, _)| held[*i].is_some());
+    for (i, tools) in &from_memory {
+        let Some(file) = &held[*i] else { continue };
+        let conversations: Vec<&MeasuredConversation> = file.conversations.iter().collect();
+        for &t in tools {
+            per_tool
+                .add_tool(t, &tool_rows(&conversations, &plan.tools[t].0, plan.overall(), settings, &meter));
+        }
+    }
     if !left.is_empty() {
         let again = Discovered {
             files: left.iter().map(|(i, _)| found.files[*i].clone()).collect(),
@@ -433,11 +488,12 @@ fn finish_sweep(
 }
 
 fn compare(c: CompareConfig, cost: bool) -> Result<ExitCode> {
-    check_output(&c.output, &c.input.source.paths)?;
+    check_output(&c.output, &c.input.source)?;
     let found = match discover_or_stop(&c.input.source.paths) {
         Ok(found) => found,
         Err(code) => return Ok(code),
     };
+    check_found(&c.output, &c.input.source, &found)?;
     with_jobs(c.input.source.jobs, || {
         // Each file is replayed as soon as it is measured and then dropped, and its conversations
         // are added up as soon as the files before it are: memory holds the comparison (its prune
@@ -464,11 +520,12 @@ fn compare(c: CompareConfig, cost: bool) -> Result<ExitCode> {
 }
 
 fn calibrate(c: CalibrateConfig) -> Result<ExitCode> {
-    check_output(&c.output, &c.input.source.paths)?;
+    check_output(&c.output, &c.input.source)?;
     let found = match discover_or_stop(&c.input.source.paths) {
         Ok(found) => found,
         Err(code) => return Ok(code),
     };
+    check_found(&c.output, &c.input.source, &found)?;
     with_jobs(c.input.source.jobs, || {
         // Each file's tool outputs are estimated as soon as it is measured, and the file dropped:
         // memory holds one small sample per tool output, not the corpus.
@@ -489,21 +546,45 @@ fn calibrate(c: CalibrateConfig) -> Result<ExitCode> {
     })
 }
 
-/// Refuses a report directory that overlaps an input path, before anything is read or written: a
-/// refused report leaves nothing behind among the inputs.
+/// Refuses a report directory that overlaps an input path (`-`: what standard input reads), before
+/// anything is read or written: a refused report leaves nothing behind among the inputs.
 fn check_report_dir(out: &std::path::Path, inputs: &[std::path::PathBuf]) -> Result<()> {
     let out = export::resolve(out)?;
     for input in inputs {
-        if input.canonicalize().is_ok_and(|i| out == i || out.starts_with(&i) || i.starts_with(&out)) {
+        let given = input::given(input);
+        if given.canonicalize().is_ok_and(|i| out == i || out.starts_with(&i) || i.starts_with(&out)) {
             return Err(UsageError(format!(
                 "refusing to write the report into {}: it overlaps the input {}; choose another --out",
                 out.display(),
-                input.display()
+                given.display()
             ))
             .into());
         }
     }
     Ok(())
+}
+
+/// Refuses, once the inputs are found, a report directory that holds one of them (a file reached
+/// through a symbolic link inside a folder read, or the one standard input is redirected from:
+/// [`check_report_dir`] sees only the paths given), and a `--count-cache` file that is one of
+/// them ([`check_found`]). A directory not created yet holds nothing; one that exists costs a
+/// `canonicalize` per file found.
+fn check_report_found(out: &std::path::Path, source: &SourceConfig, found: &Discovered) -> Result<()> {
+    if let Ok(dir) = out.canonicalize() {
+        for file in &found.files {
+            if let Some(inside) = file.canonicalize().ok().filter(|f| f.starts_with(&dir)) {
+                return Err(UsageError(format!(
+                    "refusing to write the report into {}: it holds {}, an input (found as {}); choose \
+                     another --out",
+                    dir.display(),
+                    inside.display(),
+                    file.display()
+                ))
+                .into());
+            }
+        }
+    }
+    check_cache_found(source, found)
 }
 
 /// Creates the report directory (and `charts/` in it) before any work, once the inputs are found;
@@ -545,6 +626,7 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
         Ok(found) => found,
         Err(code) => return Ok(code),
     };
+    check_report_found(&c.out, &c.input.source, &found)?;
     let created = create_report_dir(&c.out)?;
     with_jobs(c.input.source.jobs, || {
         // Each file is compared, calibrated and swept as soon as it is measured, its comparison
@@ -584,6 +666,7 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
                 let conversations: Vec<&MeasuredConversation> = file.conversations.iter().collect();
                 let samples = analysis::calibration::samples(&conversations, &estimators);
                 compared.put(index, replayed);
+                let keep = keep.of_file(&found.files[index]);
                 (shown, rendered, samples, SweepPart::of(index, file, &c.sweep, meter, keep, &sum))
             });
         let (mut shown, mut samples, mut parts) = (Vec::new(), Vec::new(), Vec::new());
@@ -705,11 +788,12 @@ fn report_settings(c: &ReportConfig) -> Vec<(String, String)> {
 }
 
 fn reconcile(c: ReconcileConfig) -> Result<ExitCode> {
-    check_output(&c.output, &c.source.paths)?;
+    check_output(&c.output, &c.source)?;
     let found = match discover_or_stop(&c.source.paths) {
         Ok(found) => found,
         Err(code) => return Ok(code),
     };
+    check_found(&c.output, &c.source, &found)?;
     let mut meter = seeded(
         Meter::with_backend(c.source.tokenizer, c.source.tokenizer, c.source.counter),
         c.source.count_cache.as_deref(),
@@ -729,11 +813,12 @@ fn reconcile(c: ReconcileConfig) -> Result<ExitCode> {
 }
 
 fn replay(c: ReplayConfig) -> Result<ExitCode> {
-    check_output(&c.output, &c.input.source.paths)?;
+    check_output(&c.output, &c.input.source)?;
     let found = match discover_or_stop(&c.input.source.paths) {
         Ok(found) => found,
         Err(code) => return Ok(code),
     };
+    check_found(&c.output, &c.input.source, &found)?;
     with_jobs(c.input.source.jobs, || {
         let mut meter = meter(&c.input)?;
         let job = Job {
@@ -863,9 +948,10 @@ fn replay_as_it_goes(
 
 /// `replay --per-request` as a table or Markdown, without holding every row: a first pass adds up
 /// the columns' stats ([`export::columns::ColumnStats`]) and keeps the run summaries (for the
-/// totals), dropping each file's rows; a second pass replays the files again (every count is in
-/// the meter's cache by then) and writes each file's rows, in input order, as soon as the files
-/// before it are written. The same bytes as the exporter writes from the whole report.
+/// totals), dropping each file's rows (but those of a file that cannot be read again, such as
+/// standard input); a second pass replays the files again (every count is in the meter's cache by
+/// then) and writes each file's rows, in input order, as soon as the files before it are written.
+/// The same bytes as the exporter writes from the whole report.
 fn replay_twice(
     c: &ReplayConfig,
     found: &Discovered,
@@ -883,12 +969,14 @@ fn replay_twice(
 }
 
 /// What the first pass of [`replay_twice`] keeps: the stats of every row, each file's own (to
-/// notice a file that reads differently the second time), and the report without its rows.
+/// notice a file that reads differently the second time), the report without its rows, and the
+/// runs with their rows of each file that cannot be read again ([`input::rereadable`]).
 struct TimelinePass {
     stats: export::columns::ColumnStats,
     files: Vec<export::columns::ColumnStats>,
     report: ReplayReport,
     read: usize,
+    held: Vec<Option<Vec<crate::result::Run>>>,
 }
 
 /// The runs of a replayed file, each with its rows.
@@ -903,10 +991,14 @@ fn timeline_first_pass(
     done: &(dyn Fn() + Sync),
 ) -> TimelinePass {
     use export::columns::{ColumnStats, TIMELINE_HEADERS, timeline_stats};
-    let outcomes = replay_files_each(found, job, meter, true, done, |_, outcome| {
+    let outcomes = replay_files_each(found, job, meter, true, done, |index, outcome| {
         let stats = timeline_stats(&runs_of(&outcome));
-        let summaries: Vec<_> = outcome.runs.into_iter().map(|r| r.summary).collect();
-        (stats, summaries, outcome.format.is_some(), outcome.path, outcome.warnings, outcome.error)
+        let (summaries, held): (Vec<_>, _) = if input::rereadable(&found.files[index]) {
+            (outcome.runs.into_iter().map(|r| r.summary).collect(), None)
+        } else {
+            (outcome.runs.iter().map(|r| r.summary.clone()).collect(), Some(outcome.runs))
+        };
+        (stats, summaries, held, outcome.format.is_some(), outcome.path, outcome.warnings, outcome.error)
     });
     let (warnings, errors) = found.problems();
     let mut first = TimelinePass {
@@ -914,18 +1006,21 @@ fn timeline_first_pass(
         files: Vec::with_capacity(outcomes.len()),
         report: ReplayReport { errors, warnings, ..Default::default() },
         read: 0,
+        held: Vec::with_capacity(outcomes.len()),
     };
-    for (stats, summaries, read, path, warnings, error) in outcomes {
+    for (stats, summaries, held, read, path, warnings, error) in outcomes {
         first.read += usize::from(read);
         first.stats.merge(&stats);
         first.files.push(stats);
+        first.held.push(held);
         add_problems(&mut first.report.warnings, &mut first.report.errors, &path, &warnings, error);
         first.report.runs.extend(summaries);
     }
     first
 }
 
-/// Writes the table the first pass sized, replaying the files again; a file whose rows differ
+/// Writes the table the first pass sized, replaying the files again (those it held, which cannot
+/// be read again, are drawn from it); a file whose rows differ
 /// from the first read (a live session being written) is named in a warning, and its rows are the
 /// second read's (drawn in the first read's columns, so they may not line up). Returns the report
 /// of the first pass with those warnings.
@@ -938,11 +1033,33 @@ fn timeline_second_pass(
     first: TimelinePass,
     done: &(dyn Fn() + Sync),
 ) -> Result<ReplayReport> {
-    let TimelinePass { stats, files, mut report, .. } = first;
+    let TimelinePass { stats, files, mut report, held, .. } = first;
     let mut out = output.stream()?;
     parts.head(&stats, &mut out)?;
     let rows = export::InOrder::new(out);
-    let changed = replay_files_each(found, job, meter, true, done, |index, outcome| {
+    // The files held by the first pass are drawn from it, the others replayed again.
+    let mut again = Discovered::default();
+    let mut places = Vec::new();
+    for (index, kept) in held.iter().enumerate() {
+        match kept {
+            Some(runs) => {
+                let runs: Vec<_> = runs.iter().map(|r| (&r.summary, r.rows.as_slice())).collect();
+                let mut part = Vec::new();
+                export::write_timeline_rows(parts, &stats, &runs, &mut part, |_| ())
+                    .expect("writing to a Vec cannot fail");
+                rows.put(index, part);
+                done();
+            }
+            None => {
+                again.files.push(found.files[index].clone());
+                again.explicit.push(found.explicit[index]);
+                places.push(index);
+            }
+        }
+    }
+    drop(held);
+    let changed = replay_files_each(&again, job, meter, true, done, |k, outcome| {
+        let index = places[k];
         let mut part = Vec::new();
         let mut drawn = export::columns::ColumnStats::new(&export::columns::TIMELINE_HEADERS);
         export::write_timeline_rows(parts, &stats, &runs_of(&outcome), &mut part, |cells| drawn.add(cells))

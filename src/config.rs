@@ -436,7 +436,8 @@ pub fn default_traces() -> Option<PathBuf> {
 /// Parses policy specs, or the defaults when none is given.
 pub fn policies(specs: &[String]) -> Result<Vec<PolicySpec>, UsageError> {
     let defaults: Vec<String> = DEFAULT_POLICIES.iter().map(|s| s.to_string()).collect();
-    distinct_names(parsed(if specs.is_empty() { &defaults } else { specs })?)
+    let given = parsed(if specs.is_empty() { &defaults } else { specs })?;
+    distinct_names(given.into_iter().map(|p| (p, Given::Flag)).collect())
 }
 
 /// `specs` parsed, in order.
@@ -444,30 +445,66 @@ fn parsed(specs: &[String]) -> Result<Vec<PolicySpec>, UsageError> {
     specs.iter().map(|s| PolicySpec::parse(s).map_err(|e| UsageError(e.to_string()))).collect()
 }
 
+/// Where a policy was given, so that a mistake found once every policy is known (two of one name)
+/// names it as the file's own checks do: the file and the table.
+#[derive(Debug, Clone, Copy)]
+enum Given<'a> {
+    /// A `--policy` spec (or the default policies).
+    Flag,
+    /// The `[[policy]]` table number `.1` (from 1) of the `--policies` file `.0`.
+    File(&'a Path, usize),
+}
+
 /// `all`, if every policy has a name of its own and `none` names only the `none` policy: a name
 /// labels every row, total and chart of its policy, and `none` is the baseline every saving and
 /// cost change is measured against, so a second policy of the same name would be added into the
-/// first one's figures, and a pruning policy named `none` would stand in for the baseline.
-fn distinct_names(all: Vec<PolicySpec>) -> Result<Vec<PolicySpec>, UsageError> {
-    let mut seen = std::collections::BTreeSet::new();
-    for p in &all {
-        let name = p.as_str();
-        if name == "none" && p.kind().name != "none" {
-            return Err(usage(format!(
-                "policy `none` is a `{}` policy: `none` is the name of the baseline every saving is \
-                 measured against; give this one another name",
-                p.kind().name
-            )));
+/// first one's figures, and a pruning policy named `none` would stand in for the baseline. A
+/// policy of a file is named by the file and its table (`FILE: policy #N`), as the file's other
+/// mistakes are.
+fn distinct_names(all: Vec<(PolicySpec, Given<'_>)>) -> Result<Vec<PolicySpec>, UsageError> {
+    let mut seen: std::collections::BTreeMap<&str, Given<'_>> = std::collections::BTreeMap::new();
+    for (p, given) in &all {
+        let (name, kind) = (p.as_str(), p.kind().name);
+        if name == "none" && kind != "none" {
+            return Err(usage(match given {
+                Given::File(path, number) => format!(
+                    "{}: policy #{number} (`{kind}`): `name` is `none`, the name of the baseline every saving \
+                     is measured against; give this one another name",
+                    path.display()
+                ),
+                Given::Flag => format!(
+                    "policy `none` is a `{kind}` policy: `none` is the name of the baseline every saving is \
+                     measured against; give this one another name"
+                ),
+            }));
         }
-        if !seen.insert(name) {
-            return Err(usage(format!(
-                "policy `{name}` is given twice (by --policy, or as a name in --policies): each \
-                 policy's name labels its rows, so names must differ (a policy file can name one \
-                 with `name = \"...\"`)"
-            )));
-        }
+        let first = match seen.entry(name) {
+            std::collections::btree_map::Entry::Vacant(v) => {
+                v.insert(*given);
+                continue;
+            }
+            std::collections::btree_map::Entry::Occupied(o) => *o.get(),
+        };
+        let rows = "each policy's name labels its rows, so names must differ";
+        return Err(usage(match (given, first) {
+            (Given::File(path, number), first) => {
+                let of = match first {
+                    Given::Flag => "a policy given by --policy".to_owned(),
+                    Given::File(_, earlier) => format!("policy #{earlier}"),
+                };
+                format!(
+                    "{}: policy #{number} (`{kind}`): `{name}` is already the name of {of}: {rows} (give this \
+                     one a `name = \"...\"`)",
+                    path.display()
+                )
+            }
+            (Given::Flag, _) => format!(
+                "policy `{name}` is given twice by --policy: {rows} (a policy file can name one with \
+                 `name = \"...\"`)"
+            ),
+        }));
     }
-    Ok(all)
+    Ok(all.into_iter().map(|(p, _)| p).collect())
 }
 
 /// The `--policy` specs followed by the policies of a `--policies` file, or the defaults when
@@ -475,8 +512,9 @@ fn distinct_names(all: Vec<PolicySpec>) -> Result<Vec<PolicySpec>, UsageError> {
 pub fn policies_with_file(specs: &[String], file: Option<&Path>) -> Result<Vec<PolicySpec>, UsageError> {
     let Some(file) = file else { return policies(specs) };
     let from_file = input::read_policies(file).map_err(|e| UsageError(e.to_string()))?;
-    let mut all = parsed(specs)?;
-    all.extend(from_file);
+    let mut all: Vec<(PolicySpec, Given<'_>)> =
+        parsed(specs)?.into_iter().map(|p| (p, Given::Flag)).collect();
+    all.extend(from_file.into_iter().enumerate().map(|(i, p)| (p, Given::File(file, i + 1))));
     if all.is_empty() {
         return policies(&[]);
     }

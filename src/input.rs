@@ -8,7 +8,7 @@
 //! shell's `<(zcat session.jsonl.gz)`, is read).
 //!
 //! **Bad files.** An empty file, a binary file (a NUL byte in its first bytes) and a file no format
-//! recognises are errors when named explicitly and skipped with a warning in a directory walk; a
+//! recognises (the first two with `--input-format` too) are errors when named explicitly and skipped with a warning in a directory walk; a
 //! folder named on the command line that holds no file to read is a warning (not an error: a
 //! script may well walk an empty day's folder); a run with no file at all builds no tokenizer
 //! tables. A UTF-8 byte-order mark at the start of a file is ignored. An error that names a place
@@ -158,13 +158,19 @@ pub struct CountsUnusable {
 /// (each file is read once, from its start to its end, so a pipe reads as a file would).
 pub const STDIN_PATH: &str = "/dev/stdin";
 
-/// Finds the trace files under `paths`; `-` is standard input ([`STDIN_PATH`], where the system
-/// has one).
+/// The file a path given on the command line reads: `-` is standard input ([`STDIN_PATH`], where
+/// the system has one, so that what it is redirected from can be told: the output checks compare
+/// it with theirs), any other path itself.
+pub fn given(path: &Path) -> &Path {
+    let stdin = Path::new(STDIN_PATH);
+    if path.as_os_str() == "-" && stdin.exists() { stdin } else { path }
+}
+
+/// Finds the trace files under `paths`; `-` is standard input ([`given`]).
 pub fn discover(paths: &[PathBuf]) -> Discovered {
     let mut found = Discovered::default();
-    let stdin = PathBuf::from(STDIN_PATH);
     for path in paths {
-        let path = if path.as_os_str() == "-" && stdin.exists() { &stdin } else { path };
+        let path = given(path);
         match std::fs::metadata(path) {
             Ok(m) if m.is_dir() => {
                 let mut seen = BTreeSet::new();
@@ -179,10 +185,10 @@ pub fn discover(paths: &[PathBuf]) -> Discovered {
                 }
             }
             Ok(_) => {
-                found.files.push(path.clone());
+                found.files.push(path.to_owned());
                 found.explicit.push(true);
             }
-            Err(e) => found.errors.push(format!("{}: {}", path.display(), describe_io(&e))),
+            Err(e) => found.errors.push(format!("{}: {}", path.display(), describe_followed(path, &e))),
         }
     }
     read_once(&mut found);
@@ -228,18 +234,21 @@ fn read_once(found: &mut Discovered) {
 /// What tells a directory (or a file) apart however it is reached: its device and inode where
 /// there are such (one `stat`), its canonical path elsewhere.
 #[cfg(unix)]
-type FileId = (u64, u64);
+pub type FileId = (u64, u64);
+/// What tells a directory (or a file) apart however it is reached: its canonical path here.
 #[cfg(not(unix))]
-type FileId = PathBuf;
+pub type FileId = PathBuf;
 
+/// The [`FileId`] of what `path` names (links followed).
 #[cfg(unix)]
-fn file_id(path: &Path) -> std::io::Result<FileId> {
+pub fn file_id(path: &Path) -> std::io::Result<FileId> {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata(path).map(|m| (m.dev(), m.ino()))
 }
 
+/// The [`FileId`] of what `path` names (links followed).
 #[cfg(not(unix))]
-fn file_id(path: &Path) -> std::io::Result<FileId> {
+pub fn file_id(path: &Path) -> std::io::Result<FileId> {
     path.canonicalize()
 }
 
@@ -291,9 +300,30 @@ fn walk(dir: &Path, seen: &mut BTreeSet<FileId>, found: &mut Discovered) {
                 found.files.push(path);
                 found.explicit.push(false);
             }
-            Err(e) => found.errors.push(format!("{}: {}", path.display(), describe_io(&e))),
+            Err(e) => found.errors.push(format!("{}: {}", path.display(), describe_followed(&path, &e))),
         }
     }
+}
+
+/// [`describe_io`] of an error met following `path`, which says so when `path` is a symbolic link
+/// to nothing: "no such file or directory" about a link that `ls` lists sends the user looking
+/// for the wrong file.
+fn describe_followed(path: &Path, e: &std::io::Error) -> String {
+    match std::fs::read_link(path) {
+        Ok(target) if e.kind() == std::io::ErrorKind::NotFound => format!(
+            "broken symbolic link (it points to {}, which does not exist: fix or remove the link)",
+            target.display()
+        ),
+        _ => describe_io(e),
+    }
+}
+
+/// Whether `file` can be read again, to the same bytes: a regular file can, while standard input,
+/// a pipe (`<(zcat …)`) or a named pipe is gone once read (and opening a named pipe again waits
+/// for a writer that never comes). A command that would read its inputs twice holds those
+/// instead.
+pub fn rereadable(file: &Path) -> bool {
+    std::fs::metadata(file).is_ok_and(|m| m.is_file())
 }
 
 /// The size in bytes of a file (0 for one that cannot be read: reading it will say why).
@@ -326,7 +356,8 @@ pub fn describe_io(e: &std::io::Error) -> String {
 /// The UTF-8 byte-order mark some editors put at the start of a text file.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
-/// Reads one trace file, detecting its format unless `forced`.
+/// Reads one trace file, detecting its format unless `forced`. An empty file, UTF-16 text and
+/// binary data are errors either way.
 pub fn load(path: &Path, forced: Option<&'static dyn Format>) -> Result<Trace, TraceError> {
     let io = |source| TraceError::Io { path: path.to_owned(), source };
     let file = File::open(path).map_err(io)?;
@@ -339,23 +370,25 @@ pub fn load(path: &Path, forced: Option<&'static dyn Format>) -> Result<Trace, T
     if head.starts_with(BOM) {
         head.drain(..BOM.len());
     }
+    // Whether the format is detected or forced (`--input-format`): no format reads an empty file,
+    // UTF-16 or binary data, and each says so better than a format's first error would.
+    if whole && head.iter().all(u8::is_ascii_whitespace) {
+        return Err(TraceError::Empty { path: path.to_owned() });
+    }
+    if head.starts_with(b"\xFF\xFE") || head.starts_with(b"\xFE\xFF") {
+        // What a Windows shell's `>` writes: text, but not UTF-8.
+        return Err(TraceError::content(
+            path,
+            "UTF-16 text (the file starts with a UTF-16 byte-order mark); session logs are UTF-8: \
+             re-save the file as UTF-8",
+        ));
+    }
+    if let Some(offset) = head.iter().position(|&b| b == 0) {
+        return Err(TraceError::NotText { path: path.to_owned(), offset });
+    }
     let format = match forced {
         Some(f) => f,
         None => {
-            if whole && head.iter().all(u8::is_ascii_whitespace) {
-                return Err(TraceError::Empty { path: path.to_owned() });
-            }
-            if head.starts_with(b"\xFF\xFE") || head.starts_with(b"\xFE\xFF") {
-                // What a Windows shell's `>` writes: text, but not UTF-8.
-                return Err(TraceError::content(
-                    path,
-                    "UTF-16 text (the file starts with a UTF-16 byte-order mark); session logs are UTF-8: \
-                     re-save the file as UTF-8",
-                ));
-            }
-            if let Some(offset) = head.iter().position(|&b| b == 0) {
-                return Err(TraceError::NotText { path: path.to_owned(), offset });
-            }
             format::with_head(path, &head, whole, format::guess).ok_or_else(|| TraceError::Unrecognised {
                 path: path.to_owned(),
                 tried: format::names(),
@@ -408,11 +441,12 @@ const LOCATE_LIMIT: u64 = 256 << 20;
 
 /// An error that names a place in a JSON document (`messages[3].content: …`) gets the line that
 /// place starts on, so every error names a line when the file has one. The file is read again
-/// only on error, and only when it is at most [`LOCATE_LIMIT`] bytes.
+/// only on error, only when it is at most [`LOCATE_LIMIT`] bytes, and only when it can be
+/// ([`rereadable`]: opening a named pipe again waited for ever for a writer).
 fn locate(e: TraceError, path: &Path) -> TraceError {
     let TraceError::Content { message, .. } = &e else { return e };
     let Some((at, _)) = message.split_once(": ") else { return e };
-    if std::fs::metadata(path).map_or(true, |m| m.len() > LOCATE_LIMIT) {
+    if !rereadable(path) || std::fs::metadata(path).map_or(true, |m| m.len() > LOCATE_LIMIT) {
         return e;
     }
     let Ok(bytes) = std::fs::read(path) else { return e };

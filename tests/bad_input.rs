@@ -132,6 +132,28 @@ fn a_truncated_last_line_of_a_native_session_is_a_warning_and_the_rest_is_replay
 }
 
 #[test]
+fn a_last_line_cut_in_the_middle_of_a_character_is_a_cut_off_line_not_invalid_utf8() {
+    let dir = tempfile::tempdir().unwrap();
+    let live = b"{\"type\":\"user\",\"text\":\"hi\"}\n{\"type\":\"request\"}\n{\"type\":\"assistant\",\"text\":\"ok\"}\n\
+                 {\"type\":\"user\",\"text\":\"caf\xc3";
+    let p = write(dir.path(), "live.jsonl", live);
+    let o = replay(&[&p], &[]);
+    assert_warnings(&o, &[format!("{}:4: {INCOMPLETE}", shown(&p))]);
+    assert_eq!(o.report.runs[0].requests, 1);
+}
+
+#[test]
+fn a_cut_line_that_ends_in_a_newline_is_an_error_at_its_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "cut.jsonl", "{\"type\":\"user\",\"text\":\"hi\"}\n{\"type\":\"request\",\n");
+    // It said `at line 2 column 0`: the line's newline was parsed.
+    assert_error(
+        &replay(&[&p], &[]),
+        &format!("{}:2: invalid JSON: EOF while parsing a value at column 18; {FIX_LINE}", shown(&p)),
+    );
+}
+
+#[test]
 fn a_truncated_last_line_of_a_claude_code_session_is_a_warning_and_the_rest_is_replayed() {
     let dir = tempfile::tempdir().unwrap();
     let call = r#"{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}"#;
@@ -368,6 +390,30 @@ fn an_unknown_line_type_in_the_native_format_is_an_error_naming_the_line() {
 }
 
 #[test]
+fn a_mistake_on_the_first_line_of_a_native_session_names_the_line_as_on_any_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let rest = "{\"type\":\"request\"}\n{\"type\":\"assistant\",\"text\":\"ok\"}\n";
+    let typo = "{\"type\":\"user\",\"txt\":\"hi\"}\n";
+    let unknown = "not a native item: unknown field `txt`, expected one of `text`, `meta`, `images`";
+    // On line 2 and on line 1 alike (line 1 said `not a recognised trace format` before).
+    for (line, text) in
+        [(2, format!("{{\"type\":\"user\",\"text\":\"hi\"}}\n{typo}{rest}")), (1, format!("{typo}{rest}"))]
+    {
+        let sub = dir.path().join(format!("line-{line}"));
+        std::fs::create_dir(&sub).unwrap();
+        let p = write(&sub, "session.jsonl", &text);
+        let error = format!("{}:{line}: {unknown} {NATIVE_TYPES}", shown(&p));
+        assert_error(&replay(&[&p], &[]), &error);
+        // In a folder too: an error, not a file skipped with a warning (exit 0, before).
+        let good = write(&sub, "small.jsonl", fixture("native/small.jsonl"));
+        let o = replay(&[&sub], &[]);
+        assert_eq!((o.code, o.report.errors.clone()), (Some(1), vec![error]), "stderr:\n{}", o.stderr);
+        assert!(o.report.warnings.is_empty(), "{:?}", o.report.warnings);
+        assert_only_replayed(&o, &good);
+    }
+}
+
+#[test]
 fn unknown_item_and_line_types_of_agent_logs_are_counted_in_warnings() {
     let dir = tempfile::tempdir().unwrap();
     let codex = concat!(
@@ -504,41 +550,35 @@ fn a_document_broken_before_its_format_shows_says_where_its_json_breaks() {
 fn an_empty_file_is_an_error_when_named_and_skipped_in_a_walk() {
     let dir = tempfile::tempdir().unwrap();
     let p = write(dir.path(), "empty.jsonl", "");
-    let o = replay(&[&p], &[]);
-    assert_error(
-        &o,
-        &format!("{}: the file is empty; nothing to replay (a session not written yet?)", shown(&p)),
-    );
+    let empty = format!("{}: the file is empty; nothing to replay (a session not written yet?)", shown(&p));
+    assert_error(&replay(&[&p], &[]), &empty);
+    // A forced format does not make it a session with no request (exit 0 and an empty row, before).
+    assert_error(&replay(&[&p], &["--input-format", "native"]), &empty);
     let blank = write(dir.path(), "blank.jsonl", "\n  \n");
     write(dir.path(), "small.jsonl", fixture("native/small.jsonl"));
-    let o = replay(&[dir.path()], &[]);
-    assert_warnings(
-        &o,
-        &[
-            format!("{}: skipped: the file is empty", shown(&blank)),
-            format!("{}: skipped: the file is empty", shown(&p)),
-        ],
-    );
-    assert_eq!(o.report.runs.len(), 1);
+    let skipped = [
+        format!("{}: skipped: the file is empty", shown(&blank)),
+        format!("{}: skipped: the file is empty", shown(&p)),
+    ];
+    for forced in [&[][..], &["--input-format", "native"]] {
+        let o = replay(&[dir.path()], forced);
+        assert_warnings(&o, &skipped);
+        assert_eq!(o.report.runs.len(), 1);
+    }
 }
 
 #[test]
 fn a_binary_file_is_named_as_such() {
     let dir = tempfile::tempdir().unwrap();
     let p = write(dir.path(), "image.png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x10");
-    assert_error(
-        &replay(&[&p], &[]),
-        &format!(
-            "{}: not a text file (binary data: a NUL byte at byte 8); ctxbudget reads session logs written as JSON, \
-             JSON Lines or YAML",
-            shown(&p)
-        ),
+    let binary = format!(
+        "{}: not a text file (binary data: a NUL byte at byte 8); ctxbudget reads session logs written as JSON, \
+         JSON Lines or YAML",
+        shown(&p)
     );
-    // Forced through a format, it is invalid UTF-8 at its first line.
-    assert_error(
-        &replay(&[&p], &["--input-format", "native"]),
-        &format!("{}:1: invalid UTF-8 at byte 0 of the line; {RESAVE}", shown(&p)),
-    );
+    assert_error(&replay(&[&p], &[]), &binary);
+    // Forced through a format, the same (it was invalid UTF-8 at its first line).
+    assert_error(&replay(&[&p], &["--input-format", "native"]), &binary);
 }
 
 #[test]
@@ -548,14 +588,13 @@ fn a_utf16_file_says_to_re_save_it_as_utf8() {
     let mut bytes = vec![0xFF, 0xFE];
     bytes.extend(text.encode_utf16().flat_map(u16::to_le_bytes));
     let p = write(dir.path(), "saved-by-powershell.jsonl", bytes);
-    assert_error(
-        &replay(&[&p], &[]),
-        &format!(
-            "{}: UTF-16 text (the file starts with a UTF-16 byte-order mark); session logs are UTF-8: re-save the \
-             file as UTF-8",
-            shown(&p)
-        ),
+    let utf16 = format!(
+        "{}: UTF-16 text (the file starts with a UTF-16 byte-order mark); session logs are UTF-8: re-save the \
+         file as UTF-8",
+        shown(&p)
     );
+    assert_error(&replay(&[&p], &[]), &utf16);
+    assert_error(&replay(&[&p], &["--input-format", "native"]), &utf16);
 }
 
 #[test]
@@ -922,6 +961,29 @@ fn a_file_symlink_loop_is_an_error_saying_so() {
     assert_eq!((o.code, o.report.runs.len()), (Some(1), 1));
 }
 
+#[cfg(unix)]
+#[test]
+fn a_broken_symlink_is_an_error_saying_so_when_named_and_in_a_walk() {
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("moved.jsonl");
+    std::os::unix::fs::symlink("../archive/moved.jsonl", &link).unwrap();
+    let broken = format!(
+        "{}: broken symbolic link (it points to ../archive/moved.jsonl, which does not exist: fix or remove \
+         the link)",
+        shown(&link)
+    );
+    // Found in a folder, it is named, and the walk goes on.
+    write(dir.path(), "small.jsonl", fixture("native/small.jsonl"));
+    let o = replay(&[dir.path()], &[]);
+    assert_eq!(o.report.errors, std::slice::from_ref(&broken));
+    assert_eq!((o.code, o.report.runs.len()), (Some(1), 1));
+    // Named alone, it leaves nothing to read.
+    let out =
+        ctxbudget().args([os("replay"), link.as_os_str(), os("--format"), os("json")]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8(out.stderr).unwrap(), format!("error: {broken}\nerror: {NOTHING_READ}\n"));
+}
+
 /// Whether this process runs as root (then permissions do not stop it from reading).
 #[cfg(unix)]
 fn is_root() -> bool {
@@ -981,6 +1043,43 @@ fn a_file_whose_read_fails_is_an_error_saying_what_failed() {
             shown(&p)
         ),
     );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_named_pipe_with_a_mistake_is_an_error_not_a_run_that_waits_for_ever() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("session.json");
+    if !std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success()) {
+        println!("skipped: mkfifo is not available");
+        return;
+    }
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("ctxbudget"))
+        .args([os("replay"), fifo.as_os_str(), os("--tokenizer"), os("estimate"), os("--format"), os("csv")])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The writer opens the pipe once the reader has, writes a document with a mistake and closes.
+    let chat =
+        "[\n  {\"role\": \"system\", \"content\": \"sys\"},\n  {\"role\": \"user\", \"content\": 42}\n]\n";
+    std::fs::write(&fifo, chat).unwrap();
+    // Finding the error's line opened the pipe again, and waited for a writer for ever.
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(30) {
+            child.kill().unwrap();
+            panic!("still running after 30 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let error = format!(
+        "error: {}: [1].content: expected null, a string or a list of parts, found a number\n",
+        shown(&fifo)
+    );
+    assert_eq!(String::from_utf8(out.stderr).unwrap(), error);
 }
 
 #[cfg(unix)]
@@ -1046,6 +1145,27 @@ fn a_policies_file_with_a_mistake_is_a_usage_error_naming_the_file_and_the_polic
         &[os("replay"), os(SMALL), os("--policies"), file.as_os_str()],
         &format!(
             "{}: policy #2: policy `budget` has no parameter `goal` (in `budget:goal=5`); valid keys: max, target",
+            shown(&file)
+        ),
+    );
+    // Two of one name, or a pruning policy named `none`, found once every policy is known: named
+    // by the file and the table too.
+    let file = write(dir.path(), "n.toml", "[[policy]]\nkind = \"keep-turns\"\nname = \"none\"\n");
+    assert_usage(
+        &[os("replay"), os(SMALL), os("--policies"), file.as_os_str()],
+        &format!(
+            "{}: policy #1 (`keep-turns`): `name` is `none`, the name of the baseline every saving is measured \
+             against; give this one another name",
+            shown(&file)
+        ),
+    );
+    let file =
+        write(dir.path(), "k.toml", "[[policy]]\nkind = \"none\"\n\n[[policy]]\nkind = \"keep-turns\"\n");
+    assert_usage(
+        &[os("replay"), os(SMALL), os("--policy"), os("keep-turns"), os("--policies"), file.as_os_str()],
+        &format!(
+            "{}: policy #2 (`keep-turns`): `keep-turns` is already the name of a policy given by --policy: each \
+             policy's name labels its rows, so names must differ (give this one a `name = \"...\"`)",
             shown(&file)
         ),
     );
@@ -1135,6 +1255,91 @@ fn an_output_equal_to_an_input_is_refused_and_the_input_is_untouched() {
         ),
     );
     assert!(!inside.exists(), "a refused report leaves nothing among the inputs");
+    assert_eq!(std::fs::read(&input).unwrap(), before);
+}
+
+#[cfg(unix)]
+#[test]
+fn an_output_that_is_a_file_found_through_a_link_in_a_folder_is_refused() {
+    // walk/l.jsonl -> ../ext/real.jsonl: ext/real.jsonl is an input, though no path given names it.
+    let dir = tempfile::tempdir().unwrap();
+    let (walk, ext) = (dir.path().join("walk"), dir.path().join("ext"));
+    std::fs::create_dir(&walk).unwrap();
+    std::fs::create_dir(&ext).unwrap();
+    let real = write(&ext, "real.jsonl", fixture("native/small.jsonl"));
+    let link = walk.join("l.jsonl");
+    std::os::unix::fs::symlink("../ext/real.jsonl", &link).unwrap();
+    let before = std::fs::read(&real).unwrap();
+    let found_as = |output: &Path| {
+        format!(
+            "refusing to write {}: it is an input (found as {}); choose another output path",
+            shown(output),
+            shown(&link)
+        )
+    };
+    for command in ["replay", "reconcile", "sweep", "compare", "cost", "calibrate"] {
+        let args = [os(command), walk.as_os_str(), os("--format"), os("csv")];
+        assert_usage(&[&args[..], &[os("-o"), real.as_os_str()]].concat(), &found_as(&real));
+        assert_usage(
+            &[&args[..], &[os("--count-cache"), real.as_os_str()]].concat(),
+            &format!("--count-cache: {}", found_as(&real)),
+        );
+    }
+    // A report directory that holds it.
+    let canonical = ext.canonicalize().unwrap();
+    assert_usage(
+        &[os("report"), walk.as_os_str(), os("--out"), ext.as_os_str()],
+        &format!(
+            "refusing to write the report into {}: it holds {}, an input (found as {}); choose another --out",
+            shown(&canonical),
+            shown(&canonical.join("real.jsonl")),
+            shown(&link)
+        ),
+    );
+    assert!(!ext.join("charts").exists(), "a refused report creates nothing");
+    assert_eq!(std::fs::read(&real).unwrap(), before);
+    // Another file of that folder is no input: written as ever.
+    let other = ext.join("report.csv");
+    let out =
+        ctxbudget().args([os("replay"), walk.as_os_str(), os("-o"), other.as_os_str()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(other.exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn an_output_equal_to_the_file_standard_input_reads_is_refused_as_dev_stdin_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = write(dir.path(), "in.jsonl", fixture("native/small.jsonl"));
+    let before = std::fs::read(&input).unwrap();
+    // `ctxbudget COMMAND - -o in.jsonl < in.jsonl`: stdin is the file itself, not a pipe.
+    let run = |args: &[&std::ffi::OsStr]| {
+        let stdin = std::fs::File::open(&input).unwrap();
+        let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("ctxbudget"))
+            .args(args)
+            .stdin(stdin)
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8(out.stderr).unwrap(), out.stdout)
+    };
+    let refused = format!(
+        "error: refusing to write {}: it is an input (or inside one); choose another output path\n",
+        shown(&input)
+    );
+    for command in ["replay", "reconcile", "sweep", "compare", "cost", "calibrate"] {
+        for stdin in ["-", "/dev/stdin"] {
+            let got = run(&[os(command), os(stdin), os("--format"), os("csv"), os("-o"), input.as_os_str()]);
+            assert_eq!(got, (Some(2), refused.clone(), Vec::new()), "{command} {stdin}");
+        }
+    }
+    let got = run(&[os("report"), os("-"), os("--out"), dir.path().as_os_str()]);
+    let canonical = dir.path().canonicalize().unwrap();
+    let overlaps = format!(
+        "error: refusing to write the report into {}: it overlaps the input /dev/stdin; choose another --out\n",
+        shown(&canonical)
+    );
+    assert_eq!(got, (Some(2), overlaps, Vec::new()));
+    assert!(!dir.path().join("charts").exists(), "a refused report creates nothing");
     assert_eq!(std::fs::read(&input).unwrap(), before);
 }
 

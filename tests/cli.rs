@@ -543,6 +543,44 @@ fn a_dash_reads_the_session_from_stdin() {
     }
 }
 
+/// Standard input is read once even where the inputs are read twice (`--low-memory`, or above 256
+/// MB): it is held, so the per-request table, the sweep and the report are the bytes of a run that
+/// holds everything. Read twice, the table had no rows (and a warning that the file "read
+/// differently the second time"), and a sweep beside a folder lost its per-tool rows.
+#[cfg(unix)]
+#[test]
+fn standard_input_is_held_not_read_twice() {
+    let session = root().join("tests/fixtures/cache-trap/session.jsonl");
+    let run = |args: &[&str]| {
+        let out = ctxbudget()
+            .args(args)
+            .args(["--tokenizer", "estimate"])
+            .pipe_stdin(&session)
+            .unwrap()
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(out.status.success() && !stderr.contains("second time"), "{args:?}: {stderr}");
+        (String::from_utf8(out.stdout).unwrap(), stderr)
+    };
+    for format in ["table", "markdown"] {
+        let args = ["replay", "-", "traces", "--per-request", "--format", format];
+        let held = run(&args);
+        assert!(held.0.contains("/dev/stdin"), "{}", held.0);
+        assert!(run(&[&args[..], &["--low-memory"]].concat()) == held, "{format}");
+    }
+    let sweep = ["sweep", "-", "traces", "--format", "json"];
+    assert_eq!(run(&[&sweep[..], &["--low-memory"]].concat()), run(&sweep));
+    let dir = tempfile::tempdir().unwrap();
+    let report = |name: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        run(&[&["report", "-", "traces", "--timelines", "1", "--out", out.to_str().unwrap()][..], extra]
+            .concat());
+        std::fs::read_to_string(out.join("sweep-tools.csv")).unwrap()
+    };
+    assert_eq!(report("streamed", &["--low-memory"]), report("held", &[]));
+}
+
 /// A stderr that cannot be written (here /dev/full; a closed pipe after `2>&1 | head` alike) loses
 /// the warnings and errors but not the exit code: it used to be a panic, exit 101.
 #[cfg(unix)]

@@ -207,6 +207,41 @@ fn a_file_among_the_inputs_or_in_no_folder_is_refused_before_any_work() {
     }
 }
 
+#[cfg(unix)]
+#[test]
+fn an_output_that_is_the_count_cache_is_refused_and_the_cache_left_as_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("counts.ctxcounts");
+    run(&["replay", "traces", "--format", "csv", "--count-cache", cache.to_str().unwrap()]);
+    let before = std::fs::read(&cache).unwrap();
+    // The same file by its name, or through a link to it.
+    let link = dir.path().join("out.csv");
+    std::os::unix::fs::symlink(&cache, &link).unwrap();
+    for output in [&cache, &link] {
+        for command in ["replay", "reconcile", "sweep", "compare", "cost", "calibrate"] {
+            let out = ctxbudget()
+                .args([
+                    command,
+                    "traces",
+                    "--count-cache",
+                    cache.to_str().unwrap(),
+                    "-o",
+                    output.to_str().unwrap(),
+                ])
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(2), "{command}: {}", String::from_utf8_lossy(&out.stderr));
+            let refused = format!(
+                "error: refusing to write {}: it is the --count-cache file; choose another output path\n",
+                output.display()
+            );
+            assert_eq!(String::from_utf8_lossy(&out.stderr), refused);
+            assert!(out.stdout.is_empty());
+        }
+    }
+    assert_eq!(std::fs::read(&cache).unwrap(), before, "the counts are not replaced by a report");
+}
+
 #[test]
 fn on_the_shared_corpus_kept_counts_change_no_output_byte() {
     let Some(dir) = corpus("") else { return };

@@ -138,14 +138,21 @@ fn two_policies_of_one_name_or_a_pruning_policy_named_none_are_usage_errors() {
         assert!(stderr.starts_with(expected), "{stderr}");
         assert!(out.stdout.is_empty(), "nothing is replayed");
     };
-    let twice = "error: policy `keep-turns:n=3` is given twice";
     // Their rows, totals and events would be added into one another under the one name.
+    let twice = "error: policy `keep-turns:n=3` is given twice by --policy";
     usage(&["--policy", "keep-turns:n=3", "--policy", "keep-turns:n=3"], None, twice);
+    // A policy of a file is named by the file and its table.
     let named = ("named.toml", "[[policy]]\nkind = \"keep-results\"\nname = \"keep-turns:n=3\"\n");
-    usage(&["--policy", "keep-turns:n=3"], Some(named), twice);
+    let file = dir.path().join(named.0);
+    let clash = format!(
+        "error: {}: policy #1 (`keep-results`): `keep-turns:n=3` is already the name of a policy given by --policy",
+        file.display()
+    );
+    usage(&["--policy", "keep-turns:n=3"], Some(named), &clash);
     // It would replace the baseline that every saving is measured against.
     let none = ("none.toml", "[[policy]]\nkind = \"keep-turns\"\nname = \"none\"\nn = 1\n");
-    usage(&[], Some(none), "error: policy `none` is a `keep-turns` policy");
+    let file = dir.path().join(none.0);
+    usage(&[], Some(none), &format!("error: {}: policy #1 (`keep-turns`): `name` is `none`", file.display()));
     // `none` itself, named or not, is the baseline.
     let report = replay_json(&["--policy", "none", "--policy", "keep-turns:n=3"]);
     let policies: std::collections::BTreeSet<&str> = report.runs.iter().map(|r| r.policy.as_str()).collect();

@@ -167,9 +167,11 @@ impl Output {
             );
         }
         // Resolved through its deepest existing folder: a file not written yet inside an input
-        // folder is refused too (the next walk of that folder would read it as a trace).
+        // folder is refused too (the next walk of that folder would read it as a trace). `-` is
+        // what standard input reads: `replay - -o in.jsonl < in.jsonl` would replace its input.
         if let Ok(out) = resolve(path) {
             for input in inputs {
+                let input = crate::input::given(input);
                 if input.canonicalize().is_ok_and(|i| i == out || out.starts_with(&i)) {
                     bail!(
                         "refusing to write {}: it is an input (or inside one); choose another output path",
@@ -185,6 +187,25 @@ impl Output {
         }
         // Probe that a file can be created where the target is replaced, without touching it.
         drop(AtomicFile::create(path)?);
+        Ok(())
+    }
+
+    /// Checks, once the inputs are found, that the output file is none of the files `found`: a
+    /// file reached through a symbolic link inside a folder read, or the one standard input is
+    /// redirected from, is no path given, so [`Output::check`] does not see it (`replay walk -o
+    /// ext/real.jsonl`, with `walk/l.jsonl -> ../ext/real.jsonl`, replaced it). Files are told
+    /// apart by identity, one `stat` each; an output that does not exist yet is none of them.
+    pub fn check_found(&self, found: &[PathBuf]) -> Result<()> {
+        use crate::input::file_id;
+        let Output::File(path) = self else { return Ok(()) };
+        let Ok(out) = file_id(path) else { return Ok(()) };
+        if let Some(file) = found.iter().find(|f| file_id(f).is_ok_and(|id| id == out)) {
+            bail!(
+                "refusing to write {}: it is an input (found as {}); choose another output path",
+                path.display(),
+                file.display()
+            );
+        }
         Ok(())
     }
 

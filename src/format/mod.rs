@@ -136,7 +136,8 @@ pub fn with_head<R>(path: &Path, bytes: &[u8], whole: bool, f: impl FnOnce(&Head
 /// Reads JSON Lines: calls `each(line_number, value)` for every non-blank line.
 ///
 /// A last line without a newline that is not valid JSON is a session still being written: it is
-/// skipped with a warning. Any other invalid line is an error naming the line. Invalid UTF-8 is an
+/// skipped with a warning, also when it is cut in the middle of a UTF-8 character. Any other
+/// invalid line is an error naming the line (and the column, on the line). Invalid UTF-8 is an
 /// error naming the line.
 pub fn read_json_lines(
     input: &mut dyn BufRead,
@@ -168,24 +169,43 @@ pub fn read_json_lines_as<T: serde::de::DeserializeOwned>(
         }
         line_no += 1;
         let ended = buf.last() == Some(&b'\n');
-        let text = std::str::from_utf8(&buf).map_err(|e| {
-            let at = e.valid_up_to();
-            TraceError::line(
-                path,
-                line_no,
-                format!("invalid UTF-8 at byte {at} of the line; {}", shared::NOT_UTF8),
-            )
-        })?;
+        let not_utf8 = |at: usize| {
+            let why = format!("invalid UTF-8 at byte {at} of the line; {}", shared::NOT_UTF8);
+            TraceError::line(path, line_no, why)
+        };
+        // A last line cut in the middle of a character (a session still being written, whose
+        // writer had not flushed the rest of it) is a cut-off line like any other: its valid
+        // part is parsed, and only a part that is complete JSON makes the cut byte an error.
+        let (text, cut_at) = match std::str::from_utf8(&buf) {
+            Ok(text) => (text, None),
+            Err(e) if !ended && e.error_len().is_none() => {
+                let at = e.valid_up_to();
+                (std::str::from_utf8(&buf[..at]).unwrap_or_default(), Some(at))
+            }
+            Err(e) => return Err(not_utf8(e.valid_up_to())),
+        };
+        // Without its line end, so that an error's column is on the line (not column 0 of the next).
+        let text = text.strip_suffix('\n').map_or(text, |t| t.strip_suffix('\r').unwrap_or(t));
+        let incomplete = |warnings: &mut Vec<String>| {
+            warnings.push(format!(
+                "{}:{line_no}: last line is incomplete (a session still being written?); replayed what is complete",
+                path.display()
+            ));
+        };
         if text.trim().is_empty() {
+            if cut_at.is_some() {
+                incomplete(warnings);
+                return Ok(());
+            }
             continue;
         }
         match serde_json::from_str::<T>(text) {
-            Ok(v) => each(line_no, v)?,
+            Ok(v) => match cut_at {
+                Some(at) => return Err(not_utf8(at)),
+                None => each(line_no, v)?,
+            },
             Err(e) if !ended && e.is_eof() => {
-                warnings.push(format!(
-                    "{}:{line_no}: last line is incomplete (a session still being written?); replayed what is complete",
-                    path.display()
-                ));
+                incomplete(warnings);
                 return Ok(());
             }
             Err(e) => {
@@ -240,6 +260,33 @@ mod tests {
         let (r, _) = lines("{\"a\":1}\n{oops}\n{\"a\":2}\n");
         let e = r.unwrap_err().to_string();
         assert!(e.starts_with("t.jsonl:2: invalid JSON"), "{e}");
+    }
+
+    #[test]
+    fn a_last_line_cut_in_the_middle_of_a_character_is_a_cut_off_line() {
+        let utf8 = |input: &[u8]| {
+            let mut warnings = Vec::new();
+            let r = read_json_lines(&mut &input[..], Path::new("t.jsonl"), &mut warnings, |_, _| Ok(()));
+            (r.map_err(|e| e.to_string()), warnings)
+        };
+        let (r, w) = utf8(b"{\"a\":1}\n{\"a\":\"caf\xc3");
+        assert!(r.is_ok(), "{r:?}");
+        assert!(w.len() == 1 && w[0].starts_with("t.jsonl:2: last line is incomplete"), "{w:?}");
+        // Not when the line ends, nor when the bad byte is not a character's cut start, nor when
+        // what comes before the cut is complete JSON.
+        for bad in [&b"{\"a\":\"caf\xc3\n"[..], b"{\"a\":\"\xff", b"{\"a\":1}\xc3"] {
+            let (r, _) = utf8(bad);
+            assert!(r.as_ref().is_err_and(|e| e.starts_with("t.jsonl:1: invalid UTF-8")), "{r:?}");
+        }
+    }
+
+    #[test]
+    fn an_error_on_a_line_ending_in_a_newline_gives_its_column_on_the_line() {
+        for input in ["{\"a\":1}\n{\"a\":\n", "{\"a\":1}\r\n{\"a\":\r\n"] {
+            let (r, _) = lines(input);
+            let e = r.unwrap_err().to_string();
+            assert!(e.starts_with("t.jsonl:2: invalid JSON: EOF while parsing a value at column 5;"), "{e}");
+        }
     }
 
     #[test]

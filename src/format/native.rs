@@ -42,6 +42,10 @@ const ITEM_TYPES: [&str; 9] = [
     "compaction",
 ];
 
+/// Keys of the Claude Code and stream-json lines whose types are native ones (`user`, `system`,
+/// ...), which no native item has: a first line with one of them is not taken for native.
+const OTHER_FORMATS_KEYS: [&str; 6] = ["message", "sessionId", "session_id", "subtype", "uuid", "parentUuid"];
+
 /// The name of the conversation that items before any `conversation` line belong to.
 pub const DEFAULT_CONVERSATION: &str = "main";
 
@@ -50,13 +54,16 @@ impl Format for Native {
         "native"
     }
 
+    /// By shape, not by validity: a first line that is an object whose `type` is a native type is
+    /// native, so that a mistake in it (a misspelt field, a missing one) is the reader's error
+    /// naming line 1, as on any other line, rather than "not a recognised trace format" (and, in
+    /// a walk, a file silently skipped). Claude Code and stream-json lines have types such as
+    /// `user` and `system` too, with keys no native item has ([`OTHER_FORMATS_KEYS`]): those are
+    /// left to their readers (tried first) or to "not recognised".
     fn detect(&self, head: &Head<'_>) -> bool {
-        let Some(line) = head.first_json_line else { return false };
-        match line.get("type").and_then(Value::as_str) {
-            Some("conversation") => line.get("id").is_some_and(Value::is_string),
-            Some(t) if ITEM_TYPES.contains(&t) => serde_json::from_value::<Item>(line.clone()).is_ok(),
-            _ => false,
-        }
+        let Some(line) = head.first_json_line.and_then(Value::as_object) else { return false };
+        let native_type = line.get("type").and_then(Value::as_str).is_some_and(|t| ITEM_TYPES.contains(&t));
+        native_type && !OTHER_FORMATS_KEYS.iter().any(|k| line.contains_key(*k))
     }
 
     fn read(&self, input: &mut dyn BufRead, path: &Path) -> Result<Trace, TraceError> {
@@ -178,6 +185,12 @@ mod tests {
     fn detects_its_own_lines_but_not_claude_code_lines() {
         let yes = b"{\"type\":\"user\",\"text\":\"hi\"}\n";
         with_head(Path::new("a"), yes, true, |h| assert!(Native.detect(h)));
+        // A mistake in the first line is still this format's, for its reader to name.
+        for line in [&b"{\"type\":\"user\",\"txt\":\"hi\"}\n"[..], b"{\"type\":\"conversation\"}\n"] {
+            with_head(Path::new("a"), line, true, |h| assert!(Native.detect(h)));
+        }
+        let other = b"{\"type\":\"shout\",\"text\":\"hi\"}\n[1]\n";
+        with_head(Path::new("a"), other, true, |h| assert!(!Native.detect(h)));
         let no = b"{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"hi\"},\"uuid\":\"u\"}\n";
         with_head(Path::new("a"), no, true, |h| assert!(!Native.detect(h)));
     }
