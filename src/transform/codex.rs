@@ -22,12 +22,13 @@
 //! lost its error and read as a success (openai/codex#6415). PR #6476 proposed the fix modelled
 //! here: when the bytes alone are over, split the byte budget between head and tail, 5 KiB each,
 //! and when the lines are over too, cut the lines first. What Codex then shipped is the same split
-//! of the budget with no line limit at all (`TruncationPolicy`, `codex-rs/utils/string`). The
+//! of the budget with no line limit at all (`TruncationPolicy`: [`super::codex_policy`]). The
 //! marker of a byte-only cut is the text upstream's `truncate.rs` uses for that case; the
 //! 5 KiB / rest split and the line case are unchanged. `byte_cut=head` keeps the code before the
 //! fix: the first 128 lines are the head, only lines after them can be the tail (an output of up to
 //! 128 lines keeps its first 5 KiB and `[... omitted 0 of {M} lines ...]` only). `bytes=` and
-//! `lines=` set the two budgets.
+//! `lines=` set the two budgets; newer Codex, which sizes its budget per model, is
+//! `truncate:codex-policy`.
 
 use super::{Transform, TransformKind};
 use crate::policy::Param;

@@ -11,6 +11,7 @@
 //! source. One file per transform.
 
 pub mod codex;
+pub mod codex_policy;
 pub mod mini;
 pub mod spill;
 
@@ -36,7 +37,7 @@ pub type TransformKind = crate::policy::Kind<dyn Transform>;
 
 /// Every transform kind, in listing order.
 pub fn registry() -> &'static [TransformKind] {
-    &[codex::KIND, mini::KIND, spill::KIND]
+    &[codex::KIND, codex_policy::KIND, mini::KIND, spill::KIND]
 }
 
 /// Parses and builds a transform from its spec.
@@ -72,6 +73,11 @@ mod tests {
         assert_eq!(parse("truncate:codex").unwrap().spec(), "truncate:codex");
         assert_eq!(parse(" truncate:mini ").unwrap().spec(), "truncate:mini");
         assert_eq!(parse("truncate:codex:bytes=2048").unwrap().spec(), "truncate:codex:bytes=2048");
+        // The longest name that the spec starts with wins: not `truncate:codex` with `-policy`.
+        assert_eq!(
+            parse("truncate:codex-policy:mode=bytes").unwrap().spec(),
+            "truncate:codex-policy:mode=bytes"
+        );
         assert_eq!(parse("spill:head=3,tail=4").unwrap().spec(), "spill:head=3,tail=4");
         assert_eq!(parse("spill").unwrap().spec(), "spill");
     }
@@ -81,7 +87,7 @@ mod tests {
         let e = parse("truncate:aider").unwrap_err().to_string();
         assert_eq!(
             e,
-            "unknown transform `truncate:aider`; valid transforms: truncate:codex, truncate:mini, spill"
+            "unknown transform `truncate:aider`; valid transforms: truncate:codex, truncate:codex-policy, truncate:mini, spill"
         );
         let e = parse("spill:lines=3").unwrap_err().to_string();
         assert_eq!(
