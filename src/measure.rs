@@ -7,7 +7,8 @@
 //! That is what keeps a sweep over many thresholds as cheap as one replay.
 //!
 //! Record-time transforms (truncation, spilling to a file) change the output *before* the split;
-//! they are applied here. Items are measured in parallel and kept in order. Pure: no I/O, no
+//! they are applied here, and one that builds the tool's own summary and content (a spill) makes
+//! the result one the tool split. Items are measured in parallel and kept in order. Pure: no I/O, no
 //! printing.
 
 use std::sync::{Arc, OnceLock};
@@ -17,7 +18,7 @@ use rayon::prelude::*;
 use crate::model::{Conversation, Item, Millis, Output, RecordedTotal, Tokens, Usage};
 use crate::split::summary_of;
 use crate::tokens::{Measure, Meter};
-use crate::transform::Transform;
+use crate::transform::{self, Transform};
 
 /// What a piece of sent text is, for the per-category breakdown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -486,14 +487,18 @@ fn measure_item(item: &Item, meter: &Meter, opts: &MeasureOptions<'_>) -> Measur
                     (content.clone().unwrap_or_default(), summary.clone(), Some(content.is_some()))
                 }
                 output => {
-                    let mut text = output.full_text().into_owned();
-                    for t in opts.transforms {
-                        if let Some(changed) = t.apply(&text, r.name.as_deref()) {
-                            text = changed;
+                    let raw = output.full_text().into_owned();
+                    match transform::apply_all(opts.transforms, raw, r.name.as_deref()) {
+                        Output::Raw { output: text } => {
+                            let summary = summary_of(&text);
+                            (text, summary, None)
+                        }
+                        // A split the transform built for the tool (a spill): kept as written.
+                        Output::Split { summary, content } => {
+                            let presplit = Some(content.is_some());
+                            (content.unwrap_or_default(), summary, presplit)
                         }
                     }
-                    let summary = summary_of(&text);
-                    (text, summary, None)
                 }
             };
             let text_measure =
@@ -679,6 +684,31 @@ mod tests {
         let MeasuredItem::ToolResult(sizes, _) = &m.items[0] else { panic!() };
         assert_eq!(sizes.output().bytes, 3);
         assert_eq!(std::mem::size_of::<ResultSizes>(), 2 * std::mem::size_of::<Measure>() + 8);
+    }
+
+    #[test]
+    fn a_spill_makes_the_result_one_the_tool_split_with_a_summary_of_the_whole_output() {
+        let spill = [crate::transform::parse("spill:over=100,head=1,tail=1").unwrap()];
+        let output: String = (1..=50).map(|i| format!("row {i}\n")).collect(); // 341 bytes
+        let conv = Conversation {
+            id: "main".into(),
+            items: vec![result(Output::Raw { output })],
+            recorded_total: None,
+        };
+        let meter = Meter::new(Tokenizer::Estimate, Tokenizer::Estimate);
+        let m = MeasuredConversation::new(
+            &conv,
+            &meter,
+            &MeasureOptions { transforms: &spill, ..Default::default() },
+        );
+        let MeasuredItem::ToolResult(sizes, r) = &m.items[0] else { panic!() };
+        // Not `3 lines | [saved to …`: the seed's automatic summary of the sketch.
+        assert_eq!(sizes.presplit, Some(true));
+        assert!(r.summary.starts_with("50 lines, 341 bytes, saved to /tmp/spill/output-"), "{}", r.summary);
+        assert_eq!(*r.text, "row 1\n[... 48 lines omitted ...]\nrow 50");
+        assert_eq!(r.summary_at(sizes, 1_000_000), r.summary.as_str(), "kept at every threshold");
+        assert_eq!(sizes.output().bytes, (r.summary.len() + 1 + r.text.len()) as u64);
+        assert_eq!(r.recorded_bytes, 341);
     }
 
     #[test]

@@ -31,6 +31,7 @@
 //! `truncate:codex-policy`.
 
 use super::{Transform, TransformKind};
+use crate::model::Output;
 use crate::policy::Param;
 
 /// The `truncate:codex` transform.
@@ -96,12 +97,13 @@ impl Transform for Codex {
         self.spec.clone()
     }
 
-    fn apply(&self, output: &str, _tool: Option<&str>) -> Option<String> {
+    fn apply(&self, output: &str, _tool: Option<&str>) -> Option<Output> {
         let total_lines = output.lines().count();
         if output.len() <= self.max_bytes && total_lines <= self.max_lines {
             return None;
         }
-        Some(format!("Total output lines: {total_lines}\n\n{}", self.truncate(output, total_lines)))
+        let output = format!("Total output lines: {total_lines}\n\n{}", self.truncate(output, total_lines));
+        Some(Output::Raw { output })
     }
 }
 
@@ -174,7 +176,7 @@ pub fn take_last_bytes_at_char_boundary(s: &str, max: usize) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transform::parse;
+    use crate::transform::{ApplyText, parse};
 
     fn numbered(n: usize) -> String {
         (1..=n).map(|i| format!("line {i}\n")).collect()
@@ -183,14 +185,14 @@ mod tests {
     #[test]
     fn outputs_within_both_budgets_are_kept() {
         let t = parse("truncate:codex").unwrap();
-        assert_eq!(t.apply(&numbered(256), None), None);
-        assert_eq!(t.apply(&"x".repeat(10_240), None), None);
+        assert_eq!(t.apply_text(&numbered(256), None), None);
+        assert_eq!(t.apply_text(&"x".repeat(10_240), None), None);
     }
 
     #[test]
     fn too_many_lines_keep_128_head_and_128_tail_lines_around_the_marker() {
         let t = parse("truncate:codex").unwrap();
-        let out = t.apply(&numbered(300), None).unwrap();
+        let out = t.apply_text(&numbered(300), None).unwrap();
         // 300 short lines (2,592 bytes) fit in the bytes: only the line budget cuts.
         let expected = format!(
             "Total output lines: 300\n\n{}\n[... omitted 44 of 300 lines ...]\n\n{}",
@@ -209,7 +211,7 @@ mod tests {
         let line = "a".repeat(6_000);
         let input = format!("{line}\n{line}\n{line}\nerror: build failed\n");
         assert_eq!(input.len(), 18_023);
-        let out = t.apply(&input, None).unwrap();
+        let out = t.apply_text(&input, None).unwrap();
         let marker = "\n[... output truncated to fit 10240 bytes ...]\n\n";
         let expected = format!(
             "Total output lines: 4\n\n{}{marker}{}",
@@ -226,7 +228,7 @@ mod tests {
         let t = parse("truncate:codex:byte_cut=head").unwrap();
         // All 4 lines go to the head (128 lines), none to the tail: 5,120 bytes and the marker.
         let line = "a".repeat(6_000);
-        let out = t.apply(&format!("{line}\n{line}\n{line}\nerror: build failed\n"), None).unwrap();
+        let out = t.apply_text(&format!("{line}\n{line}\n{line}\nerror: build failed\n"), None).unwrap();
         let expected =
             format!("Total output lines: 4\n\n{}\n[... omitted 0 of 4 lines ...]\n\n", "a".repeat(5_120));
         assert_eq!(out, expected);
@@ -245,7 +247,7 @@ mod tests {
             ("truncate:codex", "\n[... output truncated to fit 10240 bytes ...]\n\n"),
             ("truncate:codex:byte_cut=head", "\n[... omitted 0 of 200 lines ...]\n\n"),
         ] {
-            let out = parse(spec).unwrap().apply(&input, None).unwrap();
+            let out = parse(spec).unwrap().apply_text(&input, None).unwrap();
             let body = out.strip_prefix("Total output lines: 200\n\n").unwrap();
             assert_eq!(body.len(), 10_240);
             assert_eq!(&body[..5_120], &input[..5_120]);
@@ -264,13 +266,13 @@ mod tests {
         // A 49-byte head budget cannot end inside a 2-byte char: 24 of them are kept; the 6 bytes
         // left after the 45-byte marker hold 3 chars of the tail.
         let t = parse("truncate:codex:bytes=99,lines=4").unwrap();
-        let out = t.apply(&"é".repeat(200), None).unwrap();
+        let out = t.apply_text(&"é".repeat(200), None).unwrap();
         let body = out.strip_prefix("Total output lines: 1\n\n").unwrap();
         let marker = "\n[... output truncated to fit 99 bytes ...]\n\n";
         assert_eq!(body, format!("{}{marker}{}", "é".repeat(24), "é".repeat(3)));
         // Before the fix: the head only.
         let t = parse("truncate:codex:bytes=99,lines=4,byte_cut=head").unwrap();
-        let out = t.apply(&"é".repeat(200), None).unwrap();
+        let out = t.apply_text(&"é".repeat(200), None).unwrap();
         let body = out.strip_prefix("Total output lines: 1\n\n").unwrap();
         assert_eq!(body, format!("{}\n[... omitted 0 of 1 lines ...]\n\n", "é".repeat(24)));
     }

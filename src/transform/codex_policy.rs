@@ -30,6 +30,7 @@
 
 use super::codex::{take_bytes_at_char_boundary, take_last_bytes_at_char_boundary};
 use super::{Transform, TransformKind};
+use crate::model::Output;
 use crate::policy::Param;
 
 /// Bytes per token in Codex's estimates (`APPROX_BYTES_PER_TOKEN`).
@@ -80,7 +81,7 @@ impl Transform for CodexPolicy {
         self.spec.clone()
     }
 
-    fn apply(&self, output: &str, _tool: Option<&str>) -> Option<String> {
+    fn apply(&self, output: &str, _tool: Option<&str>) -> Option<Output> {
         if output.len() <= self.budget || self.already_cut(output) {
             return None;
         }
@@ -93,11 +94,12 @@ impl Transform for CodexPolicy {
         } else {
             output[prefix.len()..output.len() - suffix.len()].chars().count()
         };
-        Some(format!(
+        let output = format!(
             "Total output lines: {}\n\n{prefix}{}{suffix}",
             output.lines().count(),
             self.marker(removed)
-        ))
+        );
+        Some(Output::Raw { output })
     }
 }
 
@@ -143,15 +145,15 @@ fn after_header(output: &str) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
-    use crate::transform::parse;
+    use crate::transform::{ApplyText, parse};
 
     #[test]
     fn outputs_within_the_budget_are_kept() {
         let t = parse("truncate:codex-policy").unwrap();
-        assert_eq!(t.apply(&"x".repeat(40_000), None), None);
-        assert_eq!(t.apply(&"x\n".repeat(20_000), None), None, "no line budget");
+        assert_eq!(t.apply_text(&"x".repeat(40_000), None), None);
+        assert_eq!(t.apply_text(&"x\n".repeat(20_000), None), None, "no line budget");
         let t = parse("truncate:codex-policy:mode=bytes").unwrap();
-        assert_eq!(t.apply(&"x".repeat(10_000), None), None);
+        assert_eq!(t.apply_text(&"x".repeat(10_000), None), None);
     }
 
     #[test]
@@ -160,7 +162,7 @@ mod tests {
         let t = parse("truncate:codex-policy").unwrap();
         let input = format!("{}\n{}\n{}\n", "a".repeat(20_100), "b".repeat(300), "c".repeat(20_260));
         assert_eq!(input.len(), 40_663);
-        let out = t.apply(&input, None).unwrap();
+        let out = t.apply_text(&input, None).unwrap();
         let expected = format!(
             "Total output lines: 3\n\n{}…166 tokens truncated…{}",
             "a".repeat(20_000),
@@ -175,7 +177,7 @@ mod tests {
         // `truncate.rs` tests: Tokens(5) and Bytes(30) of one line, Tokens(10) of two.
         let one = "this is an example of a long output that should be truncated";
         let two = "this is an example of a long output that should be truncated\nalso some other line";
-        let cut = |spec: &str, s: &str| parse(spec).unwrap().apply(s, None).unwrap();
+        let cut = |spec: &str, s: &str| parse(spec).unwrap().apply_text(s, None).unwrap();
         assert_eq!(
             cut("truncate:codex-policy:limit=5", one),
             "Total output lines: 1\n\nthis is an…10 tokens truncated… truncated"
@@ -198,12 +200,12 @@ mod tests {
     fn cuts_fall_on_char_boundaries_and_count_the_chars_cut_out() {
         // 10 emoji (40 bytes) + 22 ASCII: Bytes(20) keeps 😀😀 (8 of 10 bytes) and the last 10.
         let s = "😀😀😀😀😀😀😀😀😀😀\nsecond line with text\n";
-        let out = parse("truncate:codex-policy:mode=bytes,limit=20").unwrap().apply(s, None).unwrap();
+        let out = parse("truncate:codex-policy:mode=bytes,limit=20").unwrap().apply_text(s, None).unwrap();
         assert_eq!(out, "Total output lines: 2\n\n😀😀…21 chars truncated…with text\n");
-        let out = parse("truncate:codex-policy:limit=8").unwrap().apply(s, None).unwrap();
+        let out = parse("truncate:codex-policy:limit=8").unwrap().apply_text(s, None).unwrap();
         assert_eq!(out, "Total output lines: 2\n\n😀😀😀😀…8 tokens truncated… line with text\n");
         // A zero limit keeps the header and the marker only.
-        let out = parse("truncate:codex-policy:limit=0").unwrap().apply("abcdef", None).unwrap();
+        let out = parse("truncate:codex-policy:limit=0").unwrap().apply_text("abcdef", None).unwrap();
         assert_eq!(out, "Total output lines: 1\n\n…2 tokens truncated…");
     }
 
@@ -211,18 +213,20 @@ mod tests {
     fn an_output_codex_already_cut_is_not_cut_again() {
         let t = parse("truncate:codex-policy:limit=100").unwrap();
         let input = format!("{}\n{}", "x".repeat(300), "y".repeat(300));
-        let once = t.apply(&input, None).unwrap();
-        assert_eq!(t.apply(&once, None), None, "its own cut");
+        let once = t.apply_text(&input, None).unwrap();
+        assert_eq!(t.apply_text(&once, None), None, "its own cut");
         // As a rollout records it, behind the unified exec header.
         let recorded = format!("Chunk ID: 50ae86\nOriginal token count: 151\nOutput:\n{once}");
-        assert_eq!(t.apply(&recorded, None), None);
+        assert_eq!(t.apply_text(&recorded, None), None);
         // A smaller budget, or the other unit, cuts it again.
-        assert!(parse("truncate:codex-policy:limit=50").unwrap().apply(&once, None).is_some());
-        assert!(parse("truncate:codex-policy:mode=bytes,limit=400").unwrap().apply(&once, None).is_some());
+        assert!(parse("truncate:codex-policy:limit=50").unwrap().apply_text(&once, None).is_some());
+        assert!(
+            parse("truncate:codex-policy:mode=bytes,limit=400").unwrap().apply_text(&once, None).is_some()
+        );
         // A header that does not start a line, or a marker with no count, is not a cut.
         let t = parse("truncate:codex-policy:limit=10").unwrap();
-        assert!(t.apply("see Total output lines: 3\n\nab… tokens truncated…cd", None).is_some());
-        assert!(t.apply("Total output lines: 3\n\nab…x tokens truncated…cd", None).is_some());
+        assert!(t.apply_text("see Total output lines: 3\n\nab… tokens truncated…cd", None).is_some());
+        assert!(t.apply_text("Total output lines: 3\n\nab…x tokens truncated…cd", None).is_some());
     }
 
     #[test]
