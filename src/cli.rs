@@ -225,8 +225,8 @@ pub struct InputArgs {
     #[arg(long, value_enum, default_value_t = DecideArg::Anchor)]
     pub decide_with: DecideArg,
     /// Record-time transform applied to every tool output before the split, as
-    /// name[:key=value,...] (repeatable, applied in order): truncate:codex, truncate:mini,
-    /// spill:head=H,tail=T. `ctxbudget policies` lists them.
+    /// name[:key=value,...] (repeatable, applied in order): truncate:codex,
+    /// truncate:codex-policy, truncate:mini, spill:head=H,tail=T. `ctxbudget policies` lists them.
     #[arg(long = "transform", value_name = "SPEC")]
     pub transforms: Vec<String>,
     /// Re-split outputs that a tool already split into summary and content.

@@ -7,7 +7,8 @@
 //! That is what keeps a sweep over many thresholds as cheap as one replay.
 //!
 //! Record-time transforms (truncation, spilling to a file) change the output *before* the split;
-//! they are applied here. Items are measured in parallel and kept in order. Pure: no I/O, no
+//! they are applied here, and one that builds the tool's own summary and content (a spill) makes
+//! the result one the tool split. Items are measured in parallel and kept in order. Pure: no I/O, no
 //! printing.
 
 use std::sync::{Arc, OnceLock};
@@ -17,7 +18,7 @@ use rayon::prelude::*;
 use crate::model::{Conversation, Item, Millis, Output, RecordedTotal, Tokens, Usage};
 use crate::split::summary_of;
 use crate::tokens::{Measure, Meter};
-use crate::transform::Transform;
+use crate::transform::{self, Transform};
 
 /// What a piece of sent text is, for the per-category breakdown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -88,6 +89,34 @@ pub struct ResultSizes {
     pub summary: Measure,
     /// `Some(has_content)` when the tool already split the output (kept as written).
     pub presplit: Option<bool>,
+    /// What the whole output is made of ([`ResultSizes::output`]); set when measured, and not
+    /// changed by a replay that splits a raw output as a tool would
+    /// ([`crate::analysis::sweep::fix_other_tools`]).
+    pub whole: Whole,
+}
+
+/// The parts of a tool result's whole output, as the tool produced it.
+///
+/// A result the tool split with content is the text `summary + "\n" + content`
+/// ([`crate::model::Output::full_text`], what `--resplit` measures as one text): its whole output
+/// counts that newline too, so `tool_output_bytes` is the same with and without `--resplit`. The
+/// newline's bytes, chars and UTF-16 units are one each and its `len/4` estimate 0; its tokens are
+/// counted once per tokenizer and kept here in two bytes, which fit in the padding of
+/// [`ResultSizes`] (the replayed context counts summary and content apart, without it: README,
+/// "What is measured").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Whole {
+    /// The text alone (a raw output).
+    Text,
+    /// The summary alone (a tool's split without content).
+    Summary,
+    /// Summary, `\n`, text (a tool's split with content).
+    Joined {
+        /// Tokens of `"\n"` with the report's tokenizer.
+        newline_tokens: u8,
+        /// Tokens of `"\n"` with the tokenizer policies decide with.
+        newline_decide: u8,
+    },
 }
 
 impl ResultSizes {
@@ -101,16 +130,25 @@ impl ResultSizes {
         }
     }
 
-    /// Tokens of the whole output as the tool produced it (after transforms).
+    /// Measure of the whole output as the tool produced it (after transforms), [`Whole`].
     pub fn output(&self) -> Measure {
-        match self.presplit {
-            Some(true) => {
+        match self.whole {
+            Whole::Text => self.text,
+            Whole::Summary => self.summary,
+            Whole::Joined { newline_tokens, newline_decide } => {
                 let mut m = self.summary;
+                m += Measure {
+                    bytes: 1,
+                    chars: 1,
+                    non_ascii: 0,
+                    utf16: 1,
+                    tokens: newline_tokens.into(),
+                    estimate: 0,
+                    decide: newline_decide.into(),
+                };
                 m += self.text;
                 m
             }
-            Some(false) => self.summary,
-            None => self.text,
         }
     }
 }
@@ -449,19 +487,35 @@ fn measure_item(item: &Item, meter: &Meter, opts: &MeasureOptions<'_>) -> Measur
                     (content.clone().unwrap_or_default(), summary.clone(), Some(content.is_some()))
                 }
                 output => {
-                    let mut text = output.full_text().into_owned();
-                    for t in opts.transforms {
-                        if let Some(changed) = t.apply(&text, r.name.as_deref()) {
-                            text = changed;
+                    let raw = output.full_text().into_owned();
+                    match transform::apply_all(opts.transforms, raw, r.name.as_deref()) {
+                        Output::Raw { output: text } => {
+                            let summary = summary_of(&text);
+                            (text, summary, None)
+                        }
+                        // A split the transform built for the tool (a spill): kept as written.
+                        Output::Split { summary, content } => {
+                            let presplit = Some(content.is_some());
+                            (content.unwrap_or_default(), summary, presplit)
                         }
                     }
-                    let summary = summary_of(&text);
-                    (text, summary, None)
                 }
             };
             let text_measure =
                 if presplit == Some(false) { Measure::default() } else { meter.measure(&text) };
-            let sizes = ResultSizes { text: text_measure, summary: meter.measure(&summary), presplit };
+            let whole = match presplit {
+                None => Whole::Text,
+                Some(false) => Whole::Summary,
+                Some(true) => {
+                    let newline = meter.measure("\n");
+                    let byte = |n: Tokens| u8::try_from(n).unwrap_or(u8::MAX);
+                    Whole::Joined {
+                        newline_tokens: byte(newline.tokens),
+                        newline_decide: byte(newline.decide),
+                    }
+                }
+            };
+            let sizes = ResultSizes { text: text_measure, summary: meter.measure(&summary), presplit, whole };
             MeasuredItem::ToolResult(
                 sizes,
                 Arc::new(MeasuredResult {
@@ -598,6 +652,63 @@ mod tests {
         let MeasuredItem::ToolResult(sizes, r) = &m.items[0] else { panic!() };
         assert_eq!(sizes.split_at(1_000).1, None);
         assert_eq!(*r.text, format!("sum\n{}", "c".repeat(10)));
+    }
+
+    #[test]
+    fn a_presplit_output_counts_the_newline_between_summary_and_content_as_resplit_does() {
+        let out = Output::Split { summary: "sum".into(), content: Some("content of ten".into()) };
+        let conv = |resplit| {
+            let conv =
+                Conversation { id: "main".into(), items: vec![result(out.clone())], recorded_total: None };
+            let meter = Meter::new(Tokenizer::O200k, Tokenizer::Cl100k);
+            MeasuredConversation::new(&conv, &meter, &MeasureOptions { resplit, ..Default::default() })
+        };
+        let (kept, resplit) = (conv(false), conv(true));
+        let (MeasuredItem::ToolResult(kept, _), MeasuredItem::ToolResult(resplit, _)) =
+            (&kept.items[0], &resplit.items[0])
+        else {
+            panic!()
+        };
+        // "sum\ncontent of ten": 18 bytes, as the tool sent it and as --resplit measures it.
+        let (k, r) = (kept.output(), resplit.output());
+        assert_eq!((k.bytes, k.chars, k.utf16), (18, 18, 18));
+        assert_eq!((k.bytes, k.chars, k.utf16, k.non_ascii), (r.bytes, r.chars, r.utf16, r.non_ascii));
+        // "sum", "\n", "content of ten" are 1 + 1 + 3 tokens in o200k and cl100k; so is the joined text.
+        assert_eq!((k.tokens, k.decide), (5, 5));
+        assert_eq!((k.tokens, k.decide), (r.tokens, r.decide));
+        // The replayed context still counts summary and content apart.
+        let (summary, content) = kept.split_at(0);
+        assert_eq!(summary.bytes + content.unwrap().bytes, 17);
+        // Without content the summary is the whole output; the parts fit in the sizes' padding.
+        let m = measured(vec![result(Output::Split { summary: "sum".into(), content: None })], false);
+        let MeasuredItem::ToolResult(sizes, _) = &m.items[0] else { panic!() };
+        assert_eq!(sizes.output().bytes, 3);
+        assert_eq!(std::mem::size_of::<ResultSizes>(), 2 * std::mem::size_of::<Measure>() + 8);
+    }
+
+    #[test]
+    fn a_spill_makes_the_result_one_the_tool_split_with_a_summary_of_the_whole_output() {
+        let spill = [crate::transform::parse("spill:over=100,head=1,tail=1").unwrap()];
+        let output: String = (1..=50).map(|i| format!("row {i}\n")).collect(); // 341 bytes
+        let conv = Conversation {
+            id: "main".into(),
+            items: vec![result(Output::Raw { output })],
+            recorded_total: None,
+        };
+        let meter = Meter::new(Tokenizer::Estimate, Tokenizer::Estimate);
+        let m = MeasuredConversation::new(
+            &conv,
+            &meter,
+            &MeasureOptions { transforms: &spill, ..Default::default() },
+        );
+        let MeasuredItem::ToolResult(sizes, r) = &m.items[0] else { panic!() };
+        // Not `3 lines | [saved to …`: the seed's automatic summary of the sketch.
+        assert_eq!(sizes.presplit, Some(true));
+        assert!(r.summary.starts_with("50 lines, 341 bytes, saved to /tmp/spill/output-"), "{}", r.summary);
+        assert_eq!(*r.text, "row 1\n[... 48 lines omitted ...]\nrow 50");
+        assert_eq!(r.summary_at(sizes, 1_000_000), r.summary.as_str(), "kept at every threshold");
+        assert_eq!(sizes.output().bytes, (r.summary.len() + 1 + r.text.len()) as u64);
+        assert_eq!(r.recorded_bytes, 341);
     }
 
     #[test]

@@ -135,9 +135,11 @@ pub struct RunSummary {
     pub tool_results: usize,
     /// Results with content after the split (longer than the threshold, or pre-split with content).
     pub split_results: usize,
-    /// UTF-8 bytes of all tool outputs (after transforms).
+    /// UTF-8 bytes of all tool outputs (after transforms); a result the tool split counts as the
+    /// text it sent, `summary + "\n" + content`, as with `--resplit`.
     pub tool_output_bytes: Bytes,
-    /// Real tokens of all tool outputs, each counted alone.
+    /// Real tokens of all tool outputs, each counted alone (a tool's split: its summary, the
+    /// newline and its content, each counted alone).
     pub tool_output_tokens: Tokens,
     /// Real tokens of the contents of split results.
     pub content_tokens: Tokens,

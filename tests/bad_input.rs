@@ -1129,7 +1129,7 @@ fn a_policy_spec_with_an_unknown_name_key_or_bad_value_is_a_usage_error() {
     );
     assert_usage(
         &[os("replay"), os(SMALL), os("--transform"), os("truncate:aider")],
-        "unknown transform `truncate:aider`; valid transforms: truncate:codex, truncate:mini, spill",
+        "unknown transform `truncate:aider`; valid transforms: truncate:codex, truncate:codex-policy, truncate:mini, spill",
     );
 }
 

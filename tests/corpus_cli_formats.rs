@@ -3,7 +3,8 @@
 //! with recorded usage yield per-request recorded sizes, detection does not confuse these formats
 //! with the Claude Code transcripts, and `reconcile` on the Codex rollouts (o200k is OpenAI's
 //! tokenizer, so the counts are exact) keeps its median per-request error at or under the figures
-//! measured and documented in README.md. Skipped, with a printed reason, when the corpus is absent.
+//! measured and documented in README.md; `truncate:codex-policy` cuts as the Codex 0.128 rollout
+//! records. Skipped, with a printed reason, when the corpus is absent.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -192,4 +193,52 @@ fn reconcile_says_when_the_tokenizer_is_a_proxy() {
         .clone();
     let text = String::from_utf8(out).unwrap();
     assert!(text.contains("Claude's tokenizer is not public; o200k is a proxy"), "{text}");
+}
+
+/// `truncate:codex-policy` against what Codex 0.128 recorded under `Tokens(10_000)`: each output
+/// it cut carries `Total output lines: M` and a marker counting the original tokens (which the
+/// unified exec header records) less 10,000; the transform leaves every output of the rollout as
+/// it is (the long ones are cut already); and the one cut output whose ends the corpus did not
+/// anonymise (20,000 bytes each side; `Sample_User` changed the others' lengths) comes out byte for
+/// byte when the transform cuts an original rebuilt around them.
+#[test]
+fn codex_policy_cuts_as_the_codex_rollout_records() {
+    let Some(corpus) = corpus() else { return };
+    let path = corpus.join(
+        "codex-cli/codemie-code/rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl",
+    );
+    let t = input::load(&path, None).unwrap();
+    let transform = ctxbudget::transform::parse("truncate:codex-policy").unwrap();
+    let (mut cut, mut rebuilt) = (0, 0);
+    for item in t.conversations.iter().flat_map(|c| &c.items) {
+        let Item::ToolResult(r) = item else { continue };
+        let text = r.output.full_text();
+        assert!(transform.apply(&text, r.name.as_deref()).is_none(), "{}", &text[..200.min(text.len())]);
+        let Some(at) = text.find("\nOutput:\nTotal output lines: ") else { continue };
+        cut += 1;
+        let count = |after: &str, until: &str| -> usize {
+            let start = text.find(after).unwrap() + after.len();
+            text[start..start + text[start..].find(until).unwrap()].parse().unwrap()
+        };
+        let original_tokens = count("Original token count: ", "\n");
+        let lines = count("Total output lines: ", "\n");
+        let removed = count("…", " tokens truncated…");
+        assert_eq!(removed, original_tokens - 10_000);
+        let body = &text[at + "\nOutput:\n".len()..];
+        let kept = body.split_once("\n\n").unwrap().1;
+        let marker = format!("…{removed} tokens truncated…");
+        let (prefix, suffix) = kept.split_once(&marker).unwrap();
+        if (prefix.len(), suffix.len()) != (20_000, 20_000) {
+            continue;
+        }
+        // Any middle of 4 × removed bytes cuts `removed` tokens; its newlines make up the lines.
+        let newlines = lines - format!("{prefix}{suffix}").lines().count();
+        let middle = format!("{}{}", "\n".repeat(newlines), "x".repeat(4 * removed - newlines));
+        let original = format!("{prefix}{middle}{suffix}");
+        assert_eq!(original.lines().count(), lines);
+        let cut = transform.apply(&original, r.name.as_deref());
+        assert_eq!(cut, Some(ctxbudget::model::Output::Raw { output: body.to_owned() }));
+        rebuilt += 1;
+    }
+    assert_eq!((cut, rebuilt), (3, 1));
 }

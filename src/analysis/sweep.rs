@@ -1156,5 +1156,12 @@ mod tests {
         assert_eq!(r.split_results, 1);
         let unsplit = fix_other_tools(&m, "ls", 1_000);
         assert_eq!(row_at(&[&unsplit], 0, &none, &meter).split_results, 1, "only ls splits");
+        // Fixing how a raw output splits does not change what the tool produced (anchors that
+        // measure the whole output see the same, not summary + text).
+        let outputs = |c: &MeasuredConversation| -> Vec<crate::tokens::Measure> {
+            results(c).map(|(sizes, _)| sizes.output()).collect()
+        };
+        assert_eq!(outputs(&fixed), outputs(&m));
+        assert_eq!(outputs(&unsplit), outputs(&m));
     }
 }

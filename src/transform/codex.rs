@@ -1,26 +1,47 @@
 //! `truncate:codex` — OpenAI Codex CLI's head+tail truncation of a tool output at record time.
 //!
-//! Source: `openai/codex`, `codex-rs/core/src/tools/mod.rs` (`MODEL_FORMAT_MAX_BYTES = 10 * 1024`,
-//! `MODEL_FORMAT_MAX_LINES = 256`, head lines = max / 2, tail lines = the rest, head bytes = max
-//! bytes / 2; `format_exec_output`, `truncate_formatted_exec_output`) and
-//! `codex-rs/utils/string` (`take_bytes_at_char_boundary`, `take_last_bytes_at_char_boundary`).
-//! ANCHORS.md §4. Clients still see the full stream; only what the model gets is cut.
+//! Source: `openai/codex`, `codex-rs/core/src/tools/mod.rs`, later `codex-rs/core/src/truncate.rs`
+//! (`MODEL_FORMAT_MAX_BYTES = 10 * 1024`, `MODEL_FORMAT_MAX_LINES = 256`, head lines = max / 2,
+//! tail lines = the rest, head bytes = max bytes / 2; `format_exec_output` /
+//! `format_output_for_model_body`, `truncate_formatted_exec_output`) and `codex-rs/utils/string`
+//! (`take_bytes_at_char_boundary`, `take_last_bytes_at_char_boundary`). ANCHORS.md §4. Clients
+//! still see the full stream; only what the model gets is cut.
 //!
 //! An output of at most 10 KiB and 256 lines (`str::lines`) is kept. Otherwise it becomes
-//! `Total output lines: {M}\n\n` + the first 128 lines (`split_inclusive('\n')` segments) cut to
-//! 5 KiB + `\n[... omitted {N} of {M} lines ...]\n\n` + the last 128 lines cut to what is left of
-//! the 10 KiB, both cuts on char boundaries. Newer Codex versions size the budget per model
-//! (`TruncationPolicy::Bytes(10_000)` or `Tokens(n)` ≈ 4n bytes); `bytes=` and `lines=` set it.
+//! `Total output lines: {M}\n\n` + a head + a marker + a tail, together at most 10 KiB, cuts on
+//! char boundaries:
+//! - over 256 lines (`split_inclusive('\n')` segments): the first 128 lines cut to 5 KiB,
+//!   `\n[... omitted {N} of {M} lines ...]\n\n`, the last 128 lines cut to what is left of the
+//!   10 KiB;
+//! - within 256 lines but over 10 KiB: the output's first 5 KiB,
+//!   `\n[... output truncated to fit {bytes} bytes ...]\n\n`, its last bytes up to the 10 KiB.
+//!
+//! **Decision on few, long lines** (`byte_cut=head-tail`, the default). The line-based code Codex
+//! shipped took every line of an output of at most 128 lines into the head, so the tail got
+//! nothing and a byte cut kept only the first 5 KiB: a failed `cargo build` of a few long lines
+//! lost its error and read as a success (openai/codex#6415). PR #6476 proposed the fix modelled
+//! here: when the bytes alone are over, split the byte budget between head and tail, 5 KiB each,
+//! and when the lines are over too, cut the lines first. What Codex then shipped is the same split
+//! of the budget with no line limit at all (`TruncationPolicy`: [`super::codex_policy`]). The
+//! marker of a byte-only cut is the text upstream's `truncate.rs` uses for that case; the
+//! 5 KiB / rest split and the line case are unchanged. `byte_cut=head` keeps the code before the
+//! fix: the first 128 lines are the head, only lines after them can be the tail (an output of up to
+//! 128 lines keeps its first 5 KiB and `[... omitted 0 of {M} lines ...]` only). `bytes=` and
+//! `lines=` set the two budgets; newer Codex, which sizes its budget per model, is
+//! `truncate:codex-policy`.
 
 use super::{Transform, TransformKind};
+use crate::model::Output;
 use crate::policy::Param;
 
 /// The `truncate:codex` transform.
 pub const KIND: TransformKind = TransformKind {
     name: "truncate:codex",
-    about: "Codex CLI: outputs over 10 KiB or 256 lines keep 128 head lines (5 KiB) and 128 tail lines \
-            around `[... omitted N of M lines ...]`",
-    source: "openai/codex codex-rs/core/src/tools/mod.rs format_exec_output (ANCHORS.md §4)",
+    about: "Codex CLI: outputs over 10 KiB or 256 lines keep a head and a tail around a marker: 128 head \
+            lines (5 KiB) and 128 tail lines around `[... omitted N of M lines ...]`, or, within 256 \
+            lines, the first 5 KiB and the last bytes",
+    source: "openai/codex codex-rs/core/src/tools/mod.rs format_exec_output, truncate.rs; the byte split of \
+             openai/codex#6476 (fixes #6415) (ANCHORS.md §4)",
     params: &[
         Param {
             key: "bytes",
@@ -32,21 +53,43 @@ pub const KIND: TransformKind = TransformKind {
             default: "256",
             about: "line budget (MODEL_FORMAT_MAX_LINES); half of it for the head",
         },
+        Param {
+            key: "byte_cut",
+            default: "head-tail",
+            about: "within the lines, over the bytes: `head-tail` keeps the first half of the bytes and \
+                    the last rest (#6415 fixed); `head`: the first 128 lines are the head, as before the fix",
+        },
     ],
     build: |p| {
+        let byte_cut = match p.text("byte_cut") {
+            "head-tail" => ByteCut::HeadTail,
+            "head" => ByteCut::Head,
+            other => return Err(p.bad("byte_cut", format!("`{other}`: expected head-tail or head"))),
+        };
         Ok(Box::new(Codex {
             spec: p.spec().to_owned(),
             max_bytes: p.at_least("bytes", 1)?,
             max_lines: p.at_least("lines", 1)?,
+            byte_cut,
         }))
     },
 };
+
+/// How an output within the line budget but over the byte budget is cut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ByteCut {
+    /// The output's first bytes and its last bytes (openai/codex#6415 fixed).
+    HeadTail,
+    /// The first `lines / 2` lines are the head, only later lines the tail (before the fix).
+    Head,
+}
 
 /// Codex's record-time truncation.
 pub struct Codex {
     spec: String,
     max_bytes: usize,
     max_lines: usize,
+    byte_cut: ByteCut,
 }
 
 impl Transform for Codex {
@@ -54,29 +97,38 @@ impl Transform for Codex {
         self.spec.clone()
     }
 
-    fn apply(&self, output: &str, _tool: Option<&str>) -> Option<String> {
+    fn apply(&self, output: &str, _tool: Option<&str>) -> Option<Output> {
         let total_lines = output.lines().count();
         if output.len() <= self.max_bytes && total_lines <= self.max_lines {
             return None;
         }
-        Some(format!("Total output lines: {total_lines}\n\n{}", self.truncate(output, total_lines)))
+        let output = format!("Total output lines: {total_lines}\n\n{}", self.truncate(output, total_lines));
+        Some(Output::Raw { output })
     }
 }
 
 impl Codex {
-    /// `truncate_formatted_exec_output`.
+    /// `truncate_formatted_exec_output`, with the byte split of openai/codex#6476 unless
+    /// `byte_cut=head`.
     fn truncate(&self, content: &str, total_lines: usize) -> String {
         let head_lines = self.max_lines / 2;
         let tail_lines = self.max_lines - head_lines;
         let head_bytes = self.max_bytes / 2;
         let segments: Vec<&str> = content.split_inclusive('\n').collect();
-        let head_take = head_lines.min(segments.len());
-        let tail_take = tail_lines.min(segments.len().saturating_sub(head_take));
-        let omitted = segments.len().saturating_sub(head_take + tail_take);
-        let head_end: usize = segments[..head_take].iter().map(|s| s.len()).sum();
-        let tail_start =
-            content.len() - segments[segments.len() - tail_take..].iter().map(|s| s.len()).sum::<usize>();
-        let marker = format!("\n[... omitted {omitted} of {total_lines} lines ...]\n\n");
+        let omitted = segments.len().saturating_sub(head_lines + tail_lines);
+        let (head, tail, marker) = if omitted == 0 && self.byte_cut == ByteCut::HeadTail {
+            // Only the bytes are over: head and tail are the first and last bytes of the whole
+            // output, which is longer than the budget, so they never overlap.
+            (content, content, format!("\n[... output truncated to fit {} bytes ...]\n\n", self.max_bytes))
+        } else {
+            let head_take = head_lines.min(segments.len());
+            let tail_take = tail_lines.min(segments.len() - head_take);
+            let head_end: usize = segments[..head_take].iter().map(|s| s.len()).sum();
+            let tail_start =
+                content.len() - segments[segments.len() - tail_take..].iter().map(|s| s.len()).sum::<usize>();
+            let marker = format!("\n[... omitted {omitted} of {total_lines} lines ...]\n\n");
+            (&content[..head_end], &content[tail_start..], marker)
+        };
 
         let mut head_budget = head_bytes.min(self.max_bytes);
         let tail_budget = self.max_bytes.saturating_sub(head_budget + marker.len());
@@ -87,11 +139,11 @@ impl Codex {
             head_budget = self.max_bytes.saturating_sub(marker.len());
         }
         let mut result = String::with_capacity(self.max_bytes.min(content.len()));
-        result.push_str(take_bytes_at_char_boundary(&content[..head_end], head_budget));
+        result.push_str(take_bytes_at_char_boundary(head, head_budget));
         result.push_str(&marker);
         let remaining = self.max_bytes.saturating_sub(result.len());
         if remaining > 0 {
-            result.push_str(take_last_bytes_at_char_boundary(&content[tail_start..], remaining));
+            result.push_str(take_last_bytes_at_char_boundary(tail, remaining));
         }
         result
     }
@@ -124,7 +176,7 @@ pub fn take_last_bytes_at_char_boundary(s: &str, max: usize) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transform::parse;
+    use crate::transform::{ApplyText, parse};
 
     fn numbered(n: usize) -> String {
         (1..=n).map(|i| format!("line {i}\n")).collect()
@@ -133,14 +185,14 @@ mod tests {
     #[test]
     fn outputs_within_both_budgets_are_kept() {
         let t = parse("truncate:codex").unwrap();
-        assert_eq!(t.apply(&numbered(256), None), None);
-        assert_eq!(t.apply(&"x".repeat(10_240), None), None);
+        assert_eq!(t.apply_text(&numbered(256), None), None);
+        assert_eq!(t.apply_text(&"x".repeat(10_240), None), None);
     }
 
     #[test]
     fn too_many_lines_keep_128_head_and_128_tail_lines_around_the_marker() {
         let t = parse("truncate:codex").unwrap();
-        let out = t.apply(&numbered(300), None).unwrap();
+        let out = t.apply_text(&numbered(300), None).unwrap();
         // 300 short lines (2,592 bytes) fit in the bytes: only the line budget cuts.
         let expected = format!(
             "Total output lines: 300\n\n{}\n[... omitted 44 of 300 lines ...]\n\n{}",
@@ -151,31 +203,58 @@ mod tests {
     }
 
     #[test]
-    fn too_many_bytes_in_few_lines_keep_only_the_head() {
+    fn few_long_lines_keep_the_first_half_of_the_bytes_and_the_last_rest() {
         let t = parse("truncate:codex").unwrap();
-        // Three lines of 6,000 bytes: 18,002 bytes in 3 segments. All three go to the head (128
-        // lines), none to the tail, so Codex keeps the first 5,120 bytes and the marker only.
+        // openai/codex#6415: three lines of 6,000 bytes then the error, 18,023 bytes in 4 lines.
+        // Within the 256 lines, so the byte budget alone cuts: 5,120 head bytes, the marker, and
+        // the last 5,072 bytes, which end with the error.
         let line = "a".repeat(6_000);
-        let out = t.apply(&format!("{line}\n{line}\n{line}"), None).unwrap();
-        let expected =
-            format!("Total output lines: 3\n\n{}\n[... omitted 0 of 3 lines ...]\n\n", "a".repeat(5_120));
+        let input = format!("{line}\n{line}\n{line}\nerror: build failed\n");
+        assert_eq!(input.len(), 18_023);
+        let out = t.apply_text(&input, None).unwrap();
+        let marker = "\n[... output truncated to fit 10240 bytes ...]\n\n";
+        let expected = format!(
+            "Total output lines: 4\n\n{}{marker}{}",
+            &input[..5_120],
+            &input[input.len() - (10_240 - 5_120 - marker.len())..]
+        );
         assert_eq!(out, expected);
+        assert!(out.ends_with("a\nerror: build failed\n"));
+        assert_eq!(out.len() - "Total output lines: 4\n\n".len(), 10_240);
+    }
+
+    #[test]
+    fn byte_cut_head_keeps_the_code_before_the_fix_which_drops_the_tail() {
+        let t = parse("truncate:codex:byte_cut=head").unwrap();
+        // All 4 lines go to the head (128 lines), none to the tail: 5,120 bytes and the marker.
+        let line = "a".repeat(6_000);
+        let out = t.apply_text(&format!("{line}\n{line}\n{line}\nerror: build failed\n"), None).unwrap();
+        let expected =
+            format!("Total output lines: 4\n\n{}\n[... omitted 0 of 4 lines ...]\n\n", "a".repeat(5_120));
+        assert_eq!(out, expected);
+        assert_eq!(out.len(), 5_176);
+        let e = parse("truncate:codex:byte_cut=tail").err().unwrap().to_string();
+        assert!(e.contains("expected head-tail or head"), "{e}");
     }
 
     #[test]
     fn too_many_bytes_in_many_lines_fill_the_budget_with_the_tail() {
-        let t = parse("truncate:codex").unwrap();
-        // 200 lines of 99 bytes + newline: 20,000 bytes, 200 lines. Head: 128 lines (12,800
-        // bytes) cut to 5,120; tail: the last 72 lines (7,200 bytes) cut to what is left.
+        // 200 lines of 99 bytes + newline: 20,000 bytes, 200 lines. Head: the first 5,120 bytes;
+        // tail: the last bytes up to the budget; before the fix the same bytes, with the line
+        // marker (the last 72 lines, 7,200 bytes, hold the tail).
         let input: String = (0..200).map(|i| format!("{:0>99}\n", i)).collect();
-        let out = t.apply(&input, None).unwrap();
-        let marker = "\n[... omitted 0 of 200 lines ...]\n\n";
-        let body = out.strip_prefix("Total output lines: 200\n\n").unwrap();
-        assert_eq!(body.len(), 10_240);
-        assert_eq!(&body[..5_120], &input[..5_120]);
-        assert_eq!(&body[5_120..5_120 + marker.len()], marker);
-        let tail = &body[5_120 + marker.len()..];
-        assert!(input.ends_with(tail) && tail.len() == 10_240 - 5_120 - marker.len());
+        for (spec, marker) in [
+            ("truncate:codex", "\n[... output truncated to fit 10240 bytes ...]\n\n"),
+            ("truncate:codex:byte_cut=head", "\n[... omitted 0 of 200 lines ...]\n\n"),
+        ] {
+            let out = parse(spec).unwrap().apply_text(&input, None).unwrap();
+            let body = out.strip_prefix("Total output lines: 200\n\n").unwrap();
+            assert_eq!(body.len(), 10_240);
+            assert_eq!(&body[..5_120], &input[..5_120]);
+            assert_eq!(&body[5_120..5_120 + marker.len()], marker);
+            let tail = &body[5_120 + marker.len()..];
+            assert!(input.ends_with(tail) && tail.len() == 10_240 - 5_120 - marker.len());
+        }
     }
 
     #[test]
@@ -184,9 +263,16 @@ mod tests {
         assert_eq!(take_last_bytes_at_char_boundary("helloé", 2), "é");
         assert_eq!(take_last_bytes_at_char_boundary("helloé", 1), "");
         assert_eq!(take_last_bytes_at_char_boundary("abc😀", 3), "");
-        // A 49-byte head budget cannot end inside a 2-byte char: 24 of them are kept.
+        // A 49-byte head budget cannot end inside a 2-byte char: 24 of them are kept; the 6 bytes
+        // left after the 45-byte marker hold 3 chars of the tail.
         let t = parse("truncate:codex:bytes=99,lines=4").unwrap();
-        let out = t.apply(&"é".repeat(200), None).unwrap();
+        let out = t.apply_text(&"é".repeat(200), None).unwrap();
+        let body = out.strip_prefix("Total output lines: 1\n\n").unwrap();
+        let marker = "\n[... output truncated to fit 99 bytes ...]\n\n";
+        assert_eq!(body, format!("{}{marker}{}", "é".repeat(24), "é".repeat(3)));
+        // Before the fix: the head only.
+        let t = parse("truncate:codex:bytes=99,lines=4,byte_cut=head").unwrap();
+        let out = t.apply_text(&"é".repeat(200), None).unwrap();
         let body = out.strip_prefix("Total output lines: 1\n\n").unwrap();
         assert_eq!(body, format!("{}\n[... omitted 0 of 1 lines ...]\n\n", "é".repeat(24)));
     }
