@@ -695,20 +695,24 @@ mod tests {
         ]
         .map(String::from)
         .to_vec();
-        let values = vec![1.0; categories.len()];
-        let chart = BarChart {
-            title: "t".into(),
-            y_desc: "y".into(),
-            x_desc: "policy".into(),
-            categories: categories.clone(),
-            series: vec![("a".into(), values.clone()), ("b".into(), values)],
-            reference: None,
-        };
-        let shown = shown_labels(&chart);
+        let shown = shown_labels(&labelled("policy", categories, 2));
         // The two amortized policies differ only at the end, which is kept.
         assert!(shown[1].ends_with("=20") && shown[2].ends_with("=40"), "{shown:?}");
         // Nine groups on the default width leave no room for 31 chars.
         assert!(shown[1].chars().count() < 20, "{shown:?}");
+    }
+
+    /// A bar chart of `series` series of ones over `categories`, to look at its labels.
+    fn labelled(x_desc: &str, categories: Vec<String>, series: usize) -> BarChart {
+        let values = vec![1.0; categories.len()];
+        BarChart {
+            title: "t".into(),
+            y_desc: "y".into(),
+            x_desc: x_desc.into(),
+            categories,
+            series: (0..series).map(|s| (format!("s{s}"), values.clone())).collect(),
+            reference: None,
+        }
     }
 
     /// The category labels of a bar chart as drawn, checked to be one per category and distinct.
@@ -744,16 +748,7 @@ mod tests {
         ]
         .map(String::from)
         .to_vec();
-        let values = vec![1.0; categories.len()];
-        let chart = BarChart {
-            title: "t".into(),
-            y_desc: "y".into(),
-            x_desc: "tool".into(),
-            categories,
-            series: (0..5).map(|s| (format!("s{s}"), values.clone())).collect(),
-            reference: None,
-        };
-        let shown = shown_labels(&chart);
+        let shown = shown_labels(&labelled("tool", categories, 5));
         let (onestop, direct) = (&shown[7], &shown[9]);
         assert!(onestop.starts_with("search_o") && direct.starts_with("search_d"), "{shown:?}");
         // Told apart by moving the cut, not by widening past the slot.
