@@ -365,8 +365,8 @@ pub struct Ticks {
 }
 
 impl Ticks {
-    /// At most `max` ticks over `lo..=hi`, at least `min_step` apart: 1 for counts such as tokens
-    /// or requests, whose fractions mean nothing.
+    /// At most `max` ticks (`max` ≥ 2: a range has two ends) over `lo..=hi`, at least `min_step`
+    /// apart: 1 for counts such as tokens or requests, whose fractions mean nothing.
     pub fn new(lo: f64, hi: f64, max: usize, min_step: f64) -> Ticks {
         let step = tick_step((hi - lo) / max.saturating_sub(1).max(1) as f64, min_step);
         let values = multiples(lo, hi, step);

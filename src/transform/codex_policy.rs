@@ -24,9 +24,12 @@
 //! than the budget kept is left as it is: Codex does not cut an output twice (it checks,
 //! `debug_panic_on_double_truncation`), and the transform so changes nothing it produced itself.
 //! What Codex puts before the output in the same text (the unified exec header, `Chunk ID: …` to
-//! `Output:`, about 100 bytes) is counted in the budget here, as the transform cannot tell it apart
-//! from the output; at the default budget no output of the corpus is near enough to the limit
-//! for that to matter.
+//! `Output:`, 106–107 bytes in the corpus) is counted in the budget of an output not cut yet, as
+//! the transform cannot tell it apart from the output; at the default budget no output of the
+//! corpus is near enough to the limit for that to matter. Before a cut, at most
+//! [`MAX_BEFORE_HEADER`] bytes may come: a header further in is text the output itself holds (a
+//! `cat` of a rollout), and the output is cut as any other, so no amount of text before it
+//! escapes the budget.
 
 use super::codex::{take_bytes_at_char_boundary, take_last_bytes_at_char_boundary};
 use super::{Transform, TransformKind};
@@ -127,10 +130,15 @@ impl CodexPolicy {
     }
 }
 
-/// The text after the first `Total output lines: {digits}\n\n` that starts a line.
+/// At most this many bytes come before the header of an output Codex cut: its unified exec header
+/// (`Chunk ID: …` to `Output:`) is about 100.
+const MAX_BEFORE_HEADER: usize = 1024;
+
+/// The text after the first `Total output lines: {digits}\n\n` that starts a line within
+/// [`MAX_BEFORE_HEADER`] bytes of the start.
 fn after_header(output: &str) -> Option<&str> {
     const HEADER: &str = "Total output lines: ";
-    output.match_indices(HEADER).find_map(|(at, _)| {
+    output.match_indices(HEADER).take_while(|(at, _)| *at <= MAX_BEFORE_HEADER).find_map(|(at, _)| {
         if at > 0 && !output[..at].ends_with('\n') {
             return None;
         }
@@ -227,6 +235,15 @@ mod tests {
         let t = parse("truncate:codex-policy:limit=10").unwrap();
         assert!(t.apply_text("see Total output lines: 3\n\nab… tokens truncated…cd", None).is_some());
         assert!(t.apply_text("Total output lines: 3\n\nab…x tokens truncated…cd", None).is_some());
+    }
+
+    #[test]
+    fn a_cut_far_into_the_output_does_not_keep_the_text_before_it_whole() {
+        // A `cat` of a log that holds a Codex cut near its end: the cut is the output's own text.
+        let t = parse("truncate:codex-policy:limit=100").unwrap();
+        let input = format!("{}\nTotal output lines: 3\n\nab…10 tokens truncated…cd", "x".repeat(50_000));
+        let out = t.apply_text(&input, None).expect("cut");
+        assert!(out.len() < 500, "{} bytes kept", out.len());
     }
 
     #[test]
