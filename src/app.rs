@@ -757,7 +757,10 @@ fn report_settings(c: &ReportConfig) -> Vec<(String, String)> {
     let specs = |v: &[crate::policy::PolicySpec]| v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" ");
     vec![
         ("tokenizer".into(), c.input.source.tokenizer.name().into()),
-        ("decide with".into(), c.input.decide.name().into()),
+        ("policies decide with (--decide-with)".into(), {
+            let d = c.input.decide;
+            format!("{} ({})", d.name(), d.meaning())
+        }),
         ("input format".into(), c.input.source.input_format.map_or("auto".into(), |f| f.name().to_owned())),
         ("re-split pre-split outputs".into(), c.input.resplit.to_string()),
         ("unrecorded tokens per request (--overhead)".into(), c.input.overhead.to_string()),

@@ -103,6 +103,18 @@ impl DecideWith {
     }
 }
 
+impl DecideWith {
+    /// What the policies decide with, in words, for a reader who has not seen the option.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            DecideWith::Anchor => "each policy's own estimator, as the agent it comes from counts",
+            DecideWith::Real => "the report's tokenizer, for every policy",
+            DecideWith::Tokenizer(Tokenizer::Estimate) => "len/4, for every policy",
+            DecideWith::Tokenizer(_) => "this tokenizer, for every policy",
+        }
+    }
+}
+
 impl fmt::Display for DecideWith {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())

@@ -72,6 +72,8 @@ fn the_report_writes_every_file_and_says_the_recommendation_in_words() {
         "Estimate versus real",
         "Inputs and settings",
         "cache TTL",
+        // The setting says what it means, not just the option's value.
+        "<td>anchor (each policy's own estimator, as the agent it comes from counts)</td>",
     ] {
         assert!(html.contains(needle), "{needle} missing");
     }
