@@ -364,7 +364,7 @@ pub fn findings(input: &ReportInput<'_>) -> Vec<String> {
             p.cost.freed_tokens
         ));
     }
-    let estimated = input.calibration.tokenizer == crate::tokens::Tokenizer::Estimate.name();
+    let estimated = input.calibration.is_against_estimate();
     if let Some(all) = input.calibration.rows.iter().find(|r| r.group == "all" && r.tokens > 0) {
         out.push(if estimated {
             "len/4 is the report's own tokenizer here (--tokenizer estimate), so there are no real \
@@ -463,32 +463,32 @@ pub fn build(input: &ReportInput<'_>, timelines: Timelines) -> Result<Vec<Report
     // among them chooses among all of them.
     let drawn =
         timeline_conversations(&kept.iter().map(|(_, runs)| runs).collect::<Vec<_>>(), input.timelines);
-    let which = if compared == 0 || drawn.is_empty() {
-        None
-    } else if drawn.len() == compared {
-        Some("each conversation".to_owned())
-    } else {
-        Some(format!(
-            "the {} of {} conversations with the most requests (`--timelines all` draws every one; every \
-             conversation's requests are in timeline.csv)",
-            drawn.len(),
-            compared
-        ))
-    };
-    html.push_str(&match which {
-        Some(which) => format!(
-            "<p>Context per request of {}: stacked by category under {}, one line per policy.</p>\n",
-            prose(&which),
-            escape(c.policies.first().map_or("", |p| p.policy.as_str()))
-        ),
-        None if compared == 0 => "<p>No conversation was replayed: no timeline to draw.</p>\n".to_owned(),
-        None => format!(
+    html.push_str(&if compared == 0 {
+        "<p>No conversation was replayed: no timeline to draw.</p>\n".to_owned()
+    } else if drawn.is_empty() {
+        format!(
             "<p>{}</p>\n",
             prose(&format!(
                 "No timeline drawn (`--timelines 0`); the requests of all {compared} conversations are in \
                  timeline.csv."
             ))
-        ),
+        )
+    } else {
+        let which = if drawn.len() == compared {
+            "each conversation".to_owned()
+        } else {
+            format!(
+                "the {} of {} conversations with the most requests (`--timelines all` draws every one; \
+                 every conversation's requests are in timeline.csv)",
+                drawn.len(),
+                compared
+            )
+        };
+        format!(
+            "<p>Context per request of {}: stacked by category under {}, one line per policy.</p>\n",
+            prose(&which),
+            escape(c.policies.first().map_or("", |p| p.policy.as_str()))
+        )
     });
     // The chosen conversations' timelines, drawn in parallel (most of a large report's time) and
     // put back in conversation order.

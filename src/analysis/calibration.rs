@@ -279,6 +279,14 @@ pub struct Calibration {
     pub rows: Vec<CalibrationRow>,
 }
 
+impl Calibration {
+    /// Whether the "real" counts are the len/4 estimate itself (`--tokenizer estimate`), so that
+    /// every row sets an estimator against len/4, not against real tokens.
+    pub fn is_against_estimate(&self) -> bool {
+        self.tokenizer == crate::tokens::Tokenizer::Estimate.name()
+    }
+}
+
 /// One tool output as the calibration sees it: its tool, kind, real measure and every estimator's
 /// estimate (no text), so a corpus's samples are small beside the corpus.
 #[derive(Debug, Clone)]

@@ -14,7 +14,7 @@ pub fn prepare_or_placeholder(c: &Calibration) -> OrPlaceholder<BarChart> {
     let tools = c.rows.iter().any(|r| r.group == "tool");
     let reason = if !tools {
         Some("the inputs hold no tool results to calibrate".to_owned())
-    } else if c.tokenizer == crate::tokens::Tokenizer::Estimate.name() {
+    } else if c.is_against_estimate() {
         Some(
             "with --tokenizer estimate there are no real tokens to set the estimates against \
              (--tokenizer o200k or cl100k counts them)"

@@ -325,13 +325,7 @@ pub fn png(chart: &impl Chart) -> Result<Vec<u8>, ChartError> {
 
 /// `text` cut to `max` chars with a trailing `…`.
 pub fn shorten(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        text.to_owned()
-    } else {
-        let mut s: String = text.chars().take(max.saturating_sub(1)).collect();
-        s.push('…');
-        s
-    }
+    cut(text, max, max.saturating_sub(1))
 }
 
 /// A nice upper bound for an axis: `value` rounded up to 1, 2 or 5 × a power of ten.

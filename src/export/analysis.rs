@@ -413,7 +413,7 @@ pub fn calibration_sections(c: &Calibration) -> Vec<Section> {
          no tokens to compare with."
             .to_owned(),
     ];
-    if c.tokenizer == crate::tokens::Tokenizer::Estimate.name() {
+    if c.is_against_estimate() {
         text.push(
             "With `--tokenizer estimate` the reference is len/4 itself, not real tokens: each row compares \
              an estimator with len/4 (`--tokenizer o200k` or `cl100k` measures the real error)."
