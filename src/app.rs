@@ -415,11 +415,12 @@ struct FirstPass {
 }
 
 /// Ends a sweep from its first pass: plans from the totals, then sweeps the dominant tools, which
-/// depend on the overall recommendation, over the held files or, when they were not held, takes the per-tool rows the files were swept for as they were
-/// read (`speculation`) and reads again only the files some planned tool was not swept over, for
-/// those tools (holding one file per worker; it counts nothing, the meter's cache has every
-/// text), except those held because they cannot be read again, swept from memory. A file that reads differently the second time (a live session being written) is named
-/// in a warning. The meter comes back with the sweep.
+/// depend on the overall recommendation, over the held files or, when they were not held, takes
+/// the per-tool rows the files were swept for as they were read (`speculation`) and reads again
+/// only the files some planned tool was not swept over, for those tools (holding one file per
+/// worker; it counts nothing, the meter's cache has every text), except those held because they
+/// cannot be read again, swept from memory. A file that reads differently the second time (a live
+/// session being written) is named in a warning. The meter comes back with the sweep.
 fn finish_sweep(
     input: &InputConfig,
     found: &Discovered,

@@ -8,11 +8,11 @@
 //! shell's `<(zcat session.jsonl.gz)`, is read).
 //!
 //! **Bad files.** An empty file, a binary file (a NUL byte in its first bytes) and a file no format
-//! recognises (the first two with `--input-format` too) are errors when named explicitly and skipped with a warning in a directory walk; a
-//! folder named on the command line that holds no file to read is a warning (not an error: a
-//! script may well walk an empty day's folder); a run with no file at all builds no tokenizer
-//! tables. A UTF-8 byte-order mark at the start of a file is ignored. An error that names a place
-//! in a JSON document gets the line that place starts on.
+//! recognises (the first two with `--input-format` too) are errors when named explicitly and
+//! skipped with a warning in a directory walk; a folder named on the command line that holds no
+//! file to read is a warning (not an error: a script may well walk an empty day's folder); a run
+//! with no file at all builds no tokenizer tables. A UTF-8 byte-order mark at the start of a file
+//! is ignored. An error that names a place in a JSON document gets the line that place starts on.
 //!
 //! **Hidden entries (decision).** A directory is walked because a user named it (or asked for it
 //! with `--claude`/`--codex`), so hidden *directories* inside it are walked too: agents and
@@ -441,12 +441,12 @@ const LOCATE_LIMIT: u64 = 256 << 20;
 
 /// An error that names a place in a JSON document (`messages[3].content: …`) gets the line that
 /// place starts on, so every error names a line when the file has one. The file is read again
-/// only on error, only when it is at most [`LOCATE_LIMIT`] bytes, and only when it can be
-/// ([`rereadable`]: opening a named pipe again waited for ever for a writer).
+/// only on error, only when it is at most [`LOCATE_LIMIT`] bytes, and only when it can be (a
+/// regular file, as [`rereadable`] asks: opening a named pipe again waited for ever for a writer).
 fn locate(e: TraceError, path: &Path) -> TraceError {
     let TraceError::Content { message, .. } = &e else { return e };
     let Some((at, _)) = message.split_once(": ") else { return e };
-    if !rereadable(path) || std::fs::metadata(path).map_or(true, |m| m.len() > LOCATE_LIMIT) {
+    if std::fs::metadata(path).map_or(true, |m| !m.is_file() || m.len() > LOCATE_LIMIT) {
         return e;
     }
     let Ok(bytes) = std::fs::read(path) else { return e };
