@@ -333,7 +333,7 @@ pub fn findings(input: &ReportInput<'_>) -> Vec<String> {
     let c = input.comparison;
     let unit = &c.cache.prices.unit;
     // With no request replayed every policy costs 0 and "the cheapest" would be the first one.
-    let replayed = c.policies.iter().any(|p| p.requests > 0);
+    let replayed = c.replayed_any();
     if let Some(cheapest) =
         c.policies.iter().filter(|_| replayed).min_by(|a, b| a.cost.cost.total_cmp(&b.cost.cost))
     {

@@ -109,6 +109,14 @@ pub struct Comparison {
     pub conversations: Vec<ConversationRuns>,
 }
 
+impl Comparison {
+    /// Whether any request was replayed: with none, every policy costs 0 and sits at 100% of
+    /// `none`, which says nothing about the policies.
+    pub fn replayed_any(&self) -> bool {
+        self.policies.iter().any(|p| p.requests > 0)
+    }
+}
+
 /// The policies to run: `none` first unless it is already in the list.
 pub fn with_baseline(policies: &[PolicySpec]) -> Vec<PolicySpec> {
     let mut out = Vec::with_capacity(policies.len() + 1);

@@ -8,7 +8,7 @@ use crate::analysis::compare::Comparison;
 /// The chart of a comparison, or a placeholder when no request was replayed: every policy would
 /// be drawn at 100% of a `none` of nothing.
 pub fn prepare_or_placeholder(c: &Comparison) -> OrPlaceholder<BarChart> {
-    let replayed = c.policies.iter().any(|p| p.requests > 0);
+    let replayed = c.replayed_any();
     OrPlaceholder::unless(
         (!replayed).then(|| "nothing was replayed, the inputs hold no requests".to_owned()),
         || title(c),
