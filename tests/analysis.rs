@@ -2,6 +2,8 @@
 //! (expected numbers derived in `tests/fixtures/cache-trap/EXPECTED.md`), JSON read back through the
 //! strict result types, snapshots of the rendered tables, and invariants on the corpus.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
@@ -137,13 +139,7 @@ fn bad_settings_are_usage_errors() {
 }
 
 fn corpus() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/claude-code");
-    if p.is_dir() {
-        Some(p)
-    } else {
-        println!("skipped: ../shared/corpus not found");
-        None
-    }
+    common::corpus("claude-code")
 }
 
 #[test]

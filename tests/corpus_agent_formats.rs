@@ -9,6 +9,8 @@
 //! Skipped, with a printed reason, when the corpus is absent. Run with `--nocapture` to see one
 //! summary line per file.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -46,8 +48,7 @@ const DELIBERATE: [(&str, i64, &str); 4] = [
 ];
 
 fn corpus() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    dir.is_dir().then_some(dir)
+    common::corpus_root()
 }
 
 /// A `PROVENANCE.md` table row: tool results and the recorded-usage cell, by corpus path.
@@ -126,18 +127,11 @@ fn summary(trace: &Trace) -> String {
 
 #[test]
 fn every_agent_trajectory_in_the_corpus_imports_with_the_listed_counts_and_usage() {
-    let Some(corpus) = corpus() else {
-        println!("skipped: ../shared/corpus not found");
-        return;
-    };
+    let Some(corpus) = corpus() else { return };
     let listed = provenance(&corpus);
     let mut checked = 0;
     for (folder, format) in FOLDERS {
-        let dir = corpus.join(folder);
-        if !dir.is_dir() {
-            println!("skipped: {} not found", dir.display());
-            continue;
-        }
+        let Some(dir) = common::corpus(folder) else { continue };
         let found = input::discover(&[dir]);
         assert!(found.errors.is_empty(), "{:?}", found.errors);
         for path in &found.files {
@@ -190,10 +184,7 @@ fn every_agent_trajectory_in_the_corpus_imports_with_the_listed_counts_and_usage
 /// observation of the corpus is imported as that message, read here straight from the file.
 #[test]
 fn openhands_edit_results_are_the_editors_message_not_the_diff() {
-    let Some(corpus) = corpus() else {
-        println!("skipped: ../shared/corpus not found");
-        return;
-    };
+    let Some(corpus) = corpus() else { return };
     let found = input::discover(&[corpus.join("openhands")]);
     let mut checked = 0;
     for path in &found.files {

@@ -5,6 +5,8 @@
 //! sizes. Also: none of these formats claims a file of the other agents' folders. Skipped, with
 //! a printed reason, when the corpus is absent.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use ctxbudget::format::{self, HEAD_BYTES};
@@ -44,13 +46,7 @@ const CASSETTES: [(&str, usize, usize); 3] = [
 ];
 
 fn corpus() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        println!("skipped: ../shared/corpus not found");
-        None
-    }
+    common::corpus_root()
 }
 
 /// Every file under `dir`, hidden folders included, sorted.

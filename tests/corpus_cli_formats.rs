@@ -6,6 +6,8 @@
 //! measured and documented in README.md; `truncate:codex-policy` cuts as the Codex 0.128 rollout
 //! records. Skipped, with a printed reason, when the corpus is absent.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -16,13 +18,7 @@ use ctxbudget::input;
 use ctxbudget::model::{Item, Trace};
 
 fn corpus() -> Option<PathBuf> {
-    let c = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    if c.is_dir() {
-        Some(c)
-    } else {
-        println!("skipped: ../shared/corpus not found");
-        None
-    }
+    common::corpus_root()
 }
 
 /// Files under `corpus/<dir>` as a user pointing at that directory gets them (hidden folders

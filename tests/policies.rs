@@ -2,6 +2,8 @@
 //! `--policy`, `--policies FILE`, `--transform` and `--decide-with`, on the hand-made fixture in
 //! `tests/fixtures/policies/` (expected numbers in its `EXPECTED.md`).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
@@ -188,11 +190,7 @@ const CORPUS_POLICIES: [&str; 23] = [
 
 #[test]
 fn on_the_corpus_no_policy_sends_more_than_none_and_each_scaled_one_fires() {
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/claude-code");
-    if !corpus.is_dir() {
-        println!("skipped: ../shared/corpus not found");
-        return;
-    }
+    let Some(corpus) = common::corpus("claude-code") else { return };
     let mut cmd = ctxbudget();
     cmd.arg("replay").arg(&corpus).args(["--format", "json"]);
     for p in CORPUS_POLICIES {

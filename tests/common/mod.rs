@@ -19,15 +19,28 @@ pub fn ctxbudget() -> Command {
     c
 }
 
-/// The shared corpus beside the checkout, or `None` (after printing why) when it is absent.
+/// The shared corpus beside the checkout (`../shared/corpus`), or `None` (after printing why) when
+/// it is absent. Under CI (`CI` set) the corpus is always laid beside the checkout, so its absence
+/// is a failure, not a skip: a corpus test must never pass green by returning early there.
+pub fn corpus_root() -> Option<PathBuf> {
+    present_or_skip(root().join("../shared/corpus"), "../shared/corpus")
+}
+
+/// One folder of the shared corpus, as [`corpus_root`] (a failure under CI when it is absent).
 pub fn corpus(sub: &str) -> Option<PathBuf> {
-    let dir = root().join("../shared/corpus").join(sub);
+    present_or_skip(root().join("../shared/corpus").join(sub), &format!("../shared/corpus/{sub}"))
+}
+
+fn present_or_skip(dir: PathBuf, shown: &str) -> Option<PathBuf> {
     if dir.is_dir() {
-        Some(dir)
-    } else {
-        println!("skipped: ../shared/corpus/{sub} not found");
-        None
+        return Some(dir);
     }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{shown} not found, and CI is set: the corpus tests must run in CI"
+    );
+    println!("skipped: {shown} not found");
+    None
 }
 
 /// Every file under `dir` whose name ends with one of `suffixes`, sorted, hidden folders included.
