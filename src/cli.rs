@@ -354,7 +354,7 @@ pub struct ReportArgs {
     /// How many dominant tools get their own recommendation.
     #[arg(long, default_value_t = 5)]
     pub tools: usize,
-    /// Budget timelines drawn: of this many conversations, those with the most requests, or `all`.
+    /// Budget timelines drawn: of this many conversations, those with the largest peak context, or `all`.
     /// Every conversation's requests are in timeline.csv either way.
     #[arg(long, value_name = "N|all", default_value = "24")]
     pub timelines: String,

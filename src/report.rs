@@ -81,7 +81,7 @@ pub struct ReportInput<'a> {
     pub warnings: &'a [String],
     /// Inputs that could not be read.
     pub errors: &'a [String],
-    /// How many conversations get a timeline chart, those with the most requests (`None`: all).
+    /// How many conversations get a timeline chart, those with the largest peak context (`None`: all).
     #[serde(skip)]
     pub timelines: Option<usize>,
 }
@@ -106,7 +106,7 @@ fn escape(text: &str) -> String {
 }
 
 fn html_table(t: &Tabular) -> String {
-    let mut out = String::from("<table>\n<thead><tr>");
+    let mut out = String::from("<div class=\"scroll\"><table>\n<thead><tr>");
     for h in &t.headers {
         out.push_str(&format!("<th>{}</th>", escape(h)));
     }
@@ -120,7 +120,7 @@ fn html_table(t: &Tabular) -> String {
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</tbody>\n</table>\n");
+    out.push_str("</tbody>\n</table></div>\n");
     out
 }
 
@@ -209,12 +209,12 @@ fn costliest_events(events: &[EventRow], limit: usize) -> Option<Vec<usize>> {
     (events.len() > limit).then(|| largest(events.len(), limit, |i| events[i].event.rewritten_tokens))
 }
 
-/// Which conversations get a timeline chart, in input order: the `limit` with the most requests
+/// Which conversations get a timeline chart, in input order: the `limit` with the largest peak context
 /// (the earlier one first on a tie), or all. A conversation's chart is named by its place among all
 /// of them, so it keeps its file name whatever the limit.
 fn timeline_conversations(conversations: &[&ConversationRuns], limit: Option<usize>) -> Vec<usize> {
     let Some(limit) = limit else { return (0..conversations.len()).collect() };
-    let mut chosen = largest(conversations.len(), limit, |i| requests_of(conversations[i]));
+    let mut chosen = largest(conversations.len(), limit, |i| peak_of(conversations[i]));
     chosen.sort_unstable();
     chosen
 }
@@ -246,7 +246,7 @@ pub fn write_prune_events(input: &ReportInput<'_>, out: impl std::io::Write) -> 
 /// order): written by the caller as the files are compared, not by [`build`].
 pub const TIMELINE_CSV: &str = "timeline.csv";
 
-/// Keeps the runs of the `limit` conversations with the most requests among those offered, the
+/// Keeps the runs of the `limit` conversations with the largest peak context among those offered, the
 /// earlier one on a tie (all of them without a limit), whatever order they are offered in: the
 /// conversations the report would pick among all of them. A conversation is named by
 /// `(file, conversation)` places, which order as its place among all conversations does.
@@ -267,7 +267,7 @@ impl TimelineChoice {
     /// Offers conversation `place` (file, conversation), dropping it or the one it displaces when
     /// more than `limit` are kept.
     pub fn offer(&self, place: (usize, usize), runs: ConversationRuns) {
-        let key = (std::cmp::Reverse(requests_of(&runs)), place);
+        let key = (std::cmp::Reverse(peak_of(&runs)), place);
         let mut kept = crate::lock(&self.kept);
         if let Some(limit) = self.limit {
             if kept.len() == limit && kept.last_key_value().is_none_or(|(last, _)| key > *last) {
@@ -292,9 +292,11 @@ impl TimelineChoice {
     }
 }
 
-/// How many requests a conversation's timeline has: what picks the timelines drawn.
-fn requests_of(c: &ConversationRuns) -> u64 {
-    c.runs.first().map_or(0, |r| r.summary.requests as u64)
+/// A conversation's largest context as recorded (its baseline run's peak): what picks the
+/// timelines drawn, since the largest contexts are where a policy has the most to do and a window
+/// is nearest (a long run of small requests draws little a table does not say).
+fn peak_of(c: &ConversationRuns) -> u64 {
+    c.runs.first().map_or(0, |r| r.summary.peak_context_tokens)
 }
 
 /// The indices below `n` of the (at most) `limit` largest `key`s, largest first, ties in index order.
@@ -396,15 +398,28 @@ request of the same context, up to a compaction (<code>later_requests</code>). \
 pays off (<code>pays_off</code>, counted in <code>events_paying_off</code>) when that many follow. So a policy \
 can free more tokens than it rewrites and still cost more.</p>\n";
 
-const STYLE: &str = "body{font-family:sans-serif;margin:2em auto;max-width:1100px;padding:0 1em;color:#212121}\
-table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:13px}\
-th,td{border:1px solid #ccc;padding:2px 6px;text-align:left}td.n{text-align:right}\
-th{background:#f5f5f5}figure{margin:1em 0}figure svg{max-width:100%;height:auto}\
-figcaption{font-size:13px;color:#555}ul.findings li{margin:.4em 0}details{margin:1em 0}";
+/// The page's style: readable at 390 px as at 1400 (text 16 px, tables 14 px), charts scaled to the
+/// width (each SVG has a `viewBox`), wide tables scrolled sideways in their own box, long words
+/// (paths, policy specs) broken rather than widening the page.
+const STYLE: &str = "body{font-family:sans-serif;font-size:16px;line-height:1.45;margin:2em auto;max-width:1100px;\
+padding:0 1em;color:#212121;overflow-wrap:anywhere}\
+.scroll{overflow-x:auto;margin:.5em 0 1.5em}table{border-collapse:collapse;font-size:14px}\
+th,td{border:1px solid #ccc;padding:2px 6px;text-align:left;overflow-wrap:normal}td.n{text-align:right}\
+th{background:#f5f5f5}figure{margin:1em 0}figure svg{display:block;width:100%;max-width:960px;height:auto}\
+figcaption{font-size:14px;color:#555}ul.findings li{margin:.4em 0}details{margin:1em 0}\
+@media (max-width:600px){body{margin:1em auto;padding:0 .6em}h1{font-size:1.6em}}";
 
+/// The page's own check, read by the tests in a headless browser (`data-rendered` on `<body>`): how
+/// many charts the browser laid out with a non-empty box, how many tables, how many elements outside
+/// a `.scroll` box reach past the viewport's width, and the smallest text size in pixels.
 const SCRIPT: &str = "addEventListener('load',()=>{const s=[...document.querySelectorAll('figure svg')];\
 const d=s.filter(e=>{const b=e.getBBox();return b.width>0&&b.height>0}).length;\
-document.body.dataset.rendered='charts='+d+'/'+s.length+' tables='+document.querySelectorAll('table').length;});";
+const w=document.documentElement.clientWidth;\
+const o=[...document.body.querySelectorAll('*')].filter(e=>!e.closest('.scroll')&&!e.closest('svg')\
+&&e.getBoundingClientRect().right>w+1).length;\
+const f=Math.min(...[...document.querySelectorAll('p,li,td,th,figcaption,summary')].map(e=>parseFloat(getComputedStyle(e).fontSize)));\
+document.body.dataset.rendered='charts='+d+'/'+s.length+' tables='+document.querySelectorAll('table').length;\
+document.body.dataset.layout='overflow='+o+' minfont='+f;});";
 
 /// The whole report ([`ReportInput`]) as one JSON document, serialised by the caller straight into
 /// the file (large for a large corpus: it lists every prune event), not built in memory.
@@ -431,7 +446,7 @@ pub fn build(input: &ReportInput<'_>, timelines: Timelines) -> Result<Vec<Report
 
     let mut html = String::new();
     html.push_str(&format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>ctxbudget report</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>ctxbudget report</h1>\n"
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>ctxbudget report</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>ctxbudget report</h1>\n"
     ));
     html.push_str("<h2 id=\"findings\">Findings</h2>\n<ul class=\"findings\">\n");
     for f in findings(input) {
@@ -478,7 +493,7 @@ pub fn build(input: &ReportInput<'_>, timelines: Timelines) -> Result<Vec<Report
             "each conversation".to_owned()
         } else {
             format!(
-                "the {} of {} conversations with the most requests (`--timelines all` draws every one; \
+                "the {} of {} conversations with the largest peak context (`--timelines all` draws every one; \
                  every conversation's requests are in timeline.csv)",
                 drawn.len(),
                 compared
@@ -546,15 +561,17 @@ pub fn build(input: &ReportInput<'_>, timelines: Timelines) -> Result<Vec<Report
 mod tests {
     use super::*;
 
-    fn with_requests(requests: usize, conversation: &str) -> ConversationRuns {
+    /// A conversation whose baseline peaks at `peak` tokens over many requests.
+    fn with_peak(peak: crate::model::Tokens, conversation: &str) -> ConversationRuns {
         let mut run = crate::result::Run::default();
-        run.summary.requests = requests;
+        run.summary.peak_context_tokens = peak;
+        run.summary.requests = 100 - peak as usize;
         ConversationRuns { trace: "t".into(), conversation: conversation.into(), runs: vec![run] }
     }
 
     #[test]
-    fn timelines_go_to_the_conversations_with_the_most_requests_kept_in_input_order() {
-        let owned: Vec<ConversationRuns> = [3, 9, 1, 9, 5].iter().map(|&r| with_requests(r, "c")).collect();
+    fn timelines_go_to_the_conversations_with_the_largest_peak_kept_in_input_order() {
+        let owned: Vec<ConversationRuns> = [3, 9, 1, 9, 5].iter().map(|&r| with_peak(r, "c")).collect();
         let c: Vec<&ConversationRuns> = owned.iter().collect();
         assert_eq!(timeline_conversations(&c, None), [0, 1, 2, 3, 4]);
         assert_eq!(timeline_conversations(&c, Some(2)), [1, 3]);
@@ -565,10 +582,10 @@ mod tests {
 
     #[test]
     fn the_timeline_choice_keeps_what_a_choice_among_all_picks_whatever_the_order_offered() {
-        // (file, conversation) places in input order, with their requests; ties across files.
+        // (file, conversation) places in input order, with their peaks; ties across files.
         let all = [((0, 0), 3), ((0, 1), 9), ((1, 0), 1), ((2, 0), 9), ((2, 1), 5), ((2, 2), 9), ((3, 0), 5)];
         let owned: Vec<ConversationRuns> =
-            all.iter().map(|&(p, r)| with_requests(r, &format!("{p:?}"))).collect();
+            all.iter().map(|&(p, r)| with_peak(r, &format!("{p:?}"))).collect();
         let refs: Vec<&ConversationRuns> = owned.iter().collect();
         for limit in [None, Some(0), Some(1), Some(2), Some(3), Some(4), Some(9)] {
             let expected: Vec<String> =

@@ -167,14 +167,30 @@ fn the_report_renders_its_charts_and_tables_in_headless_chromium() {
             .output()
             .unwrap()
     };
-    let dom = browse(&["--dump-dom"]);
-    assert!(dom.status.success(), "{}", String::from_utf8_lossy(&dom.stderr));
-    let dom_text = String::from_utf8_lossy(&dom.stdout);
-    // The page's own script counts the charts the browser laid out with a non-empty box.
-    let expected = format!("data-rendered=\"charts={figures}/{figures} tables={tables}\"");
-    assert!(dom_text.contains(&expected), "expected {expected} in the rendered DOM");
-    let log = String::from_utf8_lossy(&dom.stderr);
-    assert!(!log.contains("Uncaught"), "script error: {log}");
+    // At a desktop width and at a phone's (390 px): every chart laid out with a non-empty box (the
+    // page's own script counts them), nothing outside a table's scroll box wider than the screen,
+    // no text under 14 px, no script error and nothing fetched from a network.
+    for width in [1400, 390] {
+        let dom = browse(&["--dump-dom", &format!("--window-size={width},900")]);
+        assert!(dom.status.success(), "{}", String::from_utf8_lossy(&dom.stderr));
+        let dom_text = String::from_utf8_lossy(&dom.stdout);
+        let expected = format!("data-rendered=\"charts={figures}/{figures} tables={tables}\"");
+        assert!(dom_text.contains(&expected), "{width} px: expected {expected} in the rendered DOM");
+        let layout = dom_text
+            .split("data-layout=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .unwrap_or_else(|| panic!("{width} px: the page's script wrote no layout"));
+        let minfont: f64 = layout.split("minfont=").nth(1).unwrap().parse().unwrap();
+        assert!(layout.starts_with("overflow=0 "), "{width} px: elements wider than the screen: {layout}");
+        assert!(minfont >= 14.0, "{width} px: text at {minfont} px");
+        let log = String::from_utf8_lossy(&dom.stderr);
+        assert!(!log.contains("Uncaught"), "{width} px: script error: {log}");
+        assert!(!log.contains("http://") && !log.contains("https://"), "{width} px: a network load: {log}");
+    }
+    for outside in ["src=\"http", "href=\"http", "url(http", "@import"] {
+        assert!(!html.contains(outside), "the page loads something from outside itself: {outside}");
+    }
     let shot = dir.path().join("shot.png");
     let taken = browse(&[&format!("--screenshot={}", shot.display()), "--window-size=1200,2400"]);
     assert!(taken.status.success(), "{}", String::from_utf8_lossy(&taken.stderr));
@@ -182,7 +198,7 @@ fn the_report_renders_its_charts_and_tables_in_headless_chromium() {
 }
 
 #[test]
-fn timelines_are_drawn_for_the_conversations_with_the_most_requests_unless_all_are_asked_for() {
+fn timelines_are_drawn_for_the_conversations_with_the_largest_peak_unless_all_are_asked_for() {
     let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces");
     let dir = tempfile::tempdir().unwrap();
     let charts = |timelines: &str| -> Vec<String> {
@@ -196,9 +212,12 @@ fn timelines_are_drawn_for_the_conversations_with_the_most_requests_unless_all_a
         assert_eq!(html.matches("<figure>").count(), 3 + names.len(), "--timelines {timelines}");
         names
     };
-    // The bundled traces hold four conversations, in input order with 11, 3, 7 and 5 requests
-    // (a replay of traces/ says so); each chart keeps its place among all four in its name.
-    let requests: Vec<usize> = {
+    // The bundled traces hold four conversations, in input order with 11, 3, 7 and 5 requests and
+    // peaks of 10144, 3931, 2780 and 7580 tokens under `none` by the report's `--tokenizer estimate`
+    // (a replay of traces/ says so);
+    // the two largest peaks are the first and the fourth, though the third has more requests.
+    // Each chart keeps its place among all four in its name.
+    let (requests, peaks): (Vec<u64>, Vec<u64>) = {
         let done = ctxbudget()
             .arg("replay")
             .arg(&traces)
@@ -206,10 +225,14 @@ fn timelines_are_drawn_for_the_conversations_with_the_most_requests_unless_all_a
             .assert()
             .success();
         let report: serde_json::Value = serde_json::from_slice(&done.get_output().stdout).unwrap();
-        report["runs"].as_array().unwrap().iter().map(|r| r["requests"].as_u64().unwrap() as usize).collect()
+        let runs = report["runs"].as_array().unwrap();
+        runs.iter()
+            .map(|r| (r["requests"].as_u64().unwrap(), r["peak_context_tokens"].as_u64().unwrap()))
+            .unzip()
     };
     assert_eq!(requests, [11, 3, 7, 5]);
-    assert_eq!(charts("2"), ["timeline-001.png", "timeline-003.png"]);
+    assert_eq!(peaks, [10144, 3931, 2780, 7580]);
+    assert_eq!(charts("2"), ["timeline-001.png", "timeline-004.png"]);
     assert_eq!(
         charts("all"),
         ["timeline-001.png", "timeline-002.png", "timeline-003.png", "timeline-004.png"]

@@ -187,32 +187,43 @@ pub const LABEL_SIZE: u32 = 13;
 pub const MAX_LABEL_CHARS: usize = 26;
 const MIN_LABEL_CHARS: usize = 5;
 const LABEL_GAP: i32 = 6;
-/// Colours of the context categories, in [`crate::measure::Category::ALL`] order.
+/// Colours of the context categories, in [`crate::measure::Category::ALL`] order: light tints, so
+/// the policies' lines ([`SERIES_COLORS`]) drawn over the stacked bands stay the strongest marks.
 pub const CATEGORY_COLORS: [RGBColor; crate::measure::Category::COUNT] = [
-    RGBColor(224, 224, 224), // unrecorded
-    RGBColor(158, 158, 158), // system
-    RGBColor(120, 144, 156), // user
-    RGBColor(174, 213, 129), // assistant
-    RGBColor(206, 147, 216), // thinking
-    RGBColor(255, 204, 128), // tool calls
-    RGBColor(129, 212, 250), // tool summaries
-    RGBColor(2, 136, 209),   // tool contents
-    RGBColor(255, 241, 118), // placeholders
+    RGBColor(240, 240, 240), // unrecorded
+    RGBColor(200, 200, 200), // system
+    RGBColor(217, 217, 217), // user
+    RGBColor(199, 233, 192), // assistant
+    RGBColor(218, 218, 235), // thinking
+    RGBColor(253, 208, 162), // tool calls
+    RGBColor(222, 235, 247), // tool summaries
+    RGBColor(171, 203, 228), // tool contents
+    RGBColor(255, 242, 174), // placeholders
 ];
-/// Colours of series (policies, measures), in order.
-pub const SERIES_COLORS: [RGBColor; 8] = [
-    RGBColor(33, 33, 33),
-    RGBColor(216, 67, 21),
-    RGBColor(46, 125, 50),
-    RGBColor(106, 27, 154),
-    RGBColor(0, 131, 143),
-    RGBColor(249, 168, 37),
-    RGBColor(93, 64, 55),
-    RGBColor(194, 24, 91),
+/// Colours of series (policies, measures), in order: the Okabe–Ito palette (Okabe & Ito, "Color
+/// Universal Design", 2008) without its yellow, which is too light for a line on white, and with
+/// its black a shade lighter than the axes'. Series `i` always gets the same colour (a policy keeps
+/// its colour in every chart of a report, since every chart lists the policies in the run's order);
+/// black is only ever the first, and past the seventh series the six others repeat with a dash
+/// pattern ([`series_dash`]). Under a simulated deuteranopia, protanopia or tritanopia (Machado et
+/// al. 2009, full severity) every two of them stay at least [`MIN_CVD_DELTA_E`] apart (a unit test
+/// checks it).
+pub const SERIES_COLORS: [RGBColor; 7] = [
+    RGBColor(34, 34, 34),    // near-black (the axes are black)
+    RGBColor(230, 159, 0),   // orange
+    RGBColor(86, 180, 233),  // sky blue
+    RGBColor(0, 158, 115),   // bluish green
+    RGBColor(0, 114, 178),   // blue
+    RGBColor(213, 94, 0),    // vermillion
+    RGBColor(204, 121, 167), // reddish purple
 ];
-/// Colour of reference lines (the context window, 100%, a recommendation). They are also dashed
-/// ([`MARK_DASH`]), so a reference never reads as one of the series.
-pub const MARK_COLOR: RGBColor = RGBColor(211, 47, 47);
+/// The least CIE76 colour difference (ΔE*ab) kept between two series colours, and between a series
+/// and the reference lines, under each simulated colour-vision deficiency: 15 is well past the
+/// ~2.3 of a just-noticeable difference, and enough to tell two 2-px lines apart at a glance.
+pub const MIN_CVD_DELTA_E: f64 = 15.0;
+/// Colour of reference lines (the context window, 100%, a recommendation): a dark grey, apart from
+/// every series colour, and dashed ([`MARK_DASH`]), so a reference never reads as one of the series.
+pub const MARK_COLOR: RGBColor = RGBColor(89, 89, 89);
 /// Dash length and gap of reference lines, in pixels.
 pub const MARK_DASH: (u32, u32) = (8, 5);
 
@@ -228,9 +239,87 @@ pub fn mark_legend<DB: DrawingBackend>((x, y): (i32, i32)) -> TwoPaths<DB> {
         + PathElement::new([(8, 0), (13, 0)], style)
 }
 
-/// The colour of series `i`.
+/// The colour of series `i`. Series 0 (the baseline, `none`, where a chart has one) alone is
+/// near-black; the others take the six colours after it in turn.
 pub fn series_color(i: usize) -> RGBColor {
-    SERIES_COLORS[i % SERIES_COLORS.len()]
+    match i {
+        0 => SERIES_COLORS[0],
+        _ => SERIES_COLORS[1 + (i - 1) % (SERIES_COLORS.len() - 1)],
+    }
+}
+
+/// The legend glyph of series `i`'s line: its colour, solid or in its [`series_dash`] pattern.
+pub fn series_legend<DB: DrawingBackend>(i: usize, (x, y): (i32, i32)) -> TwoPaths<DB> {
+    let style = series_color(i).stroke_width(2);
+    let (first, second) = match series_dash(i) {
+        None => ([(0, 0), (7, 0)], [(6, 0), (13, 0)]),
+        Some((dash, _)) if dash > 4 => ([(0, 0), (8, 0)], [(11, 0), (13, 0)]),
+        Some(_) => ([(0, 0), (2, 0)], [(5, 0), (7, 0)]),
+    };
+    EmptyElement::at((x, y)) + PathElement::new(first, style) + PathElement::new(second, style)
+}
+
+/// What a legend entry drawn beside a plot ([`side_legend`]) shows before its label.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Swatch {
+    /// A filled band of this colour (a stacked category).
+    Band(RGBColor),
+    /// Series `i`'s line ([`series_legend`]).
+    Line(usize),
+    /// Series `i`'s dot.
+    Dot(usize),
+    /// The baseline's dashed line, in series 0's colour.
+    Baseline,
+    /// A reference line ([`mark_legend`]).
+    Reference,
+    /// Nothing: the row goes on saying something about the row above.
+    Text,
+}
+
+/// Height of one legend row, in pixels.
+const LEGEND_ROW: i32 = 18;
+
+/// A legend in its own area beside the plot, one row per entry from `top` down, each label cut to
+/// what the area's width holds. Drawn outside the plot, it never covers a line.
+pub fn side_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    top: i32,
+    entries: &[(String, Swatch)],
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let width = area.dim_in_pixel().0 as i32;
+    let max_chars = usize::try_from((width - 28) / 7).unwrap_or(0).max(MIN_LABEL_CHARS);
+    let style = TextStyle::from((FONT, LABEL_SIZE).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+    for (k, (label, swatch)) in entries.iter().enumerate() {
+        let y = top + k as i32 * LEGEND_ROW;
+        match *swatch {
+            Swatch::Band(color) => area.draw(&Rectangle::new([(4, y - 5), (16, y + 5)], color.filled()))?,
+            Swatch::Line(i) => area.draw(&series_legend(i, (4, y)))?,
+            Swatch::Dot(i) => area.draw(&Circle::new((10, y), 5, series_color(i).filled()))?,
+            Swatch::Baseline => {
+                let style = series_color(0).stroke_width(2);
+                area.draw(&PathElement::new([(4, y), (9, y)], style))?;
+                area.draw(&PathElement::new([(12, y), (17, y)], style))?;
+            }
+            Swatch::Reference => area.draw(&mark_legend((4, y)))?,
+            Swatch::Text => {}
+        }
+        area.draw_text(&shorten(label, max_chars), &style, (24, y))?;
+    }
+    Ok(())
+}
+
+/// The dash pattern (dash, gap in pixels) of series `i`'s line: none for the first round of
+/// [`SERIES_COLORS`], then long dashes, then dots, so two series that share a colour differ in
+/// pattern.
+pub fn series_dash(i: usize) -> Option<(u32, u32)> {
+    match (i.saturating_sub(1) / (SERIES_COLORS.len() - 1)) % 3 {
+        0 => None,
+        1 => Some((12, 4)),
+        _ => Some((2, 3)),
+    }
 }
 
 // ---- output paths (relative to the report directory) ----
@@ -871,6 +960,85 @@ mod tests {
         }
         for stem in [SWEEP, POLICIES, CALIBRATION] {
             assert!(stem.starts_with("charts/"));
+        }
+    }
+
+    /// Machado, Oliveira & Fernandes (2009) simulation matrices at full severity, on linear RGB.
+    const DEUTERANOPIA: [[f64; 3]; 3] =
+        [[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413], [-0.011820, 0.042940, 0.968881]];
+    const PROTANOPIA: [[f64; 3]; 3] =
+        [[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216], [-0.003882, -0.048116, 1.051998]];
+    const TRITANOPIA: [[f64; 3]; 3] =
+        [[1.255528, -0.076749, -0.178779], [-0.078411, 0.930809, 0.147602], [0.004733, 0.691367, 0.303900]];
+    const NORMAL: [[f64; 3]; 3] = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+
+    /// CIE L*a*b* (D65) of `c` as seen through the simulation matrix `m`.
+    fn seen(c: RGBColor, m: &[[f64; 3]; 3]) -> [f64; 3] {
+        let linear = |v: u8| {
+            let v = f64::from(v) / 255.0;
+            if v <= 0.04045 { v / 12.92 } else { ((v + 0.055) / 1.055).powf(2.4) }
+        };
+        let rgb = [linear(c.0), linear(c.1), linear(c.2)];
+        let [r, g, b] = m.map(|row| (row[0] * rgb[0] + row[1] * rgb[1] + row[2] * rgb[2]).clamp(0.0, 1.0));
+        let xyz = [
+            (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047,
+            0.2126 * r + 0.7152 * g + 0.0722 * b,
+            (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883,
+        ];
+        let f = |t: f64| if t > 216.0 / 24389.0 { t.cbrt() } else { (24389.0 / 27.0 * t + 16.0) / 116.0 };
+        let [fx, fy, fz] = xyz.map(f);
+        [116.0 * fy - 16.0, 500.0 * (fx - fy), 200.0 * (fy - fz)]
+    }
+
+    fn delta_e(a: [f64; 3], b: [f64; 3]) -> f64 {
+        ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
+    }
+
+    /// The closest two of `colors` under `m`, and their difference.
+    fn closest(colors: &[RGBColor], m: &[[f64; 3]; 3]) -> (f64, RGBColor, RGBColor) {
+        let mut best = (f64::INFINITY, colors[0], colors[0]);
+        for (i, a) in colors.iter().enumerate() {
+            for b in &colors[i + 1..] {
+                let d = delta_e(seen(*a, m), seen(*b, m));
+                if d < best.0 {
+                    best = (d, *a, *b);
+                }
+            }
+        }
+        best
+    }
+
+    #[test]
+    fn every_two_series_and_the_reference_line_stay_apart_under_each_colour_vision_deficiency() {
+        let mut colors = SERIES_COLORS.to_vec();
+        colors.push(MARK_COLOR);
+        for (name, m) in [
+            ("normal", NORMAL),
+            ("deuteranopia", DEUTERANOPIA),
+            ("protanopia", PROTANOPIA),
+            ("tritanopia", TRITANOPIA),
+        ] {
+            let (d, a, b) = closest(&colors, &m);
+            assert!(d >= MIN_CVD_DELTA_E, "{name}: {a:?} and {b:?} are only ΔE {d:.1} apart");
+        }
+    }
+
+    #[test]
+    fn the_old_red_and_green_series_would_fail_the_colour_vision_check() {
+        // The check can fail: the two series the report used to tell apart by red and green.
+        let (d, ..) = closest(&[RGBColor(216, 67, 21), RGBColor(46, 125, 50)], &PROTANOPIA);
+        assert!(d < MIN_CVD_DELTA_E, "ΔE {d:.1}");
+    }
+
+    #[test]
+    fn series_that_share_a_colour_differ_in_dash_pattern() {
+        let n = 1 + 3 * (SERIES_COLORS.len() - 1);
+        for i in 0..n {
+            for j in i + 1..n {
+                if series_color(i) == series_color(j) {
+                    assert_ne!(series_dash(i), series_dash(j), "series {i} and {j}");
+                }
+            }
         }
     }
 }

@@ -8,8 +8,8 @@ use plotters::coord::cartesian::Cartesian2d;
 use plotters::prelude::*;
 
 use super::{
-    AXIS_SIZE, CATEGORY_COLORS, Chart, DrawResult, FONT, LABEL_SIZE, MARK_COLOR, MARK_DASH, TITLE_SIZE,
-    TickedAxis, Ticks, nice_ceiling, series_color,
+    AXIS_SIZE, CATEGORY_COLORS, Chart, DrawResult, FONT, LABEL_SIZE, MARK_COLOR, MARK_DASH, Swatch,
+    TITLE_SIZE, TickedAxis, Ticks, nice_ceiling, series_color, series_dash,
 };
 use crate::model::Tokens;
 use crate::result::Run;
@@ -86,7 +86,10 @@ impl Chart for Timeline {
         // Requests and tokens are counts: ticks a whole step apart.
         let x_axis = Ticks::new(x_lo, x_hi, 12, 1.0).axis(x_lo, x_hi);
         let y_axis = Ticks::new(0.0, y_max, 10, 1.0).axis(0.0, y_max);
-        let mut chart = ChartBuilder::on(root)
+        // The legend in its own column beside the plot, not over it: with every policy and
+        // category named, a legend inside covered a third of the plot and the lines under it.
+        let (plot, side) = root.split_horizontally(root.dim_in_pixel().0.saturating_sub(LEGEND_WIDTH));
+        let mut chart = ChartBuilder::on(&plot)
             .caption(&self.title, (FONT, TITLE_SIZE))
             .margin(12)
             .x_label_area_size(40)
@@ -101,19 +104,53 @@ impl Chart for Timeline {
             .draw()?;
         self.draw_stacks(&mut chart)?;
         self.draw_lines(&mut chart)?;
-        // Off the scale, the window is only named in the legend (an empty series).
-        let (points, label) = if self.window_shown {
+        if self.window_shown {
             let w = self.window as f64;
-            (vec![(x_lo, w), (x_hi, w)], format!("context window ({})", self.window))
-        } else {
-            (Vec::new(), format!("context window ({}, above the scale)", self.window))
-        };
-        chart
-            .draw_series(DashedLineSeries::new(points, MARK_DASH.0, MARK_DASH.1, MARK_COLOR.stroke_width(2)))?
-            .label(label)
-            .legend(super::mark_legend);
-        super::legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
-        Ok(())
+            chart.draw_series(DashedLineSeries::new(
+                [(x_lo, w), (x_hi, w)],
+                MARK_DASH.0,
+                MARK_DASH.1,
+                MARK_COLOR.stroke_width(2),
+            ))?;
+        }
+        super::side_legend(&side, 48, &self.legend())
+    }
+}
+
+/// Pixels kept right of the plot for the legend.
+const LEGEND_WIDTH: u32 = 270;
+
+impl Timeline {
+    /// The legend, top to bottom: the stacked categories as they lie (top band first), the
+    /// policies in order, then the context window, with the share of it the peak uses (said in
+    /// words when the window is off the scale).
+    fn legend(&self) -> Vec<(String, Swatch)> {
+        let categories = crate::result::Categories::default().named();
+        let mut entries: Vec<(String, Swatch)> = self
+            .stacks
+            .iter()
+            .rev()
+            .map(|(name, _)| {
+                let index = categories.iter().position(|(n, _)| n == name).unwrap_or(0);
+                let color = CATEGORY_COLORS[index % CATEGORY_COLORS.len()];
+                (format!("{name} ({})", self.stacked_policy), Swatch::Band(color))
+            })
+            .collect();
+        let one = self.requests() == 1;
+        for (i, (policy, _)) in self.lines.iter().enumerate() {
+            let swatch = match (one, i) {
+                (true, _) => Swatch::Dot(i),
+                (false, 0) => Swatch::Baseline,
+                (false, _) => Swatch::Line(i),
+            };
+            entries.push((policy.clone(), swatch));
+        }
+        let peak = self.lines.iter().flat_map(|(_, v)| v.iter().copied()).max().unwrap_or(0);
+        let share = if self.window == 0 { 0.0 } else { 100.0 * peak as f64 / self.window as f64 };
+        let place = if self.window_shown { "" } else { ", off scale" };
+        entries.push((format!("context window ({}){place}", self.window), Swatch::Reference));
+        entries.push((format!("peak {peak}: {share:.1}% of it"), Swatch::Text));
+        entries
     }
 }
 
@@ -158,23 +195,20 @@ impl Timeline {
             // Opaque, so each visible band is its legend's colour (translucent areas drawn from 0
             // showed every band as a blend of itself and all the bands above it).
             let color = CATEGORY_COLORS[index % CATEGORY_COLORS.len()];
-            let drawn = if self.requests() == 1 {
+            if self.requests() == 1 {
                 let height = top.first().map_or(0.0, |v| *v as f64);
-                chart.draw_series([Rectangle::new([(-COLUMN, 0.0), (COLUMN, height)], color.filled())])?
+                chart.draw_series([Rectangle::new([(-COLUMN, 0.0), (COLUMN, height)], color.filled())])?;
             } else {
-                chart.draw_series(AreaSeries::new(points(top), 0.0, color.filled()))?
-            };
-            drawn
-                .label(format!("{name} ({})", self.stacked_policy))
-                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
+                chart.draw_series(AreaSeries::new(points(top), 0.0, color.filled()))?;
+            }
         }
         Ok(())
     }
 
     /// One line per policy. The first, the baseline, is dashed and drawn last: drawn first and
     /// solid, every policy that keeps the same context hid it (and, in a stretch where they all
-    /// agree, the legend named a line nobody could see). It is labelled first all the same, so
-    /// the legend keeps the policies in order. A single request has no line to draw: each policy
+    /// agree, the legend named a line nobody could see); the legend ([`Timeline::legend`]) still
+    /// names it first. A single request has no line to draw: each policy
     /// is a dot, side by side across the column, since at the first request they mostly agree.
     fn draw_lines<'a, DB: DrawingBackend + 'a>(&self, chart: &mut Plot<'a, DB>) -> DrawResult
     where
@@ -183,21 +217,16 @@ impl Timeline {
         if self.requests() == 1 {
             return self.draw_dots(chart);
         }
-        let Some(((baseline, base_values), others)) = self.lines.split_first() else { return Ok(()) };
+        let Some(((_, base_values), others)) = self.lines.split_first() else { return Ok(()) };
         let black = series_color(0).stroke_width(2);
-        chart.draw_series(std::iter::empty::<PathElement<(f64, f64)>>())?.label(baseline.as_str()).legend(
-            move |(x, y)| {
-                EmptyElement::at((x, y))
-                    + PathElement::new([(0, 0), (5, 0)], black)
-                    + PathElement::new([(8, 0), (13, 0)], black)
-            },
-        );
-        for (i, (policy, values)) in others.iter().enumerate() {
-            let color = series_color(i + 1);
-            chart
-                .draw_series(LineSeries::new(points(values), color.stroke_width(2)))?
-                .label(policy.as_str())
-                .legend(move |(x, y)| PathElement::new([(x, y), (x + 12, y)], color.stroke_width(2)));
+        for (i, (_, values)) in others.iter().enumerate() {
+            let style = series_color(i + 1).stroke_width(2);
+            match series_dash(i + 1) {
+                None => chart.draw_series(LineSeries::new(points(values), style))?,
+                Some((dash, gap)) => {
+                    chart.draw_series(DashedLineSeries::new(points(values), dash, gap, style))?
+                }
+            };
         }
         let (dash, gap) = BASELINE_DASH;
         chart.draw_series(DashedLineSeries::new(points(base_values), dash, gap, black))?;
@@ -210,13 +239,10 @@ impl Timeline {
         DB::ErrorType: 'static,
     {
         let n = self.lines.len() as f64;
-        for (i, (policy, values)) in self.lines.iter().enumerate() {
+        for (i, (_, values)) in self.lines.iter().enumerate() {
             let color = series_color(i);
             let x = COLUMN * (2.0 * (i as f64 + 0.5) / n - 1.0);
-            chart
-                .draw_series(values.iter().map(|v| Circle::new((x, *v as f64), DOT, color.filled())))?
-                .label(policy.as_str())
-                .legend(move |(x, y)| Circle::new((x + 6, y), DOT, color.filled()));
+            chart.draw_series(values.iter().map(|v| Circle::new((x, *v as f64), DOT, color.filled())))?;
         }
         Ok(())
     }
@@ -230,7 +256,13 @@ fn points(values: &[Tokens]) -> impl Iterator<Item = (f64, f64)> + Clone + '_ {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::measure::Category;
     use crate::result::{Categories, RequestRow, RunSummary};
+
+    /// A colour as plotters writes it in an SVG attribute.
+    fn hex(c: RGBColor) -> String {
+        format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
+    }
 
     fn run(policy: &str, rows: &[(Tokens, Tokens)]) -> Run {
         Run {
@@ -295,11 +327,12 @@ mod tests {
             run("keep-turns:n=1", &[(10, 0), (10, 50), (10, 40)]),
         ];
         let svg = super::super::svg(&prepare("s.jsonl", "main", &runs, 1_000_000)).unwrap();
-        let (black, orange) = ("stroke=\"#212121\"", "stroke=\"#D84315\"");
+        let (black, orange) =
+            (format!("stroke=\"{}\"", hex(series_color(0))), format!("stroke=\"{}\"", hex(series_color(1))));
         let first = |stroke: &str| svg.find(stroke).unwrap_or_else(|| panic!("no {stroke}"));
-        assert!(first(orange) < first(black), "none drawn before keep-turns:n=1");
+        assert!(first(&orange) < first(&black), "none drawn before keep-turns:n=1");
         // Dashed: many short pieces, and two dashes in the legend.
-        assert!(svg.matches(black).count() > 10, "none is not dashed");
+        assert!(svg.matches(&black).count() > 10, "none is not dashed");
         // The legend still names none first.
         assert!(svg.find(">\nnone\n<").unwrap() < svg.find(">\nkeep-turns:n=1\n<").unwrap());
     }
@@ -316,12 +349,16 @@ mod tests {
         let circles = |fill: &str| -> Vec<String> {
             svg.split("<circle").skip(1).filter(|c| c.contains(fill)).map(|c| c[..20].to_owned()).collect()
         };
-        let (black, orange) = (circles("fill=\"#212121\""), circles("fill=\"#D84315\""));
+        let (black, orange) = (
+            circles(&format!("fill=\"{}\"", hex(series_color(0)))),
+            circles(&format!("fill=\"{}\"", hex(series_color(1)))),
+        );
         assert_eq!([black.len(), orange.len()], [2, 2], "{black:?} {orange:?}");
         assert_ne!(black[0], orange[0], "dots drawn over each other");
-        // The stacked categories are a column in their colours (user #78909C, contents #0288D1).
-        for fill in ["fill=\"#78909C\"", "fill=\"#0288D1\""] {
-            assert!(svg.matches(fill).count() >= 2, "no band {fill} beside its legend entry");
+        // The stacked categories are a column in their colours (user, tool contents).
+        for category in [Category::User, Category::ToolContents] {
+            let fill = format!("fill=\"{}\"", hex(CATEGORY_COLORS[category as usize]));
+            assert!(svg.matches(&fill).count() >= 2, "no band {fill} beside its legend entry");
         }
         // The only request is labelled 0, alone on its axis.
         assert!(super::super::has_text(&svg, "0"));
@@ -346,8 +383,9 @@ mod tests {
         ] {
             assert!(super::super::has_text(&svg, needle), "missing {needle}");
         }
-        // Each band is drawn opaque, in its legend's colour: user #78909C, tool contents #0288D1.
-        for fill in ["fill=\"#78909C\"", "fill=\"#0288D1\""] {
+        // Each band is drawn opaque, in its legend's colour (user, tool contents).
+        for category in [Category::User, Category::ToolContents] {
+            let fill = format!("fill=\"{}\"", hex(CATEGORY_COLORS[category as usize]));
             assert!(svg.contains(&format!("<polygon opacity=\"1\" {fill}")), "no opaque band {fill}");
         }
         assert!(!svg.contains("<polygon opacity=\"0."), "a translucent band blends with those above it");
@@ -355,5 +393,39 @@ mod tests {
         assert_eq!(svg, super::super::svg(&prepare("s.jsonl", "main", &runs, 150)).unwrap());
         let png = super::super::png(&prepare("s.jsonl", "main", &runs, 150)).unwrap();
         assert_eq!(&png[1..4], b"PNG");
+    }
+
+    #[test]
+    fn the_legend_stands_beside_the_plot_and_says_how_much_of_the_window_the_peak_uses() {
+        let runs = [
+            run("none", &[(10, 0), (10, 50), (10, 90)]),
+            run("keep-turns:n=1", &[(10, 0), (10, 50), (10, 40)]),
+        ];
+        let t = prepare("s.jsonl", "main", &runs, 200_000);
+        let legend: Vec<String> = t.legend().into_iter().map(|(label, _)| label).collect();
+        assert_eq!(
+            legend,
+            [
+                "tool_contents (none)",
+                "user (none)",
+                "none",
+                "keep-turns:n=1",
+                "context window (200000), off scale",
+                "peak 100: 0.1% of it"
+            ]
+        );
+        let svg = super::super::svg(&t).unwrap();
+        // Every legend label starts right of the plot, in the column kept for it.
+        let plot_right = (super::super::WIDTH - LEGEND_WIDTH) as f64;
+        for label in &legend {
+            let at = svg.find(&format!(">\n{label}\n</text>")).unwrap_or_else(|| panic!("no {label}"));
+            let tag = &svg[svg[..at].rfind("<text").unwrap()..at];
+            let x: f64 = tag.split("x=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
+            assert!(x > plot_right, "{label} at x = {x}, inside the plot");
+        }
+        // Within twice the peak, the window is drawn and its share said without "off the scale".
+        let near = prepare("s.jsonl", "main", &runs, 150);
+        let labels: Vec<String> = near.legend().into_iter().rev().take(2).map(|(label, _)| label).collect();
+        assert_eq!(labels, ["peak 100: 66.7% of it", "context window (150)"]);
     }
 }
