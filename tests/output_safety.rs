@@ -315,3 +315,46 @@ fn a_failed_write_names_the_output() {
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("error: cannot write stdout: No space"));
 }
+
+/// Conversation ids, tool names and paths come from the logs: a cell a spreadsheet would run as a
+/// formula is written with a leading `'` in every CSV (`replay --format csv` and the report's
+/// CSVs), while negative numbers stay numbers.
+#[test]
+fn csv_cells_from_logs_never_reach_a_spreadsheet_as_formulas() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.jsonl");
+    let lines = [
+        r#"{"type":"conversation","id":"=HYPERLINK(\"http://x\")"}"#,
+        r#"{"type":"user","text":"go"}"#,
+        r#"{"type":"request","usage":{"input_tokens":40}}"#,
+        r#"{"type":"tool_call","call_id":"c1","name":"@SUM(1)","arguments":"{}"}"#,
+        r#"{"type":"tool_result","call_id":"c1","name":"@SUM(1)","output":"a\nb\nc\n"}"#,
+        r#"{"type":"request","usage":{"input_tokens":60}}"#,
+    ];
+    std::fs::write(&trace, lines.join("\n") + "\n").unwrap();
+    let csv =
+        ctxbudget().arg("replay").arg(&trace).args(["--format", "csv", "--per-request"]).output().unwrap();
+    assert!(csv.status.success(), "{}", String::from_utf8_lossy(&csv.stderr));
+    let text = String::from_utf8(csv.stdout).unwrap();
+    assert!(text.contains(",\"'=HYPERLINK(\"\"http://x\"\")\","), "{text}");
+    let out = dir.path().join("report");
+    ctxbudget()
+        .arg("report")
+        .arg(&trace)
+        .arg("--out")
+        .arg(&out)
+        .args(["--tokenizer", "estimate"])
+        .assert()
+        .success();
+    for name in ["timeline.csv", "sweep-tools.csv", "calibration.csv", "compare.csv", "cost.csv"] {
+        let text = std::fs::read_to_string(out.join(name)).unwrap();
+        for line in text.lines() {
+            for cell in line.split(',') {
+                let cell = cell.trim_start_matches('"');
+                assert!(!cell.starts_with(['=', '@']), "{name}: {line}");
+            }
+        }
+    }
+    let tools = std::fs::read_to_string(out.join("sweep-tools.csv")).unwrap();
+    assert!(tools.contains("'@SUM(1)"), "{tools}");
+}
