@@ -116,7 +116,7 @@ pub fn load_each<T: Send>(
 /// being replaced by an empty one (decision). A folder that exists but holds no session is not a
 /// failure: its report is an empty one, as before.
 fn discover_or_stop(source: &SourceConfig) -> std::result::Result<Discovered, ExitCode> {
-    let found = input::discover(&source.paths, source.follow);
+    let found = input::discover_following(&source.paths, source.follow);
     if !found.files.is_empty() || found.errors.is_empty() {
         return Ok(found);
     }
@@ -1424,7 +1424,7 @@ mod tests {
         )
         .unwrap();
         let Ok(Config::Sweep(c)) = Config::from_cli(cli) else { panic!("a sweep") };
-        let found = input::discover(&c.input.source.paths, false);
+        let found = input::discover(&c.input.source.paths);
         let speculation = Speculation::new(found.files.len());
         let guessing = analysis::sweep::SweepSettings { tolerance: 1.0, ..c.settings.clone() };
         let sum = std::sync::Mutex::default();
@@ -1449,7 +1449,7 @@ mod tests {
             let cli =
                 crate::cli::Cli::try_parse_from(args.into_iter().chain([session.to_str().unwrap()])).unwrap();
             let Ok(Config::Replay(c)) = Config::from_cli(cli) else { panic!("a replay") };
-            let found = input::discover(&c.input.source.paths, false);
+            let found = input::discover(&c.input.source.paths);
             let meter = meter(&c.input).unwrap();
             let job = Job {
                 thresholds: vec![c.threshold],

@@ -166,11 +166,16 @@ pub fn given(path: &Path) -> &Path {
     if path.as_os_str() == "-" && stdin.exists() { stdin } else { path }
 }
 
+/// Finds the trace files under `paths` ([`discover_following`] without `--follow`).
+pub fn discover(paths: &[PathBuf]) -> Discovered {
+    discover_following(paths, false)
+}
+
 /// Finds the trace files under `paths`; `-` is standard input ([`given`]). In a folder, a
 /// symbolic link that leads out of it is followed only when `follow` is set (as ripgrep's
 /// `--follow`): `replay /proc/self/` would otherwise walk the whole file system through `root`
 /// and `cwd`; those passed over are counted in one warning per folder.
-pub fn discover(paths: &[PathBuf], follow: bool) -> Discovered {
+pub fn discover_following(paths: &[PathBuf], follow: bool) -> Discovered {
     let mut found = Discovered::default();
     for path in paths {
         let path = given(path);
@@ -609,7 +614,7 @@ mod tests {
         ] {
             std::fs::write(root.join(f), "{}").unwrap();
         }
-        let found = discover(&[root.to_owned()], false);
+        let found = discover(&[root.to_owned()]);
         let rel: Vec<String> = found
             .files
             .iter()
@@ -624,7 +629,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join(".session.jsonl");
         std::fs::write(&p, "{}").unwrap();
-        let found = discover(std::slice::from_ref(&p), false);
+        let found = discover(std::slice::from_ref(&p));
         assert_eq!(found.files, [p]);
         assert_eq!(found.explicit, [true]);
     }
@@ -645,7 +650,7 @@ mod tests {
         std::fs::create_dir(dir.path().join("d")).unwrap();
         std::fs::write(dir.path().join("d/t.jsonl"), "{}").unwrap();
         std::os::unix::fs::symlink(dir.path(), dir.path().join("d/loop")).unwrap();
-        let found = discover(&[dir.path().to_owned()], false);
+        let found = discover(&[dir.path().to_owned()]);
         assert_eq!(found.files.len(), 1, "{:?}", found.files);
     }
 
@@ -657,7 +662,7 @@ mod tests {
         std::fs::write(&t, "{}").unwrap();
         std::fs::write(d.join("u.jsonl"), "{}").unwrap();
         std::os::unix::fs::symlink(&t, d.join("v.jsonl")).unwrap();
-        let found = discover(&[d.join("u.jsonl"), d.clone(), t.clone()], false);
+        let found = discover(&[d.join("u.jsonl"), d.clone(), t.clone()]);
         assert_eq!(found.files, [d.join("u.jsonl"), t.clone()]);
         assert_eq!(found.explicit, [true, true], "t.jsonl was named too");
         let shown = |p: &Path| p.display().to_string();
@@ -677,7 +682,7 @@ mod tests {
 
     #[test]
     fn a_missing_path_is_reported_not_fatal() {
-        let found = discover(&[PathBuf::from("/definitely/not/here")], false);
+        let found = discover(&[PathBuf::from("/definitely/not/here")]);
         assert_eq!(found.errors, ["/definitely/not/here: no such file or directory"]);
     }
 
