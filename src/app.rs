@@ -115,8 +115,8 @@ pub fn load_each<T: Send>(
 /// printed and nothing is written, so an existing output or report is left as it is instead of
 /// being replaced by an empty one (decision). A folder that exists but holds no session is not a
 /// failure: its report is an empty one, as before.
-fn discover_or_stop(paths: &[std::path::PathBuf]) -> std::result::Result<Discovered, ExitCode> {
-    let found = input::discover(paths);
+fn discover_or_stop(source: &SourceConfig) -> std::result::Result<Discovered, ExitCode> {
+    let found = input::discover_following(&source.paths, source.follow);
     if !found.files.is_empty() || found.errors.is_empty() {
         return Ok(found);
     }
@@ -321,7 +321,7 @@ fn holds(found: &Discovered, low_memory: bool) -> bool {
 
 fn sweep(c: SweepConfig) -> Result<ExitCode> {
     check_output(&c.output, &c.input.source)?;
-    let found = match discover_or_stop(&c.input.source.paths) {
+    let found = match discover_or_stop(&c.input.source) {
         Ok(found) => found,
         Err(code) => return Ok(code),
     };
@@ -490,7 +490,7 @@ fn finish_sweep(
 
 fn compare(c: CompareConfig, cost: bool) -> Result<ExitCode> {
     check_output(&c.output, &c.input.source)?;
-    let found = match discover_or_stop(&c.input.source.paths) {
+    let found = match discover_or_stop(&c.input.source) {
         Ok(found) => found,
         Err(code) => return Ok(code),
     };
@@ -522,7 +522,7 @@ fn compare(c: CompareConfig, cost: bool) -> Result<ExitCode> {
 
 fn calibrate(c: CalibrateConfig) -> Result<ExitCode> {
     check_output(&c.output, &c.input.source)?;
-    let found = match discover_or_stop(&c.input.source.paths) {
+    let found = match discover_or_stop(&c.input.source) {
         Ok(found) => found,
         Err(code) => return Ok(code),
     };
@@ -565,6 +565,31 @@ fn check_report_dir(out: &std::path::Path, inputs: &[std::path::PathBuf]) -> Res
     Ok(())
 }
 
+/// Refuses a report directory that holds files but no sign of a previous report (its
+/// `report.json`, or a temporary file a killed run left): a report replaces files of its names
+/// and removes `charts/timeline-*`, which in a folder of the user's own files would destroy them.
+fn check_report_owned(out: &std::path::Path) -> Result<()> {
+    let Ok(entries) = std::fs::read_dir(out) else { return Ok(()) };
+    let names: Vec<std::ffi::OsString> = entries.flatten().map(|e| e.file_name()).collect();
+    let ours = |n: &std::ffi::OsString| {
+        n.to_str().is_some_and(|n| n == crate::report::REPORT_JSON || n.starts_with(export::TEMP_PREFIX))
+    };
+    // An empty `charts/` is what a run that read nothing leaves when it cannot remove it.
+    let empty_charts = |n: &std::ffi::OsString| {
+        n == crate::chart::DIR && std::fs::read_dir(out.join(n)).is_ok_and(|mut d| d.next().is_none())
+    };
+    if names.iter().all(empty_charts) || names.iter().any(ours) {
+        return Ok(());
+    }
+    Err(UsageError(format!(
+        "refusing to write the report into {}: it holds files but no previous report ({} not found); \
+         choose an empty or new --out, or pass --force to write there anyway",
+        out.display(),
+        crate::report::REPORT_JSON
+    ))
+    .into())
+}
+
 /// Refuses, once the inputs are found, a report directory that holds one of them (a file reached
 /// through a symbolic link inside a folder read, or the one standard input is redirected from:
 /// [`check_report_dir`] sees only the paths given), and a `--count-cache` file that is one of
@@ -600,6 +625,13 @@ fn create_report_dir(out: &std::path::Path) -> Result<Vec<std::path::PathBuf>> {
     }
     created.reverse();
     std::fs::create_dir_all(&charts).map_err(|e| {
+        // The folder exists: what stands in the way is its `charts`, not the folder.
+        if out.is_dir() && charts.exists() {
+            return UsageError(format!(
+                "cannot create {}: a file of that name is in the way (move it away, or choose another --out)",
+                charts.display()
+            ));
+        }
         UsageError(format!(
             "cannot create the report directory {}: {}",
             out.display(),
@@ -623,11 +655,14 @@ fn remove_created(created: &[std::path::PathBuf]) {
 fn report(c: ReportConfig) -> Result<ExitCode> {
     let meter_with_kept_counts = meter(&c.input)?;
     check_report_dir(&c.out, &c.input.source.paths)?;
-    let found = match discover_or_stop(&c.input.source.paths) {
+    let found = match discover_or_stop(&c.input.source) {
         Ok(found) => found,
         Err(code) => return Ok(code),
     };
     check_report_found(&c.out, &c.input.source, &found)?;
+    if !c.force {
+        check_report_owned(&c.out)?;
+    }
     let created = create_report_dir(&c.out)?;
     with_jobs(c.input.source.jobs, || {
         // Each file is compared, calibrated and swept as soon as it is measured, its comparison
@@ -639,10 +674,10 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
         // replaced before every file has been read, and nothing at all when none could be
         // (`writes`).
         export::remove_leftovers(&c.out, &[crate::chart::DIR]);
-        let timeline_csv = csv_lines(
-            &Output::File(c.out.join(crate::report::TIMELINE_CSV)),
-            &export::columns::timeline_csv_header()?,
-        )?;
+        let mut staged = export::staged::Staged::create(&c.out, &[crate::chart::DIR])?;
+        let mut timeline_file = staged.file(crate::report::TIMELINE_CSV)?;
+        timeline_file.write_all(&export::columns::timeline_csv_header()?)?;
+        let timeline_csv = export::InOrder::new(timeline_file);
         let speculation = Speculation::new(found.files.len());
         let keep = SweepKeep::of(&found, c.low_memory, &speculation);
         let sum = std::sync::Mutex::default();
@@ -680,13 +715,12 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
         if !writes(None, read, &mut errors) {
             // Dropped unfinished, timeline.csv's temporary copy is removed.
             drop(timeline_csv);
+            drop(staged);
             remove_created(&created);
             return Ok(print_problems(&warnings, &errors));
         }
-        export::retire_index(&c.out, crate::report::INDEX)?;
-        let timeline_file = timeline_csv
-            .finish(found.files.len())
-            .with_context(|| format!("cannot write {}", c.out.join(crate::report::TIMELINE_CSV).display()))?;
+        // A write error already names the file.
+        let timeline_file = timeline_csv.finish(found.files.len())?;
         // A conversation's place among all of them, from its file's and its own.
         let mut first_of_file = Vec::with_capacity(shown.len());
         let mut conversations = 0;
@@ -720,23 +754,7 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
         };
         let files = crate::report::build(&input, timelines)?;
         timeline_file.finish()?;
-        let json_path = c.out.join(crate::report::REPORT_JSON);
-        Output::File(json_path.clone())
-            .write_json(&input, b"")
-            .with_context(|| format!("cannot write {}", json_path.display()))?;
-        let events_path = c.out.join(crate::report::PRUNE_EVENTS_CSV);
-        let mut events = Output::File(events_path.clone()).stream()?;
-        crate::report::write_prune_events(&input, &mut events)
-            .with_context(|| format!("cannot write {}", events_path.display()))?;
-        events.finish()?;
-        let charts: std::collections::BTreeSet<&str> =
-            files.iter().filter_map(|f| f.path.strip_prefix(crate::chart::DIR)?.strip_prefix('/')).collect();
-        export::remove_stale(&c.out.join(crate::chart::DIR), |name| {
-            crate::chart::is_timeline_file(name) && !charts.contains(name)
-        });
-        for f in &files {
-            export::write_atomically(&c.out.join(&f.path), &f.bytes)?;
-        }
+        write_report(staged, &input, &files, &c.out)?;
         let mut summary = String::new();
         for line in crate::report::findings(&input) {
             summary.push_str(&line);
@@ -749,6 +767,33 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
         ));
         stdout(&summary)?;
         Ok(print_problems(&warnings, &errors))
+    })
+}
+
+/// Writes the rest of a report beside the old one (report.json, prune-events.csv and `files`),
+/// then moves the new report in, its index last ([`export::staged::Staged::move_in`]). Each
+/// file's errors name it once (`cannot write REPORT/report.json: …`).
+fn write_report(
+    mut staged: export::staged::Staged,
+    input: &crate::report::ReportInput<'_>,
+    files: &[crate::report::ReportFile],
+    out: &std::path::Path,
+) -> Result<()> {
+    let mut json = staged.file(crate::report::REPORT_JSON)?;
+    serde_json::to_writer_pretty(&mut json, input).map_err(std::io::Error::from)?;
+    json.finish()?;
+    let mut events = staged.file(crate::report::PRUNE_EVENTS_CSV)?;
+    crate::report::write_prune_events(input, &mut events)?;
+    events.finish()?;
+    for f in files {
+        staged.write(&f.path, &f.bytes)?;
+    }
+    let charts: std::collections::BTreeSet<&str> =
+        files.iter().filter_map(|f| f.path.strip_prefix(crate::chart::DIR)?.strip_prefix('/')).collect();
+    staged.move_in(crate::report::INDEX, || {
+        export::remove_stale(&out.join(crate::chart::DIR), |name| {
+            crate::chart::is_timeline_file(name) && !charts.contains(name)
+        })
     })
 }
 
@@ -793,7 +838,7 @@ fn report_settings(c: &ReportConfig) -> Vec<(String, String)> {
 
 fn reconcile(c: ReconcileConfig) -> Result<ExitCode> {
     check_output(&c.output, &c.source)?;
-    let found = match discover_or_stop(&c.source.paths) {
+    let found = match discover_or_stop(&c.source) {
         Ok(found) => found,
         Err(code) => return Ok(code),
     };
@@ -818,7 +863,7 @@ fn reconcile(c: ReconcileConfig) -> Result<ExitCode> {
 
 fn replay(c: ReplayConfig) -> Result<ExitCode> {
     check_output(&c.output, &c.input.source)?;
-    let found = match discover_or_stop(&c.input.source.paths) {
+    let found = match discover_or_stop(&c.input.source) {
         Ok(found) => found,
         Err(code) => return Ok(code),
     };
@@ -1147,8 +1192,8 @@ fn csv_lines(output: &Output, header: &[u8]) -> Result<export::InOrder<export::S
 /// Puts the lines of `runs` as part `index` of `lines`. Every file puts a part, an empty one when
 /// its lines cannot be rendered (the error is returned, to be reported after the pass), so the
 /// parts after it are written.
-fn put_timeline_lines<'r>(
-    lines: &export::InOrder<export::Streamed>,
+fn put_timeline_lines<'r, W: Write>(
+    lines: &export::InOrder<W>,
     index: usize,
     runs: impl Iterator<Item = &'r crate::result::Run>,
 ) -> std::result::Result<(), csv::Error> {
@@ -1164,9 +1209,31 @@ fn shape(file: &MeasuredFile) -> Vec<usize> {
 /// Writes one line to stderr. A stderr that cannot be written (a closed pipe after `2>&1 | head`,
 /// a full disk) loses the line but does not end the run, whose output is written already and
 /// whose exit code still says how it went (`eprintln!` would panic: exit 101).
+///
+/// Messages quote the logs (paths, ids, tool names, values), so control characters other than a
+/// newline or a tab are shown escaped (`\u{1b}`): an escape sequence in a log must not drive the
+/// terminal (retitle it, hide text, move the cursor).
 pub fn say(line: std::fmt::Arguments<'_>) {
+    let line = line.to_string();
     let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{line}");
+    let _ = writeln!(err, "{}", printable(&line));
+}
+
+/// `text` with its control characters other than newline and tab escaped ([`say`]).
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// Prints warnings and errors to stderr once; the exit code says whether any input failed.
@@ -1195,9 +1262,10 @@ pub const MAX_TEXT_BYTES: u64 = 1 << 30;
 fn read_input(file: Option<&Path>) -> Result<String> {
     let (read, name) = match file.filter(|p| *p != Path::new("-")) {
         Some(p) => {
-            let f = std::fs::File::open(p).with_context(|| format!("cannot read {}", p.display()))?;
+            let (f, ahead) = input::open_input(p).with_context(|| format!("cannot read {}", p.display()))?;
             let read =
-                input::read_up_to(f, MAX_TEXT_BYTES).with_context(|| format!("cannot read {}", p.display()));
+                input::read_up_to(std::io::Read::chain(std::io::Cursor::new(ahead), f), MAX_TEXT_BYTES)
+                    .with_context(|| format!("cannot read {}", p.display()));
             (read?, p.display().to_string())
         }
         None => (
@@ -1337,6 +1405,11 @@ pub fn exit_code_for(e: &anyhow::Error) -> u8 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn control_characters_are_escaped_for_the_terminal_but_newlines_and_tabs_kept() {
+        assert_eq!(super::printable("a\tb\nc"), "a\tb\nc");
+        assert_eq!(super::printable("x\u{1b}]0;owned\u{7}y\r"), "x\\u{1b}]0;owned\\u{7}y\\u{d}");
+    }
     use super::*;
     use clap::Parser;
 

@@ -191,6 +191,10 @@ pub struct SourceArgs {
     /// Also read Codex CLI rollouts in place, from ~/.codex/sessions.
     #[arg(long)]
     pub codex: bool,
+    /// In a folder, follow symbolic links that lead out of it (by default only links to places
+    /// inside the folder walked are followed).
+    #[arg(long, short = 'L')]
+    pub follow: bool,
     /// Tokenizer for every reported token count (o200k is exact only for OpenAI's current
     /// models).
     #[arg(long, value_enum, default_value_t = TokenizerArg::O200k)]
@@ -363,6 +367,10 @@ pub struct ReportArgs {
     /// again; automatic above 256 MB of input. Same report.
     #[arg(long)]
     pub low_memory: bool,
+    /// Write into a non-empty --out folder that holds no previous report (its files of a report's
+    /// names are replaced, its charts/timeline-* removed).
+    #[arg(long)]
+    pub force: bool,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub cache: CacheArgs,

@@ -80,6 +80,8 @@ pub struct SourceConfig {
     pub jobs: Option<usize>,
     /// File that keeps exact token counts between runs (`--count-cache`), if given.
     pub count_cache: Option<PathBuf>,
+    /// Follow symbolic links out of the folders walked (`--follow`).
+    pub follow: bool,
 }
 
 /// Resolved inputs and counting options of `replay` and the analyses.
@@ -179,6 +181,8 @@ pub struct ReportConfig {
     pub timelines: Option<usize>,
     /// Read the inputs twice rather than hold them, whatever their size.
     pub low_memory: bool,
+    /// Write into a non-empty folder that holds no previous report.
+    pub force: bool,
 }
 
 fn usage(e: impl std::fmt::Display) -> UsageError {
@@ -214,6 +218,7 @@ impl SourceConfig {
             counter: a.counter.into(),
             input_format: input_format(a.input_format.as_deref())?,
             jobs: a.jobs,
+            follow: a.follow,
             count_cache: a
                 .count_cache
                 .or_else(|| std::env::var_os(COUNT_CACHE_VAR).filter(|v| !v.is_empty()).map(PathBuf::from)),
@@ -317,6 +322,7 @@ impl Config {
                 compare: compare_settings(&a.policies, a.threshold, &a.cache)?,
                 timelines: timelines(&a.timelines)?,
                 low_memory: a.low_memory,
+                force: a.force,
                 input: InputConfig::from_args(a.input)?,
                 out: a.out,
             }),

@@ -2,7 +2,8 @@
 //! format that recognises it. The only module besides `export` that touches the file system.
 //!
 //! Directories are walked recursively in sorted order (so output never depends on the order the
-//! OS lists files), symlinked directories are followed at most once (no loops), and files that are
+//! OS lists files), symbolic links are followed only to places inside the folder walked unless
+//! `--follow` (and a directory at most once: no loops), and files that are
 //! obviously not traces (`*.md`, Claude Code's `*.meta.json`) are passed over, as are FIFOs, sockets
 //! and devices (opening a FIFO would block; a FIFO named explicitly, such as the `/dev/fd/63` of a
 //! shell's `<(zcat session.jsonl.gz)`, is read).
@@ -27,7 +28,6 @@
 //! (Claude Code) and `~/.codex/sessions` (Codex CLI). A file is read in one pass: the first bytes go to detection, then
 //! the same bytes and the rest of the file stream into the format's reader.
 
-use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::{BufReader, Cursor, Read};
 use std::path::{Path, PathBuf};
@@ -166,16 +166,37 @@ pub fn given(path: &Path) -> &Path {
     if path.as_os_str() == "-" && stdin.exists() { stdin } else { path }
 }
 
-/// Finds the trace files under `paths`; `-` is standard input ([`given`]).
+/// Finds the trace files under `paths` ([`discover_following`] without `--follow`).
 pub fn discover(paths: &[PathBuf]) -> Discovered {
+    discover_following(paths, false)
+}
+
+/// Finds the trace files under `paths`; `-` is standard input ([`given`]). In a folder, a
+/// symbolic link that leads out of it is followed only when `follow` is set (as ripgrep's
+/// `--follow`): `replay /proc/self/` would otherwise walk the whole file system through `root`
+/// and `cwd`; those passed over are counted in one warning per folder.
+pub fn discover_following(paths: &[PathBuf], follow: bool) -> Discovered {
     let mut found = Discovered::default();
     for path in paths {
         let path = given(path);
         match std::fs::metadata(path) {
             Ok(m) if m.is_dir() => {
-                let mut seen = BTreeSet::new();
+                let mut walk = Walk {
+                    seen: std::collections::BTreeMap::new(),
+                    inside: if follow { None } else { path.canonicalize().ok() },
+                    left_out: Vec::new(),
+                };
                 let (files, errors) = (found.files.len(), found.errors.len());
-                walk(path, &mut seen, &mut found);
+                walk_dir(path, &mut walk, &mut found);
+                if let Some(first) = walk.left_out.first() {
+                    found.warnings.push(format!(
+                        "{}: {} symbolic link(s) leading out of this folder not followed (first: {}); pass \
+                         --follow to read through them",
+                        path.display(),
+                        walk.left_out.len(),
+                        first.display()
+                    ));
+                }
                 if found.files.len() == files && found.errors.len() == errors {
                     found.warnings.push(format!(
                         "{}: no file to read in this folder (hidden files, `*.md`, `*.meta.json` and \
@@ -252,6 +273,32 @@ pub fn file_id(path: &Path) -> std::io::Result<FileId> {
     path.canonicalize()
 }
 
+/// One folder's walk: the directories walked, and where links may lead.
+struct Walk {
+    /// The directories walked already, each with the path it was first walked as (following a
+    /// symlinked directory twice would loop).
+    seen: std::collections::BTreeMap<FileId, PathBuf>,
+    /// The folder's canonical path, when links that lead out of it are not followed.
+    inside: Option<PathBuf>,
+    /// The links not followed.
+    left_out: Vec<PathBuf>,
+}
+
+impl Walk {
+    /// Whether the link `path` may be followed: always with `--follow`, else when it leads inside
+    /// the folder walked (or nowhere: following it says it is broken or a loop).
+    fn may_follow(&mut self, path: &Path) -> bool {
+        let Some(inside) = &self.inside else { return true };
+        match path.canonicalize() {
+            Ok(target) if !target.starts_with(inside) => {
+                self.left_out.push(path.to_owned());
+                false
+            }
+            _ => true,
+        }
+    }
+}
+
 /// Walks `dir`, unless it was walked already (following a symlinked directory twice would loop).
 /// A directory is known by [`FileId`]. Canonical paths told before, but `canonicalize` reads every
 /// component of every directory's path as a link: the generated 1 GB corpus (2,492 files in 3,764
@@ -259,12 +306,21 @@ pub fn file_id(path: &Path) -> std::io::Result<FileId> {
 /// 30–31 ms without them (the shared corpus's from 1.1–1.6 to 0.65–0.7 ms; three runs each, a
 /// throwaway timestamp patch). An entry's type comes with the directory listing; only a symbolic
 /// link is followed with a `stat`.
-fn walk(dir: &Path, seen: &mut BTreeSet<FileId>, found: &mut Discovered) {
+fn walk_dir(dir: &Path, w: &mut Walk, found: &mut Discovered) {
     match file_id(dir) {
         Ok(id) => {
-            if !seen.insert(id) {
+            if let Some(first) = w.seen.get(&id) {
+                // A link back to a folder above is a loop, not a second copy: passed over quietly.
+                if !dir.starts_with(first) {
+                    found.warnings.push(format!(
+                        "{}: given or found more than once (first as {}); read once",
+                        dir.display(),
+                        first.display()
+                    ));
+                }
                 return;
             }
+            w.seen.insert(id, dir.to_owned());
         }
         Err(e) => {
             found.errors.push(format!("{}: {}", dir.display(), describe_io(&e)));
@@ -286,12 +342,13 @@ fn walk(dir: &Path, seen: &mut BTreeSet<FileId>, found: &mut Discovered) {
         let hidden = name.starts_with('.');
         // A link is followed to what it points at (a link to a file is read as that file).
         let kind = match file_type {
+            Ok(t) if t.is_symlink() && !w.may_follow(&path) => continue,
             Ok(t) if t.is_symlink() => std::fs::metadata(&path).map(|m| m.file_type()),
             other => other,
         };
         match kind {
             Ok(t) if t.is_dir() && SKIPPED_DIRS.contains(&name) => {}
-            Ok(t) if t.is_dir() => walk(&path, seen, found),
+            Ok(t) if t.is_dir() => walk_dir(&path, w, found),
             // FIFOs, sockets and devices are never sessions, and opening a FIFO would block.
             Ok(t) if !t.is_file() => {}
             Ok(_) if hidden => {}
@@ -353,6 +410,57 @@ pub fn describe_io(e: &std::io::Error) -> String {
     }
 }
 
+/// How long a named pipe given as an input may stay silent before it is an error, if nothing
+/// is writing to it by then.
+pub const PIPE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Opens an input without ever blocking on the open, with the bytes read from it already (empty
+/// but for a named pipe that had to be probed). A named pipe (FIFO) is opened non-blocking (a
+/// plain `open` waits for a writer for ever) and waited on for [`PIPE_WAIT`]: if nothing has come
+/// by then and no process has it open for writing, it is an error naming the pipe, and the other
+/// inputs are still read. A writer that is there but slow is waited for.
+pub fn open_input(path: &Path) -> std::io::Result<(File, Vec<u8>)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo()) {
+            return open_pipe(path);
+        }
+    }
+    Ok((File::open(path)?, Vec::new()))
+}
+
+#[cfg(unix)]
+fn open_pipe(path: &Path) -> std::io::Result<(File, Vec<u8>)> {
+    use rustix::event::{PollFd, PollFlags, Timespec};
+    use rustix::fs::OFlags;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = File::options().read(true).custom_flags(OFlags::NONBLOCK.bits() as i32).open(path)?;
+    let wait = Timespec { tv_sec: PIPE_WAIT.as_secs() as _, tv_nsec: 0 };
+    let ready = rustix::event::poll(&mut [PollFd::new(&file, PollFlags::IN)], Some(&wait))?;
+    let mut ahead = Vec::new();
+    if ready == 0 {
+        // Nothing came: a read that would block means a writer holds the pipe open; one that
+        // reads nothing, that none does.
+        let mut byte = [0u8];
+        match (&file).read(&mut byte) {
+            Ok(0) => {
+                return Err(std::io::Error::other(format!(
+                    "a named pipe that nothing writes to (nothing came within {} s): start the program \
+                     that writes it first, or pass a regular file",
+                    PIPE_WAIT.as_secs()
+                )));
+            }
+            Ok(_) => ahead.push(byte[0]),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let flags = rustix::fs::fcntl_getfl(&file)?;
+    rustix::fs::fcntl_setfl(&file, flags - OFlags::NONBLOCK)?;
+    Ok((file, ahead))
+}
+
 /// The UTF-8 byte-order mark some editors put at the start of a text file.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
@@ -360,9 +468,9 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 /// binary data are errors either way.
 pub fn load(path: &Path, forced: Option<&'static dyn Format>) -> Result<Trace, TraceError> {
     let io = |source| TraceError::Io { path: path.to_owned(), source };
-    let file = File::open(path).map_err(io)?;
+    let (file, ahead) = open_input(path).map_err(io)?;
     let whole_len = file.metadata().map(|m| m.len()).ok();
-    let mut file = BufReader::with_capacity(1 << 16, file);
+    let mut file = BufReader::with_capacity(1 << 16, Cursor::new(ahead).chain(file));
     let mut head = Vec::with_capacity(HEAD_BYTES);
     (&mut file).take(HEAD_BYTES as u64).read_to_end(&mut head).map_err(io)?;
     let whole = whole_len == Some(head.len() as u64);
@@ -392,7 +500,7 @@ pub fn load(path: &Path, forced: Option<&'static dyn Format>) -> Result<Trace, T
             format::with_head(path, &head, whole, format::guess).ok_or_else(|| TraceError::Unrecognised {
                 path: path.to_owned(),
                 tried: format::names(),
-                broken: broken_json(&head, whole),
+                broken: broken_json(&head, whole) + &array_in_json_lines(path, &head),
             })?
         }
     };
@@ -400,8 +508,17 @@ pub fn load(path: &Path, forced: Option<&'static dyn Format>) -> Result<Trace, T
     let detected = forced.map(|_| format::with_head(path, &head, whole, format::guess));
     let mut reader = BufReader::new(Cursor::new(head).chain(file));
     let mut trace = format.read(&mut reader, path).map_err(|e| locate(e, path))?;
+    let requests: usize = trace.conversations.iter().map(|c| c.requests()).sum();
+    let nothing = trace.conversations.iter().all(|c| c.items.is_empty());
+    if detected.is_none() && nothing && trace.warnings.is_empty() {
+        // A Claude Code file of only `summary` lines: read without error, it would give nothing
+        // and say nothing (a file whose lines were all passed over with a warning says so).
+        trace.warnings.push(format!(
+            "read as `{}`, it holds nothing to replay (no message, no model request)",
+            format.name()
+        ));
+    }
     if let Some(detected) = detected {
-        let requests: usize = trace.conversations.iter().map(|c| c.requests()).sum();
         if requests == 0 && detected.is_none_or(|d| d.name() != format.name()) {
             let reads_as = match detected {
                 Some(d) => format!("it reads as `{}`", d.name()),
@@ -434,6 +551,22 @@ fn broken_json(head: &[u8], whole: bool) -> String {
     let why = e.to_string();
     let why = why.split(" at line ").next().unwrap_or(&why);
     format!("; its JSON breaks at line {}, column {}: {why}", e.line(), e.column())
+}
+
+/// `; it is one JSON array, not JSON Lines …` when a file named as JSON Lines (`.jsonl`,
+/// `.ndjson`) holds a JSON array: saved whole by a tool that meant to write one object per line,
+/// its name sends the user looking for a broken line. Empty otherwise.
+fn array_in_json_lines(path: &Path, head: &[u8]) -> String {
+    let lines =
+        path.extension().is_some_and(|e| e.eq_ignore_ascii_case("jsonl") || e.eq_ignore_ascii_case("ndjson"));
+    let array = head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
+    if lines && array {
+        "; it holds one JSON array, not JSON Lines (one object per line): write each element on its own line, or \
+         rename it to .json if it is a JSON document"
+            .into()
+    } else {
+        String::new()
+    }
 }
 
 /// Files larger than this are not read again to find the line of an error.

@@ -507,6 +507,101 @@ fn recorded_usage_no_provider_could_report_is_a_warning_and_read_as_unrecorded()
 }
 
 #[test]
+fn a_negative_or_string_usage_field_is_a_warning_naming_file_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    // Claude Code: a negative cache read would shrink the recorded prompt of the request.
+    let usage = |id: &str, usage: &str| {
+        format!(
+            r#"{{"type":"assistant","sessionId":"s","message":{{"id":"{id}","content":[{{"type":"text","text":"x"}}],"usage":{usage}}}}}"#
+        )
+    };
+    let lines = [
+        CC_USER.to_owned(),
+        usage("m1", r#"{"input_tokens":5,"cache_read_input_tokens":-64547,"output_tokens":1}"#),
+        CC_USER.replace("u1", "u2"),
+        usage("m2", r#"{"input_tokens":9,"cache_read_input_tokens":1.5,"output_tokens":1}"#),
+        CC_USER.replace("u1", "u3"),
+        usage("m3", r#"{"input_tokens":12,"output_tokens":1}"#),
+    ];
+    let p = write(dir.path(), "cc.jsonl", lines.join("\n") + "\n");
+    let o = replay(&[&p], &[]);
+    assert_warnings(
+        &o,
+        &[format!(
+            "{}:2: usage field `cache_read_input_tokens` is -64547 (a negative number), not a token count; that \
+             request's usage is read as unrecorded (1 more such usage record(s) in this file)",
+            shown(&p)
+        )],
+    );
+    assert_eq!((o.report.runs[0].recorded_input_tokens, o.report.runs[0].recorded_requests), (Some(12), 1));
+    // Codex: a count given as a string.
+    let rollout = String::from_utf8(fixture("codex/rollout-0.40.jsonl")).unwrap();
+    let good = replay(&[&write(dir.path(), "good.jsonl", &rollout)], &[]);
+    let bad = rollout.replacen(
+        r#""last_token_usage":{"input_tokens":1100"#,
+        r#""last_token_usage":{"input_tokens":"1100""#,
+        1,
+    );
+    assert_ne!(bad, rollout);
+    let p = write(dir.path(), "rollout.jsonl", bad);
+    let o = replay(&[&p], &[]);
+    assert_warnings(
+        &o,
+        &[format!(
+            "{}:12: usage field `input_tokens` is \"1100\" (a string), not a token count; that request's usage \
+             is read as unrecorded",
+            shown(&p)
+        )],
+    );
+    assert_eq!(o.report.runs[0].recorded_requests + 1, good.report.runs[0].recorded_requests);
+}
+
+#[test]
+fn a_file_of_only_summaries_is_a_warning_not_silence() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(
+        dir.path(),
+        "s.jsonl",
+        "{\"type\":\"summary\",\"summary\":\"Fix the build\",\"leafUuid\":\"u1\"}\n",
+    );
+    let o = replay(&[&p], &[]);
+    assert_warnings(
+        &o,
+        &[format!(
+            "{}: read as `claude-code`, it holds nothing to replay (no message, no model request)",
+            shown(&p)
+        )],
+    );
+    assert!(o.report.runs.is_empty());
+}
+
+#[test]
+fn a_json_array_in_a_jsonl_file_is_named_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "t.jsonl", "[{\"type\":\"user\",\"text\":\"hi\"},{\"type\":\"request\"}]\n");
+    assert_error(
+        &replay(&[&p], &[]),
+        &format!(
+            "{}: not a recognised trace format (tried {NATIVE_FORMATS}); it holds one JSON array, not JSON Lines \
+             (one object per line): write each element on its own line, or rename it to .json if it is a JSON \
+             document; pass --input-format to choose one",
+            shown(&p)
+        ),
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn escape_sequences_from_a_path_or_log_reach_the_terminal_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(dir.path(), "\u{1b}]0;owned\u{7}\u{1b}[2J.jsonl", "");
+    let out = ctxbudget().arg("replay").arg(&p).output().unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(!stderr.contains('\u{1b}') && !stderr.contains('\u{7}'), "{stderr:?}");
+    assert!(stderr.contains("\\u{1b}]0;owned\\u{7}\\u{1b}[2J.jsonl"), "{stderr:?}");
+}
+
+#[test]
 fn a_forced_format_that_finds_no_request_says_what_the_file_reads_as() {
     let native = root().join("traces/build-and-test.jsonl");
     let o = replay(&[&native], &["--input-format", "codex"]);
@@ -1084,6 +1179,91 @@ fn a_named_pipe_with_a_mistake_is_an_error_not_a_run_that_waits_for_ever() {
 
 #[cfg(unix)]
 #[test]
+fn a_named_pipe_with_no_writer_is_an_error_and_the_files_beside_it_are_replayed() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("session.jsonl");
+    if !std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success()) {
+        println!("skipped: mkfifo is not available");
+        return;
+    }
+    let good = write(dir.path(), "good.jsonl", fixture("native/small.jsonl"));
+    let started = std::time::Instant::now();
+    // Before: opening the pipe waited for a writer for ever (the test's own timeout ended it).
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("ctxbudget"))
+        .args([os("replay"), fifo.as_os_str(), good.as_os_str()])
+        .args(["--tokenizer", "estimate", "--policy", "none", "--format", "json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(30) {
+            child.kill().unwrap();
+            panic!("still running after 30 s: opening the pipe blocked");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let report: ReplayReport = serde_json::from_slice(&out.stdout).unwrap();
+    let error = format!(
+        "{}: cannot read: a named pipe that nothing writes to (nothing came within 2 s): start the program \
+         that writes it first, or pass a regular file",
+        shown(&fifo)
+    );
+    assert_eq!(report.errors, [error]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(report.runs.len(), 1);
+    assert_eq!(report.runs[0].trace, shown(&good));
+    // `count` too ends, with the same reason.
+    let out =
+        ctxbudget().arg("count").arg(&fifo).timeout(std::time::Duration::from_secs(30)).output().unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("a named pipe that nothing writes to"));
+}
+
+#[cfg(unix)]
+#[test]
+fn links_out_of_a_walked_folder_are_followed_only_with_follow() {
+    let (inside, outside) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    write(outside.path(), "elsewhere.jsonl", fixture("native/small.jsonl"));
+    write(inside.path(), "here.jsonl", fixture("native/small.jsonl"));
+    let link = inside.path().join("out");
+    std::os::unix::fs::symlink(outside.path(), &link).unwrap();
+    // A link inside the folder to a place inside it is followed (and its file read once).
+    std::os::unix::fs::symlink(inside.path().join("here.jsonl"), inside.path().join("again.jsonl")).unwrap();
+    // So is a link to a folder inside it, whose files are read once, with the warning README promises.
+    std::fs::create_dir(inside.path().join("sub")).unwrap();
+    write(&inside.path().join("sub"), "x.jsonl", fixture("native/small.jsonl"));
+    std::os::unix::fs::symlink(inside.path().join("sub"), inside.path().join("sub2")).unwrap();
+    let o = replay(&[inside.path()], &[]);
+    assert_warnings(
+        &o,
+        &[
+            format!(
+                "{}: given or found more than once (first as {}); read once",
+                shown(&inside.path().join("sub2")),
+                shown(&inside.path().join("sub"))
+            ),
+            format!(
+                "{}: 1 symbolic link(s) leading out of this folder not followed (first: {}); pass --follow to \
+                 read through them",
+                shown(inside.path()),
+                shown(&link)
+            ),
+            format!(
+                "{}: given or found more than once (first as {}); read once",
+                shown(&inside.path().join("here.jsonl")),
+                shown(&inside.path().join("again.jsonl"))
+            ),
+        ],
+    );
+    assert_eq!(o.report.runs.len(), 2);
+    let o = replay(&[inside.path()], &["--follow"]);
+    assert_eq!(o.report.runs.len(), 3, "{:?}", o.report.warnings);
+}
+
+#[cfg(unix)]
+#[test]
 fn a_socket_is_an_error_when_named_and_passed_over_in_a_walk() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("agent.sock");
@@ -1126,6 +1306,19 @@ fn a_policy_spec_with_an_unknown_name_key_or_bad_value_is_a_usage_error() {
     run(
         "keep-turns:n",
         "cannot parse `keep-turns:n`: `n` is not key=value (expected `name` or `name:key=value,key=value`)",
+    );
+    // Given twice, the last value would run under a label showing the first.
+    run(
+        "keep-turns:n=3,n=4",
+        "cannot parse `keep-turns:n=3,n=4`: `n` is given twice (expected `name` or `name:key=value,key=value`)",
+    );
+    let cost = |prices: &str, error: &str| {
+        assert_usage(&[os("cost"), os(SMALL), os("--prices"), os(prices)], &format!("--prices: {error}"))
+    };
+    cost("input=1,input=2", "price `input` is given twice in `input=1,input=2`");
+    cost(
+        "input=1e308",
+        "price `1e308` in `input=1e308` is not a number from 0 to 1000000 (USD per million tokens)",
     );
     assert_usage(
         &[os("replay"), os(SMALL), os("--transform"), os("truncate:aider")],
@@ -1261,7 +1454,8 @@ fn an_output_equal_to_an_input_is_refused_and_the_input_is_untouched() {
 #[cfg(unix)]
 #[test]
 fn an_output_that_is_a_file_found_through_a_link_in_a_folder_is_refused() {
-    // walk/l.jsonl -> ../ext/real.jsonl: ext/real.jsonl is an input, though no path given names it.
+    // walk/l.jsonl -> ../ext/real.jsonl: ext/real.jsonl is an input, though no path given names it
+    // (with --follow: by default a link out of the folder walked is not followed).
     let dir = tempfile::tempdir().unwrap();
     let (walk, ext) = (dir.path().join("walk"), dir.path().join("ext"));
     std::fs::create_dir(&walk).unwrap();
@@ -1278,7 +1472,7 @@ fn an_output_that_is_a_file_found_through_a_link_in_a_folder_is_refused() {
         )
     };
     for command in ["replay", "reconcile", "sweep", "compare", "cost", "calibrate"] {
-        let args = [os(command), walk.as_os_str(), os("--format"), os("csv")];
+        let args = [os(command), walk.as_os_str(), os("--follow"), os("--format"), os("csv")];
         assert_usage(&[&args[..], &[os("-o"), real.as_os_str()]].concat(), &found_as(&real));
         assert_usage(
             &[&args[..], &[os("--count-cache"), real.as_os_str()]].concat(),
@@ -1288,7 +1482,7 @@ fn an_output_that_is_a_file_found_through_a_link_in_a_folder_is_refused() {
     // A report directory that holds it.
     let canonical = ext.canonicalize().unwrap();
     assert_usage(
-        &[os("report"), walk.as_os_str(), os("--out"), ext.as_os_str()],
+        &[os("report"), walk.as_os_str(), os("--follow"), os("--out"), ext.as_os_str()],
         &format!(
             "refusing to write the report into {}: it holds {}, an input (found as {}); choose another --out",
             shown(&canonical),
@@ -1354,6 +1548,17 @@ fn a_report_directory_that_cannot_be_created_is_a_usage_error() {
             "cannot create the report directory {}: not a directory (a file stands where a directory is needed: \
              choose another path)",
             shown(&out)
+        ),
+    );
+    // A file where the report's charts/ goes is named, not the folder around it.
+    let out = dir.path().join("report");
+    std::fs::create_dir(&out).unwrap();
+    let charts = write(&out, "charts", "a file");
+    assert_usage(
+        &[os("report"), os(SMALL), os("--out"), out.as_os_str(), os("--force")],
+        &format!(
+            "cannot create {}: a file of that name is in the way (move it away, or choose another --out)",
+            shown(&charts)
         ),
     );
 }

@@ -9,8 +9,13 @@
 //!   The old index is removed before the first new file is renamed into place and the new one
 //!   written last, so an index exists only beside a complete report of its own run: the old one
 //!   when the kill came while the inputs were read, the new one when it came after the last file.
-//!   A killed run may leave a hidden `.ctxbudget-*`
-//!   temporary file; the next report run into that folder removes it.
+//!   The new files are written into a hidden `.ctxbudget-*` folder inside the report directory
+//!   first and moved in only once all are written, so a run that fails while writing (a full
+//!   disk; here a file-size limit) leaves the previous report whole. A killed run may leave that
+//!   folder or a hidden `.ctxbudget-*` temporary file; the next report run into that folder
+//!   removes them.
+//! - CSV cells from logs are never spreadsheet formulas, and a report is not written into a folder
+//!   of someone else's files without `--force` (docs/hostile-input.md).
 //! - The same for a single `--output` file: it holds the old bytes or the new ones, never a part.
 
 mod common;
@@ -130,12 +135,13 @@ fn long_trace(path: &Path, requests: usize) {
     writeln!(f, "{{\"type\":\"request\"}}").unwrap();
 }
 
-/// Visible files under `dir` with their bytes (hidden temporaries left out).
+/// Visible files under `dir` with their bytes (hidden temporaries, and the hidden folder a report
+/// is built in, left out).
 fn visible(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     files_under(dir, &[""])
         .into_iter()
         .map(|p| p.strip_prefix(dir).unwrap().to_owned())
-        .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+        .filter(|p| !p.components().any(|c| c.as_os_str().to_string_lossy().starts_with('.')))
         .map(|rel| {
             let bytes = std::fs::read(dir.join(&rel)).unwrap();
             (rel, bytes)
@@ -233,7 +239,7 @@ fn a_report_killed_while_writing_leaves_only_whole_files_and_no_index_of_a_mix()
         assert!(visible(&out) == new, "attempt {attempt}: the next run did not complete the report");
         let leftovers: Vec<PathBuf> = files_under(&out, &[""])
             .into_iter()
-            .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(".ctxbudget-"))
+            .filter(|p| p.components().any(|c| c.as_os_str().to_string_lossy().starts_with(".ctxbudget-")))
             .collect();
         assert!(leftovers.is_empty(), "{leftovers:?}");
     }
@@ -314,4 +320,119 @@ fn a_failed_write_names_the_output() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("error: cannot write stdout: No space"));
+}
+
+/// Conversation ids, tool names and paths come from the logs: a cell a spreadsheet would run as a
+/// formula is written with a leading `'` in every CSV (`replay --format csv` and the report's
+/// CSVs), while negative numbers stay numbers.
+#[test]
+fn csv_cells_from_logs_never_reach_a_spreadsheet_as_formulas() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.jsonl");
+    let lines = [
+        r#"{"type":"conversation","id":"=HYPERLINK(\"http://x\")"}"#,
+        r#"{"type":"user","text":"go"}"#,
+        r#"{"type":"request","usage":{"input_tokens":40}}"#,
+        r#"{"type":"tool_call","call_id":"c1","name":"@SUM(1)","arguments":"{}"}"#,
+        r#"{"type":"tool_result","call_id":"c1","name":"@SUM(1)","output":"a\nb\nc\n"}"#,
+        r#"{"type":"request","usage":{"input_tokens":60}}"#,
+    ];
+    std::fs::write(&trace, lines.join("\n") + "\n").unwrap();
+    let csv =
+        ctxbudget().arg("replay").arg(&trace).args(["--format", "csv", "--per-request"]).output().unwrap();
+    assert!(csv.status.success(), "{}", String::from_utf8_lossy(&csv.stderr));
+    let text = String::from_utf8(csv.stdout).unwrap();
+    assert!(text.contains(",\"'=HYPERLINK(\"\"http://x\"\")\","), "{text}");
+    let out = dir.path().join("report");
+    ctxbudget()
+        .arg("report")
+        .arg(&trace)
+        .arg("--out")
+        .arg(&out)
+        .args(["--tokenizer", "estimate"])
+        .assert()
+        .success();
+    for name in ["timeline.csv", "sweep-tools.csv", "calibration.csv", "compare.csv", "cost.csv"] {
+        let text = std::fs::read_to_string(out.join(name)).unwrap();
+        for line in text.lines() {
+            for cell in line.split(',') {
+                let cell = cell.trim_start_matches('"');
+                assert!(!cell.starts_with(['=', '@']), "{name}: {line}");
+            }
+        }
+    }
+    let tools = std::fs::read_to_string(out.join("sweep-tools.csv")).unwrap();
+    assert!(tools.contains("'@SUM(1)"), "{tools}");
+}
+
+/// `report --out` into a folder of the user's own files is refused (exit 2, nothing touched)
+/// unless `--force`; a folder holding a previous report is written into as before.
+#[test]
+fn a_report_into_a_folder_of_user_files_is_refused_without_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("mine");
+    std::fs::create_dir_all(out.join("charts")).unwrap();
+    std::fs::write(out.join("index.html"), "my homepage").unwrap();
+    std::fs::write(out.join("charts/timeline-1.svg"), "my drawing").unwrap();
+    let before = snapshot(&out);
+    let small = root().join("tests/fixtures/native/small.jsonl");
+    let report = |force: bool| {
+        let mut c = ctxbudget();
+        c.arg("report").arg(&small).arg("--out").arg(&out).args(["--tokenizer", "estimate"]);
+        if force {
+            c.arg("--force");
+        }
+        c.output().unwrap()
+    };
+    let refused = report(false);
+    assert_eq!(refused.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(refused.stderr).unwrap(),
+        format!(
+            "error: refusing to write the report into {}: it holds files but no previous report (report.json \
+             not found); choose an empty or new --out, or pass --force to write there anyway\n",
+            out.display()
+        )
+    );
+    assert_eq!(snapshot(&out), before, "nothing was touched");
+    assert!(report(true).status.success());
+    assert!(out.join("report.json").is_file());
+    // Now it holds a report: written into again without --force.
+    assert!(report(false).status.success());
+}
+
+/// A report that fails once the inputs are read (here a file-size limit, as a full disk would:
+/// report.json is 27 KB, the limit 16 KB) leaves the previous report whole, index included, and
+/// no staging folder.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_report_that_fails_while_written_leaves_the_previous_report_whole() {
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("report");
+    let old_input = root().join("tests/fixtures/codex/rollout-0.40.jsonl");
+    ctxbudget()
+        .arg("report")
+        .arg(&old_input)
+        .arg("--out")
+        .arg(&out)
+        .args(["--tokenizer", "estimate"])
+        .assert()
+        .success();
+    let old = visible(&out);
+    assert!(old.contains_key(Path::new("index.html")));
+    let bin = assert_cmd::cargo::cargo_bin("ctxbudget");
+    let small = root().join("tests/fixtures/native/small.jsonl");
+    // SIGXFSZ ignored: a write past the limit fails with EFBIG instead of killing the process.
+    let script = "trap '' XFSZ; ulimit -f 16; exec \"$0\" report \"$1\" --out \"$2\" --tokenizer estimate";
+    let o = Command::new("bash").arg("-c").arg(script).arg(&bin).arg(&small).arg(&out).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("File too large"), "{stderr}");
+    assert!(visible(&out) == old, "the previous report changed: {stderr}");
+    let hidden: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(hidden.is_empty(), "{hidden:?}");
 }

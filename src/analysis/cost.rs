@@ -98,7 +98,7 @@ impl Prices {
     }
 
     /// Parses a preset name or `input=X[,write=Y][,read=Z]` in USD per million tokens (`write` and
-    /// `read` default to `input`).
+    /// `read` default to `input`), each from 0 to [`MAX_PRICE`] and given once.
     pub fn parse(spec: &str) -> Result<Prices, String> {
         let spec = spec.trim();
         match spec {
@@ -115,17 +115,22 @@ impl Prices {
                     Prices::PRESETS.join(", ")
                 ));
             };
-            let v: f64 =
-                value.trim().parse().ok().filter(|v: &f64| v.is_finite() && *v >= 0.0).ok_or_else(|| {
-                    format!("price `{}` in `{spec}` is not a non-negative number", value.trim())
-                })?;
-            match key.trim() {
-                "input" => input = Some(v),
-                "write" => write = Some(v),
-                "read" => read = Some(v),
+            let v: f64 = value.trim().parse().ok().filter(|v: &f64| (0.0..=MAX_PRICE).contains(v)).ok_or_else(|| {
+                format!(
+                    "price `{}` in `{spec}` is not a number from 0 to {MAX_PRICE} (USD per million tokens)",
+                    value.trim()
+                )
+            })?;
+            let slot = match key.trim() {
+                "input" => &mut input,
+                "write" => &mut write,
+                "read" => &mut read,
                 other => {
                     return Err(format!("unknown price `{other}` in `{spec}`; valid: input, write, read"));
                 }
+            };
+            if slot.replace(v).is_some() {
+                return Err(format!("price `{}` is given twice in `{spec}`", key.trim()));
             }
         }
         let input = input.ok_or_else(|| format!("`{spec}` needs input=X (USD per million tokens)"))?;
@@ -144,6 +149,10 @@ impl Prices {
         (read as f64 * self.read + written as f64 * self.write) / self.per_tokens
     }
 }
+
+/// The largest price accepted, in USD per million tokens: far above any provider's, and small
+/// enough that a cost over a whole corpus stays finite (`1e308` gave `inf` and `NaN%`).
+pub const MAX_PRICE: f64 = 1e6;
 
 /// Parses a cache lifetime: `never`, or a number with `ms`, `s`, `m` or `h` (`0` alone is allowed).
 /// Returns milliseconds, or `None` for a cache that never expires.
@@ -492,7 +501,15 @@ mod tests {
         assert!(close(p.cost(1_000_000, 1_000_000), 2.7));
         let p = Prices::parse("input=3").unwrap();
         assert_eq!((p.write, p.read), (3.0, 3.0));
-        for bad in ["antropic", "write=1", "input=-1", "input=1,cache=2"] {
+        for bad in [
+            "antropic",
+            "write=1",
+            "input=-1",
+            "input=1,cache=2",
+            "input=1,input=2",
+            "input=1e308",
+            "input=inf",
+        ] {
             assert!(Prices::parse(bad).is_err(), "{bad}");
         }
     }

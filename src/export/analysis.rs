@@ -298,7 +298,7 @@ fn cost_event_cells(e: &EventRow, unit: &str) -> [String; 12] {
 /// one event at a time: a report of a large corpus lists every prune event (113,469 for the
 /// generated 1 GB corpus) without holding their cells or the file.
 pub fn write_cost_events_csv(events: &[EventRow], unit: &str, out: impl std::io::Write) -> csv::Result<()> {
-    let mut w = csv::Writer::from_writer(out);
+    let mut w = super::csv::Writer::from_writer(out);
     w.write_record(COST_EVENT_HEADERS)?;
     for e in events {
         w.write_record(cost_event_cells(e, unit))?;

@@ -271,9 +271,9 @@ pub fn timeline_csv(parts: &[(&RunSummary, &[RequestRow])]) -> csv::Result<Vec<u
 
 /// The header line of [`timeline_csv`].
 pub fn timeline_csv_header() -> csv::Result<Vec<u8>> {
-    let mut header = csv::Writer::from_writer(Vec::new());
+    let mut header = super::csv::Writer::from_writer(Vec::new());
     header.write_record(TIMELINE_HEADERS)?;
-    header.into_inner().map_err(|e| csv::Error::from(e.into_error()))
+    header.into_inner()
 }
 
 /// The lines of [`timeline_csv`] after its header: the lines of several calls, one after the
@@ -282,7 +282,7 @@ pub fn timeline_csv_rows(parts: &[(&RunSummary, &[RequestRow])]) -> csv::Result<
     let chunks = parts
         .par_iter()
         .map(|&(run, rows)| {
-            let mut w = csv::Writer::from_writer(Vec::new());
+            let mut w = super::csv::Writer::from_writer(Vec::new());
             let mut number = String::new();
             for r in rows {
                 for cell in timeline_cells(run, r) {
@@ -296,9 +296,9 @@ pub fn timeline_csv_rows(parts: &[(&RunSummary, &[RequestRow])]) -> csv::Result<
                         Cell::Empty => w.write_field("")?,
                     }
                 }
-                w.write_record(None::<&[u8]>)?;
+                w.end_record()?;
             }
-            w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
+            w.into_inner()
         })
         .collect::<csv::Result<Vec<Vec<u8>>>>()?;
     let mut out = Vec::with_capacity(chunks.iter().map(Vec::len).sum());

@@ -15,6 +15,7 @@ pub mod csv;
 pub mod json;
 pub mod markdown;
 pub mod reconcile;
+pub mod staged;
 pub mod table;
 
 use std::io::Write;
@@ -249,16 +250,23 @@ impl Output {
 /// half-written output; [`remove_leftovers`] removes them from a report directory.
 pub const TEMP_PREFIX: &str = ".ctxbudget-";
 
-/// Removes the temporary files an interrupted run left in a report directory and in its
-/// `subdirs`, before a run writes its own there.
+/// Removes the temporary files and staging folders an interrupted run left in a report directory
+/// and in its `subdirs`, before a run writes its own there.
 pub fn remove_leftovers(dir: &Path, subdirs: &[&str]) {
     for d in std::iter::once(dir.to_owned()).chain(subdirs.iter().map(|s| dir.join(s))) {
         let Ok(entries) = std::fs::read_dir(&d) else { continue };
         for e in entries.flatten() {
             let ours = e.file_name().to_str().is_some_and(|n| n.starts_with(TEMP_PREFIX));
-            if ours && e.file_type().is_ok_and(|t| t.is_file()) {
-                // Best effort: a leftover that cannot be removed is harmless (hidden, never read).
-                std::fs::remove_file(e.path()).ok();
+            // Best effort: a leftover that cannot be removed is harmless (hidden, never read).
+            match e.file_type() {
+                Ok(t) if ours && t.is_file() => {
+                    std::fs::remove_file(e.path()).ok();
+                }
+                // A report's staging folder ([`staged::Staged`]).
+                Ok(t) if ours && t.is_dir() => {
+                    std::fs::remove_dir_all(e.path()).ok();
+                }
+                _ => {}
             }
         }
     }
@@ -325,7 +333,7 @@ pub fn resolve(path: &Path) -> Result<PathBuf> {
 
 /// The file a symbolic link points to (so that the link stays a link and its target is
 /// replaced), or `path` itself when it is not a link or its target cannot be resolved.
-fn resolve_link(path: &Path) -> PathBuf {
+pub(crate) fn resolve_link(path: &Path) -> PathBuf {
     let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
     if link { path.canonicalize().unwrap_or_else(|_| path.to_owned()) } else { path.to_owned() }
 }

@@ -151,9 +151,28 @@ pub(crate) struct Reader {
     tool_references: usize,
     /// Lines of a type this reader does not know, by type.
     unknown_lines: BTreeMap<String, usize>,
+    /// Usage fields that are not token counts.
+    bad_usage: super::shared::BadUsage,
 }
 
 impl Reader {
+    /// The normalised `usage` of line `line`; one that is not a token count is noted, for a
+    /// warning, and read as unrecorded.
+    pub(crate) fn usage_at(
+        &mut self,
+        path: &Path,
+        line: usize,
+        usage: Option<&UsageFields>,
+    ) -> Option<Usage> {
+        match usage.map(UsageFields::normalised).transpose() {
+            Ok(usage) => usage.flatten(),
+            Err(why) => {
+                self.bad_usage.note(format!("{}:{line}", path.display()), why);
+                None
+            }
+        }
+    }
+
     /// Index of the conversation called `key`, created empty on first use.
     pub(crate) fn conversation(&mut self, key: String) -> usize {
         if let Some(&i) = self.by_key.get(&key) {
@@ -231,7 +250,7 @@ impl Reader {
         }
         let id =
             message.id.ok_or_else(|| TraceError::line(path, line, "assistant line has no `message.id`"))?;
-        let usage = message.usage.as_ref().and_then(UsageFields::normalised);
+        let usage = self.usage_at(path, line, message.usage.as_ref());
         let b = &mut self.conversations[c];
         if b.open.as_deref() == Some(id.as_str()) {
             // A further block of the open response: keep the largest output count.
@@ -356,6 +375,7 @@ impl Reader {
     /// The trace, under the name of the format that read it.
     pub(crate) fn finish_as(mut self, format: &'static str) -> Trace {
         let mut trace = Trace { format, ..Default::default() };
+        trace.warnings.extend(self.bad_usage.warning());
         for (kind, n) in &self.unknown_blocks {
             trace.warnings.push(format!("{n} `{kind}` content block(s) not replayed (unknown block type)"));
         }
@@ -499,14 +519,14 @@ struct Block {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub(crate) struct UsageFields {
-    #[serde(deserialize_with = "loose_u64")]
-    input_tokens: Option<u64>,
-    #[serde(deserialize_with = "loose_u64")]
-    cache_creation_input_tokens: Option<u64>,
-    #[serde(deserialize_with = "loose_u64")]
-    cache_read_input_tokens: Option<u64>,
-    #[serde(deserialize_with = "loose_u64")]
-    output_tokens: Option<u64>,
+    #[serde(deserialize_with = "present_value")]
+    input_tokens: Option<Value>,
+    #[serde(deserialize_with = "present_value")]
+    cache_creation_input_tokens: Option<Value>,
+    #[serde(deserialize_with = "present_value")]
+    cache_read_input_tokens: Option<Value>,
+    #[serde(deserialize_with = "present_value")]
+    output_tokens: Option<Value>,
 }
 
 impl UsageFields {
@@ -514,25 +534,28 @@ impl UsageFields {
     /// is a number (a usage object with only `output_tokens`, or with input fields of other types,
     /// records no prompt size: read as 0 it would feed `reconcile` a prompt of nothing). A sum
     /// past `u64` stays at its largest value, which [`crate::model::Conversation::drop_implausible_usage`]
-    /// then names.
-    pub(crate) fn normalised(&self) -> Option<Usage> {
-        if self.input_tokens.is_none()
-            && self.cache_creation_input_tokens.is_none()
-            && self.cache_read_input_tokens.is_none()
-        {
-            return None;
+    /// then names. A field that is present but not a token count (negative, fractional, above
+    /// `u64`, a string) is `Err` naming it: the whole usage is then unrecorded, since a prompt
+    /// summed without one of its parts would be wrong.
+    pub(crate) fn normalised(&self) -> Result<Option<Usage>, String> {
+        let count = |key: &str, v: &Option<Value>| match v {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v.as_u64().map(Some).ok_or_else(|| super::shared::not_a_count(key, v)),
+        };
+        let input = count("input_tokens", &self.input_tokens)?;
+        let write = count("cache_creation_input_tokens", &self.cache_creation_input_tokens)?;
+        let read = count("cache_read_input_tokens", &self.cache_read_input_tokens)?;
+        let output_tokens = count("output_tokens", &self.output_tokens)?;
+        if input.is_none() && write.is_none() && read.is_none() {
+            return Ok(None);
         }
-        let (input, write, read) = (
-            self.input_tokens.unwrap_or(0),
-            self.cache_creation_input_tokens.unwrap_or(0),
-            self.cache_read_input_tokens.unwrap_or(0),
-        );
-        Some(Usage {
+        let (input, write, read) = (input.unwrap_or(0), write.unwrap_or(0), read.unwrap_or(0));
+        Ok(Some(Usage {
             input_tokens: input.saturating_add(write).saturating_add(read),
             cache_read_tokens: Some(read),
             cache_write_tokens: Some(write),
-            output_tokens: self.output_tokens,
-        })
+            output_tokens,
+        }))
     }
 }
 
@@ -591,7 +614,6 @@ impl<'de, T: de::DeserializeOwned> Deserialize<'de> for Object<T> {
 enum Scalar {
     Str(String),
     Bool(bool),
-    Count(u64),
     #[default]
     Other,
 }
@@ -602,9 +624,6 @@ impl Loose for Scalar {
     }
     fn from_bool(v: bool) -> Scalar {
         Scalar::Bool(v)
-    }
-    fn from_count(v: u64) -> Scalar {
-        Scalar::Count(v)
     }
 }
 
@@ -624,13 +643,6 @@ fn loose_str<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error
 fn loose_bool<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
     Ok(match Scalar::deserialize(d)? {
         Scalar::Bool(b) => Some(b),
-        _ => None,
-    })
-}
-
-fn loose_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-    Ok(match Scalar::deserialize(d)? {
-        Scalar::Count(n) => Some(n),
         _ => None,
     })
 }

@@ -77,7 +77,7 @@ impl Format for ClaudeStream {
                     Ok(())
                 }
                 "result" => {
-                    if let Some(u) = e.usage.as_ref().and_then(|u| u.normalised()) {
+                    if let Some(u) = reader.usage_at(path, line, e.usage.as_ref()) {
                         let calls = reader.requests_in(main) as u64;
                         reader
                             .set_recorded_total(main, RecordedTotal { input_tokens: u.input_tokens, calls });

@@ -92,6 +92,7 @@ impl Format for Codex {
         for (kind, n) in &reader.unknown {
             warnings.push(format!("{n} `{kind}` item(s) not replayed (unknown item type)"));
         }
+        warnings.extend(reader.bad_usage.warning());
         let mut conversation = Conversation::new("main");
         conversation.items = reader.items;
         Ok(Trace { format: self.name(), conversations: vec![conversation], warnings })
@@ -121,6 +122,8 @@ struct Reader {
     replaying: bool,
     web_searches: usize,
     unknown: BTreeMap<String, usize>,
+    /// `last_token_usage` fields that are not token counts.
+    bad_usage: super::shared::BadUsage,
 }
 
 impl Reader {
@@ -150,7 +153,7 @@ impl Reader {
             }
             "response_item" => self.response_item(path, line, payload, at)?,
             "event_msg" => match payload.get("type").and_then(Value::as_str) {
-                Some("token_count") => self.token_count(payload, at),
+                Some("token_count") => self.token_count(payload, at, || format!("{}:{line}", path.display())),
                 Some("user_message") => {
                     let text = str_at(payload, "message");
                     self.run_active = false;
@@ -189,7 +192,7 @@ impl Reader {
         Ok(())
     }
 
-    fn token_count(&mut self, payload: &Value, at: Option<Millis>) {
+    fn token_count(&mut self, payload: &Value, at: Option<Millis>, here: impl Fn() -> String) {
         let Some(info) = payload.get("info").filter(|i| !i.is_null()) else { return };
         let total = info.get("total_token_usage").cloned();
         if total.is_some() && total == self.last_total {
@@ -197,13 +200,17 @@ impl Reader {
         }
         self.last_total = total;
         let Some(last) = info.get("last_token_usage") else { return };
-        let n = |k: &str| last.get(k).and_then(Value::as_u64);
-        let Some(input_tokens) = n("input_tokens") else { return };
-        let usage = Usage {
-            input_tokens,
-            cache_read_tokens: n("cached_input_tokens"),
-            cache_write_tokens: None,
-            output_tokens: n("output_tokens"),
+        let usage = super::shared::usage_from(
+            last,
+            "input_tokens",
+            Some("cached_input_tokens"),
+            None,
+            "output_tokens",
+        );
+        let usage = match usage {
+            Ok(Some(usage)) => usage,
+            Ok(None) => return,
+            Err(why) => return self.bad_usage.note(here(), why),
         };
         if let Some(Item::Request(r)) = self.open.and_then(|i| self.items.get_mut(i)) {
             if r.usage.is_none() {

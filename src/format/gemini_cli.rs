@@ -70,6 +70,7 @@ impl Format for GeminiCli {
             )
         })?;
         let mut c = Conversation::new("main");
+        let mut bad_usage = super::shared::BadUsage::default();
         for (i, m) in messages.iter().enumerate() {
             let kind = m.get("type").and_then(Value::as_str).ok_or_else(|| {
                 TraceError::content(path, format!("messages[{i}]: expected a message with a string `type`"))
@@ -79,17 +80,31 @@ impl Format for GeminiCli {
                     let (text, images) = content_text(m.get("content"));
                     c.items.push(Item::User { text, meta: false, images });
                 }
-                "gemini" => gemini(&mut c, m),
+                "gemini" => {
+                    let tokens = m.get("tokens").filter(|t| t.is_object());
+                    match tokens.and_then(|t| super::shared::first_bad_count(t, &|_| true)) {
+                        Some(why) => {
+                            bad_usage.note(format!("{}: messages[{i}].tokens", path.display()), why);
+                            gemini(&mut c, m, false)
+                        }
+                        None => gemini(&mut c, m, true),
+                    }
+                }
                 _ => {} // info, error, warning: shown in the UI, not sent
             }
         }
-        Ok(Trace { format: "gemini-cli", conversations: vec![c], warnings: Vec::new() })
+        Ok(Trace {
+            format: "gemini-cli",
+            conversations: vec![c],
+            warnings: bad_usage.warning().into_iter().collect(),
+        })
     }
 }
 
-fn gemini(c: &mut Conversation, m: &Value) {
+/// Adds a model message; `with_usage` false reads its recorded usage as unrecorded.
+fn gemini(c: &mut Conversation, m: &Value, with_usage: bool) {
     let message_time = m.get("timestamp").and_then(Value::as_str).and_then(parse_rfc3339);
-    let usage = m.get("tokens").filter(|t| t.is_object()).and_then(|t| {
+    let usage = m.get("tokens").filter(|t| with_usage && t.is_object()).and_then(|t| {
         let n = |k: &str| t.get(k).and_then(Value::as_u64);
         Some(Usage {
             input_tokens: n("input")?,

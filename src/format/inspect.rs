@@ -251,6 +251,9 @@ fn usage(event: &Value, model: &str) -> Option<Result<Usage, String>> {
         return Some(raw);
     }
     let u = event.pointer("/output/usage")?;
+    if let Some(why) = super::shared::first_bad_count(u, &super::shared::names_tokens) {
+        return Some(Err(format!("output.usage: {why}; this request has no recorded size")));
+    }
     let n = |k: &str| u.get(k).and_then(Value::as_u64);
     let (input, read, write) =
         (n("input_tokens")?, n("input_tokens_cache_read"), n("input_tokens_cache_write"));

@@ -95,9 +95,11 @@ impl Format for MiniSweAgent {
         };
         let mut r = Reader { conversation: Conversation::new("main"), ..Default::default() };
         for (i, m) in messages.iter().enumerate() {
+            r.place = format!("{}: {prefix}[{i}]", path.display());
             r.message(m).map_err(|e| TraceError::content(path, format!("{prefix}[{i}]: {e}")))?;
         }
         let mut trace = Trace { format: "mini-swe-agent", ..Default::default() };
+        trace.warnings.extend(r.bad_usage.warning());
         trace.conversations.push(r.conversation);
         Ok(trace)
     }
@@ -144,6 +146,9 @@ struct Reader {
     seen_assistant: bool,
     names: HashMap<String, String>,
     steps: usize,
+    /// Where the message being read is (`path: messages[i]`), to name a bad usage field.
+    place: String,
+    bad_usage: super::shared::BadUsage,
 }
 
 impl Reader {
@@ -178,7 +183,13 @@ impl Reader {
 
     fn assistant(&mut self, m: &Value, text: String) {
         let response = m.get("extra").and_then(|e| e.get("response"));
-        let usage = response.and_then(|r| r.get("usage")).and_then(openai_usage);
+        let usage = match response.and_then(|r| r.get("usage")).and_then(openai_usage).transpose() {
+            Ok(usage) => usage,
+            Err(why) => {
+                self.bad_usage.note(format!("{}.extra.response.usage", self.place), why);
+                None
+            }
+        };
         let id = response.and_then(|r| r.get("id")).and_then(Value::as_str).map(str::to_owned);
         let timestamp = unix_seconds(m.get("extra").and_then(|e| e.get("timestamp")))
             .or_else(|| unix_seconds(response.and_then(|r| r.get("created"))));

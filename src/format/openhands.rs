@@ -87,38 +87,45 @@ impl Format for OpenHands {
         if text.trim_start().starts_with('[') {
             let doc = parse_document(&text, path)?;
             let events = doc.as_array().map(Vec::as_slice).unwrap_or_default();
-            let c = conversation("main", events, &BTreeMap::new())
+            let (c, bad) = conversation("main", events, &BTreeMap::new())
                 .map_err(|(i, e)| TraceError::content(path, format!("[{i}]: {e}")))?;
             trace.conversations.push(c);
+            trace.warnings.extend(bad.map(|w| format!("{}: {w}", path.display())));
             return Ok(trace);
         }
         // One evaluation record, pretty-printed or on one line, or JSON Lines of them; or the
         // server's `{trajectory: [events]}`.
         if let Ok(record) = serde_json::from_str::<Value>(&text) {
             if let Some(events) = record.get("trajectory").and_then(Value::as_array) {
-                let c = conversation("main", events, &BTreeMap::new())
+                let (c, bad) = conversation("main", events, &BTreeMap::new())
                     .map_err(|(i, e)| TraceError::content(path, format!("trajectory[{i}]: {e}")))?;
                 trace.conversations.push(c);
+                trace.warnings.extend(bad.map(|w| format!("{}: trajectory{w}", path.display())));
                 return Ok(trace);
             }
-            let c = record_conversation(&record, "main").map_err(|e| TraceError::content(path, e))?;
+            let (c, bad) = record_conversation(&record, "main").map_err(|e| TraceError::content(path, e))?;
             trace.conversations.push(c);
+            trace.warnings.extend(bad.map(|w| format!("{}: {w}", path.display())));
             return Ok(trace);
         }
         let mut warnings = Vec::new();
+        let mut bad_lines = Vec::new();
         read_json_lines(&mut text.as_bytes(), path, &mut warnings, |line, v| {
-            let c = record_conversation(&v, &format!("line-{line}"))
+            let (c, bad) = record_conversation(&v, &format!("line-{line}"))
                 .map_err(|e| TraceError::line(path, line, e))?;
             trace.conversations.push(c);
+            bad_lines.extend(bad.map(|w| format!("{}:{line}: {w}", path.display())));
             Ok(())
         })?;
         trace.warnings = warnings;
+        trace.warnings.extend(bad_lines);
         Ok(trace)
     }
 }
 
-/// The conversation of one evaluation record (`instance_id`, `history`, `metrics`).
-fn record_conversation(v: &Value, fallback_id: &str) -> Result<Conversation, String> {
+/// The conversation of one evaluation record (`instance_id`, `history`, `metrics`), and the
+/// warning about its usage fields that are not token counts, if any.
+fn record_conversation(v: &Value, fallback_id: &str) -> Result<(Conversation, Option<String>), String> {
     let history = v
         .get("history")
         .and_then(Value::as_array)
@@ -126,30 +133,34 @@ fn record_conversation(v: &Value, fallback_id: &str) -> Result<Conversation, Str
     let id = v
         .get("instance_id")
         .map_or_else(|| fallback_id.to_owned(), |i| i.as_str().map_or_else(|| i.to_string(), str::to_owned));
-    let usages = token_usages(v.get("metrics"));
-    conversation(&id, history, &usages).map_err(|(i, e)| format!("history[{i}]: {e}"))
+    let mut bad = super::shared::BadUsage::default();
+    let usages = token_usages(v.get("metrics"), &mut bad);
+    let (c, bad_history) =
+        conversation(&id, history, &usages).map_err(|(i, e)| format!("history[{i}]: {e}"))?;
+    Ok((c, bad.warning().or(bad_history.map(|w| format!("history{w}")))))
 }
 
-/// `metrics.token_usages[]` by `response_id`.
-fn token_usages(metrics: Option<&Value>) -> BTreeMap<String, Usage> {
+/// `metrics.token_usages[]` by `response_id`; an entry with a field that is not a token count
+/// is noted in `bad` and left out.
+fn token_usages(metrics: Option<&Value>, bad: &mut super::shared::BadUsage) -> BTreeMap<String, Usage> {
     let mut out = BTreeMap::new();
     let list = metrics.and_then(|m| m.get("token_usages")).and_then(Value::as_array);
-    for u in list.into_iter().flatten() {
-        let (Some(id), Some(prompt)) =
-            (u.get("response_id").and_then(Value::as_str), u.get("prompt_tokens").and_then(Value::as_u64))
-        else {
-            continue;
-        };
-        let n = |k: &str| u.get(k).and_then(Value::as_u64);
-        out.insert(
-            id.to_owned(),
-            Usage {
-                input_tokens: prompt,
-                cache_read_tokens: n("cache_read_tokens"),
-                cache_write_tokens: n("cache_write_tokens"),
-                output_tokens: n("completion_tokens"),
-            },
+    for (i, u) in list.into_iter().flatten().enumerate() {
+        let Some(id) = u.get("response_id").and_then(Value::as_str) else { continue };
+        let usage = super::shared::usage_from(
+            u,
+            "prompt_tokens",
+            Some("cache_read_tokens"),
+            Some("cache_write_tokens"),
+            "completion_tokens",
         );
+        match usage {
+            Ok(Some(usage)) => {
+                out.insert(id.to_owned(), usage);
+            }
+            Ok(None) => {}
+            Err(why) => bad.note(format!("metrics.token_usages[{i}]"), why),
+        }
     }
     out
 }
@@ -167,6 +178,9 @@ struct Builder {
     calls: HashMap<i64, (String, String)>,
     /// Tool names by call id.
     names: HashMap<String, String>,
+    /// Where the event being read is (`[i]`), to name a bad usage field.
+    place: String,
+    bad_usage: super::shared::BadUsage,
 }
 
 impl Builder {
@@ -181,13 +195,16 @@ impl Builder {
     }
 }
 
+/// The conversation of `events`, and the warning about their usage fields that are not token
+/// counts (its place starts with the event's index, `[i]…`), if any.
 fn conversation(
     id: &str,
     events: &[Value],
     usages: &BTreeMap<String, Usage>,
-) -> Result<Conversation, (usize, String)> {
+) -> Result<(Conversation, Option<String>), (usize, String)> {
     let mut b = Builder { conversation: Conversation::new(id), ..Default::default() };
     for (i, e) in events.iter().enumerate() {
+        b.place = format!("[{i}]");
         if !e.is_object() {
             return Err((i, "expected an event object".into()));
         }
@@ -200,7 +217,7 @@ fn conversation(
         }
     }
     b.flush();
-    Ok(b.conversation)
+    Ok((b.conversation, b.bad_usage.warning()))
 }
 
 fn action_event(b: &mut Builder, e: &Value, action: &str, usages: &BTreeMap<String, Usage>) {
@@ -248,10 +265,15 @@ fn action_event(b: &mut Builder, e: &Value, action: &str, usages: &BTreeMap<Stri
         response.and_then(|r| r.get("choices")).and_then(|c| c.get(0)).and_then(|c| c.get("message"));
     if b.open.as_deref() != Some(key.as_str()) {
         b.flush();
-        let usage = response
-            .and_then(|r| r.get("usage"))
-            .and_then(openai_usage)
-            .or_else(|| response_id.as_ref().and_then(|id| usages.get(id)).copied());
+        let recorded = match response.and_then(|r| r.get("usage")).and_then(openai_usage).transpose() {
+            Ok(usage) => usage,
+            Err(why) => {
+                let place = format!("{}.tool_call_metadata.model_response.usage", b.place);
+                b.bad_usage.note(place, why);
+                None
+            }
+        };
+        let usage = recorded.or_else(|| response_id.as_ref().and_then(|id| usages.get(id)).copied());
         b.conversation.items.push(Item::Request(Request { id: response_id, timestamp, usage }));
         let (text, _) = content_text(message.and_then(|m| m.get("content")));
         let text = if text.is_empty() { str_at(&args, "thought") } else { text };

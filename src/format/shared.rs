@@ -366,23 +366,132 @@ pub fn content_text(content: Option<&Value>) -> (String, u32) {
     }
 }
 
+/// The recorded token count at `key` of the usage object `usage`: `Ok(None)` when it is absent
+/// or `null`, `Err` naming the field and its value when it is present but not a whole number
+/// from 0 to `u64::MAX` (negative, fractional, above `u64`, a string): a count no provider
+/// reports, which the caller reads as unrecorded and warns about rather than dropping silently.
+pub fn recorded_count(usage: &Value, key: &str) -> Result<Option<u64>, String> {
+    match usage.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v.as_u64().map(Some).ok_or_else(|| not_a_count(key, v)),
+    }
+}
+
+/// The first field of the usage object `usage` (or of an object in it, such as
+/// `prompt_tokens_details`) whose name `is_count` and whose value is neither `null` nor a token
+/// count, as [`not_a_count`] says it; for the formats that read a provider's usage object by
+/// several shapes, so that every shape is checked the same way.
+pub fn first_bad_count(usage: &Value, is_count: &dyn Fn(&str) -> bool) -> Option<String> {
+    let Value::Object(fields) = usage else { return None };
+    fields.iter().find_map(|(key, v)| match v {
+        Value::Object(_) => first_bad_count(v, is_count),
+        Value::Null => None,
+        v if is_count(key) && v.as_u64().is_none() => Some(not_a_count(key, v)),
+        _ => None,
+    })
+}
+
+/// Whether a provider's usage field named `key` is a token count (`input_tokens`,
+/// `cached_tokens`, `promptTokenCount`, ...).
+pub fn names_tokens(key: &str) -> bool {
+    key.to_ascii_lowercase().contains("token")
+}
+
+/// Why `v`, the value of the usage field `key`, is not a token count.
+pub fn not_a_count(key: &str, v: &Value) -> String {
+    let what = match v {
+        Value::Number(n) if n.is_i64() => "a negative number",
+        Value::Number(n) if n.as_f64().is_some_and(|f| f >= 18_446_744_073_709_551_615.0) => "above 2^64",
+        Value::Number(n) if n.as_f64().is_some_and(|f| f < 0.0) => "a negative number",
+        Value::Number(_) => "a fractional number",
+        Value::String(_) => "a string",
+        Value::Bool(_) => "a boolean",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+        Value::Null => "null",
+    };
+    // The value as JSON (control characters escaped), cut to keep a hostile value short.
+    let mut shown = v.to_string();
+    if shown.len() > 40 {
+        let cut = (0..=40).rev().find(|&i| shown.is_char_boundary(i)).unwrap_or(0);
+        shown.truncate(cut);
+        shown.push('…');
+    }
+    format!("usage field `{key}` is {shown} ({what}), not a token count")
+}
+
+/// The usage fields of one file that are not token counts ([`recorded_count`]'s errors), as one
+/// warning: the first such field with where it is, and how many more there were.
+#[derive(Debug, Default)]
+pub struct BadUsage {
+    first: Option<(String, String)>,
+    more: usize,
+}
+
+impl BadUsage {
+    /// Notes a bad field `why` at `at` (`path:line`, or a place in a document).
+    pub fn note(&mut self, at: String, why: String) {
+        if self.first.is_none() {
+            self.first = Some((at, why));
+        } else {
+            self.more += 1;
+        }
+    }
+
+    /// The warning, if a field was noted.
+    pub fn warning(&self) -> Option<String> {
+        let (at, why) = self.first.as_ref()?;
+        let more = match self.more {
+            0 => String::new(),
+            n => format!(" ({n} more such usage record(s) in this file)"),
+        };
+        Some(format!("{at}: {why}; that request's usage is read as unrecorded{more}"))
+    }
+}
+
 /// Usage from an OpenAI-style (or litellm) `usage` object: `prompt_tokens` is the whole prompt,
 /// cached tokens (`prompt_tokens_details.cached_tokens`, or litellm's `cache_read_input_tokens`)
 /// are a subset of it, `cache_creation_input_tokens` (litellm, Anthropic models) likewise.
 /// `None` when there is no `prompt_tokens`.
-pub fn openai_usage(u: &Value) -> Option<Usage> {
-    let input_tokens = u.get("prompt_tokens").and_then(Value::as_u64)?;
-    let cache_read_tokens = u
-        .get("prompt_tokens_details")
-        .and_then(|d| d.get("cached_tokens"))
-        .and_then(Value::as_u64)
-        .or_else(|| u.get("cache_read_input_tokens").and_then(Value::as_u64));
-    Some(Usage {
+/// A field that is present but not a token count is `Err` ([`recorded_count`]).
+pub fn openai_usage(u: &Value) -> Option<Result<Usage, String>> {
+    openai_counts(u).transpose()
+}
+
+/// [`openai_usage`] with the absence of `prompt_tokens` as `Ok(None)`.
+fn openai_counts(u: &Value) -> Result<Option<Usage>, String> {
+    let Some(input_tokens) = recorded_count(u, "prompt_tokens")? else { return Ok(None) };
+    let cached = u.get("prompt_tokens_details").map_or(Ok(None), |d| recorded_count(d, "cached_tokens"))?;
+    let cache_read_tokens = match cached {
+        Some(n) => Some(n),
+        None => recorded_count(u, "cache_read_input_tokens")?,
+    };
+    Ok(Some(Usage {
         input_tokens,
         cache_read_tokens,
-        cache_write_tokens: u.get("cache_creation_input_tokens").and_then(Value::as_u64),
-        output_tokens: u.get("completion_tokens").and_then(Value::as_u64),
-    })
+        cache_write_tokens: recorded_count(u, "cache_creation_input_tokens")?,
+        output_tokens: recorded_count(u, "completion_tokens")?,
+    }))
+}
+
+/// The usage of the object `u` from its fields named `prompt` (the whole prompt: `Ok(None)`
+/// without it), `read` and `write` (cache counts, where the format has them) and `output`; a
+/// field that is not a token count is `Err` ([`recorded_count`]).
+pub fn usage_from(
+    u: &Value,
+    prompt: &str,
+    read: Option<&str>,
+    write: Option<&str>,
+    output: &str,
+) -> Result<Option<Usage>, String> {
+    let Some(input_tokens) = recorded_count(u, prompt)? else { return Ok(None) };
+    let optional = |key: Option<&str>| key.map_or(Ok(None), |k| recorded_count(u, k));
+    Ok(Some(Usage {
+        input_tokens,
+        cache_read_tokens: optional(read)?,
+        cache_write_tokens: optional(write)?,
+        output_tokens: recorded_count(u, output)?,
+    }))
 }
 
 /// Milliseconds from a Unix time in seconds (integer or fractional), if `v` is a number.
@@ -664,12 +773,39 @@ mod tests {
     }
 
     #[test]
+    fn usage_fields_that_are_not_token_counts_are_named_with_their_value() {
+        let u: Value = serde_json::from_str(
+            r#"{"a":-5,"b":1.5,"c":1e30,"d":"12","e":null,"f":7,"g":18446744073709551616,"h":-0.5}"#,
+        )
+        .unwrap();
+        let why = |k: &str| recorded_count(&u, k).unwrap_err();
+        assert_eq!(why("a"), "usage field `a` is -5 (a negative number), not a token count");
+        assert_eq!(why("b"), "usage field `b` is 1.5 (a fractional number), not a token count");
+        assert_eq!(why("c"), "usage field `c` is 1e+30 (above 2^64), not a token count");
+        assert_eq!(why("d"), "usage field `d` is \"12\" (a string), not a token count");
+        assert!(why("g").ends_with("e+19 (above 2^64), not a token count"), "{}", why("g"));
+        assert_eq!(why("h"), "usage field `h` is -0.5 (a negative number), not a token count");
+        assert_eq!(recorded_count(&u, "e"), Ok(None));
+        assert_eq!(recorded_count(&u, "f"), Ok(Some(7)));
+        assert_eq!(recorded_count(&u, "missing"), Ok(None));
+        let long = serde_json::json!({"k": "\u{1b}[31m".repeat(20)});
+        let why = recorded_count(&long, "k").unwrap_err();
+        assert!(why.starts_with("usage field `k` is \"\\u001b[31m") && why.contains('…'), "{why}");
+        let nested = serde_json::json!({"prompt_tokens": 3, "prompt_tokens_details": {"cached_tokens": -1}});
+        assert_eq!(
+            first_bad_count(&nested, &names_tokens).unwrap(),
+            "usage field `cached_tokens` is -1 (a negative number), not a token count"
+        );
+        assert!(openai_usage(&nested).unwrap().is_err());
+    }
+
+    #[test]
     fn openai_usage_takes_prompt_tokens_whole_and_cached_as_a_subset() {
         let v: Value = serde_json::from_str(
             r#"{"prompt_tokens":100,"completion_tokens":7,"prompt_tokens_details":{"cached_tokens":60},"cache_creation_input_tokens":30}"#,
         )
         .unwrap();
-        let u = openai_usage(&v).unwrap();
+        let u = openai_usage(&v).unwrap().unwrap();
         assert_eq!(
             (u.input_tokens, u.cache_read_tokens, u.cache_write_tokens, u.output_tokens),
             (100, Some(60), Some(30), Some(7))

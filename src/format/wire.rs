@@ -532,6 +532,10 @@ impl Chains {
 /// OpenAI Responses cassette has all-zero usage): it is returned as `Err` so the caller can warn.
 pub(crate) fn usage_of_response(body: &Value) -> Option<Result<Usage, String>> {
     let n = |v: &Value, k: &str| v.get(k).and_then(Value::as_u64);
+    let recorded = body.get("usageMetadata").or_else(|| body.get("usage"))?;
+    if let Some(why) = super::shared::first_bad_count(recorded, &super::shared::names_tokens) {
+        return Some(Err(format!("{why}; this request has no recorded size")));
+    }
     let usage = if let Some(u) = body.get("usageMetadata") {
         Usage {
             input_tokens: n(u, "promptTokenCount")?,

@@ -88,6 +88,14 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<PolicySpec>, PolicyFileError
         keys.sort_by_key(|k| declared.iter().position(|d| d == k).unwrap_or(usize::MAX));
         let mut pairs = Vec::with_capacity(keys.len());
         for key in keys {
+            // Lists become comma-separated text: an item with a comma would become two items.
+            let items = entry[key.as_str()].as_array().map_or(&[][..], Vec::as_slice);
+            if let Some(item) = items.iter().filter_map(Value::as_str).find(|i| i.contains(',')) {
+                return Err(shape(format!(
+                    "policy #{number} (`{kind}`): `{key}`: the list item `{item}` holds a comma, which \
+                     separates items; name each item without one"
+                )));
+            }
             let value = value_text(&entry[key.as_str()]).ok_or_else(|| {
                 shape(format!(
                     "policy #{number} (`{kind}`): `{key}` must be a string, number, boolean or list of those"
@@ -134,6 +142,14 @@ mod tests {
 
     fn parse_str(text: &str) -> Result<Vec<PolicySpec>, PolicyFileError> {
         parse(text, Path::new("policies.toml"))
+    }
+
+    #[test]
+    fn a_list_item_holding_a_comma_is_refused_not_split() {
+        let e = parse_str("[[policy]]\nkind = \"anthropic\"\nexclude_tools = [\"Read,Bash\", \"Grep\"]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("the list item `Read,Bash` holds a comma, which separates items"), "{e}");
     }
 
     #[test]

@@ -379,13 +379,21 @@ pub fn registry() -> &'static [Kind] {
 }
 
 /// Splits `key=value,key=value` into pairs. An item without `=` continues the previous value, so
-/// list values read naturally (`exclude_tools=Read,Bash,keep=3`).
+/// list values read naturally (`exclude_tools=Read,Bash,keep=3`). A key given twice is an error.
 pub(crate) fn split_pairs(spec: &str, rest: &str) -> Result<Vec<(String, String)>, SpecError> {
     if rest.trim().is_empty() {
         return Err(SpecError::Syntax { spec: spec.to_owned(), message: "nothing after `:`".into() });
     }
     let mut pairs: Vec<(String, String)> = Vec::new();
     for item in rest.split(',') {
+        if let Some((key, _)) = item.split_once('=').filter(|(k, _)| pairs.iter().any(|(p, _)| p == k.trim()))
+        {
+            // The last one would win under a label that shows the first.
+            return Err(SpecError::Syntax {
+                spec: spec.to_owned(),
+                message: format!("`{}` is given twice", key.trim()),
+            });
+        }
         match (item.split_once('='), pairs.last_mut()) {
             (Some((key, value)), _) => pairs.push((key.trim().to_owned(), value.trim().to_owned())),
             (None, Some((_, value))) => {
