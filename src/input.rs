@@ -3,7 +3,8 @@
 //!
 //! Directories are walked recursively in sorted order (so output never depends on the order the
 //! OS lists files), symlinked directories are followed at most once (no loops), and files that are
-//! obviously not traces (`*.md`, Claude Code's `*.meta.json`) are passed over, as are FIFOs, sockets
+//! obviously not traces (`*.md`, Claude Code's `*.meta.json`, the files beside a Cline task's
+//! `api_conversation_history.json`, which is read with them) are passed over, as are FIFOs, sockets
 //! and devices (opening a FIFO would block; a FIFO named explicitly, such as the `/dev/fd/63` of a
 //! shell's `<(zcat session.jsonl.gz)`, is read).
 //!
@@ -58,10 +59,15 @@ impl Discovered {
     }
 }
 
-/// Names of files a directory walk passes over: documentation and Claude Code subagent metadata.
+/// Names of files a directory walk passes over: documentation, Claude Code subagent metadata, and
+/// the files of a Cline task folder read with its history (or not sessions at all), when the
+/// history is beside them.
 fn is_obviously_not_a_trace(path: &Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    name.ends_with(".md") || name.ends_with(".meta.json")
+    name.ends_with(".md")
+        || name.ends_with(".meta.json")
+        || (format::cline::COMPANION_FILES.contains(&name)
+            && path.with_file_name(format::cline::HISTORY_FILE).is_file())
 }
 
 /// Directories a walk does not enter: tool state, not sessions.
@@ -400,6 +406,7 @@ pub fn load(path: &Path, forced: Option<&'static dyn Format>) -> Result<Trace, T
     let detected = forced.map(|_| format::with_head(path, &head, whole, format::guess));
     let mut reader = BufReader::new(Cursor::new(head).chain(file));
     let mut trace = format.read(&mut reader, path).map_err(|e| locate(e, path))?;
+    trace.warnings.extend(format::look_alike(&trace));
     if let Some(detected) = detected {
         let requests: usize = trace.conversations.iter().map(|c| c.requests()).sum();
         if requests == 0 && detected.is_none_or(|d| d.name() != format.name()) {

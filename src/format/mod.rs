@@ -10,6 +10,7 @@ pub mod anthropic_messages;
 pub mod cassette;
 pub mod claude_code;
 pub mod claude_stream;
+pub mod cline;
 pub mod codex;
 pub mod gemini_cli;
 pub mod inspect;
@@ -84,6 +85,7 @@ pub fn all() -> Vec<&'static dyn Format> {
         &gemini_cli::GeminiCli,
         &claude_stream::ClaudeStream,
         &codex::Codex,
+        &cline::Cline,
         &native::Native,
         &openai_chat::OpenAiChat,
         &anthropic_messages::AnthropicMessages,
@@ -106,6 +108,15 @@ pub fn by_name(name: &str) -> Option<&'static dyn Format> {
 /// The first format that recognises `head`.
 pub fn guess(head: &Head<'_>) -> Option<&'static dyn Format> {
     all().into_iter().find(|f| f.detect(head))
+}
+
+/// A warning for a trace read with no tool result whose text looks like the tool results of a
+/// known agent's format (which format it resembles, and how to read it as that).
+pub fn look_alike(trace: &Trace) -> Option<String> {
+    if trace.format == cline::Cline.name() || trace.conversations.iter().any(|c| c.tool_results() > 0) {
+        return None;
+    }
+    cline::look_alike(trace)
 }
 
 /// Builds a [`Head`] from the first bytes of a file and calls `f` with it. `whole` says whether
