@@ -118,3 +118,47 @@ fn a_cline_history_without_its_folder_is_still_detected_by_its_first_message() {
     // that records usage (12 prompt + 2100 cached).
     assert_eq!(recorded(&trace.conversations[0]), [Some(2112), None, None, None, None]);
 }
+
+/// A `codex exec --json` stream counted straight from its lines: (tool results, requests,
+/// the last `turn.completed` input tokens). A request is a turn's first output, or output after
+/// a tool's output (the stream marks no model call).
+fn count_codex_exec(path: &Path) -> (usize, usize, Option<u64>) {
+    let (mut results, mut requests, mut total) = (0, 0, None);
+    let mut next_is_request = false;
+    for line in std::fs::read_to_string(path).unwrap().lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        match v["type"].as_str().unwrap() {
+            "turn.started" => next_is_request = true,
+            "turn.completed" => total = v["usage"]["input_tokens"].as_u64(),
+            "item.completed" => {
+                if next_is_request {
+                    requests += 1;
+                }
+                let has_output = matches!(
+                    v["item"]["type"].as_str(),
+                    Some("command_execution" | "mcp_tool_call" | "file_change")
+                );
+                results += usize::from(has_output);
+                next_is_request = has_output;
+            }
+            _ => {}
+        }
+    }
+    (results, requests, total)
+}
+
+#[test]
+fn a_codex_exec_stream_reads_its_tool_outputs_and_the_runs_recorded_total() {
+    let path = fixture("codex-exec/run.jsonl");
+    let trace = input::load(&path, None).unwrap();
+    assert_eq!(trace.format, "codex-exec");
+    let c = &trace.conversations[0];
+    let (results, requests, total) = count_codex_exec(&path);
+    assert_eq!((c.tool_results(), c.requests()), (results, requests));
+    assert_eq!(c.recorded_total.map(|t| (t.input_tokens, t.calls)), total.map(|n| (n, requests as u64)));
+    assert_eq!((results, requests, total), (5, 6, Some(41210)), "the hand count");
+    assert!(recorded(c).iter().all(Option::is_none), "the total covers six requests: none has a size");
+    let errors = c.items.iter().filter(|i| matches!(i, Item::ToolResult(r) if r.is_error)).count();
+    assert_eq!(errors, 1, "cargo test exited 101");
+    assert!(trace.warnings.is_empty(), "{:?}", trace.warnings);
+}

@@ -12,6 +12,7 @@ pub mod claude_code;
 pub mod claude_stream;
 pub mod cline;
 pub mod codex;
+pub mod codex_exec;
 pub mod gemini_cli;
 pub mod inspect;
 pub mod mini_swe_agent;
@@ -85,6 +86,7 @@ pub fn all() -> Vec<&'static dyn Format> {
         &gemini_cli::GeminiCli,
         &claude_stream::ClaudeStream,
         &codex::Codex,
+        &codex_exec::CodexExec,
         &cline::Cline,
         &native::Native,
         &openai_chat::OpenAiChat,
