@@ -162,3 +162,42 @@ fn a_codex_exec_stream_reads_its_tool_outputs_and_the_runs_recorded_total() {
     assert_eq!(errors, 1, "cargo test exited 101");
     assert!(trace.warnings.is_empty(), "{:?}", trace.warnings);
 }
+
+/// A pre-0.40 Codex rollout counted straight from its lines: (tool results, requests). A request
+/// is each run of model output items (reasoning, assistant message, call).
+fn count_codex_legacy(path: &Path) -> (usize, usize) {
+    let (mut results, mut requests, mut in_run) = (0, 0, false);
+    for line in std::fs::read_to_string(path).unwrap().lines().skip(1) {
+        let v: Value = serde_json::from_str(line).unwrap();
+        let model = match v["type"].as_str() {
+            Some("reasoning" | "function_call") => true,
+            Some("message") => v["role"] == "assistant",
+            Some("function_call_output") => {
+                results += 1;
+                false
+            }
+            _ => continue, // `record_type: state`
+        };
+        requests += usize::from(model && !in_run);
+        in_run = model;
+    }
+    (results, requests)
+}
+
+#[test]
+fn a_pre_0_40_codex_rollout_reads_its_items_and_says_what_the_layout_lacks() {
+    let path = fixture("codex-legacy/rollout-2025-08-20.jsonl");
+    let trace = input::load(&path, None).unwrap();
+    assert_eq!(trace.format, "codex-legacy");
+    let c = &trace.conversations[0];
+    assert_eq!((c.tool_results(), c.requests()), count_codex_legacy(&path));
+    assert_eq!(count_codex_legacy(&path), (3, 3), "the hand count");
+    assert!(recorded(c).iter().all(Option::is_none) && c.recorded_total.is_none());
+    assert!(c.link_problems().is_empty(), "{:?}", c.link_problems());
+    assert_eq!(trace.warnings.len(), 1, "{:?}", trace.warnings);
+    assert!(
+        trace.warnings[0].contains("layout written before 0.40: it records no usage"),
+        "{:?}",
+        trace.warnings
+    );
+}

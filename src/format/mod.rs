@@ -13,6 +13,7 @@ pub mod claude_stream;
 pub mod cline;
 pub mod codex;
 pub mod codex_exec;
+pub mod codex_legacy;
 pub mod gemini_cli;
 pub mod inspect;
 pub mod mini_swe_agent;
@@ -87,6 +88,7 @@ pub fn all() -> Vec<&'static dyn Format> {
         &claude_stream::ClaudeStream,
         &codex::Codex,
         &codex_exec::CodexExec,
+        &codex_legacy::CodexLegacy,
         &cline::Cline,
         &native::Native,
         &openai_chat::OpenAiChat,
