@@ -3,8 +3,9 @@
 //!
 //! Directories are walked recursively in sorted order (so output never depends on the order the
 //! OS lists files), symbolic links are followed only to places inside the folder walked unless
-//! `--follow` (and a directory at most once: no loops), and files that are
-//! obviously not traces (`*.md`, Claude Code's `*.meta.json`) are passed over, as are FIFOs, sockets
+//! `--follow` (and a directory at most once: no loops), and files that are obviously not traces
+//! (`*.md`, Claude Code's `*.meta.json`, the files beside a Cline task's
+//! `api_conversation_history.json`, which is read with them) are passed over, as are FIFOs, sockets
 //! and devices (opening a FIFO would block; a FIFO named explicitly, such as the `/dev/fd/63` of a
 //! shell's `<(zcat session.jsonl.gz)`, is read).
 //!
@@ -21,7 +22,7 @@
 //! Skipped are the folders that hold tool state rather than sessions — version-control metadata
 //! (`.git`, `.hg`, `.svn`, `.jj`) and Python environments and caches (`.venv`, `.tox`,
 //! `.mypy_cache`, `.pytest_cache`, `.ruff_cache`) — see [`SKIPPED_DIRS`], and hidden *files*
-//! (`.DS_Store`, `.gitignore`, …), which are never traces and would each be an "unrecognised file"
+//! (`.DS_Store`, `.gitignore`, …; all but aider's `.aider.llm.history`), which are never traces and would each be an "unrecognised file"
 //! warning. A hidden file or directory named explicitly is read like any other.
 //!
 //! [`agent_homes`] gives the places agents write sessions to, read in place: `~/.claude/projects`
@@ -58,10 +59,15 @@ impl Discovered {
     }
 }
 
-/// Names of files a directory walk passes over: documentation and Claude Code subagent metadata.
+/// Names of files a directory walk passes over: documentation, Claude Code subagent metadata, and
+/// the files of a Cline task folder read with its history (or not sessions at all), when the
+/// history is beside them.
 fn is_obviously_not_a_trace(path: &Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    name.ends_with(".md") || name.ends_with(".meta.json")
+    name.ends_with(".md")
+        || name.ends_with(".meta.json")
+        || (format::cline::COMPANION_FILES.contains(&name)
+            && path.with_file_name(format::cline::HISTORY_FILE).is_file())
 }
 
 /// Directories a walk does not enter: tool state, not sessions.
@@ -351,7 +357,8 @@ fn walk_dir(dir: &Path, w: &mut Walk, found: &mut Discovered) {
             Ok(t) if t.is_dir() => walk_dir(&path, w, found),
             // FIFOs, sockets and devices are never sessions, and opening a FIFO would block.
             Ok(t) if !t.is_file() => {}
-            Ok(_) if hidden => {}
+            // aider's LLM log is a hidden file beside the repository: the one hidden file read.
+            Ok(_) if hidden && name != crate::format::aider::LOG_FILE => {}
             Ok(_) if is_obviously_not_a_trace(&path) => {}
             Ok(_) => {
                 found.files.push(path);
@@ -518,6 +525,7 @@ pub fn load(path: &Path, forced: Option<&'static dyn Format>) -> Result<Trace, T
             format.name()
         ));
     }
+    trace.warnings.extend(format::look_alike(&trace));
     if let Some(detected) = detected {
         if requests == 0 && detected.is_none_or(|d| d.name() != format.name()) {
             let reads_as = match detected {

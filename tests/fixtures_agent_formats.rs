@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use ctxbudget::input;
 use ctxbudget::model::{Conversation, Item, RecordedTotal};
 
-const FORMATS: [&str; 4] = ["swe-agent", "mini-swe-agent", "openhands", "gemini-cli"];
+const FORMATS: [&str; 6] = ["swe-agent", "mini-swe-agent", "openhands", "gemini-cli", "cline", "codex-exec"];
 
 /// One row of an `EXPECTED.md` table.
 #[derive(Debug)]
@@ -128,5 +128,5 @@ fn every_agent_fixture_reads_as_its_expected_md_says() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 7, "fixtures listed in the EXPECTED.md files");
+    assert_eq!(checked, 9, "fixtures listed in the EXPECTED.md files");
 }

@@ -121,7 +121,7 @@ fn blocks<'a>(content: Option<&'a Value>, at: &str) -> Result<Option<&'a [Value]
     }
 }
 
-fn user(b: &mut Builder, content: Option<&Value>, at: &str) -> Result<(), String> {
+pub(crate) fn user(b: &mut Builder, content: Option<&Value>, at: &str) -> Result<(), String> {
     let Some(list) = blocks(content, at)? else {
         b.push(Item::User { text: json_text(content.unwrap_or(&Value::Null)), meta: false, images: 0 });
         return Ok(());

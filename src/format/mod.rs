@@ -6,11 +6,15 @@
 //! only the model. Formats never open files or print: they read from the reader they are given and
 //! report problems as [`TraceError`]s (fatal) or trace warnings (the rest of the file is usable).
 
+pub mod aider;
 pub mod anthropic_messages;
 pub mod cassette;
 pub mod claude_code;
 pub mod claude_stream;
+pub mod cline;
 pub mod codex;
+pub mod codex_exec;
+pub mod codex_legacy;
 pub mod gemini_cli;
 pub mod inspect;
 pub mod mini_swe_agent;
@@ -84,6 +88,10 @@ pub fn all() -> Vec<&'static dyn Format> {
         &gemini_cli::GeminiCli,
         &claude_stream::ClaudeStream,
         &codex::Codex,
+        &codex_exec::CodexExec,
+        &codex_legacy::CodexLegacy,
+        &cline::Cline,
+        &aider::Aider,
         &native::Native,
         &openai_chat::OpenAiChat,
         &anthropic_messages::AnthropicMessages,
@@ -106,6 +114,15 @@ pub fn by_name(name: &str) -> Option<&'static dyn Format> {
 /// The first format that recognises `head`.
 pub fn guess(head: &Head<'_>) -> Option<&'static dyn Format> {
     all().into_iter().find(|f| f.detect(head))
+}
+
+/// A warning for a trace read with no tool result whose text looks like the tool results of a
+/// known agent's format (which format it resembles, and how to read it as that).
+pub fn look_alike(trace: &Trace) -> Option<String> {
+    if trace.format == cline::Cline.name() || trace.conversations.iter().any(|c| c.tool_results() > 0) {
+        return None;
+    }
+    cline::look_alike(trace)
 }
 
 /// Builds a [`Head`] from the first bytes of a file and calls `f` with it. `whole` says whether

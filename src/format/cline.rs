@@ -1,0 +1,498 @@
+//! `cline`: task folders of Cline and its forks Roo Code and Kilo Code
+//! (`<VS Code global storage>/<extension id>/tasks/<task id>/`), read as one conversation.
+//!
+//! A task folder holds `api_conversation_history.json` (the messages sent to the model, Anthropic
+//! Messages blocks), `ui_messages.json` (what the panel showed, with each API request's usage)
+//! and `task_metadata.json` (files in context, model used). The history alone reads as Anthropic
+//! Messages, but wrongly: these agents send tool results as plain **user text blocks**
+//! (`[read_file for 'a.rs'] Result:` then the output), so an Anthropic reading finds no tool
+//! result at all. Here:
+//!
+//! - **Tool results.** A user text block whose first line is `[<tool>…] Result:` starts a tool
+//!   result; the text and image blocks after it, up to the next such block or harness feedback,
+//!   are the rest of it (older versions write the header and the output as two blocks). The
+//!   result answers the oldest unanswered `tool_use` of that tool in the assistant message before
+//!   it (native tool calling); when there is none (the XML tool calls of older versions, written
+//!   inside the assistant text), a call of that name with no arguments is placed before the
+//!   result, and the XML stays in the assistant text, so every byte is counted once. A result
+//!   whose output starts with `The tool execution failed` is an error. Roo Code's native
+//!   `tool_result` blocks are read as Anthropic's.
+//! - **Harness feedback is not tool output.** `<environment_details>` blocks, "Tool [x] was not
+//!   executed …", `[ERROR] …`, `[TASK RESUMPTION] …` and the `# task_progress` reminders are the
+//!   agent's own text, sent as user text: they become meta user items ([`is_feedback`]). A call
+//!   answered only by "was not executed" keeps no result (the link check says so).
+//! - **Requests.** An LLM call produced each assistant message: a boundary sits before it.
+//! - **Recorded usage.** `ui_messages.json` beside the history records each request as a
+//!   `say: api_req_started` entry whose `text` is JSON with `tokensIn`, `tokensOut`,
+//!   `cacheWrites`, `cacheReads`, and whose `conversationHistoryIndex` + 2 is the index of the
+//!   assistant message it produced (checked on a real task: 36 of 36). The prompt size is
+//!   `tokensIn + cacheWrites + cacheReads`, as Cline sums a request's context. Entries without
+//!   an index (versions before it was added) are matched in order when there are as many of them
+//!   as assistant messages; otherwise the usage is left unrecorded, with a warning. Without
+//!   `ui_messages.json`, the `metrics.tokens{prompt, completion, cached}` newer versions put on
+//!   each assistant message are read (`cached` = cache writes + reads).
+//!
+//! The only file access is [`Cline::read`] reading `ui_messages.json` beside the history; the
+//! conversion ([`read_task`]) is pure.
+
+use std::io::BufRead;
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::anthropic_messages;
+use super::shared::{parse_document, parse_document_as, read_text};
+use super::wire::{Builder, kind_of, str_field};
+use super::{Format, Head};
+use crate::error::TraceError;
+use crate::model::{Conversation, Item, Millis, Request, Trace, Usage};
+
+/// The file of a task folder that holds the messages sent.
+pub const HISTORY_FILE: &str = "api_conversation_history.json";
+/// The file of a task folder that holds the panel's messages and each request's usage.
+pub const UI_FILE: &str = "ui_messages.json";
+/// Files of a task folder that are read with the history, or are not sessions: a directory walk
+/// passes over them when the history is beside them.
+pub const COMPANION_FILES: [&str; 3] = [UI_FILE, "task_metadata.json", "settings.json"];
+
+/// Cline / Roo Code / Kilo Code task histories.
+pub struct Cline;
+
+impl Format for Cline {
+    fn name(&self) -> &'static str {
+        "cline"
+    }
+
+    fn detect(&self, head: &Head<'_>) -> bool {
+        let named = head.path.file_name().is_some_and(|n| n == HISTORY_FILE);
+        match head.document() {
+            Some(Value::Array(messages)) => {
+                (named && messages.first().is_some_and(|m| m.get("role").is_some()))
+                    || messages.first().is_some_and(opens_a_task)
+            }
+            _ => false,
+        }
+    }
+
+    fn read(&self, input: &mut dyn BufRead, path: &Path) -> Result<Trace, TraceError> {
+        let history = read_text(input, path)?;
+        let ui_path = path.with_file_name(UI_FILE);
+        // The one file access of the format: the usage log beside the history, when there is one.
+        let ui = if path.file_name().is_some_and(|n| n == HISTORY_FILE) {
+            std::fs::read(&ui_path).ok()
+        } else {
+            None
+        };
+        read_task(&history, path, ui.as_deref().map(|bytes| (bytes, ui_path.as_path())))
+    }
+}
+
+/// Whether a message opens a task as these agents write it: a user message whose blocks hold
+/// the `<task>` and the `<environment_details>` the agent appends.
+fn opens_a_task(m: &Value) -> bool {
+    let Some(blocks) = m.get("content").and_then(Value::as_array) else { return false };
+    let starts = |prefix: &str| blocks.iter().any(|b| str_field(b, "text").trim_start().starts_with(prefix));
+    str_field(m, "role") == "user" && starts("<task>") && starts("<environment_details>")
+}
+
+/// Reads a task: its history text (read from `path`) and, when found, the bytes of
+/// `ui_messages.json` and its path.
+pub fn read_task(history: &str, path: &Path, ui: Option<(&[u8], &Path)>) -> Result<Trace, TraceError> {
+    let doc = parse_document(history, path)?;
+    let fail = |message: String| TraceError::content(path, message);
+    let Value::Array(messages) = &doc else {
+        return Err(fail(format!("expected the task's list of messages, found {}", kind_of(&doc))));
+    };
+    let mut warnings = Vec::new();
+    let recorded = match ui {
+        Some((bytes, ui_path)) => requests_of_ui(bytes, ui_path, messages, &mut warnings)?,
+        None => messages.iter().map(metrics_usage).collect(),
+    };
+    let mut b = Builder::default();
+    let mut pending: Vec<(String, String)> = Vec::new();
+    let mut synthetic = 0usize;
+    for (i, m) in messages.iter().enumerate() {
+        let at = format!("[{i}]");
+        match m.get("role").and_then(Value::as_str) {
+            Some("assistant") => {
+                b.push(Item::Request(recorded.get(i).cloned().flatten().unwrap_or_default()));
+                let before = b.items.len();
+                anthropic_messages::assistant(&mut b, m.get("content"), &at).map_err(fail)?;
+                pending = b.items[before..]
+                    .iter()
+                    .filter_map(|item| match item {
+                        Item::ToolCall { call_id, name, .. } => Some((call_id.clone(), name.clone())),
+                        _ => None,
+                    })
+                    .collect();
+            }
+            Some("user") => {
+                user(&mut b, m.get("content"), &at, &mut pending, &mut synthetic).map_err(fail)?
+            }
+            Some(other) => {
+                return Err(fail(format!("{at}: unknown role `{other}` (expected user or assistant)")));
+            }
+            None => return Err(fail(format!("{at}: a message needs a string `role`"))),
+        }
+    }
+    warnings.extend(b.warnings(""));
+    let conversation = Conversation { id: "main".into(), items: b.take_items(), recorded_total: None };
+    Ok(Trace { format: "cline", conversations: vec![conversation], warnings })
+}
+
+/// A tool result being gathered from consecutive user blocks.
+struct Open {
+    call_id: String,
+    name: String,
+    texts: Vec<String>,
+    images: u32,
+}
+
+/// A user message: tool results, harness feedback and what the person wrote.
+fn user(
+    b: &mut Builder,
+    content: Option<&Value>,
+    at: &str,
+    pending: &mut Vec<(String, String)>,
+    synthetic: &mut usize,
+) -> Result<(), String> {
+    let blocks = match content {
+        Some(Value::Array(blocks)) => blocks,
+        Some(Value::String(text)) => {
+            b.push(Item::User { text: text.clone(), meta: is_feedback(text), images: 0 });
+            return Ok(());
+        }
+        Some(other) => {
+            return Err(format!("{at}.content: expected a string or blocks, found {}", kind_of(other)));
+        }
+        None => return Err(format!("{at}: a message needs `content`")),
+    };
+    let mut open: Option<Open> = None;
+    for (k, block) in blocks.iter().enumerate() {
+        match str_field(block, "type") {
+            "text" => {
+                let text = str_field(block, "text");
+                if let Some(name) = result_header(text) {
+                    close(b, open.take());
+                    let call_id = answered_call(b, name, pending, synthetic);
+                    open = Some(Open {
+                        call_id,
+                        name: name.to_owned(),
+                        texts: vec![text.to_owned()],
+                        images: 0,
+                    });
+                } else if is_feedback(text) {
+                    close(b, open.take());
+                    b.push(Item::User { text: text.to_owned(), meta: true, images: 0 });
+                } else if let Some(o) = open.as_mut() {
+                    o.texts.push(text.to_owned());
+                } else {
+                    b.push(Item::User { text: text.to_owned(), meta: false, images: 0 });
+                }
+            }
+            "image" | "document" => match open.as_mut() {
+                Some(o) => o.images += 1,
+                None => b.push(Item::User { text: String::new(), meta: false, images: 1 }),
+            },
+            "tool_result" => {
+                close(b, open.take());
+                let one = Value::Array(vec![block.clone()]);
+                anthropic_messages::user(b, Some(&one), &format!("{at}.content[{k}]"))?;
+                if let Some(id) = block.get("tool_use_id").and_then(Value::as_str) {
+                    pending.retain(|(call, _)| call != id);
+                }
+            }
+            other => b.note(format!("user `{other}` block(s) not replayed (unknown block type)")),
+        }
+    }
+    close(b, open);
+    Ok(())
+}
+
+/// Appends a gathered result.
+fn close(b: &mut Builder, open: Option<Open>) {
+    let Some(o) = open else { return };
+    let output = o.texts.join("\n");
+    let body = output.split_once('\n').map_or("", |(_, rest)| rest);
+    let is_error = body.trim_start().starts_with("The tool execution failed");
+    b.result_with_images(o.call_id, Some(o.name), output, is_error, o.images);
+}
+
+/// The call a result of `name` answers: the oldest unanswered call of that name in the message
+/// before, else a new call placed before the result (the agent wrote the call as XML in its text).
+fn answered_call(
+    b: &mut Builder,
+    name: &str,
+    pending: &mut Vec<(String, String)>,
+    synthetic: &mut usize,
+) -> String {
+    if let Some(k) = pending.iter().position(|(_, n)| n == name) {
+        return pending.remove(k).0;
+    }
+    *synthetic += 1;
+    let id = format!("cline-{synthetic}");
+    b.call(id.clone(), name.to_owned(), String::new());
+    id
+}
+
+/// The tool name of a result header: a first line `[<tool>…] Result:`.
+pub fn result_header(text: &str) -> Option<&str> {
+    let first = text.lines().next()?;
+    let rest = first.strip_prefix('[')?;
+    if !first.trim_end().ends_with("] Result:") {
+        return None;
+    }
+    let end = rest.find([' ', ']']).unwrap_or(rest.len());
+    let name = &rest[..end];
+    let valid = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ':' | '.');
+    (!name.is_empty() && name.chars().all(valid)).then_some(name)
+}
+
+/// Whether a user text is the agent's own feedback rather than a person's words or tool output.
+pub fn is_feedback(text: &str) -> bool {
+    let t = text.trim_start();
+    t.starts_with("<environment_details>")
+        || (t.starts_with("Tool [") && t.lines().next().is_some_and(|l| l.contains("] was not executed")))
+        || t.starts_with("[ERROR]")
+        || t.starts_with("[TASK RESUMPTION]")
+        || t.starts_with("# task_progress")
+}
+
+/// One `ui_messages.json` entry, as far as usage goes.
+#[derive(Deserialize)]
+struct UiMessage {
+    #[serde(default)]
+    ts: Option<Millis>,
+    #[serde(default)]
+    say: Option<String>,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default, rename = "conversationHistoryIndex")]
+    history_index: Option<i64>,
+}
+
+/// The usage fields of an `api_req_started` entry's `text`.
+#[derive(Deserialize)]
+struct ApiRequest {
+    #[serde(default, rename = "tokensIn")]
+    tokens_in: Option<u64>,
+    #[serde(default, rename = "tokensOut")]
+    tokens_out: Option<u64>,
+    #[serde(default, rename = "cacheWrites")]
+    cache_writes: Option<u64>,
+    #[serde(default, rename = "cacheReads")]
+    cache_reads: Option<u64>,
+}
+
+/// The request of each history message (by index) that `ui_messages.json` records.
+fn requests_of_ui(
+    bytes: &[u8],
+    path: &Path,
+    messages: &[Value],
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Option<Request>>, TraceError> {
+    let text = String::from_utf8_lossy(bytes);
+    let ui: Vec<UiMessage> = parse_document_as(&text, path)?;
+    let mut out: Vec<Option<Request>> = vec![None; messages.len()];
+    let mut in_order = Vec::new();
+    for m in ui.iter().filter(|m| m.say.as_deref() == Some("api_req_started")) {
+        let request = Request { id: None, timestamp: m.ts, usage: ui_usage(m.text.as_deref()) };
+        match m.history_index {
+            // A retried request is recorded again with the same index: the last one counts.
+            Some(index) => {
+                if let Some(slot) = usize::try_from(index + 2).ok().and_then(|i| out.get_mut(i)) {
+                    *slot = Some(request);
+                }
+            }
+            None => in_order.push(request),
+        }
+    }
+    if in_order.is_empty() {
+        return Ok(out);
+    }
+    let assistants: Vec<usize> =
+        (0..messages.len()).filter(|&i| str_field(&messages[i], "role") == "assistant").collect();
+    if in_order.len() == assistants.len() {
+        for (i, request) in assistants.into_iter().zip(in_order) {
+            out[i] = Some(request);
+        }
+    } else {
+        warnings.push(format!(
+            "{}: {} API request(s) without a history index for {} assistant message(s): their usage cannot \
+             be matched and is left unrecorded",
+            path.display(),
+            in_order.len(),
+            assistants.len()
+        ));
+    }
+    Ok(out)
+}
+
+/// The usage an `api_req_started` entry's text records, when it records `tokensIn`.
+fn ui_usage(text: Option<&str>) -> Option<Usage> {
+    let a: ApiRequest = serde_json::from_str(text?).ok()?;
+    Some(Usage {
+        input_tokens: a.tokens_in? + a.cache_writes.unwrap_or(0) + a.cache_reads.unwrap_or(0),
+        cache_read_tokens: a.cache_reads,
+        cache_write_tokens: a.cache_writes,
+        output_tokens: a.tokens_out,
+    })
+}
+
+/// Usage newer versions write on an assistant message: `metrics.tokens{prompt, completion,
+/// cached}`.
+fn metrics_usage(m: &Value) -> Option<Request> {
+    let tokens = m.get("metrics")?.get("tokens")?;
+    let prompt = tokens.get("prompt")?.as_u64()?;
+    let cached = tokens.get("cached").and_then(Value::as_u64);
+    let usage = Usage {
+        input_tokens: prompt + cached.unwrap_or(0),
+        cache_read_tokens: None,
+        cache_write_tokens: None,
+        output_tokens: tokens.get("completion").and_then(Value::as_u64),
+    };
+    Some(Request { id: None, timestamp: None, usage: Some(usage) })
+}
+
+/// A warning for a trace another format read with no tool result although its user text holds
+/// lines that start tool results the way these agents write them: a history read as Anthropic
+/// Messages or OpenAI Chat (renamed, or cut out of its folder) would otherwise replay with
+/// nothing to prune and no hint why.
+pub fn look_alike(trace: &Trace) -> Option<String> {
+    let mut headers = 0usize;
+    let mut example = None;
+    for c in &trace.conversations {
+        for item in &c.items {
+            let Item::User { text, .. } = item else { continue };
+            for line in text.lines().filter(|l| result_header(l).is_some()) {
+                headers += 1;
+                example.get_or_insert_with(|| line.to_owned());
+            }
+        }
+    }
+    let example = example?;
+    let shown: String = example.chars().take(60).collect();
+    Some(format!(
+        "read as `{}` with no tool result, but {headers} line(s) of its user text start tool results the way \
+         Cline, Roo Code and Kilo Code write them (`{shown}`): read it with `--input-format cline`, or name it \
+         {HISTORY_FILE} in its task folder",
+        trace.format
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::shared::testing::kinds;
+    use crate::format::with_head;
+    use crate::model::{Output, ToolResult};
+
+    fn read(history: &str, ui: Option<&str>) -> Trace {
+        read_task(
+            history,
+            Path::new("t/api_conversation_history.json"),
+            ui.map(|u| (u.as_bytes(), Path::new("t/ui_messages.json"))),
+        )
+        .unwrap()
+    }
+
+    const XML: &str = r#"[
+      {"role": "user", "content": [{"type": "text", "text": "<task>\nlist\n</task>"}, {"type": "text", "text": "<environment_details>\nx\n</environment_details>"}]},
+      {"role": "assistant", "content": [{"type": "text", "text": "<list_files>\n<path>.</path>\n</list_files>"}]},
+      {"role": "user", "content": [{"type": "text", "text": "[list_files for '.'] Result:"}, {"type": "text", "text": "a.rs"}, {"type": "text", "text": "[ERROR] You did not use a tool."}]},
+      {"role": "assistant", "content": "done"}
+    ]"#;
+
+    #[test]
+    fn xml_calls_get_a_call_before_their_result_and_feedback_stays_user_text() {
+        let t = read(XML, None);
+        let c = &t.conversations[0];
+        assert_eq!(
+            kinds(&c.items),
+            ["user", "user", "request", "assistant", "call", "result", "user", "request", "assistant"]
+        );
+        let Item::ToolResult(ToolResult { call_id, name, output, .. }) = &c.items[5] else { panic!() };
+        assert_eq!((call_id.as_str(), name.as_deref()), ("cline-1", Some("list_files")));
+        assert_eq!(output, &Output::Raw { output: "[list_files for '.'] Result:\na.rs".into() });
+        assert!(matches!(&c.items[6], Item::User { meta: true, .. }), "[ERROR] is the harness's");
+        assert!(matches!(&c.items[1], Item::User { meta: true, .. }), "environment details");
+        assert!(matches!(&c.items[0], Item::User { meta: false, .. }), "the task");
+    }
+
+    #[test]
+    fn usage_without_a_history_index_is_matched_in_order_only_when_the_counts_agree() {
+        let entry = |n: u64| {
+            format!(
+                r#"{{"ts": 1, "type": "say", "say": "api_req_started", "text": "{{\"tokensIn\": {n}, \"cacheReads\": 1}}"}}"#
+            )
+        };
+        let ui = format!("[{}, {}]", entry(10), entry(20));
+        let sizes = |t: &Trace| -> Vec<Option<u64>> {
+            t.conversations[0]
+                .items
+                .iter()
+                .filter_map(|i| {
+                    if let Item::Request(r) = i { Some(r.usage.map(|u| u.input_tokens)) } else { None }
+                })
+                .collect()
+        };
+        let t = read(XML, Some(&ui));
+        assert_eq!(sizes(&t), [Some(11), Some(21)]);
+        assert!(t.warnings.is_empty(), "{:?}", t.warnings);
+        let t = read(XML, Some(&format!("[{}]", entry(10))));
+        assert_eq!(sizes(&t), [None, None]);
+        assert_eq!(
+            t.warnings,
+            [
+                "t/ui_messages.json: 1 API request(s) without a history index for 2 assistant message(s): their usage \
+              cannot be matched and is left unrecorded"
+            ]
+        );
+    }
+
+    #[test]
+    fn result_headers_and_feedback_are_told_apart() {
+        assert_eq!(result_header("[read_file for 'a b].rs'] Result:\nx"), Some("read_file"));
+        assert_eq!(result_header("[attempt_completion] Result:"), Some("attempt_completion"));
+        assert_eq!(
+            result_header("[read_file for 'a.ts'. Reading several files at once is faster.] Result:"),
+            Some("read_file")
+        );
+        assert_eq!(result_header("[ERROR] You did not use a tool"), None);
+        assert_eq!(result_header("see [x] Result: here"), None);
+        assert_eq!(result_header("[a b] Result:"), Some("a"));
+        assert_eq!(result_header("[] Result:"), None);
+        assert!(is_feedback("Tool [write_to_file] was not executed because a tool has already been used"));
+        assert!(is_feedback("\n<environment_details>\n</environment_details>"));
+        assert!(!is_feedback("<task>\nfix\n</task>"));
+    }
+
+    #[test]
+    fn errors_name_the_message() {
+        let e = read_task(r#"[{"role": "tool", "content": "x"}]"#, Path::new("h.json"), None).unwrap_err();
+        assert_eq!(e.to_string(), "h.json: [0]: unknown role `tool` (expected user or assistant)");
+        let e = read_task(r#"{"role": "user"}"#, Path::new("h.json"), None).unwrap_err();
+        assert_eq!(e.to_string(), "h.json: expected the task's list of messages, found an object");
+        let bad_ui = Some((&b"{"[..], Path::new("ui_messages.json")));
+        assert!(
+            read_task("[]", Path::new("h.json"), bad_ui)
+                .unwrap_err()
+                .to_string()
+                .starts_with("ui_messages.json:1:")
+        );
+    }
+
+    #[test]
+    fn detects_task_histories_by_name_or_by_their_first_message() {
+        let detects =
+            |name: &str, text: &str| with_head(Path::new(name), text.as_bytes(), true, |h| Cline.detect(h));
+        assert!(detects("x.json", XML));
+        assert!(detects(HISTORY_FILE, r#"[{"role": "user", "content": "hi"}]"#));
+        assert!(!detects("x.json", r#"[{"role": "user", "content": "hi"}]"#));
+        assert!(!detects("x.json", r#"[{"role": "user", "content": [{"type": "text", "text": "<task>"}]}]"#));
+        for (what, text) in crate::format::shared::testing::FOREIGN {
+            assert!(!detects("x.json", text), "{what}");
+        }
+    }
+}
