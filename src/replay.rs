@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 
 use crate::measure::{Category, MeasuredConversation, MeasuredItem};
 use crate::model::Tokens;
-use crate::policy::{Content, Edit, Policy, ResultState, View};
+use crate::policy::{Content, Edit, On, Policy, ResultState, View};
 use crate::result::{Categories, RequestRow, Run, RunSummary};
 use crate::time::format_rfc3339;
 use crate::tokens::{Measure, Meter};
@@ -519,6 +519,8 @@ fn replay_keeping(
         compactions: 0,
     };
     let sticky = policy.sticky();
+    // A policy on whole outputs sees no split: an empty summary and the output as content.
+    let whole_outputs = policy.on() == On::Output;
     let mut summary = RunSummary { threshold, ..Default::default() };
     let mut rows = Vec::new();
     let mut edits = Vec::new();
@@ -552,8 +554,12 @@ fn replay_keeping(
                 e.calls.push(CallState { position, measure: *measure, name: *name_measure, cleared: false });
             }
             MeasuredItem::ToolResult(sizes, r) => {
-                let (summary_m, content) = sizes.split_at(e.threshold);
                 let output = sizes.output();
+                let (summary_m, content) = if whole_outputs {
+                    (Measure::default(), Some(output))
+                } else {
+                    sizes.split_at(e.threshold)
+                };
                 summary.tool_results += 1;
                 summary.tool_output_bytes += output.bytes;
                 summary.tool_output_tokens += output.tokens;

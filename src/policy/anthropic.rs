@@ -40,6 +40,7 @@ pub const KIND: Kind = Kind {
             recent, recomputed per request from the full history",
     source: "Anthropic API context editing, platform.claude.com/docs/en/build-with-claude/context-editing (ANCHORS.md §2)",
     params: &[
+        super::ON_OUTPUT,
         Param {
             key: "trigger",
             default: "100000",
@@ -85,19 +86,22 @@ pub const KIND: Kind = Kind {
                 return Err(p.bad("trigger_type", format!("`{other}`: expected input_tokens or tool_uses")));
             }
         };
-        Ok(Box::new(Anthropic {
-            trigger: p.get("trigger")?,
-            by_tool_uses,
-            keep: p.get("keep")?,
-            clear_at_least: p.get("clear_at_least")?,
-            exclude_tools: p.list("exclude_tools"),
-            clear_tool_inputs: p.get("clear_tool_inputs")?,
-            placeholder: p.text("placeholder").to_owned(),
-            sticky: p.get("sticky")?,
-            cleared_upto: 0,
-            edited_upto: 0,
-            placeholder_measure: None,
-        }))
+        super::with_on(
+            p,
+            Box::new(Anthropic {
+                trigger: p.get("trigger")?,
+                by_tool_uses,
+                keep: p.get("keep")?,
+                clear_at_least: p.get("clear_at_least")?,
+                exclude_tools: p.list("exclude_tools"),
+                clear_tool_inputs: p.get("clear_tool_inputs")?,
+                placeholder: p.text("placeholder").to_owned(),
+                sticky: p.get("sticky")?,
+                cleared_upto: 0,
+                edited_upto: 0,
+                placeholder_measure: None,
+            }),
+        )
     },
 };
 

@@ -25,8 +25,11 @@ pub const KIND: Kind = Kind {
     about: "observation masking with the paper's M = 10: keep the last M turns' outputs, mask older \
             ones with SWE-agent's placeholder",
     source: "Lindenbauer et al., The Complexity Trap (arXiv 2508.21433), SWE-agent LastNObservations (ANCHORS.md §6)",
-    params: &[Param { key: "m", default: "10", about: "agent turns (requests) whose outputs stay verbatim" }],
-    build: |p| Ok(Box::new(KeepTurns::with_swe_placeholder(p.at_least("m", 1)?))),
+    params: &[
+        super::ON_OUTPUT,
+        Param { key: "m", default: "10", about: "agent turns (requests) whose outputs stay verbatim" },
+    ],
+    build: |p| super::with_on(p, Box::new(KeepTurns::with_swe_placeholder(p.at_least("m", 1)?))),
 };
 
 #[cfg(test)]

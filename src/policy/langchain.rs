@@ -39,6 +39,7 @@ pub const KIND: Kind = Kind {
             on a copy of every request (never persisted)",
     source: "LangChain langchain/agents/middleware/context_editing.py ClearToolUsesEdit (ANCHORS.md §5)",
     params: &[
+        super::ON_OUTPUT,
         Param { key: "trigger", default: "100000", about: "clear when the approximate count exceeds this" },
         Param { key: "keep", default: "3", about: "most recent tool messages never cleared" },
         Param {
@@ -59,18 +60,21 @@ pub const KIND: Kind = Kind {
         Param { key: "placeholder", default: PLACEHOLDER, about: "text in place of a cleared result" },
     ],
     build: |p| {
-        Ok(Box::new(LangChain {
-            trigger: p.get("trigger")?,
-            keep: p.get("keep")?,
-            clear_at_least: p.get("clear_at_least")?,
-            exclude_tools: p.list("exclude_tools"),
-            clear_tool_inputs: p.get("clear_tool_inputs")?,
-            placeholder: p.text("placeholder").to_owned(),
-            considered: 0,
-            cleared: 0,
-            compactions: 0,
-            placeholder_measure: None,
-        }))
+        super::with_on(
+            p,
+            Box::new(LangChain {
+                trigger: p.get("trigger")?,
+                keep: p.get("keep")?,
+                clear_at_least: p.get("clear_at_least")?,
+                exclude_tools: p.list("exclude_tools"),
+                clear_tool_inputs: p.get("clear_tool_inputs")?,
+                placeholder: p.text("placeholder").to_owned(),
+                considered: 0,
+                cleared: 0,
+                compactions: 0,
+                placeholder_measure: None,
+            }),
+        )
     },
 };
 

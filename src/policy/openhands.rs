@@ -38,12 +38,15 @@ pub const MASKING: Kind = Kind {
     about: "ObservationMaskingCondenser: observations outside the last `attention_window` events \
             become <MASKED>",
     source: "OpenHands openhands/memory/condenser/impl/observation_masking_condenser.py, core/config/condenser_config.py (ANCHORS.md §3)",
-    params: &[Param {
-        key: "attention_window",
-        default: "100",
-        about: "most recent events whose observations stay (config default; the class default is 5)",
-    }],
-    build: |p| Ok(Box::new(Masking { window: p.at_least("attention_window", 1)?, next: 0 })),
+    params: &[
+        super::ON_OUTPUT,
+        Param {
+            key: "attention_window",
+            default: "100",
+            about: "most recent events whose observations stay (config default; the class default is 5)",
+        },
+    ],
+    build: |p| super::with_on(p, Box::new(Masking { window: p.at_least("attention_window", 1)?, next: 0 })),
 };
 
 /// The `openhands-amortized` policy (amortized forgetting).
@@ -53,6 +56,7 @@ pub const AMORTIZED: Kind = Kind {
             `keep_first` and the newest, down to max_size/2 (the forgotten results' contents are pruned)",
     source: "OpenHands openhands/memory/condenser/impl/amortized_forgetting_condenser.py (ANCHORS.md §3)",
     params: &[
+        super::ON_OUTPUT,
         Param { key: "max_size", default: "100", about: "events in the view that trigger forgetting" },
         Param { key: "keep_first", default: "1", about: "first events never forgotten" },
     ],
@@ -65,7 +69,10 @@ pub const AMORTIZED: Kind = Kind {
                 format!("must be less than half of max_size ({max_size}), got {keep_first}"),
             ));
         }
-        Ok(Box::new(Amortized { max_size, keep_first, forgotten_upto: keep_first, next: 0, compactions: 0 }))
+        super::with_on(
+            p,
+            Box::new(Amortized { max_size, keep_first, forgotten_upto: keep_first, next: 0, compactions: 0 }),
+        )
     },
 };
 

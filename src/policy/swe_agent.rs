@@ -28,16 +28,20 @@ pub const KIND: Kind = Kind {
             (recomputed, not stored)",
     source: "SWE-agent sweagent/agent/history_processors.py LastNObservations (ANCHORS.md §3)",
     params: &[
+        super::ON_OUTPUT,
         Param { key: "n", default: "5", about: "observations kept (the paper's setting is 5)" },
         Param { key: "polling", default: "1", about: "move the cut only every `polling` steps" },
     ],
     build: |p| {
-        Ok(Box::new(SweAgent {
-            n: p.at_least("n", 1)?,
-            polling: p.at_least("polling", 1)?,
-            elided: 0,
-            compactions: 0,
-        }))
+        super::with_on(
+            p,
+            Box::new(SweAgent {
+                n: p.at_least("n", 1)?,
+                polling: p.at_least("polling", 1)?,
+                elided: 0,
+                compactions: 0,
+            }),
+        )
     },
 };
 
