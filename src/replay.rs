@@ -533,6 +533,8 @@ fn replay_keeping(
                 if *turn_start {
                     e.turn += 1;
                     e.turn_started = true;
+                    // OpenHands answers each user message with a RecallAction, one more event.
+                    e.counts.events += 1;
                 }
                 match category {
                     // The unrecorded overhead stands for the system prompt and tool schemas the
@@ -1079,9 +1081,9 @@ mod tests {
         assert_eq!(
             probe.seen,
             [
-                (1, 2, 0, 3, 0), // the user text; events: system + user
-                (4, 6, 1, 3, 0), // + assistant message, 2 results; events + 2 actions + 2 observations
-                (6, 8, 2, 3, 0), // + "done" (message, event) + the reminder (message, event)
+                (1, 3, 0, 3, 0), // the user text; events: system + user + its RecallAction
+                (4, 7, 1, 3, 0), // + assistant message, 2 results; events + 2 actions + 2 observations
+                (6, 9, 2, 3, 0), // + "done" (message, event) + the reminder (message, event, no recall)
                 (1, 1, 0, 0, 1), // after the compaction: its summary alone
             ]
         );

@@ -160,6 +160,7 @@ pub struct View<'a> {
     /// response (its text, reasoning and tool calls together).
     pub messages: usize,
     /// OpenHands events in the context: the system prompt and each user text are one event each,
+    /// a user text that starts a human turn adds the `RecallAction` OpenHands answers it with,
     /// each tool call is an action and each tool result an observation; a response's text and
     /// reasoning are the thought of its first action, or one message event when it made no call.
     pub events: usize,
