@@ -519,7 +519,9 @@ fn replay_keeping(
         compactions: 0,
     };
     let sticky = policy.sticky();
-    // A policy on whole outputs sees no split: an empty summary and the output as content.
+    // A policy on whole outputs sees each result as one whole it may replace: an empty summary
+    // and, as content, the summary and content the seed's split sends (so that with nothing
+    // pruned the context is `none`'s, and savings are what the policy removes).
     let whole_outputs = policy.on() == On::Output;
     let mut summary = RunSummary { threshold, ..Default::default() };
     let mut rows = Vec::new();
@@ -557,10 +559,15 @@ fn replay_keeping(
             }
             MeasuredItem::ToolResult(sizes, r) => {
                 let output = sizes.output();
-                let (summary_m, content) = if whole_outputs {
-                    (Measure::default(), Some(output))
-                } else {
-                    sizes.split_at(e.threshold)
+                let (summary_m, content) = match sizes.split_at(e.threshold) {
+                    (summary, content) if whole_outputs => {
+                        let mut whole = summary;
+                        if let Some(c) = content {
+                            whole += c;
+                        }
+                        (Measure::default(), Some(whole))
+                    }
+                    split => split,
                 };
                 summary.tool_results += 1;
                 summary.tool_output_bytes += output.bytes;
@@ -1112,8 +1119,8 @@ mod tests {
     fn results_know_their_event_index_and_the_assistant_messages_before_them() {
         let mut probe = Probe::default();
         replay_items(two_calls("{}"), &mut probe);
-        // Events: hi 0, call a 1, result a 2, call b 3, result b 4.
-        assert_eq!(probe.results, [(2, 1), (4, 2)]);
+        // Events: hi 0, its RecallAction 1, call a 2, result a 3, call b 4, result b 5.
+        assert_eq!(probe.results, [(3, 1), (5, 2)]);
     }
 
     #[test]

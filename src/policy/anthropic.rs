@@ -43,7 +43,8 @@ pub const KIND: Kind = Kind {
     name: "anthropic",
     about: "clear_tool_uses_20250919: past the trigger, clear all tool results but the `keep` most \
             recent, recomputed per request from the full history",
-    source: "Anthropic API context editing, platform.claude.com/docs/en/build-with-claude/context-editing (ANCHORS.md §2)",
+    source: "Anthropic API context editing, platform.claude.com/docs/en/build-with-claude/context-editing (documentation, \
+             no source); differences: docs/policies.md (ANCHORS.md §2)",
     params: &[
         super::ON_OUTPUT,
         Param {

@@ -60,7 +60,8 @@ mod tests {
             }
             c
         };
-        let trap = replay_spec(c(), "complexity-trap:m=3");
+        // On the seed's contents, as keep-turns works.
+        let trap = replay_spec(c(), "complexity-trap:m=3,on=content");
         let keep = replay_spec(c(), "keep-turns:n=3");
         assert_eq!(trap.prune_requests(), keep.prune_requests());
         for k in 0..trap.edits.len() {

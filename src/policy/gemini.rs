@@ -43,7 +43,8 @@ pub const KIND: Kind = Kind {
     name: "gemini",
     about: "tool output masking: protect the newest `protect` tool tokens, mask older outputs with \
             a head/tail preview when at least `minimum` are prunable",
-    source: "Gemini CLI packages/core/src/services/toolOutputMaskingService.ts, utils/tokenCalculation.ts (ANCHORS.md §5)",
+    source: "google-gemini/gemini-cli packages/core/src/services/toolOutputMaskingService.ts (indexed at a9ef9f0), \
+             utils/tokenCalculation.ts; differences: docs/policies.md (ANCHORS.md §5)",
     params: &[
         super::ON_OUTPUT,
         Param {

@@ -21,8 +21,11 @@
 //! its `on` parameter ([`On`], asked through [`Policy::on`]):
 //! - `on=output` (their default), as the agent does it: every tool output, of any size, is one
 //!   whole that the policy may replace with the agent's own placeholder or preview. The replay
-//!   then does not split: each result's summary is empty and its content is the whole output
-//!   (so the report's `tool summaries` category is 0 and every output counts as prunable);
+//!   sends what the seed's split sends until then (with nothing pruned the context is `none`'s,
+//!   so savings are what the policy removes), but as one piece: each result's summary is empty
+//!   and its content is the summary and content together (the report's `tool summaries`
+//!   category is 0 and every output counts as prunable); policies decide on the whole output
+//!   ([`ResultState::output`]), as the agent measures it;
 //! - `on=content`, the same rule on the seed's model, where a tool result is a summary that
 //!   always stays plus a content that prune removes: a placeholder replaces the *content*
 //!   ([`Edit::Replace`]), and a result the seed's split left whole ([`Content::None`]: its summary

@@ -38,7 +38,8 @@ pub const KIND: Kind = Kind {
     name: "opencode",
     about: "at the end of each user turn, prune tool outputs older than the newest `protect` \
             estimated tokens and the last 2 user turns, if more than `minimum` would be freed",
-    source: "opencode packages/opencode/src/session/compaction.ts prune(), util/token.ts (ANCHORS.md §1)",
+    source: "anomalyco/opencode packages/opencode/src/session/compaction.ts prune() (indexed at fd78ec6), util/token.ts; \
+             differences: docs/policies.md (ANCHORS.md §1)",
     params: &[
         super::ON_OUTPUT,
         Param {

@@ -47,7 +47,9 @@ pub const MASKING: Kind = Kind {
     name: "openhands",
     about: "ObservationMaskingCondenser: observations outside the last `attention_window` events \
             become <MASKED>",
-    source: "OpenHands openhands/memory/condenser/impl/observation_masking_condenser.py, core/config/condenser_config.py (ANCHORS.md §3)",
+    source: "OpenHands/OpenHands openhands/memory/condenser/impl/observation_masking_condenser.py (read at 76483ad), \
+             openhands/memory/conversation_memory.py (read at bbc3142), core/config/condenser_config.py; \
+             differences: docs/policies.md (ANCHORS.md §3)",
     params: &[
         super::ON_OUTPUT,
         Param {

@@ -26,7 +26,8 @@ pub const KIND: Kind = Kind {
     name: "swe-agent",
     about: "LastNObservations: before every query, elide all but the last n observations \
             (recomputed, not stored)",
-    source: "SWE-agent sweagent/agent/history_processors.py LastNObservations (ANCHORS.md §3)",
+    source: "SWE-agent/SWE-agent sweagent/agent/history_processors.py LastNObservations (indexed at 669b8f9); \
+             differences: docs/policies.md (ANCHORS.md §3)",
     params: &[
         super::ON_OUTPUT,
         Param { key: "n", default: "5", about: "observations kept (the paper's setting is 5)" },
