@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 
 use crate::measure::{Category, MeasuredConversation, MeasuredItem};
 use crate::model::Tokens;
-use crate::policy::{Content, Edit, Policy, ResultState, View};
+use crate::policy::{Content, Edit, On, Policy, ResultState, View};
 use crate::result::{Categories, RequestRow, Run, RunSummary};
 use crate::time::format_rfc3339;
 use crate::tokens::{Measure, Meter};
@@ -519,6 +519,10 @@ fn replay_keeping(
         compactions: 0,
     };
     let sticky = policy.sticky();
+    // A policy on whole outputs sees each result as one whole it may replace: an empty summary
+    // and, as content, the summary and content the seed's split sends (so that with nothing
+    // pruned the context is `none`'s, and savings are what the policy removes).
+    let whole_outputs = policy.on() == On::Output;
     let mut summary = RunSummary { threshold, ..Default::default() };
     let mut rows = Vec::new();
     let mut edits = Vec::new();
@@ -531,6 +535,8 @@ fn replay_keeping(
                 if *turn_start {
                     e.turn += 1;
                     e.turn_started = true;
+                    // OpenHands answers each user message with a RecallAction, one more event.
+                    e.counts.events += 1;
                 }
                 match category {
                     // The unrecorded overhead stands for the system prompt and tool schemas the
@@ -552,8 +558,17 @@ fn replay_keeping(
                 e.calls.push(CallState { position, measure: *measure, name: *name_measure, cleared: false });
             }
             MeasuredItem::ToolResult(sizes, r) => {
-                let (summary_m, content) = sizes.split_at(e.threshold);
                 let output = sizes.output();
+                let (summary_m, content) = match sizes.split_at(e.threshold) {
+                    (summary, content) if whole_outputs => {
+                        let mut whole = summary;
+                        if let Some(c) = content {
+                            whole += c;
+                        }
+                        (Measure::default(), Some(whole))
+                    }
+                    split => split,
+                };
                 summary.tool_results += 1;
                 summary.tool_output_bytes += output.bytes;
                 summary.tool_output_tokens += output.tokens;
@@ -1073,9 +1088,9 @@ mod tests {
         assert_eq!(
             probe.seen,
             [
-                (1, 2, 0, 3, 0), // the user text; events: system + user
-                (4, 6, 1, 3, 0), // + assistant message, 2 results; events + 2 actions + 2 observations
-                (6, 8, 2, 3, 0), // + "done" (message, event) + the reminder (message, event)
+                (1, 3, 0, 3, 0), // the user text; events: system + user + its RecallAction
+                (4, 7, 1, 3, 0), // + assistant message, 2 results; events + 2 actions + 2 observations
+                (6, 9, 2, 3, 0), // + "done" (message, event) + the reminder (message, event, no recall)
                 (1, 1, 0, 0, 1), // after the compaction: its summary alone
             ]
         );
@@ -1104,8 +1119,8 @@ mod tests {
     fn results_know_their_event_index_and_the_assistant_messages_before_them() {
         let mut probe = Probe::default();
         replay_items(two_calls("{}"), &mut probe);
-        // Events: hi 0, call a 1, result a 2, call b 3, result b 4.
-        assert_eq!(probe.results, [(2, 1), (4, 2)]);
+        // Events: hi 0, its RecallAction 1, call a 2, result a 3, call b 4, result b 5.
+        assert_eq!(probe.results, [(3, 1), (5, 2)]);
     }
 
     #[test]

@@ -256,6 +256,10 @@ impl Policy for Observed<'_> {
         self.inner.sticky()
     }
 
+    fn on(&self) -> crate::policy::On {
+        self.inner.on()
+    }
+
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
         if view.compactions != self.compactions {
             self.compactions = view.compactions;

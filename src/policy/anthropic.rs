@@ -8,22 +8,27 @@
 //! the client keeps its full history, so the edit is recomputed from the full history for every
 //! request (non-sticky) and `keep` slides forward with every new tool use.
 //!
-//! Decisions where the documentation is silent (each is a parameter):
+//! Decisions where the documentation is silent or needs reading (each is a parameter):
 //! - **Placeholder.** The API's placeholder text is not published. We use
 //!   `[Old tool result content cleared]`, the text Anthropic's own client (Claude Code's
 //!   microcompact) writes for a cleared result; change it with `placeholder=`.
-//! - **`clear_at_least`.** "If the API can't clear at least the specified amount, the strategy will
-//!   not be applied." Read literally on a stateless recomputation it would never batch (once the
-//!   cleared set passes the amount, every later request passes too), yet the docs present it as
-//!   the way to make breaking the cache worthwhile. We read it as: the clearing point advances only
-//!   when the advance clears at least that many more tokens than the previous request's edit did;
-//!   a stateless server can reproduce this because the history is append-only. Without it (the
-//!   default) the point advances on every new tool use past the trigger.
+//! - **`clear_at_least`**, as documented: "context will only be modified if at least this many
+//!   tokens can be removed". The server recomputes from the full history at every request: when
+//!   the trigger is crossed, it clears every clearable result but the `keep` most recent if that
+//!   frees at least `clear_at_least` tokens, and nothing otherwise (all or nothing per request).
+//!   On an append-only history the amount only grows, so once it passes it passes at every later
+//!   request and `keep` slides again with each tool use. `clear_at_least_steps=true` keeps the
+//!   other reading, a named option for one reason: it is the batching the docs present
+//!   `clear_at_least` for (make a cache break worth it), and a stateless server could reproduce
+//!   it: the clearing point advances only when the advance frees at least that many more tokens
+//!   than the previous request's edit did.
 //! - **Counting.** The API counts with Anthropic's tokenizer, which ctxbudget does not have: the
-//!   report's tokenizer stands in for it ([`Estimator::Real`]). The placeholder's own tokens are
-//!   subtracted from what a clear frees.
-//! - **Tool inputs.** With `clear_tool_inputs=true` the cleared result's call arguments become
-//!   `{}` (the call's name stays).
+//!   report's tokenizer stands in for it ([`Estimator::Real`]), on the replayed context (issue 24
+//!   brings the calibrated context the trigger should be measured on). The placeholder's own
+//!   tokens are subtracted from what a clear frees.
+//! - **Tool inputs.** `clear_tool_inputs` is `false`, `true` (every cleared result's call) or a
+//!   list of tool names whose calls are cleared, as the API's parameter takes; a cleared call's
+//!   arguments become `{}` (the call's name stays).
 //! - `sticky=true` models a client that persists the edited history instead: the trigger is then
 //!   measured on the already-cleared context.
 
@@ -38,8 +43,10 @@ pub const KIND: Kind = Kind {
     name: "anthropic",
     about: "clear_tool_uses_20250919: past the trigger, clear all tool results but the `keep` most \
             recent, recomputed per request from the full history",
-    source: "Anthropic API context editing, platform.claude.com/docs/en/build-with-claude/context-editing (ANCHORS.md §2)",
+    source: "Anthropic API context editing, platform.claude.com/docs/en/build-with-claude/context-editing (documentation, \
+             no source); differences: docs/policies.md (ANCHORS.md §2)",
     params: &[
+        super::ON_OUTPUT,
         Param {
             key: "trigger",
             default: "100000",
@@ -54,7 +61,12 @@ pub const KIND: Kind = Kind {
         Param {
             key: "clear_at_least",
             default: "0",
-            about: "advance the clearing point only by at least this many tokens (0 = none)",
+            about: "clear only if at least this many tokens go, all or nothing per request (0 = none)",
+        },
+        Param {
+            key: "clear_at_least_steps",
+            default: "false",
+            about: "read clear_at_least as a step: move the clearing point only by at least that many tokens",
         },
         Param {
             key: "exclude_tools",
@@ -64,7 +76,7 @@ pub const KIND: Kind = Kind {
         Param {
             key: "clear_tool_inputs",
             default: "false",
-            about: "also replace the cleared calls' arguments with {}",
+            about: "also replace the cleared calls' arguments with {}: true, false, or the tools whose calls (comma-separated)",
         },
         Param {
             key: "placeholder",
@@ -85,21 +97,40 @@ pub const KIND: Kind = Kind {
                 return Err(p.bad("trigger_type", format!("`{other}`: expected input_tokens or tool_uses")));
             }
         };
-        Ok(Box::new(Anthropic {
-            trigger: p.get("trigger")?,
-            by_tool_uses,
-            keep: p.get("keep")?,
-            clear_at_least: p.get("clear_at_least")?,
-            exclude_tools: p.list("exclude_tools"),
-            clear_tool_inputs: p.get("clear_tool_inputs")?,
-            placeholder: p.text("placeholder").to_owned(),
-            sticky: p.get("sticky")?,
-            cleared_upto: 0,
-            edited_upto: 0,
-            placeholder_measure: None,
-        }))
+        let clear_tool_inputs = match p.text("clear_tool_inputs") {
+            "true" => Inputs::All,
+            "false" | "" => Inputs::Tools(Vec::new()),
+            _ => Inputs::Tools(p.list("clear_tool_inputs")),
+        };
+        super::with_on(
+            p,
+            Box::new(Anthropic {
+                trigger: p.get("trigger")?,
+                by_tool_uses,
+                keep: p.get("keep")?,
+                clear_at_least: p.get("clear_at_least")?,
+                steps: p.get("clear_at_least_steps")?,
+                exclude_tools: p.list("exclude_tools"),
+                clear_tool_inputs,
+                placeholder: p.text("placeholder").to_owned(),
+                sticky: p.get("sticky")?,
+                cleared_upto: 0,
+                edited_upto: 0,
+                sums: Sums::default(),
+                placeholder_measure: None,
+            }),
+        )
     },
 };
+
+/// Whose call arguments a clear replaces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Inputs {
+    /// Every cleared result's call.
+    All,
+    /// The cleared results of these tools (none: `false`).
+    Tools(Vec<String>),
+}
 
 /// Anthropic's tool-result clearing.
 pub struct Anthropic {
@@ -107,8 +138,10 @@ pub struct Anthropic {
     by_tool_uses: bool,
     keep: usize,
     clear_at_least: u64,
+    /// `clear_at_least` read as a step of the clearing point, not as all or nothing.
+    steps: bool,
     exclude_tools: Vec<String>,
-    clear_tool_inputs: bool,
+    clear_tool_inputs: Inputs,
     placeholder: String,
     sticky: bool,
     /// Results with a conversation-wide index below this are cleared (the clearing point).
@@ -118,13 +151,72 @@ pub struct Anthropic {
     /// [`Edit::KeepPrevious`], which gives the same requests as resending the whole set, in time
     /// linear in the trace).
     edited_upto: usize,
+    /// What clearing would free, summed as results leave the `keep` window.
+    sums: Sums,
     /// The placeholder as the replay's meter measures it (measured once, at the first clear).
     placeholder_measure: Option<Measure>,
+}
+
+/// Tokens a clear would free, summed over the results of the current context below `upto`
+/// (each result is summed once, when it leaves the `keep` window), so the all-or-nothing test
+/// costs nothing per request.
+#[derive(Debug, Default)]
+struct Sums {
+    /// Compactions seen: a new one starts a context and the sums over.
+    compactions: usize,
+    /// Results with a conversation-wide index below this are summed.
+    upto: usize,
+    /// What clearing all of them frees.
+    freed: u64,
+    /// Of which, what clearing the results below the clearing point freed.
+    at_point: u64,
 }
 
 impl Anthropic {
     fn clearable(&self, r: &ResultState<'_>) -> bool {
         matches!(r.content, Content::Present(_)) && !self.exclude_tools.iter().any(|t| t == r.tool())
+    }
+
+    fn clears_input(&self, r: &ResultState<'_>) -> bool {
+        match &self.clear_tool_inputs {
+            Inputs::All => true,
+            Inputs::Tools(tools) => tools.iter().any(|t| t == r.tool()),
+        }
+    }
+
+    /// What clearing `r` frees: its content (or whole output) less the placeholder, and its call's
+    /// arguments when they are cleared too.
+    fn freed(&self, view: &View<'_>, r: &ResultState<'_>, placeholder: u64) -> u64 {
+        if !self.clearable(r) {
+            return 0;
+        }
+        let mut freed = r.present().map_or(0, |c| view.tokens(Estimator::Real, &c));
+        if self.clears_input(r) {
+            // The arguments go, the name and `{}` stay: roughly the call's size.
+            freed += r.call.map_or(0, |c| view.tokens(Estimator::Real, &c));
+        }
+        freed.saturating_sub(placeholder)
+    }
+
+    /// Moves the clearing point to `boundary` (the first result inside `keep`) if `clear_at_least`
+    /// allows it.
+    fn advance(&mut self, view: &View<'_>, boundary: usize) {
+        if view.compactions != self.sums.compactions {
+            self.sums = Sums { compactions: view.compactions, ..Sums::default() };
+        }
+        let measured = *self.placeholder_measure.get_or_insert_with(|| view.measure(&self.placeholder));
+        let placeholder = view.tokens(Estimator::Real, &measured);
+        let from = view.position(self.sums.upto);
+        let to = view.position(boundary);
+        let added: u64 =
+            view.results[from.min(to)..to].iter().map(|r| self.freed(view, r, placeholder)).sum();
+        self.sums.freed += added;
+        self.sums.upto = self.sums.upto.max(boundary);
+        let gain = if self.steps { self.sums.freed - self.sums.at_point } else { self.sums.freed };
+        if gain >= self.clear_at_least {
+            self.cleared_upto = boundary;
+            self.sums.at_point = self.sums.freed;
+        }
     }
 }
 
@@ -144,30 +236,13 @@ impl Policy for Anthropic {
             if let Some(last) = keep_from.checked_sub(1).map(|i| &view.results[i]) {
                 let boundary = last.index + 1;
                 if boundary > self.cleared_upto {
-                    let measured =
-                        *self.placeholder_measure.get_or_insert_with(|| view.measure(&self.placeholder));
-                    let placeholder = view.tokens(Estimator::Real, &measured);
-                    let uncleared = view.position(self.cleared_upto);
-                    let gain: u64 = view.results[uncleared.min(keep_from)..keep_from]
-                        .iter()
-                        .filter(|r| self.clearable(r))
-                        .map(|r| {
-                            let mut freed = r.present().map_or(0, |c| view.tokens(Estimator::Real, &c));
-                            if self.clear_tool_inputs {
-                                // The arguments go, the name and `{}` stay: roughly the call's size.
-                                freed += r.call.map_or(0, |c| view.tokens(Estimator::Real, &c));
-                            }
-                            freed.saturating_sub(placeholder)
-                        })
-                        .sum();
-                    if gain >= self.clear_at_least {
-                        self.cleared_upto = boundary;
-                    }
+                    self.advance(view, boundary);
                 }
             }
         }
-        // Recomputed from the full history: under the trigger nothing is cleared. A sticky client
-        // already holds its earlier clears; only new ones are edits.
+        // Recomputed from the full history: under the trigger, or short of `clear_at_least`,
+        // nothing is cleared. A sticky client already holds its earlier clears; only new ones are
+        // edits.
         if !triggered && !self.sticky {
             return;
         }
@@ -178,7 +253,7 @@ impl Policy for Anthropic {
         for r in view.results[first..].iter().take_while(|r| r.index < self.cleared_upto) {
             if self.clearable(r) {
                 edits.push(Edit::Replace(r.index, self.placeholder.clone()));
-                if self.clear_tool_inputs {
+                if self.clears_input(r) {
                     edits.push(Edit::ClearCall(r.index, "{}".into()));
                 }
             }
@@ -214,23 +289,54 @@ mod tests {
     }
 
     #[test]
-    fn without_clear_at_least_it_prunes_on_nearly_every_request_and_with_it_batches() {
-        // 60 steps of 8,000 bytes: the 100,000 trigger is crossed at request 13 (2 + 13 × 8,099).
+    fn clear_at_least_is_all_or_nothing_per_request() {
+        // 60 steps of 8,000 bytes (a 6-byte call each; on whole outputs, 8,006 bytes a step): the
+        // 100,000 trigger is crossed at request 13 (2 + 13 × 8,006 = 104,080).
         let every = replay_spec(session(60), "anthropic");
-        let batched = replay_spec(session(60), "anthropic:clear_at_least=20000");
-        let first = every.prune_requests()[0];
-        assert_eq!(first, 13);
+        assert_eq!(every.prune_requests(), (13..=60).collect::<Vec<_>>(), "keep slides with every result");
+        // Clearing frees 8,000 - 33 (the placeholder) = 7,967 per result. At request 13, 10 results
+        // are outside the last 3: 79,670 ≥ 20,000, so the clear is the same as without the floor.
+        let low = replay_spec(session(60), "anthropic:clear_at_least=20000");
+        assert_eq!(low.edits, every.edits);
+        // 100,000 needs 13 results (103,571; 12 give 95,604): nothing until request 16, then all
+        // 13 at once, and from then on every request (the amount only grows).
+        let high = replay_spec(session(60), "anthropic:clear_at_least=100000");
+        assert!(high.cleared_before(15).is_empty());
+        assert_eq!(high.cleared_before(16), (0..13).collect::<Vec<_>>());
+        assert_eq!(high.prune_requests(), (16..=60).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn clear_at_least_steps_moves_the_point_in_batches() {
+        let every = replay_spec(session(60), "anthropic");
+        let batched = replay_spec(session(60), "anthropic:clear_at_least=20000,clear_at_least_steps=true");
         assert_eq!(batched.prune_requests()[0], 13, "the first clear frees 10 results at once");
-        // Past the trigger, `keep` slides with every new result: every request is a prune event.
-        assert_eq!(every.prune_requests(), (first..=60).collect::<Vec<_>>());
-        // With the floor, the point moves only when 20,000 more tokens can go: three results of
-        // 8,000 bytes less the 33-byte placeholder (23,901 ≥ 20,000; two give 15,934 < 20,000).
+        // The point moves only when 20,000 more tokens can go: three results (23,901 ≥ 20,000;
+        // two give 15,934 < 20,000).
         let events = batched.prune_requests();
         assert!(events.windows(2).all(|w| w[1] - w[0] == 3), "{events:?}");
         assert_eq!(events.len(), (60 - events[0]) / 3 + 1);
-        assert!(events.len() * 3 <= every.prune_requests().len() + 3);
         // Batching costs some context: more tokens are sent in total than clearing at once.
         assert!(batched.run.summary.total_input_tokens > every.run.summary.total_input_tokens);
+    }
+
+    #[test]
+    fn clear_tool_inputs_takes_a_list_of_tools() {
+        let c = Convo::new()
+            .user("go")
+            .request()
+            .tool("Read", text(8_000))
+            .request()
+            .tool("Grep", text(8_000))
+            .request()
+            .tool("Read", text(8_000))
+            .request();
+        let r = replay_spec(c, "anthropic:trigger=1000,keep=1,clear_tool_inputs=Grep,Bash");
+        let p = || "[Old tool result content cleared]".to_owned();
+        assert_eq!(
+            r.edits[3],
+            [Edit::Replace(0, p()), Edit::Replace(1, p()), Edit::ClearCall(1, "{}".into())]
+        );
     }
 
     #[test]

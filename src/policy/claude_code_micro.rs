@@ -26,6 +26,7 @@ pub const KIND: Kind = Kind {
             compactable tools (reverse-engineered)",
     source: "Claude Code microcompact, time-based path (reverse-engineered; ANCHORS.md §2)",
     params: &[
+        super::ON_OUTPUT,
         Param {
             key: "gap",
             default: "60m",
@@ -40,13 +41,16 @@ pub const KIND: Kind = Kind {
         Param { key: "placeholder", default: PLACEHOLDER, about: "text in place of a cleared result" },
     ],
     build: |p| {
-        Ok(Box::new(ClaudeCodeMicro {
-            gap: p.duration_ms("gap", "m")?,
-            keep: p.get("keep")?,
-            tools: p.list("tools"),
-            placeholder: p.text("placeholder").to_owned(),
-            gaps: GapWatch::default(),
-        }))
+        super::with_on(
+            p,
+            Box::new(ClaudeCodeMicro {
+                gap: p.duration_ms("gap", "m")?,
+                keep: p.get("keep")?,
+                tools: p.list("tools"),
+                placeholder: p.text("placeholder").to_owned(),
+                gaps: GapWatch::default(),
+            }),
+        )
     },
 };
 

@@ -25,8 +25,11 @@ pub const KIND: Kind = Kind {
     about: "observation masking with the paper's M = 10: keep the last M turns' outputs, mask older \
             ones with SWE-agent's placeholder",
     source: "Lindenbauer et al., The Complexity Trap (arXiv 2508.21433), SWE-agent LastNObservations (ANCHORS.md §6)",
-    params: &[Param { key: "m", default: "10", about: "agent turns (requests) whose outputs stay verbatim" }],
-    build: |p| Ok(Box::new(KeepTurns::with_swe_placeholder(p.at_least("m", 1)?))),
+    params: &[
+        super::ON_OUTPUT,
+        Param { key: "m", default: "10", about: "agent turns (requests) whose outputs stay verbatim" },
+    ],
+    build: |p| super::with_on(p, Box::new(KeepTurns::with_swe_placeholder(p.at_least("m", 1)?))),
 };
 
 #[cfg(test)]
@@ -57,7 +60,8 @@ mod tests {
             }
             c
         };
-        let trap = replay_spec(c(), "complexity-trap:m=3");
+        // On the seed's contents, as keep-turns works.
+        let trap = replay_spec(c(), "complexity-trap:m=3,on=content");
         let keep = replay_spec(c(), "keep-turns:n=3");
         assert_eq!(trap.prune_requests(), keep.prune_requests());
         for k in 0..trap.edits.len() {

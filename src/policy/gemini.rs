@@ -43,8 +43,10 @@ pub const KIND: Kind = Kind {
     name: "gemini",
     about: "tool output masking: protect the newest `protect` tool tokens, mask older outputs with \
             a head/tail preview when at least `minimum` are prunable",
-    source: "Gemini CLI packages/core/src/services/toolOutputMaskingService.ts, utils/tokenCalculation.ts (ANCHORS.md §5)",
+    source: "google-gemini/gemini-cli packages/core/src/services/toolOutputMaskingService.ts (indexed at a9ef9f0), \
+             utils/tokenCalculation.ts; differences: docs/policies.md (ANCHORS.md §5)",
     params: &[
+        super::ON_OUTPUT,
         Param {
             key: "protect",
             default: "50000",
@@ -73,14 +75,17 @@ pub const KIND: Kind = Kind {
             "text" => true,
             other => return Err(p.bad("estimate", format!("`{other}`: expected response or text"))),
         };
-        Ok(Box::new(Gemini {
-            protect: p.get("protect")?,
-            minimum: p.get("minimum")?,
-            shell_tools: p.list("shell_tools"),
-            dir: p.text("dir").to_owned(),
-            text_estimate,
-            scan: Scan::default(),
-        }))
+        super::with_on(
+            p,
+            Box::new(Gemini {
+                protect: p.get("protect")?,
+                minimum: p.get("minimum")?,
+                shell_tools: p.list("shell_tools"),
+                dir: p.text("dir").to_owned(),
+                text_estimate,
+                scan: Scan::default(),
+            }),
+        )
     },
 };
 

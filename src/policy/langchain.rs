@@ -37,8 +37,10 @@ pub const KIND: Kind = Kind {
     name: "langchain",
     about: "ClearToolUsesEdit: past the trigger, clear all tool messages but the `keep` most recent \
             on a copy of every request (never persisted)",
-    source: "LangChain langchain/agents/middleware/context_editing.py ClearToolUsesEdit (ANCHORS.md §5)",
+    source: "langchain-ai/langchain libs/langchain_v1/langchain/agents/middleware/context_editing.py ClearToolUsesEdit \
+             (indexed at 925aa15); differences: docs/policies.md (ANCHORS.md §5)",
     params: &[
+        super::ON_OUTPUT,
         Param { key: "trigger", default: "100000", about: "clear when the approximate count exceeds this" },
         Param { key: "keep", default: "3", about: "most recent tool messages never cleared" },
         Param {
@@ -59,18 +61,21 @@ pub const KIND: Kind = Kind {
         Param { key: "placeholder", default: PLACEHOLDER, about: "text in place of a cleared result" },
     ],
     build: |p| {
-        Ok(Box::new(LangChain {
-            trigger: p.get("trigger")?,
-            keep: p.get("keep")?,
-            clear_at_least: p.get("clear_at_least")?,
-            exclude_tools: p.list("exclude_tools"),
-            clear_tool_inputs: p.get("clear_tool_inputs")?,
-            placeholder: p.text("placeholder").to_owned(),
-            considered: 0,
-            cleared: 0,
-            compactions: 0,
-            placeholder_measure: None,
-        }))
+        super::with_on(
+            p,
+            Box::new(LangChain {
+                trigger: p.get("trigger")?,
+                keep: p.get("keep")?,
+                clear_at_least: p.get("clear_at_least")?,
+                exclude_tools: p.list("exclude_tools"),
+                clear_tool_inputs: p.get("clear_tool_inputs")?,
+                placeholder: p.text("placeholder").to_owned(),
+                considered: 0,
+                cleared: 0,
+                compactions: 0,
+                placeholder_measure: None,
+            }),
+        )
     },
 };
 
@@ -184,11 +189,15 @@ mod tests {
 
     #[test]
     fn clear_at_least_stops_clearing_once_reached() {
-        // Each result frees ceil(8,000 / 4) − ceil(9 / 4) = 1,997 tokens: 6,000 needs 4 of them,
-        // the oldest, every time; the set never changes, so the prefix breaks once.
-        let r = replay_spec(session(14), "langchain:trigger=20000,clear_at_least=6000");
+        // On contents each result frees ceil(8,000 / 4) − ceil(9 / 4) = 1,997 tokens: 6,000 needs
+        // 4 of them, the oldest, every time; the set never changes, so the prefix breaks once.
+        let r = replay_spec(session(14), "langchain:trigger=20000,clear_at_least=6000,on=content");
         assert_eq!(r.cleared_before(10), [0, 1, 2, 3]);
         assert_eq!(r.cleared_before(14), [0, 1, 2, 3]);
+        assert_eq!(r.prune_requests(), [10]);
+        // On whole outputs the 91-char summary goes too: ceil(8,091 / 4) − 3 = 2,020; 3 suffice.
+        let r = replay_spec(session(14), "langchain:trigger=20000,clear_at_least=6000");
+        assert_eq!(r.cleared_before(14), [0, 1, 2]);
         assert_eq!(r.prune_requests(), [10]);
     }
 

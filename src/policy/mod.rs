@@ -17,16 +17,23 @@
 //! (a time-based trigger on a trace without timestamps) reports it through [`Policy::warnings`].
 //!
 //! The policies named after shipped agents reproduce those agents' mechanisms and defaults
-//! (`../shared/design/ANCHORS.md`, each file cites its sources) on the seed's model, where a tool
-//! result is a summary that always stays plus a content that prune removes. Two rules follow for
-//! all of them:
-//! - an anchor that replaces a whole tool output with a placeholder or preview is replayed as
-//!   replacing the *content* with that text ([`Edit::Replace`]); the summary stays, as the seed
-//!   requires, and the placeholder is measured and reported in the `placeholders` category;
-//! - a result the seed's split left whole ([`Content::None`]: its summary *is* the output) counts
-//!   towards an anchor's windows and totals as that anchor would count it (its tokens are tool
-//!   output all the same), but it is never pruned and never counts as prunable: there is nothing
-//!   the seed lets a policy remove from it.
+//! (`../shared/design/ANCHORS.md`, each file cites its sources). Each runs on one of two units,
+//! its `on` parameter ([`On`], asked through [`Policy::on`]):
+//! - `on=output` (their default), as the agent does it: every tool output, of any size, is one
+//!   whole that the policy may replace with the agent's own placeholder or preview. The replay
+//!   sends what the seed's split sends until then (with nothing pruned the context is `none`'s,
+//!   so savings are what the policy removes), but as one piece: each result's summary is empty
+//!   and its content is the summary and content together (the report's `tool summaries`
+//!   category is 0 and every output counts as prunable); policies decide on the whole output
+//!   ([`ResultState::output`]), as the agent measures it;
+//! - `on=content`, the same rule on the seed's model, where a tool result is a summary that
+//!   always stays plus a content that prune removes: a placeholder replaces the *content*
+//!   ([`Edit::Replace`]), and a result the seed's split left whole ([`Content::None`]: its summary
+//!   *is* the output) counts towards an anchor's windows and totals as that anchor would count it
+//!   (its tokens are tool output all the same), but it is never pruned and never counts as
+//!   prunable: there is nothing the seed lets a policy remove from it.
+//!
+//! In both, a placeholder is measured and reported in the `placeholders` category.
 
 pub mod anthropic;
 pub mod budget;
@@ -156,6 +163,7 @@ pub struct View<'a> {
     /// response (its text, reasoning and tool calls together).
     pub messages: usize,
     /// OpenHands events in the context: the system prompt and each user text are one event each,
+    /// a user text that starts a human turn adds the `RecallAction` OpenHands answers it with,
     /// each tool call is an action and each tool result an observation; a response's text and
     /// reasoning are the thought of its first action, or one message event when it made no call.
     pub events: usize,
@@ -234,11 +242,78 @@ pub enum Edit {
     KeepPrevious,
 }
 
+/// What a policy prunes: the whole tool output as the agent does, or the seed's content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum On {
+    /// The seed's split: only a result's content goes (outputs at or under the threshold are
+    /// whole summaries that stay).
+    #[default]
+    Content,
+    /// Whole tool outputs of any size, as the agents clear them.
+    Output,
+}
+
+impl On {
+    /// The `on` parameter of an anchor policy ([`ON_OUTPUT`]).
+    pub fn from_params(p: &Params) -> Result<On, SpecError> {
+        match p.text("on") {
+            "output" => Ok(On::Output),
+            "content" => Ok(On::Content),
+            other => Err(p.bad("on", format!("`{other}`: expected output or content"))),
+        }
+    }
+}
+
+/// The `on` parameter of the policies named after agents: whole outputs by default.
+pub const ON_OUTPUT: Param = Param {
+    key: "on",
+    default: "output",
+    about: "output: whole tool outputs of any size, as the agent clears them; content: only the \
+            content of the seed's split (the summary stays, outputs at or under the threshold are \
+            never touched)",
+};
+
+/// A policy run on the unit its spec's `on` names ([`On`]): what [`with_on`] builds.
+struct OnUnit {
+    on: On,
+    inner: Box<dyn Policy>,
+}
+
+impl Policy for OnUnit {
+    fn sticky(&self) -> bool {
+        self.inner.sticky()
+    }
+
+    fn on(&self) -> On {
+        self.on
+    }
+
+    fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
+        self.inner.before_request(view, edits);
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.inner.warnings()
+    }
+}
+
+/// `policy` on the unit that `p`'s `on` parameter names ([`ON_OUTPUT`]), for a policy named after
+/// an agent: the policy decides the same way on either, the replay gives it whole outputs or the
+/// seed's contents.
+pub fn with_on(p: &Params, policy: Box<dyn Policy>) -> Result<Box<dyn Policy>, SpecError> {
+    Ok(Box::new(OnUnit { on: On::from_params(p)?, inner: policy }))
+}
+
 /// A prune policy.
 pub trait Policy: Send {
     /// Whether edits persist (the seed's prune) or are recomputed for every request.
     fn sticky(&self) -> bool {
         true
+    }
+
+    /// What the policy prunes: the seed's content (the default) or whole outputs.
+    fn on(&self) -> On {
+        On::Content
     }
 
     /// Decides what to edit before the request described by `view`, pushing onto `edits`.

@@ -70,6 +70,7 @@ pub const KIND: Kind = Kind {
             results while the context fills the estimated window",
     source: "OpenClaw docs/concepts/session-pruning.md, src/agents/pi-extensions/context-pruning/ (ANCHORS.md §5)",
     params: &[
+        super::ON_OUTPUT,
         Param {
             key: "ttl",
             default: "5m",
@@ -129,7 +130,7 @@ pub const KIND: Kind = Kind {
             about: "persist the pruned messages (PR #137021) instead of one request",
         },
     ],
-    build: |p| Ok(Box::new(OpenClaw::from_params(p)?)),
+    build: |p| super::with_on(p, Box::new(OpenClaw::from_params(p)?)),
 };
 
 /// OpenClaw's cache-TTL session pruning.
@@ -590,7 +591,7 @@ mod tests {
     /// A window of 25,000 tokens = 100,000 chars: soft trim from 30,000 chars, hard clear from 50,000.
     const WIDE: &str = "openclaw:context_window=25000,min_prunable_tool_chars=10000";
     /// A window of 20,000 tokens = 80,000 chars: hard clear from 40,000.
-    const SMALL: &str = "openclaw:context_window=20000,min_prunable_tool_chars=10000";
+    const SMALL: &str = "openclaw:context_window=20000,min_prunable_tool_chars=10000,on=content";
 
     #[test]
     fn a_ttl_of_0_turns_the_pruning_off() {
@@ -853,6 +854,10 @@ mod tests {
             self.inner.sticky()
         }
 
+        fn on(&self) -> crate::policy::On {
+            self.inner.on()
+        }
+
         fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
             self.inner.before_request(view, edits);
             if view.compactions != self.compactions {
@@ -923,7 +928,10 @@ mod tests {
             "openclaw:ttl=1s,context_window=3000,soft_trim_ratio=1,hard_clear_ratio=1,min_prunable_tool_chars=0"
                 .to_owned(),
         ];
-        base.iter().flat_map(|s| [s.clone(), format!("{s},sticky=true")]).collect()
+        base.iter()
+            .flat_map(|s| [s.clone(), format!("{s},sticky=true")])
+            .flat_map(|s| [format!("{s},on=content"), s])
+            .collect()
     }
 
     /// Replays `convo` under `policy`: the run, the edits in force before each request, the
@@ -949,7 +957,8 @@ mod tests {
             let parsed = PolicySpec::parse(&spec).unwrap_or_else(|e| panic!("{e}"));
             for seed in 0..9 {
                 for decide in [DecideWith::Anchor, DecideWith::Real] {
-                    let direct = Box::new(Reference(OpenClaw::from_params(&parsed.params).unwrap()));
+                    let reference = Box::new(Reference(OpenClaw::from_params(&parsed.params).unwrap()));
+                    let direct = crate::policy::with_on(&parsed.params, reference).unwrap();
                     let (run, log, warnings, _) = replay_in_force(generated(seed), direct, decide);
                     let tracked = replay_in_force(generated(seed), parsed.build(), decide);
                     let case = format!("{spec}, seed {seed}, {decide:?}");

@@ -38,8 +38,10 @@ pub const KIND: Kind = Kind {
     name: "opencode",
     about: "at the end of each user turn, prune tool outputs older than the newest `protect` \
             estimated tokens and the last 2 user turns, if more than `minimum` would be freed",
-    source: "opencode packages/opencode/src/session/compaction.ts prune(), util/token.ts (ANCHORS.md §1)",
+    source: "anomalyco/opencode packages/opencode/src/session/compaction.ts prune() (indexed at fd78ec6), util/token.ts; \
+             differences: docs/policies.md (ANCHORS.md §1)",
     params: &[
+        super::ON_OUTPUT,
         Param {
             key: "protect",
             default: "40000",
@@ -58,7 +60,7 @@ pub const KIND: Kind = Kind {
         },
         Param { key: "placeholder", default: PLACEHOLDER, about: "text sent in place of a pruned output" },
     ],
-    build: |p| Ok(Box::new(OpenCode::from_params(p)?)),
+    build: |p| super::with_on(p, Box::new(OpenCode::from_params(p)?)),
 };
 
 /// opencode's end-of-turn prune.
@@ -361,14 +363,18 @@ mod tests {
             "opencode:protect=2000,minimum=3000",
             "opencode:protect=500,minimum=8000,turns=3,protected_tools=skill,bash",
             "opencode:protect=4000,minimum=100,protected_tools=",
+            "opencode:on=content",
+            "opencode:protect=0,minimum=0,on=content",
+            "opencode:protect=2000,minimum=3000,on=content",
         ];
         let mut replaced = 0;
         for spec in specs {
             let parsed = PolicySpec::parse(spec).unwrap_or_else(|e| panic!("{e}"));
             for seed in 0..12 {
                 for decide in [DecideWith::Anchor, DecideWith::Real] {
-                    let reference = Walk(OpenCode::from_params(&parsed.params).unwrap());
-                    let walk = replay_policy(generated(seed), Box::new(reference), decide);
+                    let reference = Box::new(Walk(OpenCode::from_params(&parsed.params).unwrap()));
+                    let reference = crate::policy::with_on(&parsed.params, reference).unwrap();
+                    let walk = replay_policy(generated(seed), reference, decide);
                     let sums = replay_policy(generated(seed), parsed.build(), decide);
                     let case = format!("{spec}, seed {seed}, {decide:?}");
                     assert_eq!(sums.edits, walk.edits, "{case}");

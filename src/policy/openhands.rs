@@ -13,7 +13,17 @@
 //!
 //! - `openhands` (`ObservationMaskingCondenser`): an observation whose index in the event view is
 //!   below `len(view) - attention_window` is replaced by `<MASKED>`. The window is counted in
-//!   *events* ([`super::View::events`]: messages, actions and observations), not tokens.
+//!   *events* ([`super::View::events`]: messages, actions, observations, and the `RecallAction`
+//!   each user message brings), not tokens. Upstream the placeholder is an
+//!   `AgentCondensationObservation`, which `ConversationMemory.process_events`
+//!   (`openhands/memory/conversation_memory.py`) sends as a *user* message with no tool-call id;
+//!   the assistant message that made the call waits in `pending_tool_call_action_messages` for a
+//!   result that never comes and is left out of the prompt. On whole outputs (`on=output`, the
+//!   default) the replay does the same to the call: its arguments leave the prompt. Two
+//!   differences remain, both small: the call's name stays (a few tokens), and so do the text and
+//!   reasoning of the response that made it (upstream they leave with the call; a response whose
+//!   calls are masked only in part loses its unmasked results too, which the replay keeps). On the
+//!   seed's contents (`on=content`) the summary stays with its call, as the seed requires.
 //! - `openhands-amortized` (`AmortizedForgettingCondenser`): when the view holds more than
 //!   `max_size` events, keep the first `keep_first` and the most recent `max_size / 2 - keep_first`
 //!   and forget the rest; the view then grows again until it next exceeds `max_size`.
@@ -37,13 +47,21 @@ pub const MASKING: Kind = Kind {
     name: "openhands",
     about: "ObservationMaskingCondenser: observations outside the last `attention_window` events \
             become <MASKED>",
-    source: "OpenHands openhands/memory/condenser/impl/observation_masking_condenser.py, core/config/condenser_config.py (ANCHORS.md §3)",
-    params: &[Param {
-        key: "attention_window",
-        default: "100",
-        about: "most recent events whose observations stay (config default; the class default is 5)",
-    }],
-    build: |p| Ok(Box::new(Masking { window: p.at_least("attention_window", 1)?, next: 0 })),
+    source: "OpenHands/OpenHands openhands/memory/condenser/impl/observation_masking_condenser.py (read at 76483ad), \
+             openhands/memory/conversation_memory.py (read at bbc3142), core/config/condenser_config.py; \
+             differences: docs/policies.md (ANCHORS.md §3)",
+    params: &[
+        super::ON_OUTPUT,
+        Param {
+            key: "attention_window",
+            default: "100",
+            about: "most recent events whose observations stay (config default; the class default is 5)",
+        },
+    ],
+    build: |p| {
+        let on = super::On::from_params(p)?;
+        super::with_on(p, Box::new(Masking { window: p.at_least("attention_window", 1)?, next: 0, on }))
+    },
 };
 
 /// The `openhands-amortized` policy (amortized forgetting).
@@ -53,6 +71,7 @@ pub const AMORTIZED: Kind = Kind {
             `keep_first` and the newest, down to max_size/2 (the forgotten results' contents are pruned)",
     source: "OpenHands openhands/memory/condenser/impl/amortized_forgetting_condenser.py (ANCHORS.md §3)",
     params: &[
+        super::ON_OUTPUT,
         Param { key: "max_size", default: "100", about: "events in the view that trigger forgetting" },
         Param { key: "keep_first", default: "1", about: "first events never forgotten" },
     ],
@@ -65,7 +84,10 @@ pub const AMORTIZED: Kind = Kind {
                 format!("must be less than half of max_size ({max_size}), got {keep_first}"),
             ));
         }
-        Ok(Box::new(Amortized { max_size, keep_first, forgotten_upto: keep_first, next: 0, compactions: 0 }))
+        super::with_on(
+            p,
+            Box::new(Amortized { max_size, keep_first, forgotten_upto: keep_first, next: 0, compactions: 0 }),
+        )
     },
 };
 
@@ -74,6 +96,8 @@ pub struct Masking {
     window: usize,
     /// Conversation-wide index of the oldest result not yet masked or found inside the window.
     next: usize,
+    /// On whole outputs, a masked observation's call leaves the prompt too.
+    on: super::On,
 }
 
 impl Policy for Masking {
@@ -85,6 +109,9 @@ impl Policy for Masking {
             }
             if matches!(r.content, Content::Present(_)) {
                 edits.push(Edit::Replace(r.index, MASKED.into()));
+                if self.on == super::On::Output {
+                    edits.push(Edit::ClearCall(r.index, String::new()));
+                }
             }
             self.next = r.index + 1;
         }
@@ -129,24 +156,37 @@ impl Policy for Amortized {
 
 #[cfg(test)]
 mod tests {
+    use crate::policy::Edit;
     use crate::policy::testing::{Convo, replay_spec, text};
 
-    /// A system prompt and a task (events 0 and 1), then `n` steps; each step is a response with
-    /// one tool call (an action event) and its result (an observation event).
+    /// A system prompt, a task and its `RecallAction` (events 0, 1 and 2), then `n` steps; each
+    /// step is a response with one tool call (an action event) and its result (an observation
+    /// event).
     fn session(n: usize) -> Convo {
         Convo::new().system("sys").user("task").request().steps(n, "bash", 100)
     }
 
     #[test]
     fn masks_observations_outside_the_event_window() {
-        // Before request k there are 2 + 2k events; result j is event 3 + 2j.
+        // Before request k there are 3 + 2k events; result j is event 4 + 2j.
         let r = replay_spec(session(8), "openhands:attention_window=6");
-        // k = 4: 10 events, cut at 4: result 0 (event 3) is masked.
-        assert!(r.cleared_before(3).is_empty(), "k = 3: cut at 2, result 0 is event 3");
+        // k = 4: 11 events, cut at 5: result 0 (event 4) is masked.
+        assert!(r.cleared_before(3).is_empty(), "k = 3: cut at 3, result 0 is event 4");
         assert_eq!(r.cleared_before(4), [0]);
         assert_eq!(r.replacement(4, 0), Some("<MASKED>"));
         assert_eq!(r.cleared_before(8), [4]);
         assert_eq!(r.prune_requests(), [4, 5, 6, 7, 8]);
+    }
+
+    #[test]
+    fn on_whole_outputs_the_masked_observations_call_leaves_the_prompt() {
+        // Upstream the masked observation is a user message without a tool-call id, so the call
+        // that waited for it is never sent: its arguments go (the name stays).
+        let r = replay_spec(session(8), "openhands:attention_window=6");
+        assert_eq!(r.edits[4], [Edit::Replace(0, "<MASKED>".into()), Edit::ClearCall(0, String::new())]);
+        // On the seed's contents the summary stays, and its call with it.
+        let r = replay_spec(session(8), "openhands:attention_window=6,on=content");
+        assert_eq!(r.edits[4], [Edit::Replace(0, "<MASKED>".into())]);
     }
 
     #[test]
@@ -162,25 +202,26 @@ mod tests {
             .request()
             .tool("bash", text(100))
             .request();
-        // Events: task 0, (text + call) 1, result 0 → 2, "done?" 3, call 4, result 1 → 5.
-        // Before the last request there are 6 events: window 3 → cut 3 masks result 0.
+        // Events: task 0, its recall 1, (text + call) 2, result 0 → 3, "done?" 4, call 5,
+        // result 1 → 6. Before the last request there are 7 events: window 3 → cut 4 masks
+        // result 0; before request 2, 5 events, cut 2.
         let r = replay_spec(c, "openhands:attention_window=3");
         assert_eq!(r.cleared_before(3), [0]);
-        assert!(r.cleared_before(2).is_empty(), "4 events, cut 1");
+        assert!(r.cleared_before(2).is_empty(), "5 events, cut 2");
     }
 
     #[test]
     fn amortized_forgetting_prunes_the_forgotten_block_and_waits_until_the_view_refills() {
         // max_size 10, keep_first 1: forget when the view exceeds 10 events, down to 5.
         let r = replay_spec(session(12), "openhands-amortized:max_size=10,keep_first=1");
-        // Before request k: 2 + 2k events. k = 5: 12 > 10 → keep event 0 and the last 4 (8-11),
-        // forget 1-7: results 0 (event 3), 1 (5), 2 (7).
-        assert!(r.cleared_before(4).is_empty());
-        assert_eq!(r.cleared_before(5), [0, 1, 2]);
-        // The view is 5 events; it exceeds 10 again after three more steps (k = 8: 11 in view).
-        assert!(r.cleared_before(6).is_empty() && r.cleared_before(7).is_empty());
-        assert_eq!(r.cleared_before(8), [3, 4, 5]);
-        assert_eq!(r.prune_requests(), [5, 8, 11]);
+        // Before request k: 3 + 2k events. k = 4: 11 > 10 → keep event 0 and the last 4 (7-10),
+        // forget 1-6: results 0 (event 4) and 1 (6).
+        assert!(r.cleared_before(3).is_empty());
+        assert_eq!(r.cleared_before(4), [0, 1]);
+        // The view is 5 events; it exceeds 10 again after three more steps (k = 7: 11 in view).
+        assert!(r.cleared_before(5).is_empty() && r.cleared_before(6).is_empty());
+        assert_eq!(r.cleared_before(7), [2, 3, 4]);
+        assert_eq!(r.prune_requests(), [4, 7, 10]);
         // Forgotten events leave no placeholder.
         assert_eq!(r.run.rows[12].categories.placeholders, 0);
     }
@@ -189,11 +230,12 @@ mod tests {
     fn a_compaction_in_the_trace_restarts_the_event_count() {
         let c = session(5).compaction("summary").request().steps(5, "bash", 100);
         let r = replay_spec(c, "openhands-amortized:max_size=10,keep_first=1");
-        assert_eq!(r.cleared_before(5), [0, 1, 2]);
-        // After the compaction (request 6) the summary is event 0 and result 5 + j is event 2 + 2j.
-        // Before request 6 + k there are 1 + 2k events: 11 > 10 at k = 5, which keeps event 0 and
-        // the last 4 (7-10) and forgets 1-6: results 5, 6, 7.
-        assert_eq!(r.prune_requests(), [5, 11]);
+        assert_eq!(r.cleared_before(4), [0, 1]);
+        // After the compaction (request 6) the summary is event 0 (no recall: no user turn
+        // starts) and result 5 + j is event 2 + 2j. Before request 6 + k there are 1 + 2k events:
+        // 11 > 10 at k = 5, which keeps event 0 and the last 4 (7-10) and forgets 1-6: results
+        // 5, 6, 7.
+        assert_eq!(r.prune_requests(), [4, 11]);
         assert_eq!(r.cleared_before(11), [5, 6, 7]);
     }
 

@@ -26,18 +26,23 @@ pub const KIND: Kind = Kind {
     name: "swe-agent",
     about: "LastNObservations: before every query, elide all but the last n observations \
             (recomputed, not stored)",
-    source: "SWE-agent sweagent/agent/history_processors.py LastNObservations (ANCHORS.md §3)",
+    source: "SWE-agent/SWE-agent sweagent/agent/history_processors.py LastNObservations (indexed at 669b8f9); \
+             differences: docs/policies.md (ANCHORS.md §3)",
     params: &[
+        super::ON_OUTPUT,
         Param { key: "n", default: "5", about: "observations kept (the paper's setting is 5)" },
         Param { key: "polling", default: "1", about: "move the cut only every `polling` steps" },
     ],
     build: |p| {
-        Ok(Box::new(SweAgent {
-            n: p.at_least("n", 1)?,
-            polling: p.at_least("polling", 1)?,
-            elided: 0,
-            compactions: 0,
-        }))
+        super::with_on(
+            p,
+            Box::new(SweAgent {
+                n: p.at_least("n", 1)?,
+                polling: p.at_least("polling", 1)?,
+                elided: 0,
+                compactions: 0,
+            }),
+        )
     },
 };
 

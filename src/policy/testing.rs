@@ -218,6 +218,10 @@ impl Policy for Recorder<'_> {
         self.inner.sticky()
     }
 
+    fn on(&self) -> crate::policy::On {
+        self.inner.on()
+    }
+
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
         let start = edits.len();
         self.inner.before_request(view, edits);

@@ -16,19 +16,19 @@
 //! - within 256 lines but over 10 KiB: the output's first 5 KiB,
 //!   `\n[... output truncated to fit {bytes} bytes ...]\n\n`, its last bytes up to the 10 KiB.
 //!
-//! **Decision on few, long lines** (`byte_cut=head-tail`, the default). The line-based code Codex
-//! shipped took every line of an output of at most 128 lines into the head, so the tail got
-//! nothing and a byte cut kept only the first 5 KiB: a failed `cargo build` of a few long lines
-//! lost its error and read as a success (openai/codex#6415). PR #6476 proposed the fix modelled
-//! here: when the bytes alone are over, split the byte budget between head and tail, 5 KiB each,
-//! and when the lines are over too, cut the lines first. What Codex then shipped is the same split
-//! of the budget with no line limit at all (`TruncationPolicy`: [`super::codex_policy`]). The
-//! marker of a byte-only cut is the text upstream's `truncate.rs` uses for that case; the
-//! 5 KiB / rest split and the line case are unchanged. `byte_cut=head` keeps the code before the
-//! fix: the first 128 lines are the head, only lines after them can be the tail (an output of up to
-//! 128 lines keeps its first 5 KiB and `[... omitted 0 of {M} lines ...]` only). `bytes=` and
-//! `lines=` set the two budgets; newer Codex, which sizes its budget per model, is
-//! `truncate:codex-policy`.
+//! **Few, long lines: the released cut by default** (`byte_cut=head`). The line-based code Codex
+//! shipped takes every line of an output of at most 128 lines into the head, so the tail gets
+//! nothing and a byte cut keeps only the first 5 KiB, then `[... omitted 0 of {M} lines ...]`: a
+//! failed `cargo build` of a few long lines loses its error and reads as a success
+//! (openai/codex#6415). This is what Codex CLI 0.40.0 records: the corpus's agentcmd rollouts
+//! (`../shared/corpus/codex-cli/agentcmd/`, PROVENANCE.md: Codex CLI 0.40.0) hold
+//! `[... omitted 0 of 140 lines ...]` and `[... omitted 0 of 84 lines ...]`, which only this cut
+//! writes. `byte_cut=head-tail` is the fix PR #6476 proposed and that no release shipped (the PR
+//! was closed unmerged): when the bytes alone are over, split the byte budget between head and
+//! tail, 5 KiB each, under the marker upstream's `truncate.rs` uses for a byte cut, and when the
+//! lines are over too, cut the lines first. What Codex shipped next is a split of the budget with
+//! no line limit at all (`TruncationPolicy`, PR #6914): `truncate:codex-policy`
+//! ([`super::codex_policy`]). `bytes=` and `lines=` set the two budgets.
 
 use super::{Transform, TransformKind};
 use crate::model::Output;
@@ -37,11 +37,12 @@ use crate::policy::Param;
 /// The `truncate:codex` transform.
 pub const KIND: TransformKind = TransformKind {
     name: "truncate:codex",
-    about: "Codex CLI: outputs over 10 KiB or 256 lines keep a head and a tail around a marker: 128 head \
-            lines (5 KiB) and 128 tail lines around `[... omitted N of M lines ...]`, or, within 256 \
-            lines, the first 5 KiB and the last bytes",
-    source: "openai/codex codex-rs/core/src/tools/mod.rs format_exec_output, truncate.rs; the byte split of \
-             openai/codex#6476 (fixes #6415) (ANCHORS.md §4)",
+    about: "Codex CLI 0.40.0: outputs over 10 KiB or 256 lines keep 128 head lines (cut to 5 KiB), \
+            `[... omitted N of M lines ...]` and the tail lines after the first 128 (cut to the rest); \
+            `byte_cut=head-tail`: within 256 lines, the first 5 KiB and the last bytes (PR #6476)",
+    source: "openai/codex codex-rs/core/src/tools/mod.rs format_exec_output as of Codex CLI 0.40.0 (commit \
+             7f589e4 of that file; the corpus's 0.40.0 rollouts); byte_cut=head-tail: the unmerged \
+             openai/codex#6476 (ANCHORS.md §4)",
     params: &[
         Param {
             key: "bytes",
@@ -55,9 +56,10 @@ pub const KIND: TransformKind = TransformKind {
         },
         Param {
             key: "byte_cut",
-            default: "head-tail",
-            about: "within the lines, over the bytes: `head-tail` keeps the first half of the bytes and \
-                    the last rest (#6415 fixed); `head`: the first 128 lines are the head, as before the fix",
+            default: "head",
+            about: "within the lines, over the bytes: `head`: the first 128 lines are the head, as Codex \
+                    released it (#6415); `head-tail` keeps the first half of the bytes and the last rest \
+                    (the unmerged PR #6476)",
         },
     ],
     build: |p| {
@@ -78,9 +80,9 @@ pub const KIND: TransformKind = TransformKind {
 /// How an output within the line budget but over the byte budget is cut.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ByteCut {
-    /// The output's first bytes and its last bytes (openai/codex#6415 fixed).
+    /// The output's first bytes and its last bytes (the unmerged openai/codex#6476).
     HeadTail,
-    /// The first `lines / 2` lines are the head, only later lines the tail (before the fix).
+    /// The first `lines / 2` lines are the head, only later lines the tail (as released).
     Head,
 }
 
@@ -108,8 +110,8 @@ impl Transform for Codex {
 }
 
 impl Codex {
-    /// `truncate_formatted_exec_output`, with the byte split of openai/codex#6476 unless
-    /// `byte_cut=head`.
+    /// `truncate_formatted_exec_output`, with the byte split of openai/codex#6476 when
+    /// `byte_cut=head-tail`.
     fn truncate(&self, content: &str, total_lines: usize) -> String {
         let head_lines = self.max_lines / 2;
         let tail_lines = self.max_lines - head_lines;
@@ -203,8 +205,8 @@ mod tests {
     }
 
     #[test]
-    fn few_long_lines_keep_the_first_half_of_the_bytes_and_the_last_rest() {
-        let t = parse("truncate:codex").unwrap();
+    fn with_the_6476_cut_few_long_lines_keep_the_first_half_of_the_bytes_and_the_last_rest() {
+        let t = parse("truncate:codex:byte_cut=head-tail").unwrap();
         // openai/codex#6415: three lines of 6,000 bytes then the error, 18,023 bytes in 4 lines.
         // Within the 256 lines, so the byte budget alone cuts: 5,120 head bytes, the marker, and
         // the last 5,072 bytes, which end with the error.
@@ -224,8 +226,9 @@ mod tests {
     }
 
     #[test]
-    fn byte_cut_head_keeps_the_code_before_the_fix_which_drops_the_tail() {
-        let t = parse("truncate:codex:byte_cut=head").unwrap();
+    fn the_released_cut_drops_the_tail_of_few_long_lines() {
+        assert_eq!(parse("truncate:codex").unwrap().spec(), "truncate:codex");
+        let t = parse("truncate:codex").unwrap();
         // All 4 lines go to the head (128 lines), none to the tail: 5,120 bytes and the marker.
         let line = "a".repeat(6_000);
         let out = t.apply_text(&format!("{line}\n{line}\n{line}\nerror: build failed\n"), None).unwrap();
@@ -244,8 +247,8 @@ mod tests {
         // marker (the last 72 lines, 7,200 bytes, hold the tail).
         let input: String = (0..200).map(|i| format!("{:0>99}\n", i)).collect();
         for (spec, marker) in [
-            ("truncate:codex", "\n[... output truncated to fit 10240 bytes ...]\n\n"),
-            ("truncate:codex:byte_cut=head", "\n[... omitted 0 of 200 lines ...]\n\n"),
+            ("truncate:codex:byte_cut=head-tail", "\n[... output truncated to fit 10240 bytes ...]\n\n"),
+            ("truncate:codex", "\n[... omitted 0 of 200 lines ...]\n\n"),
         ] {
             let out = parse(spec).unwrap().apply_text(&input, None).unwrap();
             let body = out.strip_prefix("Total output lines: 200\n\n").unwrap();
@@ -265,13 +268,13 @@ mod tests {
         assert_eq!(take_last_bytes_at_char_boundary("abc😀", 3), "");
         // A 49-byte head budget cannot end inside a 2-byte char: 24 of them are kept; the 6 bytes
         // left after the 45-byte marker hold 3 chars of the tail.
-        let t = parse("truncate:codex:bytes=99,lines=4").unwrap();
+        let t = parse("truncate:codex:bytes=99,lines=4,byte_cut=head-tail").unwrap();
         let out = t.apply_text(&"é".repeat(200), None).unwrap();
         let body = out.strip_prefix("Total output lines: 1\n\n").unwrap();
         let marker = "\n[... output truncated to fit 99 bytes ...]\n\n";
         assert_eq!(body, format!("{}{marker}{}", "é".repeat(24), "é".repeat(3)));
-        // Before the fix: the head only.
-        let t = parse("truncate:codex:bytes=99,lines=4,byte_cut=head").unwrap();
+        // As released: the head only.
+        let t = parse("truncate:codex:bytes=99,lines=4").unwrap();
         let out = t.apply_text(&"é".repeat(200), None).unwrap();
         let body = out.strip_prefix("Total output lines: 1\n\n").unwrap();
         assert_eq!(body, format!("{}\n[... omitted 0 of 1 lines ...]\n\n", "é".repeat(24)));
