@@ -519,7 +519,7 @@ fn replay_keeping(
         compactions: 0,
     };
     let sticky = policy.sticky();
-    let mut summary = RunSummary { threshold, ..Default::default() };
+    let mut summary = RunSummary { threshold, calibration: conversation.calibration, ..Default::default() };
     let mut rows = Vec::new();
     let mut edits = Vec::new();
     let mut recorded_any = false;
