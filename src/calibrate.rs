@@ -382,7 +382,7 @@ mod tests {
     #[test]
     fn a_request_without_usage_is_not_predicted() {
         let v = vec![s(0, 100), Sample { replayed: 5, recorded: None, after_compaction: false }, s(10, 110)];
-        assert_eq!(leave_one_out(&v, true, 1.0), vec![Some(110.0), None, Some(100.0)]);
+        assert_eq!(leave_one_out(&v, true, 1.0), vec![Some(100.0), None, Some(110.0)]);
     }
 
     #[test]
