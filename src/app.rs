@@ -151,13 +151,7 @@ fn load_found_each<T: Send>(
     message: &'static str,
     f: impl Fn(usize, MeasuredFile, &Meter) -> T + Sync,
 ) -> Loaded<T> {
-    let job = Job {
-        resplit: input.resplit,
-        transforms: &input.transforms,
-        overhead: input.overhead,
-        input_format: input.source.input_format,
-        ..Job::default()
-    };
+    let job = input.job();
     let bar = progress_bar(found.files.len(), message);
     let files = measure_each(found, &job, &meter, &|| bar.inc(1), |index, mut file| {
         let warnings: Vec<String> = file.warnings.drain(..).map(|w| prefix_path(&file.path, &w)).collect();
@@ -701,15 +695,18 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
                 }
                 let conversations: Vec<&MeasuredConversation> = file.conversations.iter().collect();
                 let samples = analysis::calibration::samples(&conversations, &estimators);
+                let fidelity = Fidelity::of(&conversations);
                 compared.put(index, replayed);
                 let keep = keep.of_file(&found.files[index]);
-                (shown, rendered, samples, SweepPart::of(index, file, &c.sweep, meter, keep, &sum))
+                (shown, rendered, samples, fidelity, SweepPart::of(index, file, &c.sweep, meter, keep, &sum))
             });
-        let (mut shown, mut samples, mut parts) = (Vec::new(), Vec::new(), Vec::new());
-        for (file, rendered, file_samples, part) in files {
+        let (mut shown, mut samples, mut parts, mut fidelity) =
+            (Vec::new(), Vec::new(), Vec::new(), Fidelity::default());
+        for (file, rendered, file_samples, file_fidelity, part) in files {
             rendered?;
             shown.push(file);
             samples.extend(file_samples);
+            fidelity.add(file_fidelity);
             parts.push(part);
         }
         if !writes(None, read, &mut errors) {
@@ -748,6 +745,8 @@ fn report(c: ReportConfig) -> Result<ExitCode> {
             sweep: &sweep,
             comparison: &comparison,
             calibration: &calibration,
+            fidelity: fidelity.calibrated(),
+            calibration_methods: fidelity.methods,
             warnings: &warnings,
             errors: &errors,
             timelines: c.timelines,
@@ -797,6 +796,37 @@ fn write_report(
     })
 }
 
+/// The calibrated replay's held-out predictions and methods over a report's conversations.
+#[derive(Default)]
+struct Fidelity {
+    pairs: Vec<(crate::model::Tokens, f64)>,
+    methods: std::collections::BTreeMap<String, usize>,
+}
+
+impl Fidelity {
+    fn of(conversations: &[&MeasuredConversation]) -> Fidelity {
+        let mut f = Fidelity::default();
+        for m in conversations {
+            f.pairs.extend(crate::calibrate::held_out(m, analysis::reconcile::MIN_CALIBRATED));
+            *f.methods.entry(m.calibration.method.name().to_owned()).or_default() += 1;
+        }
+        f
+    }
+
+    fn add(&mut self, other: Fidelity) {
+        self.pairs.extend(other.pairs);
+        for (k, n) in other.methods {
+            *self.methods.entry(k).or_default() += n;
+        }
+    }
+
+    fn calibrated(&self) -> analysis::reconcile::Calibrated {
+        analysis::reconcile::Calibrated::from_pairs(&self.pairs, || {
+            format!("no conversation records {} or more prompt sizes", analysis::reconcile::MIN_CALIBRATED)
+        })
+    }
+}
+
 /// The settings a report lists, in display order.
 fn report_settings(c: &ReportConfig) -> Vec<(String, String)> {
     let p = &c.compare.cache.prices;
@@ -809,7 +839,10 @@ fn report_settings(c: &ReportConfig) -> Vec<(String, String)> {
         }),
         ("input format".into(), c.input.source.input_format.map_or("auto".into(), |f| f.name().to_owned())),
         ("re-split pre-split outputs".into(), c.input.resplit.to_string()),
-        ("unrecorded tokens per request (--overhead)".into(), c.input.overhead.to_string()),
+        (
+            "unrecorded tokens per request (--overhead)".into(),
+            c.input.overhead.map_or("calibrated per conversation".into(), |o| o.to_string()),
+        ),
         ("sweep policy".into(), c.sweep.policy.as_str().into()),
         (
             "sweep thresholds (bytes)".into(),
@@ -870,14 +903,7 @@ fn replay(c: ReplayConfig) -> Result<ExitCode> {
     check_found(&c.output, &c.input.source, &found)?;
     with_jobs(c.input.source.jobs, || {
         let mut meter = meter(&c.input)?;
-        let job = Job {
-            thresholds: vec![c.threshold],
-            policies: c.policies.clone(),
-            resplit: c.input.resplit,
-            transforms: &c.input.transforms,
-            overhead: c.input.overhead,
-            input_format: c.input.source.input_format,
-        };
+        let job = Job { thresholds: vec![c.threshold], policies: c.policies.clone(), ..c.input.job() };
         let bar = progress_bar(found.files.len(), "replaying");
         // JSON and CSV are written as the files are replayed (each file's part rendered by the
         // worker that replayed it, not all at the end on one thread).
@@ -1458,6 +1484,7 @@ mod tests {
                 transforms: &[],
                 overhead: 0,
                 input_format: None,
+                calibrate: false,
             };
             let first = timeline_first_pass(&found, &job, &meter, &|| ());
             if changed {

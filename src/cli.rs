@@ -236,11 +236,13 @@ pub struct InputArgs {
     /// Re-split outputs that a tool already split into summary and content.
     #[arg(long)]
     pub resplit: bool,
-    /// Tokens every request sends that the traces do not record (system prompt, tool schemas):
-    /// added to every context as `unrecorded`, so triggers and costs see it. `reconcile` estimates
-    /// it per conversation (its `a`). At most 2^32.
-    #[arg(long, value_name = "TOKENS", default_value_t = 0)]
-    pub overhead: u64,
+    /// Tokens every request sends that the traces do not record (system prompt, tool schemas),
+    /// added to every context as `unrecorded`, so triggers and costs see it. By default each
+    /// conversation is calibrated against its recorded usage (overhead and provider-token ratio,
+    /// docs/calibration.md); a number here replaces that, and 0 counts only what the log holds.
+    /// At most 2^32.
+    #[arg(long, value_name = "TOKENS")]
+    pub overhead: Option<u64>,
 }
 
 /// Where and how an analysis is written.

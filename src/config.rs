@@ -97,8 +97,8 @@ pub struct InputConfig {
     pub transforms: Vec<Box<dyn Transform>>,
     /// Re-split pre-split outputs.
     pub resplit: bool,
-    /// Unrecorded tokens every request sends.
-    pub overhead: Tokens,
+    /// Unrecorded tokens every request sends (`--overhead`); `None`: calibrate each conversation.
+    pub overhead: Option<Tokens>,
 }
 
 /// The paths given plus the agent folders asked for with `--claude`/`--codex`, read under `$HOME`.
@@ -232,11 +232,11 @@ impl InputConfig {
     pub fn from_args(a: cli::InputArgs) -> Result<InputConfig, UsageError> {
         let source = SourceConfig::from_args(a.source, true, "")?;
         let (decide, decide_with) = decide(a.decide_with);
-        if a.overhead > crate::model::MAX_RECORDED_TOKENS {
+        if let Some(overhead) = a.overhead.filter(|&o| o > crate::model::MAX_RECORDED_TOKENS) {
             return Err(usage(format!(
                 "--overhead must be at most {} tokens (a prompt no provider accepts), not {}",
                 crate::model::MAX_RECORDED_TOKENS,
-                a.overhead
+                overhead
             )));
         }
         Ok(InputConfig {
@@ -247,6 +247,18 @@ impl InputConfig {
             resplit: a.resplit,
             overhead: a.overhead,
         })
+    }
+
+    /// The job of these options: the fixed overhead, or calibrated (the default).
+    pub fn job(&self) -> crate::pipeline::Job<'_> {
+        crate::pipeline::Job {
+            resplit: self.resplit,
+            transforms: &self.transforms,
+            overhead: self.overhead.unwrap_or(0),
+            calibrate: self.overhead.is_none(),
+            input_format: self.source.input_format,
+            ..crate::pipeline::Job::default()
+        }
     }
 
     /// The meter these options count with.

@@ -4,7 +4,8 @@
 //! traces on disk → [`format`](mod@format) (one module per recorded format, auto-detected) → the normalised
 //! [`model`] → [`measure`] (record-time [`transform`]s, the seed's [`split`] and real token counts
 //! from [`tokens`], each text once) → [`policy`] + [`replay`] (request by request, pure) →
-//! [`result`] → [`export`].
+//! [`result`] → [`export`]. [`calibrate`] adds what the logs do not hold (the overhead and the
+//! provider's tokens per report token), fitted from the recorded usage.
 //! [`input`] is the only place that touches the file system on the way in, [`export`] on the way out;
 //! [`pipeline`] ties them together for the command line in `main.rs`. [`counts`] is the format of
 //! the file that keeps exact counts between runs (`--count-cache`); [`arena`] is the allocator the
@@ -14,6 +15,7 @@
 pub mod analysis;
 pub mod app;
 pub mod arena;
+pub mod calibrate;
 pub mod chart;
 pub mod cli;
 pub mod config;

@@ -15,6 +15,7 @@ use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 
+use crate::calibrate::Calibration;
 use crate::model::{Conversation, Item, Millis, Output, RecordedTotal, Tokens, Usage};
 use crate::split::summary_of;
 use crate::tokens::{Measure, Meter};
@@ -23,8 +24,8 @@ use crate::transform::{self, Transform};
 /// What a piece of sent text is, for the per-category breakdown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Category {
-    /// Tokens every request sends that the trace does not record (system prompt, tool schemas),
-    /// as given by `--overhead`.
+    /// Tokens every request sends that the trace does not record (system prompt, tool schemas):
+    /// the calibrated overhead ([`crate::calibrate`]) or `--overhead`.
     Unrecorded,
     /// System prompt and developer instructions.
     System,
@@ -256,6 +257,9 @@ pub struct MeasuredConversation {
     pub recorded_total: Option<RecordedTotal>,
     /// Record-time transforms applied, as specs.
     pub transforms: Vec<String>,
+    /// The calibration applied ([`crate::calibrate`]): the unrecorded overhead and the ratio
+    /// of provider tokens to report tokens.
+    pub calibration: Calibration,
     /// [`MeasuredConversation::result_calls`] and the number of tool calls, worked out on first
     /// use.
     links: OnceLock<(Vec<Option<usize>>, usize)>,
@@ -305,32 +309,39 @@ impl MeasuredConversation {
             .with_min_len(ITEMS_PER_TASK)
             .map(|item| measure_item(item, meter, opts))
             .collect();
-        let items = if opts.overhead == 0 {
-            measured
-        } else {
-            let unrecorded = || MeasuredItem::Text {
-                category: Category::Unrecorded,
-                measure: overhead_measure(opts.overhead),
-                turn_start: false,
-            };
-            let mut items = Vec::with_capacity(measured.len() + 1);
-            items.push(unrecorded());
-            for item in measured {
-                let compaction = matches!(item, MeasuredItem::Compaction { .. });
-                items.push(item);
-                if compaction {
-                    items.push(unrecorded());
-                }
-            }
-            items
-        };
-        MeasuredConversation {
+        let mut m = MeasuredConversation {
             id: conversation.id.clone(),
-            items,
+            items: measured,
             recorded_total: conversation.recorded_total,
             transforms: opts.transforms.iter().map(|t| t.spec()).collect(),
+            calibration: Calibration::NONE,
             links: OnceLock::new(),
+        };
+        if opts.overhead > 0 {
+            m.add_overhead(opts.overhead);
+            m.calibration = Calibration::fixed(opts.overhead);
         }
+        m
+    }
+
+    /// Adds `tokens` of [`Category::Unrecorded`] at the start and after every compaction (the
+    /// system prompt is sent again with the summary); nothing for 0. Before any replay: the
+    /// call/result links are worked out on first use.
+    pub fn add_overhead(&mut self, tokens: Tokens) {
+        if tokens == 0 {
+            return;
+        }
+        let measured = std::mem::take(&mut self.items);
+        let mut items = Vec::with_capacity(measured.len() + 1);
+        items.push(crate::calibrate::overhead_item(tokens));
+        for item in measured {
+            let compaction = matches!(item, MeasuredItem::Compaction { .. });
+            items.push(item);
+            if compaction {
+                items.push(crate::calibrate::overhead_item(tokens));
+            }
+        }
+        self.items = items;
     }
 
     /// For each tool result, in order, the call it answers: the ordinal, among the conversation's

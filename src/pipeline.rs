@@ -17,7 +17,7 @@ use crate::analysis::reconcile::ReconcileReport;
 use crate::format::Format;
 use crate::input::{self, Discovered};
 use crate::measure::{MeasureOptions, MeasuredConversation};
-use crate::model::Trace;
+use crate::model::{Conversation, Trace};
 use crate::policy::PolicySpec;
 use crate::replay::{replay, replay_summary};
 use crate::result::Run;
@@ -40,6 +40,24 @@ pub struct Job<'a> {
     pub overhead: crate::model::Tokens,
     /// Read every file with this format instead of detecting.
     pub input_format: Option<&'static dyn Format>,
+    /// Calibrate every conversation ([`crate::calibrate`]) when `overhead` is 0: what the command
+    /// line does unless `--overhead` is given.
+    pub calibrate: bool,
+}
+
+impl Job<'_> {
+    /// `conversation` (of a file read by `format`) measured as the job says: with the fixed
+    /// overhead, or calibrated.
+    pub fn measure(&self, conversation: &Conversation, format: &str, meter: &Meter) -> MeasuredConversation {
+        let opts =
+            MeasureOptions { resplit: self.resplit, transforms: self.transforms, overhead: self.overhead };
+        let mut m = MeasuredConversation::new(conversation, meter, &opts);
+        if self.calibrate && self.overhead == 0 {
+            let c = crate::calibrate::calibrate(&m, format, meter.report_tokenizer());
+            crate::calibrate::apply(&mut m, &c);
+        }
+        m
+    }
 }
 
 /// Items that come in any order, each with its place (`0..n`, each once), added up in the order
@@ -124,9 +142,8 @@ fn replay_trace_keeping(
     meter: &Meter,
     rows: bool,
 ) -> (Vec<Run>, Vec<String>) {
-    let opts = MeasureOptions { resplit: job.resplit, transforms: job.transforms, overhead: job.overhead };
     let measured: Vec<MeasuredConversation> =
-        trace.conversations.iter().map(|c| MeasuredConversation::new(c, meter, &opts)).collect();
+        trace.conversations.iter().map(|c| job.measure(c, trace.format, meter)).collect();
     // Thresholds that split the same outputs give the same replay: each is replayed once
     // ([`MeasuredConversation::split_plan`]) and copied to the others with its own threshold.
     let mut unique: Vec<(&MeasuredConversation, usize, &PolicySpec)> = Vec::new();
@@ -408,7 +425,6 @@ pub fn measure_each<T: Send>(
     done: &(dyn Fn() + Sync),
     f: impl Fn(usize, MeasuredFile) -> T + Sync,
 ) -> Vec<T> {
-    let opts = MeasureOptions { resplit: job.resplit, transforms: job.transforms, overhead: job.overhead };
     each_file(found, job.input_format, meter, |index, shown, loaded| {
         let file = match loaded {
             Loaded::Skipped(w) => MeasuredFile { warnings: vec![w], path: shown, ..Default::default() },
@@ -417,7 +433,7 @@ pub fn measure_each<T: Send>(
                 conversations: trace
                     .conversations
                     .iter()
-                    .map(|c| MeasuredConversation::new(c, meter, &opts))
+                    .map(|c| job.measure(c, trace.format, meter))
                     .collect(),
                 format: Some(trace.format),
                 warnings,
@@ -462,7 +478,9 @@ pub fn reconcile_files(
         for conversation in &trace.conversations {
             let measured = MeasuredConversation::new(conversation, meter, &opts);
             let sent = reconcile::sent_contexts(&shown, conversation, &measured);
-            let (mut fit, fitted) = reconcile::reconcile(&shown, trace.format, conversation, sent, tokenizer);
+            let samples = crate::calibrate::samples(&measured);
+            let (mut fit, fitted) =
+                reconcile::reconcile(&shown, trace.format, conversation, sent, &samples, tokenizer);
             if per_request {
                 fit.requests_detail = Some(fitted.clone());
             }

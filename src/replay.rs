@@ -523,7 +523,7 @@ fn replay_keeping(
     // and, as content, the summary and content the seed's split sends (so that with nothing
     // pruned the context is `none`'s, and savings are what the policy removes).
     let whole_outputs = policy.on() == On::Output;
-    let mut summary = RunSummary { threshold, ..Default::default() };
+    let mut summary = RunSummary { threshold, calibration: conversation.calibration, ..Default::default() };
     let mut rows = Vec::new();
     let mut edits = Vec::new();
     let mut recorded_any = false;

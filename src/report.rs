@@ -15,6 +15,7 @@ use serde::Serialize;
 use crate::analysis::calibration::Calibration;
 use crate::analysis::compare::{Comparison, ConversationRuns, EventRow};
 use crate::analysis::cost::format_ttl;
+use crate::analysis::reconcile::Calibrated;
 use crate::analysis::sweep::Sweep;
 use crate::chart::{self, Chart, ChartError};
 use crate::export::analysis::{self as tables, Section, money, pct, sentence};
@@ -77,6 +78,11 @@ pub struct ReportInput<'a> {
     pub comparison: &'a Comparison,
     /// Estimate versus real.
     pub calibration: &'a Calibration,
+    /// How closely the calibrated replay reproduces the recorded prompt sizes, each request
+    /// predicted without itself ([`crate::calibrate::held_out`]).
+    pub fidelity: Calibrated,
+    /// Conversations per calibration method (`exact`, `ratio`, `default`, `override`, `none`).
+    pub calibration_methods: std::collections::BTreeMap<String, usize>,
     /// Non-fatal problems.
     pub warnings: &'a [String],
     /// Inputs that could not be read.
@@ -309,7 +315,7 @@ fn largest(n: usize, limit: usize, key: impl Fn(usize) -> u64) -> Vec<usize> {
 
 /// The findings in words.
 pub fn findings(input: &ReportInput<'_>) -> Vec<String> {
-    let mut out = Vec::new();
+    let mut out = fidelity(input);
     match &input.sweep.recommendation {
         Some(r) => out.push(format!(
             "Recommended SUMMARY_THRESHOLD under {}, against none with nothing split: {} bytes. {}.",
@@ -381,6 +387,33 @@ pub fn findings(input: &ReportInput<'_>) -> Vec<String> {
             all.bytes_per_token
         )
         });
+    }
+    out
+}
+
+/// The first findings: how closely the replay reproduces what was billed, and which
+/// conversations carry an estimated overhead.
+fn fidelity(input: &ReportInput<'_>) -> Vec<String> {
+    let f = &input.fidelity;
+    let mut out = vec![match (f.median_rel, f.p90_rel) {
+        (Some(median), Some(p90)) => format!(
+            "The replay reproduces the billed prompt sizes within {} median, {} p90 over {} requests \
+             (each predicted by the calibration fitted without it; recorded / replayed total {:.3}).",
+            pct(median),
+            pct(p90),
+            f.requests,
+            f.total_ratio.unwrap_or(f64::NAN)
+        ),
+        _ => format!(
+            "No recorded prompt sizes to check the replay against ({}).",
+            f.reason.as_deref().unwrap_or("none recorded")
+        ),
+    }];
+    if let Some(n) = input.calibration_methods.get(crate::calibrate::Method::Default.name()) {
+        out.push(format!(
+            "{n} conversation(s) record no usage: their unrecorded overhead and token ratio are the agent's \
+             defaults (docs/calibration.md), an estimate."
+        ));
     }
     out
 }

@@ -85,6 +85,8 @@ pub fn exercise(trace: &Trace) {
             transforms,
             overhead: if transforms.is_empty() { 0 } else { 100 },
             input_format: None,
+            // Calibrated (as the command line does by default) when no overhead is given.
+            calibrate: true,
         };
         let (runs, _warnings) = pipeline::replay_trace_with_warnings(PATH, trace, &job, &meter);
         check_runs(&runs);
@@ -96,7 +98,8 @@ pub fn exercise(trace: &Trace) {
     for conversation in &trace.conversations {
         let measured = MeasuredConversation::new(conversation, &meter, &opts);
         let sent = reconcile::sent_contexts(PATH, conversation, &measured);
-        reconcile::reconcile(PATH, trace.format, conversation, sent, Tokenizer::Estimate);
+        let samples = ctxbudget::calibrate::samples(&measured);
+        reconcile::reconcile(PATH, trace.format, conversation, sent, &samples, Tokenizer::Estimate);
     }
 }
 

@@ -29,6 +29,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::calibrate::{self, Calibration, Sample};
 use crate::measure::{Category, MeasuredConversation, MeasuredItem};
 use crate::model::{Conversation, Item, Tokens};
 use crate::time::format_rfc3339;
@@ -100,6 +101,10 @@ pub struct RequestFit {
     pub error: Option<f64>,
     /// `|error| / recorded`.
     pub relative_error: Option<f64>,
+    /// The calibrated prediction of the recorded size, fitted without this request
+    /// ([`crate::calibrate::leave_one_out`]); absent where the conversation has fewer than
+    /// [`MIN_CALIBRATED`] recorded requests.
+    pub calibrated: Option<f64>,
     /// What the replayed context is made of.
     pub parts: SentParts,
 }
@@ -120,6 +125,53 @@ pub struct ErrorStats {
     pub p90_rel: f64,
     /// Largest relative error.
     pub max_rel: f64,
+}
+
+/// Fewest recorded requests whose calibrated error is reported (with fewer, each prediction
+/// would rest on one or two other requests).
+pub const MIN_CALIBRATED: usize = 3;
+
+/// The calibrated prediction's own error, with no fitted slope: each recorded request predicted
+/// by the calibration ([`crate::calibrate`]) fitted without it. The quality gate.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Calibrated {
+    /// Requests predicted.
+    pub requests: usize,
+    /// Median of `|recorded - predicted| / recorded`.
+    pub median_rel: Option<f64>,
+    /// 90th percentile (nearest rank).
+    pub p90_rel: Option<f64>,
+    /// Largest.
+    pub max_rel: Option<f64>,
+    /// Recorded total over predicted total.
+    pub total_ratio: Option<f64>,
+    /// Why the fields are null, when they are.
+    pub reason: Option<String>,
+}
+
+impl Calibrated {
+    /// The error of `(recorded, predicted)` pairs; null fields with `reason` below
+    /// [`MIN_CALIBRATED`] pairs.
+    pub fn from_pairs(pairs: &[(Tokens, f64)], reason: impl FnOnce() -> String) -> Calibrated {
+        if pairs.len() < MIN_CALIBRATED {
+            return Calibrated { requests: pairs.len(), reason: Some(reason()), ..Default::default() };
+        }
+        let mut rel: Vec<f64> =
+            pairs.iter().filter(|p| p.0 > 0).map(|&(y, p)| (y as f64 - p).abs() / y as f64).collect();
+        rel.sort_by(f64::total_cmp);
+        let recorded: f64 = pairs.iter().map(|p| p.0 as f64).sum();
+        let predicted: f64 = pairs.iter().map(|p| p.1).sum();
+        let some = |v: f64| (!rel.is_empty()).then_some(v);
+        Calibrated {
+            requests: pairs.len(),
+            median_rel: some(nearest_rank(&rel, 0.5)),
+            p90_rel: some(nearest_rank(&rel, 0.9)),
+            max_rel: some(nearest_rank(&rel, 1.0)),
+            total_ratio: (predicted > 0.0).then(|| recorded / predicted),
+            reason: None,
+        }
+    }
 }
 
 /// What a conversation's recorded usage allows comparing.
@@ -171,6 +223,10 @@ pub struct ConversationFit {
     pub recorded_calls: Option<u64>,
     /// `recorded_total / replayed_total`.
     pub total_ratio: Option<f64>,
+    /// The calibration every replay of this conversation applies (fitted on all its requests).
+    pub calibration: Calibration,
+    /// The calibrated prediction's error, each request left out of its own fit.
+    pub calibrated: Calibrated,
     /// Every request (only when asked for).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requests_detail: Option<Vec<RequestFit>>,
@@ -190,12 +246,15 @@ pub struct FormatSummary {
     pub recorded_requests: usize,
     /// Errors over that sample (each request against its own conversation's fit).
     pub error: Option<ErrorStats>,
+    /// The calibrated error pooled over the format's conversations with enough requests.
+    pub calibrated: Calibrated,
 }
 
 /// Pools the fitted requests of `rows` by format, in order of first appearance in `fits`.
 pub fn by_format(fits: &[ConversationFit], rows: &[RequestFit]) -> Vec<FormatSummary> {
     let mut out: Vec<FormatSummary> = Vec::new();
     let mut samples: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();
+    let mut predicted: Vec<Vec<(Tokens, f64)>> = Vec::new();
     let mut format_of = std::collections::BTreeMap::new();
     for f in fits {
         let i = match out.iter().position(|s| s.format == f.format) {
@@ -203,6 +262,7 @@ pub fn by_format(fits: &[ConversationFit], rows: &[RequestFit]) -> Vec<FormatSum
             None => {
                 out.push(FormatSummary { format: f.format.clone(), ..Default::default() });
                 samples.push((Vec::new(), Vec::new()));
+                predicted.push(Vec::new());
                 out.len() - 1
             }
         };
@@ -211,6 +271,11 @@ pub fn by_format(fits: &[ConversationFit], rows: &[RequestFit]) -> Vec<FormatSum
         format_of.insert((f.trace.as_str(), f.conversation.as_str()), i);
     }
     for r in rows {
+        if let (Some(i), Some(y), Some(p)) =
+            (format_of.get(&(r.trace.as_str(), r.conversation.as_str())), r.recorded, r.calibrated)
+        {
+            predicted[*i].push((y, p));
+        }
         let (Some(i), Some(e)) = (format_of.get(&(r.trace.as_str(), r.conversation.as_str())), r.error)
         else {
             continue;
@@ -219,8 +284,11 @@ pub fn by_format(fits: &[ConversationFit], rows: &[RequestFit]) -> Vec<FormatSum
         samples[*i].0.push(e.abs());
         samples[*i].1.extend(r.relative_error);
     }
-    for (s, (abs, rel)) in out.iter_mut().zip(samples) {
+    for ((s, (abs, rel)), pairs) in out.iter_mut().zip(samples).zip(predicted) {
         s.error = stats(abs, rel);
+        s.calibrated = Calibrated::from_pairs(&pairs, || {
+            format!("fewer than {MIN_CALIBRATED} requests in conversations with {MIN_CALIBRATED} or more")
+        });
     }
     out
 }
@@ -315,6 +383,7 @@ pub fn sent_contexts(
                 fitted: None,
                 error: None,
                 relative_error: None,
+                calibrated: None,
                 parts,
             }),
         }
@@ -375,12 +444,15 @@ fn stats(mut abs: Vec<f64>, mut rel: Vec<f64>) -> Option<ErrorStats> {
     })
 }
 
-/// Reconciles one conversation: its requests (from [`sent_contexts`]) are fitted in place.
+/// Reconciles one conversation: its requests (from [`sent_contexts`]) are fitted in place, and
+/// each is predicted by the calibration fitted without it (`samples`: [`crate::calibrate::samples`]
+/// of the same measured conversation).
 pub fn reconcile(
     trace: &str,
     format: &str,
     conversation: &Conversation,
     mut requests: Vec<RequestFit>,
+    samples: &[Sample],
     tokenizer: Tokenizer,
 ) -> (ConversationFit, Vec<RequestFit>) {
     let (provider, public) = provider_of(format);
@@ -425,7 +497,34 @@ pub fn reconcile(
     if let (Some(recorded), true) = (c.recorded_total, c.replayed_total > 0) {
         c.total_ratio = Some(recorded as f64 / c.replayed_total as f64);
     }
+    c.calibration = calibrate::from_samples(samples, format, tokenizer);
+    c.calibrated = calibrated(&mut requests, samples, format, tokenizer, c.basis);
     (c, requests)
+}
+
+/// The calibrated prediction of every request (fitted without it) and its error.
+fn calibrated(
+    requests: &mut [RequestFit],
+    samples: &[Sample],
+    format: &str,
+    tokenizer: Tokenizer,
+    basis: Basis,
+) -> Calibrated {
+    let (exact, default_ratio) = calibrate::fit_inputs(format, tokenizer);
+    let recorded = samples.iter().filter(|s| s.recorded.is_some()).count();
+    let mut pairs = Vec::new();
+    if recorded >= MIN_CALIBRATED {
+        let predictions = calibrate::leave_one_out(samples, exact, default_ratio);
+        for (r, p) in requests.iter_mut().zip(predictions) {
+            r.calibrated = p;
+            pairs.extend(r.recorded.zip(p));
+        }
+    }
+    Calibrated::from_pairs(&pairs, || match basis {
+        Basis::Totals => "only a total is recorded, no prompt size per request".to_owned(),
+        _ if recorded == 0 => "no recorded prompt size".to_owned(),
+        _ => format!("{recorded} recorded request(s), fewer than {MIN_CALIBRATED}"),
+    })
 }
 
 /// The `n` requests with the largest absolute error after the fit, largest first (ties: input
@@ -473,6 +572,10 @@ mod tests {
 
     fn contexts(c: &Conversation) -> Vec<RequestFit> {
         contexts_in("t", c)
+    }
+
+    fn samples_of(c: &Conversation) -> Vec<Sample> {
+        calibrate::samples(&MeasuredConversation::new(c, &meter(), &MeasureOptions::default()))
     }
 
     fn contexts_in(trace: &str, c: &Conversation) -> Vec<RequestFit> {
@@ -564,7 +667,7 @@ mod tests {
             result(&"z".repeat(20), 0),
             request(Some(150)),
         ]);
-        let (fit, rows) = reconcile("t", "codex", &c, contexts(&c), Tokenizer::O200k);
+        let (fit, rows) = reconcile("t", "codex", &c, contexts(&c), &samples_of(&c), Tokenizer::O200k);
         // Points (10,110), (20,120), (40,150): means 70/3, 380/3; sxx = 1400/3, sxy = 1900/3 → b = 19/14.
         assert_eq!(fit.basis, Basis::PerRequest);
         assert!((fit.b.unwrap() - 19.0 / 14.0).abs() < 1e-9, "{fit:?}");
@@ -588,10 +691,16 @@ mod tests {
             result(&"z".repeat(20), 0),
             request(Some(150)),
         ]);
-        let (f1, r1) = reconcile("a", "codex", &c, contexts_in("a", &c), Tokenizer::O200k);
-        let (f2, r2) = reconcile("b", "codex", &c, contexts_in("b", &c), Tokenizer::O200k);
-        let (f3, r3) =
-            reconcile("c", "claude-code", &conversation(vec![request(None)]), Vec::new(), Tokenizer::O200k);
+        let (f1, r1) = reconcile("a", "codex", &c, contexts_in("a", &c), &samples_of(&c), Tokenizer::O200k);
+        let (f2, r2) = reconcile("b", "codex", &c, contexts_in("b", &c), &samples_of(&c), Tokenizer::O200k);
+        let (f3, r3) = reconcile(
+            "c",
+            "claude-code",
+            &conversation(vec![request(None)]),
+            Vec::new(),
+            &[],
+            Tokenizer::O200k,
+        );
         let rows: Vec<RequestFit> = [r1, r2, r3].concat();
         let s = by_format(&[f1.clone(), f2, f3], &rows);
         assert_eq!(s.len(), 2);
@@ -602,11 +711,51 @@ mod tests {
     }
 
     #[test]
+    fn the_calibrated_error_predicts_each_request_without_it() {
+        // Three requests at 100 + x exactly (codex, bytes as tokens: b = 1), one 30 above.
+        let c = conversation(vec![
+            Item::User { text: "0123456789".into(), meta: false, images: 0 },
+            request(Some(110)),
+            result(&"y".repeat(10), 0),
+            request(Some(120)),
+            result(&"z".repeat(20), 0),
+            request(Some(140)),
+            Item::Assistant { text: "ok".into() },
+            request(Some(172)),
+        ]);
+        let (fit, rows) = reconcile("t", "codex", &c, contexts(&c), &samples_of(&c), Tokenizer::O200k);
+        let predicted: Vec<Option<f64>> = rows.iter().map(|r| r.calibrated).collect();
+        // Left out, the last request is predicted from the gaps 100, 100, 100: 100 + 42; the
+        // others from two gaps of 100 and the last one's 130 (median 100).
+        assert_eq!(predicted, [Some(110.0), Some(120.0), Some(140.0), Some(142.0)]);
+        let k = &fit.calibrated;
+        assert_eq!(
+            (k.requests, k.median_rel, k.max_rel, k.reason.as_deref()),
+            (4, Some(0.0), Some(30.0 / 172.0), None)
+        );
+        assert_eq!(k.total_ratio, Some(542.0 / 512.0));
+        assert_eq!(fit.calibration.method, calibrate::Method::Exact);
+        assert_eq!(fit.calibration.overhead, 100);
+    }
+
+    #[test]
+    fn fewer_than_three_recorded_requests_give_no_calibrated_error_and_say_why() {
+        let c = conversation(vec![request(Some(10)), request(Some(12)), request(None)]);
+        let (fit, rows) = reconcile("t", "codex", &c, contexts(&c), &samples_of(&c), Tokenizer::O200k);
+        let k = &fit.calibrated;
+        assert_eq!((k.median_rel, k.p90_rel, k.total_ratio), (None, None, None));
+        assert_eq!(k.reason.as_deref(), Some("2 recorded request(s), fewer than 3"));
+        assert!(rows.iter().all(|r| r.calibrated.is_none()));
+        let pooled = by_format(&[fit], &rows);
+        assert!(pooled[0].calibrated.reason.is_some() && pooled[0].calibrated.median_rel.is_none());
+    }
+
+    #[test]
     fn totals_are_compared_when_only_totals_are_recorded() {
         let mut c =
             conversation(vec![Item::User { text: "abcd".into(), meta: false, images: 0 }, request(None)]);
         c.recorded_total = Some(RecordedTotal { input_tokens: 40, calls: 1 });
-        let (fit, _) = reconcile("t", "claude-stream", &c, contexts(&c), Tokenizer::O200k);
+        let (fit, _) = reconcile("t", "claude-stream", &c, contexts(&c), &samples_of(&c), Tokenizer::O200k);
         assert_eq!(fit.basis, Basis::Totals);
         assert_eq!((fit.replayed_total, fit.recorded_total, fit.total_ratio), (4, Some(40), Some(10.0)));
         assert!(!fit.tokenizer_exact);

@@ -7,7 +7,7 @@ use anyhow::Result;
 use super::columns::{Tabular, percent};
 use super::{ExportFormat, csv, markdown, table};
 use crate::analysis::reconcile::{
-    Basis, ConversationFit, ErrorStats, FormatSummary, ReconcileReport, RequestFit,
+    Basis, Calibrated, ConversationFit, ErrorStats, FormatSummary, ReconcileReport, RequestFit,
 };
 
 fn opt<T: ToString>(v: Option<T>) -> String {
@@ -41,6 +41,15 @@ fn error_cells(e: Option<ErrorStats>) -> [String; 6] {
     ]
 }
 
+/// The columns of [`calibrated_cells`].
+const CALIBRATED_HEADERS: [&str; 4] =
+    ["calibrated_median", "calibrated_p90", "calibrated_max", "calibrated_total_ratio"];
+
+/// The calibrated prediction's error (each request fitted without it): median, p90, max, total.
+fn calibrated_cells(k: &Calibrated) -> [String; 4] {
+    [percent(k.median_rel), percent(k.p90_rel), percent(k.max_rel), fixed(k.total_ratio, 3)]
+}
+
 /// One row per conversation.
 pub fn fits(conversations: &[ConversationFit]) -> Tabular {
     Tabular {
@@ -59,7 +68,8 @@ pub fn fits(conversations: &[ConversationFit]) -> Tabular {
         ]
         .into_iter()
         .chain(ERROR_HEADERS)
-        .chain(["replayed_total", "recorded_total", "total_ratio"])
+        .chain(["replayed_total", "recorded_total", "total_ratio", "calibration", "overhead", "ratio"])
+        .chain(CALIBRATED_HEADERS)
         .collect(),
         rows: conversations
             .iter()
@@ -79,6 +89,9 @@ pub fn fits(conversations: &[ConversationFit]) -> Tabular {
                 ];
                 row.extend(error_cells(c.error));
                 row.extend([c.replayed_total.to_string(), opt(c.recorded_total), fixed(c.total_ratio, 3)]);
+                let k = &c.calibration;
+                row.extend([k.method.name().to_owned(), k.overhead.to_string(), format!("{:.3}", k.ratio)]);
+                row.extend(calibrated_cells(&c.calibrated));
                 row
             })
             .collect(),
@@ -91,6 +104,8 @@ pub fn formats(summaries: &[FormatSummary]) -> Tabular {
         headers: vec!["format", "conversations", "fitted_conversations", "recorded_requests"]
             .into_iter()
             .chain(ERROR_HEADERS)
+            .chain(["calibrated_requests"])
+            .chain(CALIBRATED_HEADERS)
             .collect(),
         rows: summaries
             .iter()
@@ -102,6 +117,8 @@ pub fn formats(summaries: &[FormatSummary]) -> Tabular {
                     s.recorded_requests.to_string(),
                 ];
                 row.extend(error_cells(s.error));
+                row.push(s.calibrated.requests.to_string());
+                row.extend(calibrated_cells(&s.calibrated));
                 row
             })
             .collect(),
@@ -121,6 +138,7 @@ pub fn requests(rows: &[RequestFit]) -> Tabular {
             "fitted",
             "error",
             "relative_error",
+            "calibrated",
             "system",
             "user",
             "assistant",
@@ -143,6 +161,7 @@ pub fn requests(rows: &[RequestFit]) -> Tabular {
                     fixed(r.fitted, 0),
                     fixed(r.error, 0),
                     percent(r.relative_error),
+                    fixed(r.calibrated, 0),
                     p.system.to_string(),
                     p.user.to_string(),
                     p.assistant.to_string(),
@@ -233,6 +252,7 @@ mod tests {
             fitted: Some(1490.4),
             error: Some(9.6),
             relative_error: Some(0.0064),
+            calibrated: Some(1480.0),
             parts: SentParts { user: 100, images: 1, ..Default::default() },
         };
         ReconcileReport {
@@ -260,6 +280,14 @@ mod tests {
                 fitted_conversations: 1,
                 recorded_requests: 1,
                 error: Some(ErrorStats { median_abs: 9.6, p90_abs: 9.6, max_abs: 9.6, ..Default::default() }),
+                calibrated: Calibrated {
+                    requests: 3,
+                    median_rel: Some(0.01),
+                    p90_rel: Some(0.02),
+                    max_rel: Some(0.03),
+                    total_ratio: Some(0.99),
+                    reason: None,
+                },
             }],
             worst: vec![row],
             notes: vec!["Anthropic: Claude's tokenizer is not public".into()],

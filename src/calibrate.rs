@@ -1,0 +1,394 @@
+//! The calibration model: what a conversation's log does not hold but the provider billed, estimated
+//! from the prompt sizes the log records, so that every replayed context is in the provider's
+//! tokens and as large as the prompt that was really sent.
+//!
+//! **The model.** The provider's prompt size of request `k` is `a + b·x_k`, where `x_k` is the
+//! replayed context of policy `none` as recorded (every measured item since the last compaction,
+//! whatever its category, in the report's tokenizer), `a` the fixed overhead the log does not hold
+//! (system prompt, tool schemas, reminders), and `b` the provider's tokens per report token.
+//!
+//! - `b`: 1 where the report's tokenizer is the provider's ([`Method::Exact`]: OpenAI formats
+//!   counted with o200k). Elsewhere ([`Method::Ratio`]: Claude, Gemini, unknown providers, or a
+//!   proxy tokenizer) `y_{k+1} - y_k` is the provider's count of what request `k+1` appended and
+//!   `x_{k+1} - x_k` the report's count of the same items, so `b` is the median of their ratios,
+//!   each weighted by `x_{k+1} - x_k`, over consecutive recorded requests with no compaction
+//!   between them that append at least [`MIN_DELTA`] tokens and whose recorded size grows. A median
+//!   is not moved by a cache miss or one odd step; the weight keeps tiny appends (where one token of
+//!   framing is a large ratio) from deciding. With no such pair, the agent's default ratio.
+//! - `a`: the median over the recorded requests of `y_k - b·x_k` (a compaction resets both `x` and
+//!   the prompt, so its requests fit the same `a`; one outlier does not move a median).
+//!
+//! **Applied** ([`apply`]): every measured text's report-token count is multiplied by `b` and
+//! rounded, item by item (so a policy that drops an item saves `b` times its count: counterfactual
+//! contexts are in provider tokens too), and `a` is added as an [`Category::Unrecorded`] item at the
+//! start and after every compaction. The policies' own estimators (`decide`, `len/4`) are what the
+//! agent counts and are not scaled. A log with no recorded usage gets its agent's default `a` and `b`
+//! ([`Method::Default`], measured on the shared corpus: docs/calibration.md); a format with no
+//! default is left as measured ([`Method::None`]).
+//!
+//! **The quality gate** ([`leave_one_out`]): each recorded request is predicted from `a` and `b`
+//! fitted without it (its deltas and its gap left out), so the error is not a fit to itself.
+//! Pure: no I/O, no printing.
+
+use serde::{Deserialize, Serialize};
+
+use crate::measure::{Category, MeasuredConversation, MeasuredItem, Whole, overhead_measure};
+use crate::model::Tokens;
+use crate::tokens::Tokenizer;
+
+/// Smallest append (report tokens) whose usage delta is used to fit the ratio.
+pub const MIN_DELTA: Tokens = 50;
+
+/// How a conversation's overhead and ratio were found.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// The report's tokenizer is the provider's: `b` = 1, `a` from the recorded sizes.
+    Exact,
+    /// `b` fitted from the usage deltas, `a` from the recorded sizes.
+    Ratio,
+    /// No usage recorded: the agent's default `a` and `b` (an estimate).
+    Default,
+    /// `--overhead N`: a fixed overhead, no ratio.
+    Override,
+    /// Nothing known: counts as measured.
+    #[default]
+    None,
+}
+
+impl Method {
+    /// Name used in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Exact => "exact",
+            Method::Ratio => "ratio",
+            Method::Default => "default",
+            Method::Override => "override",
+            Method::None => "none",
+        }
+    }
+}
+
+/// A conversation's calibration.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Calibration {
+    /// How it was found.
+    pub method: Method,
+    /// Overhead `a`: provider tokens every request sends that the log does not hold.
+    pub overhead: Tokens,
+    /// Ratio `b`: provider tokens per report token.
+    pub ratio: f64,
+}
+
+/// The ratio is never NaN (a median of finite quotients with a divisor of at least [`MIN_DELTA`],
+/// or a constant), so equality is an equivalence.
+impl Eq for Calibration {}
+
+impl Default for Calibration {
+    fn default() -> Calibration {
+        Calibration::NONE
+    }
+}
+
+impl Calibration {
+    /// The calibration that changes nothing.
+    pub const NONE: Calibration = Calibration { method: Method::None, overhead: 0, ratio: 1.0 };
+
+    /// A fixed overhead and no ratio (`--overhead N`).
+    pub fn fixed(overhead: Tokens) -> Calibration {
+        Calibration { method: Method::Override, overhead, ratio: 1.0 }
+    }
+}
+
+/// One request as the estimator sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sample {
+    /// Replayed context (policy `none`, as recorded), report tokens.
+    pub replayed: Tokens,
+    /// Recorded prompt size, provider tokens.
+    pub recorded: Option<Tokens>,
+    /// A compaction lies between this request and the one before.
+    pub after_compaction: bool,
+}
+
+/// The replayed context of every request of `measured` (policy `none`, outputs as recorded, no
+/// split): every item since the last compaction, of any category but [`Category::Unrecorded`].
+pub fn samples(measured: &MeasuredConversation) -> Vec<Sample> {
+    let (mut context, mut compacted) = (0, false);
+    let mut out = Vec::new();
+    for item in &measured.items {
+        match item {
+            MeasuredItem::Text { category: Category::Unrecorded, .. } => {}
+            MeasuredItem::Text { measure, .. } | MeasuredItem::ToolCall { measure, .. } => {
+                context += measure.tokens;
+            }
+            MeasuredItem::ToolResult(sizes, _) => context += sizes.output().tokens,
+            MeasuredItem::Compaction { summary } => {
+                context = summary.map_or(0, |s| s.tokens);
+                compacted = true;
+            }
+            MeasuredItem::Request { usage, .. } => {
+                out.push(Sample {
+                    replayed: context,
+                    recorded: usage.map(|u| u.input_tokens),
+                    after_compaction: compacted,
+                });
+                compacted = false;
+            }
+        }
+    }
+    out
+}
+
+/// The weighted median of `(value, weight)` pairs: the smallest value whose cumulative weight
+/// reaches half the total (`None` for no pairs).
+fn weighted_median(mut pairs: Vec<(f64, f64)>) -> Option<f64> {
+    pairs.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let half = pairs.iter().map(|p| p.1).sum::<f64>() / 2.0;
+    let mut sum = 0.0;
+    pairs
+        .into_iter()
+        .find(|p| {
+            sum += p.1;
+            sum >= half
+        })
+        .map(|p| p.0)
+}
+
+/// The median of `values` (the lower one of an even count), `None` for none.
+fn median(mut values: Vec<f64>) -> Option<f64> {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len().saturating_sub(1) / 2).copied()
+}
+
+/// `(a, b)` fitted on `samples` without the request `skip` (see the module doc); `exact` fixes `b`
+/// at 1, `default_ratio` is `b` when no usage delta qualifies. `None` when no other request has a
+/// recorded size.
+pub fn fit(samples: &[Sample], exact: bool, default_ratio: f64, skip: Option<usize>) -> Option<(f64, f64)> {
+    let kept = |i: usize| Some(i) != skip;
+    let b = if exact {
+        1.0
+    } else {
+        let deltas = samples.windows(2).enumerate().filter_map(|(i, w)| {
+            let (y0, y1) = (w[0].recorded?, w[1].recorded?);
+            let dx = w[1].replayed.checked_sub(w[0].replayed)?;
+            let usable = kept(i) && kept(i + 1) && !w[1].after_compaction && dx >= MIN_DELTA && y1 > y0;
+            usable.then(|| ((y1 - y0) as f64 / dx as f64, dx as f64))
+        });
+        weighted_median(deltas.collect()).unwrap_or(default_ratio)
+    };
+    let gaps: Vec<f64> = samples
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| kept(*i))
+        .filter_map(|(_, s)| Some(s.recorded? as f64 - b * s.replayed as f64))
+        .collect();
+    Some((median(gaps)?, b))
+}
+
+/// What an agent's logs show when they record usage: its default overhead and ratio for logs
+/// that do not (o200k; docs/calibration.md has the command that measured them).
+fn agent_default(format: &str) -> Option<(Tokens, f64)> {
+    Some(match format {
+        "claude-code" => (17_200, 1.26),
+        "claude-stream" => (49_300, 1.13),
+        "codex" => (5_500, 1.0),
+        "gemini-cli" => (5_100, 1.05),
+        "mini-swe-agent" => (0, 1.25),
+        "openhands" => (3_400, 1.24),
+        _ => return None,
+    })
+}
+
+/// Whether the report's tokenizer counts as the provider of `format` does (OpenAI formats, o200k).
+pub fn exact_for(format: &str, tokenizer: Tokenizer) -> bool {
+    let (provider, public) = crate::analysis::reconcile::provider_of(format);
+    public && provider == "OpenAI" && tokenizer == Tokenizer::O200k
+}
+
+/// Whether `b` is fixed at 1 for `format` counted with `tokenizer`, and the ratio to use when no
+/// usage delta qualifies.
+pub fn fit_inputs(format: &str, tokenizer: Tokenizer) -> (bool, f64) {
+    let exact = exact_for(format, tokenizer);
+    (exact, if exact { 1.0 } else { agent_default(format).map_or(1.0, |d| d.1) })
+}
+
+/// The calibration of `measured` (measured with no overhead) read by `format` and counted with
+/// `tokenizer`: fitted on every recorded request, else the agent's default, else none.
+pub fn calibrate(measured: &MeasuredConversation, format: &str, tokenizer: Tokenizer) -> Calibration {
+    from_samples(&samples(measured), format, tokenizer)
+}
+
+/// [`calibrate`] of the conversation whose requests are `samples`.
+pub fn from_samples(samples: &[Sample], format: &str, tokenizer: Tokenizer) -> Calibration {
+    let (exact, default_ratio) = fit_inputs(format, tokenizer);
+    match fit(samples, exact, default_ratio, None) {
+        Some((a, b)) => Calibration {
+            method: if exact { Method::Exact } else { Method::Ratio },
+            overhead: a.round().max(0.0) as Tokens,
+            ratio: b,
+        },
+        None => match agent_default(format) {
+            Some((a, _)) => Calibration { method: Method::Default, overhead: a, ratio: default_ratio },
+            None => Calibration::NONE,
+        },
+    }
+}
+
+/// `tokens` times `ratio`, rounded.
+fn scaled(tokens: Tokens, ratio: f64) -> Tokens {
+    (tokens as f64 * ratio).round() as Tokens
+}
+
+/// Applies `c` to `measured` (see the module doc): report tokens scaled by the ratio, the overhead
+/// added as an unrecorded item at the start and after every compaction.
+pub fn apply(measured: &mut MeasuredConversation, c: &Calibration) {
+    if c.ratio != 1.0 {
+        let r = c.ratio;
+        for item in &mut measured.items {
+            match item {
+                MeasuredItem::Text { measure, .. } => measure.tokens = scaled(measure.tokens, r),
+                MeasuredItem::ToolCall { measure, name_measure, .. } => {
+                    measure.tokens = scaled(measure.tokens, r);
+                    name_measure.tokens = scaled(name_measure.tokens, r);
+                }
+                MeasuredItem::ToolResult(sizes, _) => {
+                    sizes.text.tokens = scaled(sizes.text.tokens, r);
+                    sizes.summary.tokens = scaled(sizes.summary.tokens, r);
+                    if let Whole::Joined { newline_tokens, .. } = &mut sizes.whole {
+                        *newline_tokens = scaled((*newline_tokens).into(), r).min(255) as u8;
+                    }
+                }
+                MeasuredItem::Compaction { summary: Some(s) } => s.tokens = scaled(s.tokens, r),
+                MeasuredItem::Compaction { summary: None } | MeasuredItem::Request { .. } => {}
+            }
+        }
+    }
+    measured.add_overhead(c.overhead);
+    measured.calibration = *c;
+}
+
+/// Each recorded request predicted with `a` and `b` fitted without it (`None` where the request has
+/// no recorded size, or no other request does).
+pub fn leave_one_out(samples: &[Sample], exact: bool, default_ratio: f64) -> Vec<Option<f64>> {
+    (0..samples.len())
+        .map(|i| {
+            samples[i].recorded?;
+            let (a, b) = fit(samples, exact, default_ratio, Some(i))?;
+            Some(a + b * samples[i].replayed as f64)
+        })
+        .collect()
+}
+
+/// `(recorded, predicted)` for each recorded request of a conversation already calibrated
+/// ([`apply`]), each predicted by the calibration refitted without it; none below `min` recorded
+/// requests or where nothing was fitted ([`Method::Default`], [`Method::Override`],
+/// [`Method::None`]). Its counts are already provider tokens, so the refitted ratio is relative to
+/// the applied one (1 when exact): the weighted median scales with the counts, so the prediction
+/// is [`leave_one_out`]'s on the uncalibrated counts but for rounding and which appends pass
+/// [`MIN_DELTA`].
+pub fn held_out(measured: &MeasuredConversation, min: usize) -> Vec<(Tokens, f64)> {
+    let exact = match measured.calibration.method {
+        Method::Exact => true,
+        Method::Ratio => false,
+        Method::Default | Method::Override | Method::None => return Vec::new(),
+    };
+    let samples = samples(measured);
+    if samples.iter().filter(|s| s.recorded.is_some()).count() < min {
+        return Vec::new();
+    }
+    let predicted = leave_one_out(&samples, exact, 1.0);
+    samples.iter().zip(predicted).filter_map(|(s, p)| s.recorded.zip(p)).collect()
+}
+
+/// The unrecorded item of `tokens` provider tokens.
+pub fn overhead_item(tokens: Tokens) -> MeasuredItem {
+    MeasuredItem::Text {
+        category: Category::Unrecorded,
+        measure: overhead_measure(tokens),
+        turn_start: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(got: (f64, f64), want: (f64, f64)) {
+        assert!((got.0 - want.0).abs() < 1e-6 && (got.1 - want.1).abs() < 1e-9, "{got:?} != {want:?}");
+    }
+
+    fn s(replayed: Tokens, recorded: Tokens) -> Sample {
+        Sample { replayed, recorded: Some(recorded), after_compaction: false }
+    }
+
+    /// recorded = 10 000 + 1.3·replayed, exactly.
+    fn line(xs: &[Tokens]) -> Vec<Sample> {
+        xs.iter().map(|&x| s(x, 10_000 + (13 * x) / 10)).collect()
+    }
+
+    #[test]
+    fn an_exact_line_is_recovered() {
+        let v = line(&[100, 1_100, 2_100, 4_100, 8_100]);
+        close(fit(&v, false, 1.0, None).unwrap(), (10_000.0, 1.3));
+        // b fixed at 1: a is the median gap, 10 000 + 0.3·2 100.
+        close(fit(&v, true, 1.0, None).unwrap(), (10_630.0, 1.0));
+    }
+
+    #[test]
+    fn one_outlier_moves_neither_parameter() {
+        let mut v = line(&[100, 1_100, 2_100, 3_100, 4_100, 5_100, 6_100]);
+        // A cache miss recorded as half the prompt, and a reminder of 9 000 tokens once.
+        v[3].recorded = Some(v[3].recorded.unwrap() / 2);
+        v[5].recorded = Some(v[5].recorded.unwrap() + 9_000);
+        close(fit(&v, false, 1.0, None).unwrap(), (10_000.0, 1.3));
+    }
+
+    #[test]
+    fn a_compaction_is_no_delta_and_fits_the_same_overhead() {
+        let mut v = line(&[1_000, 5_000, 9_000, 13_000, 200, 4_200, 8_200]);
+        v[4].after_compaction = true;
+        close(fit(&v, false, 1.0, None).unwrap(), (10_000.0, 1.3));
+        // Were the drop taken as a delta, it would be negative and still skipped (y falls).
+        v[4].after_compaction = false;
+        close(fit(&v, false, 1.0, None).unwrap(), (10_000.0, 1.3));
+    }
+
+    #[test]
+    fn small_appends_and_no_usage_fall_back_to_the_default_ratio() {
+        let v =
+            vec![s(100, 500), s(120, 530), Sample { replayed: 200, recorded: None, after_compaction: false }];
+        let (_, b) = fit(&v, false, 1.25, None).unwrap();
+        assert_eq!(b, 1.25);
+        let none = vec![Sample { replayed: 1, recorded: None, after_compaction: false }];
+        assert_eq!(fit(&none, false, 1.0, None), None);
+    }
+
+    #[test]
+    fn leave_one_out_really_leaves_the_request_out() {
+        // Two requests at 10 000 + x and a third 5 000 above: with it in, its own gap sits in the
+        // median of three; left out, the other two decide and it is predicted 5 000 short.
+        let v = vec![s(0, 10_000), s(1_000, 11_000), s(3_000, 19_000)];
+        let p = leave_one_out(&v, true, 1.0);
+        assert_eq!(p[2], Some(10_000.0 + 3_000.0));
+        // The ratio is also refitted without the request's deltas: only 0→1 remains (b = 1).
+        let q = leave_one_out(&v, false, 1.0);
+        assert_eq!(q[2], Some(13_000.0));
+        let with_it = fit(&v, false, 1.0, None).unwrap();
+        assert_eq!(with_it.1, 4.0, "the delta 1→2 (ratio 4, twice the weight) decides when kept");
+    }
+
+    #[test]
+    fn a_request_without_usage_is_not_predicted() {
+        let v = vec![s(0, 100), Sample { replayed: 5, recorded: None, after_compaction: false }, s(10, 110)];
+        assert_eq!(leave_one_out(&v, true, 1.0), vec![Some(100.0), None, Some(110.0)]);
+    }
+
+    #[test]
+    fn weighted_median_takes_the_heavier_half() {
+        assert_eq!(weighted_median(vec![(1.0, 1.0), (2.0, 10.0), (3.0, 1.0)]), Some(2.0));
+        assert_eq!(weighted_median(vec![(1.0, 10.0), (5.0, 1.0)]), Some(1.0));
+        assert_eq!(weighted_median(Vec::new()), None);
+    }
+}
