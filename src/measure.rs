@@ -15,7 +15,7 @@ use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 
-use crate::model::{Conversation, Item, Millis, Output, RecordedTotal, Tokens, Usage};
+use crate::model::{Conversation, Item, Millis, Output, RecordedTotal, Tokens, UnseenKind, Usage};
 use crate::split::summary_of;
 use crate::tokens::{Measure, Meter};
 use crate::transform::{self, Transform};
@@ -32,8 +32,17 @@ pub enum Category {
     User,
     /// Assistant text.
     Assistant,
-    /// Assistant reasoning.
+    /// Assistant reasoning sent back as readable text.
     Thinking,
+    /// Reasoning the log holds only encrypted or not at all, sized from the recorded reasoning
+    /// output tokens; dropped when the next human turn starts
+    /// ([`UnseenKind::Reasoning`](crate::model::UnseenKind::Reasoning)).
+    HiddenReasoning,
+    /// Content the provider added server-side (web search results), sized from the usage step it
+    /// caused.
+    ServerSide,
+    /// Images, tokenised by the provider's rule from their dimensions.
+    Images,
     /// Tool call names and arguments.
     ToolCalls,
     /// Tool-result summaries (and unsplit outputs, which are their own summary).
@@ -45,8 +54,17 @@ pub enum Category {
 }
 
 impl Category {
+    /// The category of unseen content of `kind`.
+    pub fn of_unseen(kind: UnseenKind) -> Category {
+        match kind {
+            UnseenKind::Reasoning => Category::HiddenReasoning,
+            UnseenKind::ServerSide => Category::ServerSide,
+            UnseenKind::Image => Category::Images,
+        }
+    }
+
     /// Number of categories.
-    pub const COUNT: usize = 9;
+    pub const COUNT: usize = 12;
 
     /// Every category in report order.
     pub const ALL: [Category; Category::COUNT] = [
@@ -55,6 +73,9 @@ impl Category {
         Category::User,
         Category::Assistant,
         Category::Thinking,
+        Category::HiddenReasoning,
+        Category::ServerSide,
+        Category::Images,
         Category::ToolCalls,
         Category::ToolSummaries,
         Category::ToolContents,
@@ -69,6 +90,9 @@ impl Category {
             Category::User => "user",
             Category::Assistant => "assistant",
             Category::Thinking => "thinking",
+            Category::HiddenReasoning => "hidden_reasoning",
+            Category::ServerSide => "server_side",
+            Category::Images => "images",
             Category::ToolCalls => "tool_calls",
             Category::ToolSummaries => "tool_summaries",
             Category::ToolContents => "tool_contents",
@@ -533,6 +557,9 @@ fn measure_item(item: &Item, meter: &Meter, opts: &MeasureOptions<'_>) -> Measur
         }
         Item::Request(r) => {
             MeasuredItem::Request { id: r.id.clone(), timestamp: r.timestamp, usage: r.usage }
+        }
+        Item::Unseen { kind, tokens } => {
+            text_item(Category::of_unseen(*kind), overhead_measure(*tokens), false)
         }
         Item::Compaction { summary } => {
             MeasuredItem::Compaction { summary: summary.as_deref().map(|s| meter.measure(s)) }

@@ -194,6 +194,9 @@ pub const CATEGORY_COLORS: [RGBColor; crate::measure::Category::COUNT] = [
     RGBColor(120, 144, 156), // user
     RGBColor(174, 213, 129), // assistant
     RGBColor(206, 147, 216), // thinking
+    RGBColor(149, 117, 205), // hidden reasoning
+    RGBColor(255, 138, 101), // server-side content
+    RGBColor(161, 136, 127), // images
     RGBColor(255, 204, 128), // tool calls
     RGBColor(129, 212, 250), // tool summaries
     RGBColor(2, 136, 209),   // tool contents

@@ -125,9 +125,12 @@ pub fn requests(rows: &[RequestFit]) -> Tabular {
             "user",
             "assistant",
             "thinking",
+            "hidden_reasoning",
+            "server_side",
             "tool_calls",
             "tool_outputs",
             "images",
+            "image_tokens",
         ],
         rows: rows
             .iter()
@@ -147,9 +150,12 @@ pub fn requests(rows: &[RequestFit]) -> Tabular {
                     p.user.to_string(),
                     p.assistant.to_string(),
                     p.thinking.to_string(),
+                    p.hidden_reasoning.to_string(),
+                    p.server_side.to_string(),
                     p.tool_calls.to_string(),
                     p.tool_outputs.to_string(),
                     p.images.to_string(),
+                    p.image_tokens.to_string(),
                 ]
             })
             .collect(),
