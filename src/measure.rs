@@ -300,7 +300,8 @@ pub struct MeasureOptions<'a> {
 
 /// The measure of `tokens` unrecorded tokens: as many tokens under every counter, and four ASCII
 /// bytes (chars, UTF-16 units) per token, so every estimator (`len/4`, opencode, LangChain,
-/// Gemini CLI) also counts `tokens`.
+/// Gemini CLI) also counts `tokens`. Unseen content ([`Item::Unseen`], already in the provider's
+/// tokens) is measured the same way.
 pub fn overhead_measure(tokens: Tokens) -> Measure {
     Measure {
         bytes: 4 * tokens,

@@ -29,8 +29,8 @@
 //! - **Decision on `reasoning` items:** the readable parts — `summary[].text` and, when present,
 //!   `content[].text` — are thinking text. `encrypted_content` is the model's reasoning, which the
 //!   Responses API decrypts and sends to the model again with every later call of the same turn,
-//!   and drops once a new user turn starts (OpenAI's reasoning guide: reasoning items "from previous
-//!   turns are discarded"). Its text is opaque, but its size is recorded: the
+//!   and drops once a new user turn starts (OpenAI's reasoning guide: the reasoning of earlier
+//!   turns is discarded from the context). Its text is opaque, but its size is recorded: the
 //!   `last_token_usage.reasoning_output_tokens` of the call that produced it. So each run's first
 //!   reasoning item is followed by an [`Item::Unseen`] of kind reasoning with that many tokens
 //!   (none when the call recorded none); the replay drops it at the next human turn
