@@ -263,6 +263,7 @@ fn relabel(i: &Item, copy: usize, shift: i64) -> Item {
         Item::User { text: t, meta, images } => Item::User { text: text(t), meta: *meta, images: *images },
         Item::Assistant { text: t } => Item::Assistant { text: text(t) },
         Item::Thinking { text: t } => Item::Thinking { text: text(t) },
+        Item::Unseen { kind, tokens } => Item::Unseen { kind: *kind, tokens: *tokens },
         Item::ToolCall { call_id, name, arguments } => {
             Item::ToolCall { call_id: id(call_id), name: name.clone(), arguments: text(arguments) }
         }

@@ -35,6 +35,7 @@ pub mod split;
 pub mod time;
 pub mod tokens;
 pub mod transform;
+pub mod unseen;
 
 /// `m` locked, also after a thread panicked while holding it: every mutex here guards sums, maps of
 /// plain numbers or parts kept in order, which a panic elsewhere leaves whole.

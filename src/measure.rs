@@ -16,7 +16,7 @@ use std::sync::{Arc, OnceLock};
 use rayon::prelude::*;
 
 use crate::calibrate::Calibration;
-use crate::model::{Conversation, Item, Millis, Output, RecordedTotal, Tokens, Usage};
+use crate::model::{Conversation, Item, Millis, Output, RecordedTotal, Tokens, UnseenKind, Usage};
 use crate::split::summary_of;
 use crate::tokens::{Measure, Meter};
 use crate::transform::{self, Transform};
@@ -33,8 +33,17 @@ pub enum Category {
     User,
     /// Assistant text.
     Assistant,
-    /// Assistant reasoning.
+    /// Assistant reasoning sent back as readable text.
     Thinking,
+    /// Reasoning the log holds only encrypted or not at all, sized from the recorded reasoning
+    /// output tokens; dropped when the next human turn starts
+    /// ([`UnseenKind::Reasoning`](crate::model::UnseenKind::Reasoning)).
+    HiddenReasoning,
+    /// Content the provider added server-side (web search results), sized from the usage step it
+    /// caused.
+    ServerSide,
+    /// Images, tokenised by the provider's rule from their dimensions.
+    Images,
     /// Tool call names and arguments.
     ToolCalls,
     /// Tool-result summaries (and unsplit outputs, which are their own summary).
@@ -46,8 +55,17 @@ pub enum Category {
 }
 
 impl Category {
+    /// The category of unseen content of `kind`.
+    pub fn of_unseen(kind: UnseenKind) -> Category {
+        match kind {
+            UnseenKind::Reasoning => Category::HiddenReasoning,
+            UnseenKind::ServerSide => Category::ServerSide,
+            UnseenKind::Image => Category::Images,
+        }
+    }
+
     /// Number of categories.
-    pub const COUNT: usize = 9;
+    pub const COUNT: usize = 12;
 
     /// Every category in report order.
     pub const ALL: [Category; Category::COUNT] = [
@@ -56,6 +74,9 @@ impl Category {
         Category::User,
         Category::Assistant,
         Category::Thinking,
+        Category::HiddenReasoning,
+        Category::ServerSide,
+        Category::Images,
         Category::ToolCalls,
         Category::ToolSummaries,
         Category::ToolContents,
@@ -70,6 +91,9 @@ impl Category {
             Category::User => "user",
             Category::Assistant => "assistant",
             Category::Thinking => "thinking",
+            Category::HiddenReasoning => "hidden_reasoning",
+            Category::ServerSide => "server_side",
+            Category::Images => "images",
             Category::ToolCalls => "tool_calls",
             Category::ToolSummaries => "tool_summaries",
             Category::ToolContents => "tool_contents",
@@ -280,7 +304,8 @@ pub struct MeasureOptions<'a> {
 
 /// The measure of `tokens` unrecorded tokens: as many tokens under every counter, and four ASCII
 /// bytes (chars, UTF-16 units) per token, so every estimator (`len/4`, opencode, LangChain,
-/// Gemini CLI) also counts `tokens`.
+/// Gemini CLI) also counts `tokens`. Unseen content ([`Item::Unseen`], already in the provider's
+/// tokens) is measured the same way.
 pub fn overhead_measure(tokens: Tokens) -> Measure {
     Measure {
         bytes: 4 * tokens,
@@ -544,6 +569,9 @@ fn measure_item(item: &Item, meter: &Meter, opts: &MeasureOptions<'_>) -> Measur
         }
         Item::Request(r) => {
             MeasuredItem::Request { id: r.id.clone(), timestamp: r.timestamp, usage: r.usage }
+        }
+        Item::Unseen { kind, tokens } => {
+            text_item(Category::of_unseen(*kind), overhead_measure(*tokens), false)
         }
         Item::Compaction { summary } => {
             MeasuredItem::Compaction { summary: summary.as_deref().map(|s| meter.measure(s)) }

@@ -62,6 +62,14 @@ pub enum Item {
     ToolResult(ToolResult),
     /// An LLM request was made here, with everything before it as context.
     Request(Request),
+    /// Content the provider billed as prompt but the log does not hold as text (hidden reasoning,
+    /// server-side results, images), already sized in the provider's tokens ([`UnseenKind`]).
+    Unseen {
+        /// What it is.
+        kind: UnseenKind,
+        /// Its size in the provider's tokens.
+        tokens: Tokens,
+    },
     /// The context was replaced: nothing before this marker is sent any more. The summary that
     /// replaces it, when the format records it here, is sent as user text.
     Compaction {
@@ -69,6 +77,26 @@ pub enum Item {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         summary: Option<String>,
     },
+}
+
+/// What kind of unseen content an [`Item::Unseen`] stands for (docs/unseen-context.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnseenKind {
+    /// Reasoning the model produced and the API re-sends, encrypted, with the later calls of the
+    /// same turn (OpenAI Responses). Sent until the next human turn starts, then dropped.
+    Reasoning,
+    /// Content the provider's own tools added server-side (a web search's results).
+    ServerSide,
+    /// An image, tokenised by the provider's rule from its dimensions.
+    Image,
+}
+
+impl UnseenKind {
+    /// Whether the content is dropped from the context when the next human turn starts.
+    pub fn turn_scoped(self) -> bool {
+        self == UnseenKind::Reasoning
+    }
 }
 
 fn is_false(b: &bool) -> bool {

@@ -154,6 +154,8 @@ struct Engine<'a> {
     counts: Counts,
     /// Compaction markers met so far.
     compactions: usize,
+    /// Hidden reasoning of the current turn, (position, tokens): dropped when the next turn starts.
+    turn_scoped: Vec<(usize, Tokens)>,
 }
 
 /// Message, event and assistant-message counts of the current context, and the state of the
@@ -244,6 +246,21 @@ impl<'a> Engine<'a> {
         total
     }
 
+    /// A human turn starts: the hidden reasoning of the turns before is no longer sent, as the
+    /// Responses API drops it (docs/unseen-context.md). Taken out like a sticky edit (the shared
+    /// prefix ends at the first of it), but not counted as pruned: no policy removed it.
+    fn drop_turn_scoped(&mut self) {
+        let Some(&(first, _)) = self.turn_scoped.first() else { return };
+        let mut dropped: Tokens = 0;
+        for (position, tokens) in std::mem::take(&mut self.turn_scoped) {
+            self.prefix.add(head(position), -(tokens as i64));
+            dropped += tokens;
+        }
+        self.sums[slot(Category::HiddenReasoning)] = Measure::default();
+        self.unpruned -= dropped;
+        self.mark_changed(head(first));
+    }
+
     fn compaction(&mut self, position: usize) {
         if let Some((_, _, pruned)) = self.previous {
             self.pruned_carry += pruned;
@@ -257,6 +274,7 @@ impl<'a> Engine<'a> {
         self.clear_transient();
         self.counts = Counts::default();
         self.compactions += 1;
+        self.turn_scoped.clear();
     }
 
     fn mark_changed(&mut self, position: usize) {
@@ -517,6 +535,7 @@ fn replay_keeping(
         pruned_carry: 0,
         counts: Counts::default(),
         compactions: 0,
+        turn_scoped: Vec::new(),
     };
     let sticky = policy.sticky();
     // A policy on whole outputs sees each result as one whole it may replace: an empty summary
@@ -537,13 +556,23 @@ fn replay_keeping(
                     e.turn_started = true;
                     // OpenHands answers each user message with a RecallAction, one more event.
                     e.counts.events += 1;
+                    e.drop_turn_scoped();
                 }
                 match category {
                     // The unrecorded overhead stands for the system prompt and tool schemas the
                     // trace does not hold: no chat message, and one event as the system prompt is.
                     Category::System | Category::Unrecorded => e.counts.events += 1,
-                    Category::Assistant | Category::Thinking => e.counts.assistant_text(),
+                    // Hidden reasoning and server-side results are part of the model's response.
+                    Category::Assistant
+                    | Category::Thinking
+                    | Category::HiddenReasoning
+                    | Category::ServerSide => e.counts.assistant_text(),
+                    // Part of the message or result they came with.
+                    Category::Images => {}
                     _ => e.counts.user(),
+                }
+                if *category == Category::HiddenReasoning {
+                    e.turn_scoped.push((position, measure.tokens));
                 }
                 e.add(*category, position, *measure);
             }
@@ -736,6 +765,9 @@ fn set_category(c: &mut Categories, category: Category, tokens: Tokens) {
         Category::User => &mut c.user,
         Category::Assistant => &mut c.assistant,
         Category::Thinking => &mut c.thinking,
+        Category::HiddenReasoning => &mut c.hidden_reasoning,
+        Category::ServerSide => &mut c.server_side,
+        Category::Images => &mut c.images,
         Category::ToolCalls => &mut c.tool_calls,
         Category::ToolSummaries => &mut c.tool_summaries,
         Category::ToolContents => &mut c.tool_contents,
@@ -821,6 +853,34 @@ mod tests {
     fn run(items: Vec<Item>, threshold: usize, spec: &str) -> Run {
         let mut policy = PolicySpec::parse(spec).unwrap().build();
         replay_at(items, threshold, &mut *policy)
+    }
+
+    #[test]
+    fn hidden_reasoning_is_sent_until_the_next_human_turn_and_is_not_counted_as_pruned() {
+        let reasoning = |tokens| Item::Unseen { kind: crate::model::UnseenKind::Reasoning, tokens };
+        let call = Item::ToolCall { call_id: "c1".into(), name: "t".into(), arguments: "{}".into() };
+        let items = vec![
+            user("fix"),    // 3 tokens
+            request(),      // 0
+            reasoning(100), // the call's reasoning, re-sent with the turn's later calls
+            call,           // "t{}": 3 tokens
+            result("c1", "ok"),
+            request(), // 1
+            reasoning(50),
+            Item::Assistant { text: "done".into() },
+            user("next"), // a new turn: the reasoning of the last one is dropped
+            request(),    // 2
+        ];
+        let r = run(items, 1000, "none");
+        let hidden: Vec<Tokens> = r.rows.iter().map(|row| row.categories.hidden_reasoning).collect();
+        assert_eq!(hidden, [0, 100, 0]);
+        let totals: Vec<Tokens> = r.rows.iter().map(|row| row.context_tokens).collect();
+        assert_eq!(totals, [3, 3 + 100 + 3 + 2, 3 + 3 + 2 + 4 + 4]);
+        assert_eq!(r.rows[2].pruned_tokens, 0, "no policy removed it");
+        assert_eq!(r.summary.pruned_tokens, 0);
+        // The previous request's prefix is sent again up to the dropped reasoning only.
+        assert_eq!(r.rows[2].shared_prefix_tokens, 3);
+        assert_eq!(r.rows[1].shared_prefix_tokens, 3);
     }
 
     #[test]

@@ -21,8 +21,17 @@ pub struct Categories {
     pub user: Tokens,
     /// Assistant text.
     pub assistant: Tokens,
-    /// Assistant reasoning sent back.
+    /// Assistant reasoning sent back as readable text.
     pub thinking: Tokens,
+    /// Reasoning re-sent without its text, from the recorded reasoning tokens (docs/unseen-context.md).
+    #[serde(default)]
+    pub hidden_reasoning: Tokens,
+    /// Content the provider added server-side (web search results), from the usage step it caused.
+    #[serde(default)]
+    pub server_side: Tokens,
+    /// Images, by the provider's rule from their dimensions.
+    #[serde(default)]
+    pub images: Tokens,
     /// Tool call names and arguments.
     pub tool_calls: Tokens,
     /// Tool-result summaries (and outputs too small to split).
@@ -41,6 +50,9 @@ impl Categories {
             + self.user
             + self.assistant
             + self.thinking
+            + self.hidden_reasoning
+            + self.server_side
+            + self.images
             + self.tool_calls
             + self.tool_summaries
             + self.tool_contents
@@ -48,13 +60,16 @@ impl Categories {
     }
 
     /// `(name, tokens)` pairs in report order.
-    pub fn named(&self) -> [(&'static str, Tokens); 9] {
+    pub fn named(&self) -> [(&'static str, Tokens); 12] {
         [
             ("unrecorded", self.unrecorded),
             ("system", self.system),
             ("user", self.user),
             ("assistant", self.assistant),
             ("thinking", self.thinking),
+            ("hidden_reasoning", self.hidden_reasoning),
+            ("server_side", self.server_side),
+            ("images", self.images),
             ("tool_calls", self.tool_calls),
             ("tool_summaries", self.tool_summaries),
             ("tool_contents", self.tool_contents),
@@ -291,12 +306,18 @@ mod tests {
             user: 2,
             assistant: 3,
             thinking: 4,
+            hidden_reasoning: 10,
+            server_side: 11,
+            images: 12,
             tool_calls: 5,
             tool_summaries: 6,
             tool_contents: 7,
             placeholders: 8,
         };
-        assert_eq!(c.total(), 45);
-        assert_eq!(c.named().iter().map(|(_, n)| n).sum::<Tokens>(), 45);
+        assert_eq!(c.total(), 78);
+        assert_eq!(c.named().iter().map(|(_, n)| n).sum::<Tokens>(), 78);
+        let names: Vec<&str> = c.named().iter().map(|(name, _)| *name).collect();
+        let order: Vec<&str> = crate::measure::Category::ALL.iter().map(|c| c.name()).collect();
+        assert_eq!(names, order, "the same names in the same order as the categories");
     }
 }

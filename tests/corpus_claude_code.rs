@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 
 use ctxbudget::format::by_name;
 use ctxbudget::input::load;
-use ctxbudget::model::Item;
+use ctxbudget::model::{Item, UnseenKind};
 use serde_json::Value;
 
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -171,5 +171,30 @@ fn counting_summary_and_content_apart_stays_within_two_tokens_of_the_joined_text
             (joined - parts) as f64 * 100.0 / joined as f64
         );
         assert!(results > 400);
+    }
+}
+
+/// The corpus's two sessions with an image: each image is followed by its tokens by Anthropic's
+/// rule, from the PNG header in its base64 data (2000 × 1008 → scaled to 1568 × 790, capped at
+/// 1600; 1002 × 606 → 810), as docs/unseen-context.md measured. Under `CI` the corpus must be there.
+#[test]
+fn images_are_sized_from_their_dimensions_by_anthropics_rule() {
+    let dir = common::corpus("claude-code/daaain-claude-code-log");
+    assert!(dir.is_some() || std::env::var_os("CI").is_none(), "the corpus is missing and CI is set");
+    let Some(dir) = dir else { return };
+    for (file, want) in [
+        ("-Users-dain-workspace-claude-code-log-sample/0d3a8e6f-290f-4105-a327-a2496e5e2a83.jsonl", 1600),
+        ("-Users-dain-workspace-danieldemmel-me-next/9e953218-585f-4692-89df-9e0747a31c68.jsonl", 810),
+    ] {
+        let trace = load(&dir.join(file), by_name("claude-code")).unwrap();
+        let images: Vec<(UnseenKind, u64)> = trace.conversations[0]
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Unseen { kind, tokens } => Some((*kind, *tokens)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(images, [(UnseenKind::Image, want)], "{file}");
     }
 }

@@ -47,18 +47,33 @@ pub struct SentParts {
     pub assistant: Tokens,
     /// Readable reasoning sent back.
     pub thinking: Tokens,
+    /// Reasoning re-sent without its text, from the recorded reasoning tokens; dropped at the
+    /// next human turn.
+    pub hidden_reasoning: Tokens,
+    /// Content the provider added server-side (web search results), from the usage step it caused.
+    pub server_side: Tokens,
     /// Tool call names and arguments.
     pub tool_calls: Tokens,
     /// Tool outputs as recorded.
     pub tool_outputs: Tokens,
-    /// Images in the context (counted, not tokenised: the provider bills them, the replay cannot).
+    /// Images in the context, counted.
     pub images: u64,
+    /// Tokens of the images the importer could size (docs/unseen-context.md).
+    pub image_tokens: Tokens,
 }
 
 impl SentParts {
     /// Tokens of the whole context.
     pub fn total(&self) -> Tokens {
-        self.system + self.user + self.assistant + self.thinking + self.tool_calls + self.tool_outputs
+        self.system
+            + self.user
+            + self.assistant
+            + self.thinking
+            + self.hidden_reasoning
+            + self.server_side
+            + self.tool_calls
+            + self.tool_outputs
+            + self.image_tokens
     }
 
     fn add(&mut self, category: Category, tokens: Tokens) {
@@ -68,6 +83,9 @@ impl SentParts {
             Category::User => &mut self.user,
             Category::Assistant => &mut self.assistant,
             Category::Thinking => &mut self.thinking,
+            Category::HiddenReasoning => &mut self.hidden_reasoning,
+            Category::ServerSide => &mut self.server_side,
+            Category::Images => &mut self.image_tokens,
             Category::ToolCalls => &mut self.tool_calls,
             Category::ToolSummaries | Category::ToolContents | Category::Placeholders => {
                 &mut self.tool_outputs
@@ -358,11 +376,16 @@ pub fn sent_contexts(
     let mut out = Vec::new();
     for (item, m) in conversation.items.iter().zip(&measured.items) {
         match (item, m) {
-            (Item::User { images, .. }, MeasuredItem::Text { category, measure, .. }) => {
+            (_, MeasuredItem::Text { category, measure, turn_start }) => {
+                if *turn_start {
+                    // The hidden reasoning of earlier turns is no longer sent.
+                    parts.hidden_reasoning = 0;
+                }
+                if let Item::User { images, .. } = item {
+                    parts.images += u64::from(*images);
+                }
                 parts.add(*category, measure.tokens);
-                parts.images += u64::from(*images);
             }
-            (_, MeasuredItem::Text { category, measure, .. }) => parts.add(*category, measure.tokens),
             (_, MeasuredItem::ToolCall { measure, .. }) => parts.tool_calls += measure.tokens,
             (_, MeasuredItem::ToolResult(sizes, r)) => {
                 parts.tool_outputs += sizes.output().tokens;
@@ -611,8 +634,12 @@ mod tests {
             result("short", 0),
             request(Some(20)),
             result("another output", 0),
+            Item::Unseen { kind: crate::model::UnseenKind::Reasoning, tokens: 40 },
+            Item::Unseen { kind: crate::model::UnseenKind::Image, tokens: 7 },
             Item::Assistant { text: "ok".into() },
             request(Some(30)),
+            Item::User { text: "a new turn drops the hidden reasoning".into(), meta: false, images: 0 },
+            request(Some(40)),
         ]);
         let meter = meter();
         let m = MeasuredConversation::new(&c, &meter, &MeasureOptions::default());
@@ -620,8 +647,12 @@ mod tests {
         // 1000 bytes: longer than every output here, so the engine splits nothing.
         let run = crate::replay::replay(&m, 1000, &mut *none, &meter);
         let engine: Vec<Tokens> = run.rows.iter().map(|r| r.context_tokens).collect();
-        let ours: Vec<Tokens> = sent_contexts("t", &c, &m).iter().map(|r| r.replayed).collect();
+        let fits = sent_contexts("t", &c, &m);
+        let ours: Vec<Tokens> = fits.iter().map(|r| r.replayed).collect();
         assert_eq!(ours, engine);
+        let hidden: Vec<Tokens> = fits.iter().map(|r| r.parts.hidden_reasoning).collect();
+        assert_eq!(hidden, [0, 0, 40, 0]);
+        assert_eq!(fits[3].parts.image_tokens, 7, "images stay");
     }
 
     #[test]

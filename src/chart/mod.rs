@@ -195,6 +195,9 @@ pub const CATEGORY_COLORS: [RGBColor; crate::measure::Category::COUNT] = [
     RGBColor(217, 217, 217), // user
     RGBColor(199, 233, 192), // assistant
     RGBColor(218, 218, 235), // thinking
+    RGBColor(188, 189, 220), // hidden reasoning
+    RGBColor(252, 187, 161), // server-side content
+    RGBColor(217, 200, 180), // images
     RGBColor(253, 208, 162), // tool calls
     RGBColor(222, 235, 247), // tool summaries
     RGBColor(171, 203, 228), // tool contents

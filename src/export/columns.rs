@@ -309,7 +309,7 @@ pub fn timeline_csv_rows(parts: &[(&RunSummary, &[RequestRow])]) -> csv::Result<
 }
 
 /// The columns of [`timeline`], in order.
-pub const TIMELINE_HEADERS: [&str; 25] = [
+pub const TIMELINE_HEADERS: [&str; 28] = [
     "trace",
     "conversation",
     "policy",
@@ -322,6 +322,9 @@ pub const TIMELINE_HEADERS: [&str; 25] = [
     "user",
     "assistant",
     "thinking",
+    "hidden_reasoning",
+    "server_side",
+    "images",
     "tool_calls",
     "tool_summaries",
     "tool_contents",
@@ -356,13 +359,13 @@ impl Cell<'_> {
 }
 
 /// One [`timeline`] row's cells as text.
-pub fn timeline_row(run: &RunSummary, r: &RequestRow) -> [String; 25] {
+pub fn timeline_row(run: &RunSummary, r: &RequestRow) -> [String; 28] {
     timeline_cells(run, r).map(Cell::text)
 }
 
 /// The cells of one timeline row, in [`TIMELINE_HEADERS`] order: the one list both [`timeline`]
 /// and [`timeline_csv`] write.
-fn timeline_cells<'a>(run: &'a RunSummary, r: &'a RequestRow) -> [Cell<'a>; 25] {
+fn timeline_cells<'a>(run: &'a RunSummary, r: &'a RequestRow) -> [Cell<'a>; 28] {
     let c = &r.categories;
     let n = |v: usize| Cell::Number(v as u64);
     [
@@ -378,6 +381,9 @@ fn timeline_cells<'a>(run: &'a RunSummary, r: &'a RequestRow) -> [Cell<'a>; 25] 
         Cell::Number(c.user),
         Cell::Number(c.assistant),
         Cell::Number(c.thinking),
+        Cell::Number(c.hidden_reasoning),
+        Cell::Number(c.server_side),
+        Cell::Number(c.images),
         Cell::Number(c.tool_calls),
         Cell::Number(c.tool_summaries),
         Cell::Number(c.tool_contents),

@@ -143,9 +143,12 @@ pub fn requests(rows: &[RequestFit]) -> Tabular {
             "user",
             "assistant",
             "thinking",
+            "hidden_reasoning",
+            "server_side",
             "tool_calls",
             "tool_outputs",
             "images",
+            "image_tokens",
         ],
         rows: rows
             .iter()
@@ -166,9 +169,12 @@ pub fn requests(rows: &[RequestFit]) -> Tabular {
                     p.user.to_string(),
                     p.assistant.to_string(),
                     p.thinking.to_string(),
+                    p.hidden_reasoning.to_string(),
+                    p.server_side.to_string(),
                     p.tool_calls.to_string(),
                     p.tool_outputs.to_string(),
                     p.images.to_string(),
+                    p.image_tokens.to_string(),
                 ]
             })
             .collect(),

@@ -11,7 +11,9 @@
 //!   the three as a number: a usage with none of them records no prompt size, not a prompt of 0);
 //!   output tokens = the largest copy.
 //! - Tool-result text is the string content, or its `text` blocks joined with `\n`; images are
-//!   counted, not read as text. The top-level `toolUseResult` is UI data and is ignored.
+//!   counted, not read as text, and each message's or result's images follow it as one
+//!   [`Item::Unseen`] of kind image, sized by Anthropic's rule from the dimensions in the base64
+//!   data's header ([`crate::unseen`]; its documented default when the data gives none). The top-level `toolUseResult` is UI data and is ignored.
 //! - A `tool_reference` block in a tool result (ToolSearch's answer) makes the API load that
 //!   deferred tool's schema into the prompt; the schema text is not in the file, so it cannot be
 //!   counted: the trace carries one warning with how many there were, since every request after
@@ -54,8 +56,11 @@ use serde_json::Value;
 use super::shared::{Loose, deserialize_loose};
 use super::{Format, Head, read_json_lines_as};
 use crate::error::TraceError;
-use crate::model::{Conversation, Item, Output, RecordedTotal, Request, ToolResult, Trace, Usage};
+use crate::model::{
+    Conversation, Item, Output, RecordedTotal, Request, Tokens, ToolResult, Trace, UnseenKind, Usage,
+};
 use crate::time::parse_rfc3339;
+use crate::unseen;
 
 /// Claude Code session JSONL.
 pub struct ClaudeCode;
@@ -320,15 +325,18 @@ impl Reader {
             }
         };
         let mut text: Vec<String> = Vec::new();
-        let mut images = 0u32;
+        let (mut images, mut image_tokens) = (0u32, 0);
         for block in blocks {
             match block.kind.as_deref().unwrap_or("") {
                 "text" => text.push(block.text.unwrap_or_default()),
-                "image" => images += 1,
+                "image" => {
+                    images += 1;
+                    image_tokens += self::image_tokens(&block);
+                }
                 "tool_result" => {
                     let b = &mut self.conversations[c];
                     let call_id = block.tool_use_id.unwrap_or_default();
-                    let (output, result_images, references) = tool_result_text(block.content);
+                    let (output, result_images, references, result_tokens) = tool_result_text(block.content);
                     self.tool_references += references;
                     let is_error = block.is_error.unwrap_or(false);
                     let name = b.names.get(&call_id).cloned();
@@ -339,6 +347,9 @@ impl Reader {
                         is_error,
                         images: result_images,
                     }));
+                    if let Some(item) = images_item(result_tokens) {
+                        b.push(item);
+                    }
                 }
                 other => *self.unknown_blocks.entry(format!("user {other}")).or_default() += 1,
             }
@@ -347,6 +358,9 @@ impl Reader {
             let text = text.join("\n");
             let meta = meta || harness_text(&text);
             self.conversations[c].push(Item::User { text, meta, images });
+            if let Some(item) = images_item(image_tokens) {
+                self.conversations[c].push(item);
+            }
         }
         Ok(())
     }
@@ -409,26 +423,29 @@ fn harness_text(text: &str) -> bool {
     PREFIXES.iter().any(|p| text.starts_with(p))
 }
 
-/// Tool-result text (string, or `text` blocks joined with `\n`), its image count and its count of
+/// Tool-result text (string, or `text` blocks joined with `\n`), its image count, its count of
 /// `tool_reference` blocks (a deferred tool's schema, loaded into the prompt by the API: its text
-/// is not in the file, so it cannot be counted).
-fn tool_result_text(content: Content) -> (String, u32, usize) {
+/// is not in the file, so it cannot be counted) and the tokens of its images.
+fn tool_result_text(content: Content) -> (String, u32, usize, Tokens) {
     match content {
-        Content::Text(text) => (text, 0, 0),
+        Content::Text(text) => (text, 0, 0, 0),
         Content::Blocks(blocks) => {
             let mut texts = Vec::new();
-            let (mut images, mut references) = (0, 0);
+            let (mut images, mut references, mut tokens) = (0, 0, 0);
             for b in blocks {
                 match b.kind.as_deref() {
                     Some("text") => texts.push(b.text.unwrap_or_default()),
-                    Some("image") => images += 1,
+                    Some("image") => {
+                        images += 1;
+                        tokens += image_tokens(&b);
+                    }
                     Some("tool_reference") => references += 1,
                     _ => {}
                 }
             }
-            (texts.join("\n"), images, references)
+            (texts.join("\n"), images, references, tokens)
         }
-        Content::Other => (String::new(), 0, 0),
+        Content::Other => (String::new(), 0, 0, 0),
     }
 }
 
@@ -513,6 +530,32 @@ struct Block {
     content: Content,
     #[serde(deserialize_with = "loose_bool")]
     is_error: Option<bool>,
+    /// An image block's source (its base64 `data`, whose header gives the dimensions).
+    #[serde(deserialize_with = "present_object")]
+    source: Option<ImageSource>,
+}
+
+/// The source of an image block; only base64 data is read.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ImageSource {
+    #[serde(deserialize_with = "loose_str")]
+    data: Option<String>,
+}
+
+/// Tokens of an image block by Anthropic's rule, from its dimensions when its data gives them,
+/// else the documented default ([`crate::unseen`]).
+fn image_tokens(block: &Block) -> Tokens {
+    let data = block.source.as_ref().and_then(|s| s.data.as_deref());
+    match data.and_then(unseen::base64_image_dimensions) {
+        Some((w, h)) => unseen::anthropic_image_tokens(w, h),
+        None => unseen::ANTHROPIC_IMAGE_DEFAULT,
+    }
+}
+
+/// The images of one message or result as one unseen item, if there are any.
+fn images_item(tokens: Tokens) -> Option<Item> {
+    (tokens > 0).then_some(Item::Unseen { kind: UnseenKind::Image, tokens })
 }
 
 /// Anthropic usage as recorded.
@@ -888,12 +931,17 @@ mod tests {
         assert_eq!(t.conversations.len(), 1);
         let items = &t.conversations[0].items;
         assert_eq!(items[0], Item::User { text: String::new(), meta: false, images: 1 });
-        assert!(
-            matches!(&items[2], Item::ToolCall { arguments, .. } if arguments == "null"),
-            "{:?}",
-            items[2]
+        // An image without a source: the documented default.
+        assert_eq!(
+            items[1],
+            Item::Unseen { kind: UnseenKind::Image, tokens: unseen::ANTHROPIC_IMAGE_DEFAULT }
         );
-        let Item::ToolResult(r) = &items[3] else { panic!("{:?}", items[3]) };
+        assert!(
+            matches!(&items[3], Item::ToolCall { arguments, .. } if arguments == "null"),
+            "{:?}",
+            items[3]
+        );
+        let Item::ToolResult(r) = &items[4] else { panic!("{:?}", items[4]) };
         assert_eq!((&r.output, r.is_error), (&Output::Raw { output: "a\n".into() }, false));
         assert_eq!(
             error(&[r#"{"type":"assistant","message":null}"#]),

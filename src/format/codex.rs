@@ -27,8 +27,14 @@
 //!   time / Process exited / Original token count / Output:` header, replayed as recorded too.
 //!   `is_error` is set from `metadata.exit_code` or the `Process exited with code N` line.
 //! - **Decision on `reasoning` items:** the readable parts — `summary[].text` and, when present,
-//!   `content[].text` — are thinking text. `encrypted_content` is opaque (not readable text, no
-//!   honest token count), so it is not counted; `ctxbudget reconcile` shows what that misses.
+//!   `content[].text` — are thinking text. `encrypted_content` is the model's reasoning, which the
+//!   Responses API decrypts and sends to the model again with every later call of the same turn,
+//!   and drops once a new user turn starts (OpenAI's reasoning guide: the reasoning of earlier
+//!   turns is discarded from the context). Its text is opaque, but its size is recorded: the
+//!   `last_token_usage.reasoning_output_tokens` of the call that produced it. So each run's first
+//!   reasoning item is followed by an [`Item::Unseen`] of kind reasoning with that many tokens
+//!   (none when the call recorded none); the replay drops it at the next human turn
+//!   (docs/unseen-context.md measures what it changes).
 //! - `event_msg.user_message` is the typed prompt. It is a duplicate of a `user` response item in
 //!   CLI rollouts and is dropped when one with the same text (or containing it) is recorded in the
 //!   same turn; Codex Desktop writes prompts only there, and then it is the user text.
@@ -57,7 +63,7 @@ use serde_json::Value;
 use super::shared::str_at;
 use super::{Format, Head, read_json_lines};
 use crate::error::TraceError;
-use crate::model::{Conversation, Item, Millis, Output, Request, ToolResult, Trace, Usage};
+use crate::model::{Conversation, Item, Millis, Output, Request, ToolResult, Trace, UnseenKind, Usage};
 use crate::time::parse_rfc3339;
 
 /// Codex CLI rollout JSONL.
@@ -94,6 +100,8 @@ impl Format for Codex {
         }
         warnings.extend(reader.bad_usage.warning());
         let mut conversation = Conversation::new("main");
+        // A reasoning item whose call recorded no reasoning tokens adds nothing.
+        reader.items.retain(|i| !matches!(i, Item::Unseen { tokens: 0, .. }));
         conversation.items = reader.items;
         Ok(Trace { format: self.name(), conversations: vec![conversation], warnings })
     }
@@ -109,8 +117,12 @@ struct Reader {
     run_active: bool,
     /// Index of the latest run's request, while a `token_count` may still belong to it.
     open: Option<usize>,
-    /// A `token_count` (usage, time) waiting for the run it belongs to.
-    pending: Option<(Usage, Option<Millis>)>,
+    /// A `token_count` (usage, reasoning tokens, time) waiting for the run it belongs to.
+    pending: Option<(Usage, Option<u64>, Option<Millis>)>,
+    /// Reasoning output tokens of the latest run's call, once its usage is known.
+    run_reasoning: Option<u64>,
+    /// Index of the latest run's hidden reasoning item, once its reasoning item is read.
+    run_slot: Option<usize>,
     /// Cumulative `total_token_usage` of the last `token_count`, to drop repeats.
     last_total: Option<Value>,
     /// User response-item texts since the last run started (to drop duplicate prompt events).
@@ -212,19 +224,34 @@ impl Reader {
             Ok(None) => return,
             Err(why) => return self.bad_usage.note(here(), why),
         };
+        let reasoning = match super::shared::recorded_count(last, "reasoning_output_tokens") {
+            Ok(n) => n,
+            Err(why) => return self.bad_usage.note(here(), why),
+        };
         if let Some(Item::Request(r)) = self.open.and_then(|i| self.items.get_mut(i)) {
             if r.usage.is_none() {
                 r.usage = Some(usage);
+                self.run_reasoning = reasoning;
+                self.fill_reasoning();
                 return;
             }
         }
         self.flush_pending();
-        self.pending = Some((usage, at));
+        self.pending = Some((usage, reasoning, at));
+    }
+
+    /// Sizes the latest run's hidden reasoning item from its call's recorded reasoning tokens,
+    /// once both are known (the `token_count` comes before the items in 0.40, after them later).
+    fn fill_reasoning(&mut self) {
+        let (Some(slot), Some(n)) = (self.run_slot, self.run_reasoning) else { return };
+        if let Some(Item::Unseen { tokens, .. }) = self.items.get_mut(slot) {
+            *tokens = n;
+        }
     }
 
     /// A `token_count` whose call left no recorded item becomes a request where it stands.
     fn flush_pending(&mut self) {
-        if let Some((usage, timestamp)) = self.pending.take() {
+        if let Some((usage, _, timestamp)) = self.pending.take() {
             self.items.push(Item::Request(Request { id: None, timestamp, usage: Some(usage) }));
             self.open = None;
         }
@@ -242,10 +269,12 @@ impl Reader {
             return;
         }
         self.flush_prompts();
-        let (usage, timestamp) = match self.pending.take() {
-            Some((u, t)) => (Some(u), t.or(at)),
-            None => (None, at),
+        let (usage, reasoning, timestamp) = match self.pending.take() {
+            Some((u, r, t)) => (Some(u), r, t.or(at)),
+            None => (None, None, at),
         };
+        self.run_reasoning = reasoning;
+        self.run_slot = None;
         self.items.push(Item::Request(Request { id: None, timestamp, usage }));
         self.open = Some(self.items.len() - 1);
         self.run_active = true;
@@ -309,6 +338,13 @@ impl Reader {
                 }
                 if !parts.is_empty() {
                     self.items.push(Item::Thinking { text: parts.join("\n") });
+                }
+                // The encrypted reasoning this item carries is sent again with the turn's later
+                // calls: sized from its call's recorded reasoning tokens (module doc).
+                if !self.replaying && self.run_slot.is_none() {
+                    self.items.push(Item::Unseen { kind: UnseenKind::Reasoning, tokens: 0 });
+                    self.run_slot = Some(self.items.len() - 1);
+                    self.fill_reasoning();
                 }
             }
             "function_call" | "custom_tool_call" | "local_shell_call" | "web_search_call" => {
@@ -529,6 +565,83 @@ mod tests {
             other => crate::format::shared::testing::kind(other),
         };
         t.conversations[0].items.iter().map(kind).collect()
+    }
+
+    /// A `token_count` whose call produced `reasoning` reasoning tokens.
+    fn tokens_reasoning(total: u64, last: u64, reasoning: u64) -> String {
+        tokens(total, last).replace(
+            &format!(r#""output_tokens":1,"total_tokens":{last}"#),
+            &format!(r#""output_tokens":1,"reasoning_output_tokens":{reasoning},"total_tokens":{last}"#),
+        )
+    }
+
+    fn unseen(t: &Trace) -> Vec<(UnseenKind, u64)> {
+        let items = &t.conversations[0].items;
+        items
+            .iter()
+            .filter_map(|i| if let Item::Unseen { kind, tokens } = i { Some((*kind, *tokens)) } else { None })
+            .collect()
+    }
+
+    #[test]
+    fn hidden_reasoning_is_sized_from_its_calls_reasoning_tokens_whichever_comes_first() {
+        // 0.40: the event comes before the call's items; 0.12x: after them.
+        let before = read(&[
+            user("fix it"),
+            turn_context(),
+            tokens_reasoning(100, 100, 64),
+            reasoning("Looking"),
+            call("c1"),
+            output("c1", r#""ok""#),
+            turn_context(),
+            tokens_reasoning(250, 150, 0),
+            reasoning("Done"),
+            answer("done"),
+        ]);
+        let after = read(&[
+            user("fix it"),
+            reasoning("Looking"),
+            call("c1"),
+            output("c1", r#""ok""#),
+            tokens_reasoning(100, 100, 64),
+            reasoning("Done"),
+            answer("done"),
+            tokens_reasoning(250, 150, 0),
+        ]);
+        for t in [before, after] {
+            assert_eq!(
+                kinds(&t),
+                [
+                    "user",
+                    "request",
+                    "thinking",
+                    "unseen",
+                    "call",
+                    "result",
+                    "request",
+                    "thinking",
+                    "assistant"
+                ],
+            );
+            assert_eq!(
+                unseen(&t),
+                [(UnseenKind::Reasoning, 64)],
+                "no item for a call without reasoning tokens"
+            );
+            assert_eq!(recorded(&t), [Some(100), Some(150)]);
+        }
+        // A call whose event records no reasoning tokens at all, or a run without a reasoning
+        // item: nothing unseen.
+        let t = read(&[
+            user("fix it"),
+            reasoning("Looking"),
+            call("c1"),
+            output("c1", r#""ok""#),
+            tokens(100, 100),
+        ]);
+        assert!(unseen(&t).is_empty());
+        let t = read(&[user("fix it"), call("c1"), output("c1", r#""ok""#), tokens_reasoning(100, 100, 64)]);
+        assert!(unseen(&t).is_empty());
     }
 
     #[test]

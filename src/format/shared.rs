@@ -629,6 +629,7 @@ pub(crate) mod testing {
             Item::ToolCall { .. } => "call",
             Item::ToolResult(_) => "result",
             Item::Request(_) => "request",
+            Item::Unseen { .. } => "unseen",
             Item::Compaction { .. } => "compaction",
         }
     }
