@@ -21,7 +21,7 @@
 //! Skipped are the folders that hold tool state rather than sessions — version-control metadata
 //! (`.git`, `.hg`, `.svn`, `.jj`) and Python environments and caches (`.venv`, `.tox`,
 //! `.mypy_cache`, `.pytest_cache`, `.ruff_cache`) — see [`SKIPPED_DIRS`], and hidden *files*
-//! (`.DS_Store`, `.gitignore`, …), which are never traces and would each be an "unrecognised file"
+//! (`.DS_Store`, `.gitignore`, …; all but aider's `.aider.llm.history`), which are never traces and would each be an "unrecognised file"
 //! warning. A hidden file or directory named explicitly is read like any other.
 //!
 //! [`agent_homes`] gives the places agents write sessions to, read in place: `~/.claude/projects`
@@ -300,7 +300,8 @@ fn walk(dir: &Path, seen: &mut BTreeSet<FileId>, found: &mut Discovered) {
             Ok(t) if t.is_dir() => walk(&path, seen, found),
             // FIFOs, sockets and devices are never sessions, and opening a FIFO would block.
             Ok(t) if !t.is_file() => {}
-            Ok(_) if hidden => {}
+            // aider's LLM log is a hidden file beside the repository: the one hidden file read.
+            Ok(_) if hidden && name != crate::format::aider::LOG_FILE => {}
             Ok(_) if is_obviously_not_a_trace(&path) => {}
             Ok(_) => {
                 found.files.push(path);

@@ -201,3 +201,32 @@ fn a_pre_0_40_codex_rollout_reads_its_items_and_says_what_the_layout_lacks() {
         trace.warnings
     );
 }
+
+#[test]
+fn an_aider_llm_log_reads_one_request_per_block_chained_into_conversations() {
+    let path = fixture("aider/.aider.llm.history");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let blocks = text.lines().filter(|l| l.starts_with("TO LLM ")).count();
+    let replies = text.lines().filter(|l| l.starts_with("LLM RESPONSE ")).count();
+    let trace = input::load(&path, None).unwrap();
+    assert_eq!(trace.format, "aider");
+    let requests: usize = trace.conversations.iter().map(Conversation::requests).sum();
+    assert_eq!((requests, blocks, replies), (3, 3, 3));
+    let ids: Vec<&str> = trace.conversations.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["main", "main-2"], "the third request sends another history");
+    // Each request's context is its block's messages: the last user message of each block is
+    // the last user item before its request boundary.
+    let main = &trace.conversations[0].items;
+    let before = |k: usize| {
+        let at = main.iter().enumerate().filter(|(_, i)| matches!(i, Item::Request(_))).nth(k).unwrap().0;
+        main[..at].iter().rev().find_map(|i| match i {
+            Item::User { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+    };
+    assert_eq!(before(0), Some("make parse ignore empty items"));
+    assert_eq!(before(1), Some("I added these files to the chat: src/parse.py"));
+    assert!(trace.warnings.is_empty(), "{:?}", trace.warnings);
+    // A directory walk reads the log although it is a hidden file.
+    assert_eq!(input::discover(&[fixture("aider")]).files, [path]);
+}

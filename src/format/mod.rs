@@ -6,6 +6,7 @@
 //! only the model. Formats never open files or print: they read from the reader they are given and
 //! report problems as [`TraceError`]s (fatal) or trace warnings (the rest of the file is usable).
 
+pub mod aider;
 pub mod anthropic_messages;
 pub mod cassette;
 pub mod claude_code;
@@ -90,6 +91,7 @@ pub fn all() -> Vec<&'static dyn Format> {
         &codex_exec::CodexExec,
         &codex_legacy::CodexLegacy,
         &cline::Cline,
+        &aider::Aider,
         &native::Native,
         &openai_chat::OpenAiChat,
         &anthropic_messages::AnthropicMessages,
