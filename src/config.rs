@@ -667,7 +667,7 @@ mod tests {
 
     #[test]
     fn an_unknown_input_format_lists_the_valid_ones() {
-        let e = config(&["ctxbudget", "replay", "x", "--input-format", "aider"]).err().unwrap();
+        let e = config(&["ctxbudget", "replay", "x", "--input-format", "goose"]).err().unwrap();
         assert!(e.0.contains("valid: auto, claude-code, "), "{e}");
         for format in crate::format::all() {
             assert!(e.0.contains(format.name()), "{e}");
