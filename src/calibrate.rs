@@ -23,8 +23,9 @@
 //! contexts are in provider tokens too), and `a` is added as an [`Category::Unrecorded`] item at the
 //! start and after every compaction. The policies' own estimators (`decide`, `len/4`) are what the
 //! agent counts and are not scaled. A log with no recorded usage gets its agent's default `a` and `b`
-//! ([`Method::Default`], measured on the shared corpus: docs/calibration.md); a format with no
-//! default is left as measured ([`Method::None`]).
+//! ([`Method::Default`], measured on the shared corpus: docs/calibration.md), and so does one
+//! with fewer than [`MIN_RECORDED`] recorded requests; a format with no default is then left as
+//! measured ([`Method::None`]).
 //!
 //! **The quality gate** ([`leave_one_out`]): each recorded request is predicted from `a` and `b`
 //! fitted without it (its deltas and its gap left out), so the error is not a fit to itself.
@@ -35,6 +36,11 @@ use serde::{Deserialize, Serialize};
 use crate::measure::{Category, MeasuredConversation, MeasuredItem, Whole, overhead_measure};
 use crate::model::Tokens;
 use crate::tokens::Tokenizer;
+
+/// Fewest recorded requests a conversation's own fit is made from (with fewer, one request
+/// decides its overhead; the agent's default is used, or nothing). The quality gate asks as many
+/// ([`crate::analysis::reconcile::MIN_CALIBRATED`]).
+pub const MIN_RECORDED: usize = 3;
 
 /// Smallest append (report tokens) whose usage delta is used to fit the ratio.
 pub const MIN_DELTA: Tokens = 50;
@@ -215,7 +221,8 @@ pub fn fit_inputs(format: &str, tokenizer: Tokenizer) -> (bool, f64) {
 }
 
 /// The calibration of `measured` (measured with no overhead) read by `format` and counted with
-/// `tokenizer`: fitted on every recorded request, else the agent's default, else none.
+/// `tokenizer`: fitted on every recorded request when there are at least [`MIN_RECORDED`], else
+/// the agent's default, else none.
 pub fn calibrate(measured: &MeasuredConversation, format: &str, tokenizer: Tokenizer) -> Calibration {
     from_samples(&samples(measured), format, tokenizer)
 }
@@ -223,7 +230,9 @@ pub fn calibrate(measured: &MeasuredConversation, format: &str, tokenizer: Token
 /// [`calibrate`] of the conversation whose requests are `samples`.
 pub fn from_samples(samples: &[Sample], format: &str, tokenizer: Tokenizer) -> Calibration {
     let (exact, default_ratio) = fit_inputs(format, tokenizer);
-    match fit(samples, exact, default_ratio, None) {
+    let recorded = samples.iter().filter(|s| s.recorded.is_some()).count();
+    let fitted = if recorded >= MIN_RECORDED { fit(samples, exact, default_ratio, None) } else { None };
+    match fitted {
         Some((a, b)) => Calibration {
             method: if exact { Method::Exact } else { Method::Ratio },
             overhead: a.round().max(0.0) as Tokens,

@@ -147,7 +147,7 @@ pub struct ErrorStats {
 
 /// Fewest recorded requests whose calibrated error is reported (with fewer, each prediction
 /// would rest on one or two other requests).
-pub const MIN_CALIBRATED: usize = 3;
+pub const MIN_CALIBRATED: usize = crate::calibrate::MIN_RECORDED;
 
 /// The calibrated prediction's own error, with no fitted slope: each recorded request predicted
 /// by the calibration ([`crate::calibrate`]) fitted without it. The quality gate.
