@@ -95,8 +95,7 @@ const NATIVE_FORMATS: &str = "claude-code, swe-agent, mini-swe-agent, openhands,
                               codex, codex-exec, codex-legacy, cline, aider, native, openai-chat, \
                               anthropic-messages, openai-responses, cassette, inspect";
 
-const NATIVE_TYPES: &str =
-    "(types: conversation, system, user, assistant, thinking, tool_call, tool_result, request, compaction)";
+const NATIVE_TYPES: &str = "(types: conversation, system, user, assistant, thinking, tool_call, tool_result, request, unseen, compaction)";
 const INCOMPLETE: &str =
     "last line is incomplete (a session still being written?); replayed what is complete";
 const FIX_LINE: &str =
@@ -384,7 +383,7 @@ fn an_unknown_line_type_in_the_native_format_is_an_error_naming_the_line() {
         &o,
         &format!(
             "{}:2: not a native item: unknown variant `holler`, expected one of `system`, `user`, `assistant`, \
-             `thinking`, `tool_call`, `tool_result`, `request`, `compaction` {NATIVE_TYPES}",
+             `thinking`, `tool_call`, `tool_result`, `request`, `unseen`, `compaction` {NATIVE_TYPES}",
             shown(&p)
         ),
     );

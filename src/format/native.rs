@@ -12,6 +12,7 @@
 //! | `tool_call` | `call_id`, `name`, `arguments` |
 //! | `tool_result` | `call_id`, optional `name`, and either `output` (raw, split at replay) or `summary` + optional `content` (already split by the tool), optional `is_error`, `images` |
 //! | `request` | an LLM call is made here: optional `id`, `timestamp` (RFC 3339), `usage` {`input_tokens`, `cache_read_tokens`, `cache_write_tokens`, `output_tokens`} |
+//! | `unseen` | content billed but not held as text: `kind` (`reasoning`, `server_side`, `image`), `tokens` (docs/unseen-context.md) |
 //! | `compaction` | the context is replaced; optional `summary` starts the new context |
 //!
 //! Unknown types or fields are errors naming the line: the format is ours, so a typo should not be
@@ -30,7 +31,7 @@ use crate::model::{Conversation, Item, Trace};
 /// The native JSON Lines format.
 pub struct Native;
 
-const ITEM_TYPES: [&str; 9] = [
+const ITEM_TYPES: [&str; 10] = [
     "conversation",
     "system",
     "user",
@@ -39,6 +40,7 @@ const ITEM_TYPES: [&str; 9] = [
     "tool_call",
     "tool_result",
     "request",
+    "unseen",
     "compaction",
 ];
 
