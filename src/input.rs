@@ -6,7 +6,8 @@
 //! `--follow` (and a directory at most once: no loops), and files that are
 //! obviously not traces (`*.md`, Claude Code's `*.meta.json`) are passed over, as are FIFOs, sockets
 //! and devices (opening a FIFO would block; a FIFO named explicitly, such as the `/dev/fd/63` of a
-//! shell's `<(zcat session.jsonl.gz)`, is read).
+//! shell's `<(zcat session.jsonl.gz)`, is read, opened without blocking and given
+//! [`PIPE_WAIT`] for a writer to show: [`open_input`]).
 //!
 //! **Bad files.** An empty file, a binary file (a NUL byte in its first bytes) and a file no format
 //! recognises (the first two with `--input-format` too) are errors when named explicitly and
