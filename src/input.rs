@@ -7,7 +7,8 @@
 //! (`*.md`, Claude Code's `*.meta.json`, the files beside a Cline task's
 //! `api_conversation_history.json`, which is read with them) are passed over, as are FIFOs, sockets
 //! and devices (opening a FIFO would block; a FIFO named explicitly, such as the `/dev/fd/63` of a
-//! shell's `<(zcat session.jsonl.gz)`, is read).
+//! shell's `<(zcat session.jsonl.gz)`, is read, opened without blocking and given
+//! [`PIPE_WAIT`] for a writer to show: [`open_input`]).
 //!
 //! **Bad files.** An empty file, a binary file (a NUL byte in its first bytes) and a file no format
 //! recognises (the first two with `--input-format` too) are errors when named explicitly and

@@ -799,6 +799,9 @@ fn an_input_that_gives_nothing_to_read_leaves_every_output_and_report_as_it_is()
     let old_report = out_dir.path().join("old-report");
     std::fs::create_dir(&old_report).unwrap();
     let index = write(&old_report, "index.html", "<p>the previous report</p>\n");
+    // Its report.json marks it as a report (a folder without one is refused before any input is
+    // read: `a_report_into_a_folder_of_user_files_is_refused_without_force`).
+    write(&old_report, "report.json", "{}\n");
     for (input, said) in &cases {
         let expected = format!("{said}error: {NOTHING_READ}\n");
         for args in commands {
@@ -823,7 +826,7 @@ fn an_input_that_gives_nothing_to_read_leaves_every_output_and_report_as_it_is()
             assert!(out.stdout.is_empty());
         }
         assert!(!out_dir.path().join("new").exists(), "{input:?}");
-        assert_eq!(std::fs::read_dir(&old_report).unwrap().count(), 1, "{input:?}");
+        assert_eq!(std::fs::read_dir(&old_report).unwrap().count(), 2, "{input:?}");
         assert_eq!(std::fs::read_to_string(&index).unwrap(), "<p>the previous report</p>\n");
         // No temporary file is left beside the outputs.
         let names: Vec<_> =

@@ -386,6 +386,8 @@ pub fn first_bad_count(usage: &Value, is_count: &dyn Fn(&str) -> bool) -> Option
     fields.iter().find_map(|(key, v)| match v {
         Value::Object(_) => first_bad_count(v, is_count),
         Value::Null => None,
+        // A list under a token-ish name is a breakdown (Gemini's `candidatesTokensDetails`).
+        Value::Array(_) => None,
         v if is_count(key) && v.as_u64().is_none() => Some(not_a_count(key, v)),
         _ => None,
     })
