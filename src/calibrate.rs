@@ -119,19 +119,30 @@ pub struct Sample {
 }
 
 /// The replayed context of every request of `measured` (policy `none`, outputs as recorded, no
-/// split): every item since the last compaction, of any category but [`Category::Unrecorded`].
+/// split): every item since the last compaction, of any category but [`Category::Unrecorded`],
+/// less the hidden reasoning of earlier turns, which the replay drops when a human turn starts (as
+/// the Responses API stops re-sending it).
 pub fn samples(measured: &MeasuredConversation) -> Vec<Sample> {
-    let (mut context, mut compacted) = (0, false);
+    let (mut context, mut compacted, mut reasoning) = (0, false, 0);
     let mut out = Vec::new();
     for item in &measured.items {
         match item {
             MeasuredItem::Text { category: Category::Unrecorded, .. } => {}
-            MeasuredItem::Text { measure, .. } | MeasuredItem::ToolCall { measure, .. } => {
+            MeasuredItem::Text { category, measure, turn_start } => {
+                if *turn_start {
+                    context -= reasoning;
+                    reasoning = 0;
+                }
+                if *category == Category::HiddenReasoning {
+                    reasoning += measure.tokens;
+                }
                 context += measure.tokens;
             }
+            MeasuredItem::ToolCall { measure, .. } => context += measure.tokens,
             MeasuredItem::ToolResult(sizes, _) => context += sizes.output().tokens,
             MeasuredItem::Compaction { summary } => {
                 context = summary.map_or(0, |s| s.tokens);
+                reasoning = 0;
                 compacted = true;
             }
             MeasuredItem::Request { usage, .. } => {

@@ -650,6 +650,9 @@ mod tests {
         let fits = sent_contexts("t", &c, &m);
         let ours: Vec<Tokens> = fits.iter().map(|r| r.replayed).collect();
         assert_eq!(ours, engine);
+        // The calibration fits the same context (it once kept earlier turns' hidden reasoning).
+        let samples: Vec<Tokens> = crate::calibrate::samples(&m).iter().map(|s| s.replayed).collect();
+        assert_eq!(samples, engine);
         let hidden: Vec<Tokens> = fits.iter().map(|r| r.parts.hidden_reasoning).collect();
         assert_eq!(hidden, [0, 0, 40, 0]);
         assert_eq!(fits[3].parts.image_tokens, 7, "images stay");
