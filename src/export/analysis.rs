@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::ExportFormat;
 use super::columns::{Tabular, percent};
 use crate::analysis::calibration::Calibration;
-use crate::analysis::compare::{Comparison, EventRow};
+use crate::analysis::compare::{Comparison, EventRow, PolicyRow};
 use crate::analysis::sweep::{Recommendation, Sweep, SweepRow};
 
 /// A titled part of an analysis output.
@@ -206,10 +206,23 @@ pub fn compare_policies(c: &Comparison) -> Tabular {
                     p.over_window.to_string(),
                     money(p.cost.cost, unit),
                     pct(p.cost_change),
-                    if p.saves_tokens_costs_more { "saves tokens, costs more".into() } else { String::new() },
+                    policy_note(p),
                 ]
             })
             .collect(),
+    }
+}
+
+/// What a policy's row says besides its numbers: that it saves tokens but costs more, or that it
+/// never fired, with the peak it never cut (so a 0.0% reads as a trigger above this input's
+/// contexts, not as a failure to prune).
+fn policy_note(p: &PolicyRow) -> String {
+    if p.saves_tokens_costs_more {
+        "saves tokens, costs more".into()
+    } else if p.prune_events == 0 && p.requests > 0 && p.policy != "none" {
+        format!("never fired (peak context {} tokens)", p.peak_context_tokens)
+    } else {
+        String::new()
     }
 }
 
