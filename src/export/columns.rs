@@ -2,6 +2,7 @@
 //! three always agree on names and order. Headers are the JSON field names.
 
 use std::fmt::Write as _;
+use unicode_width::UnicodeWidthStr;
 
 use rayon::prelude::*;
 
@@ -221,9 +222,27 @@ impl ColumnStats {
             self.widths.resize(i + 1, 1);
             self.numeric.resize(i + 1, true);
         }
-        let widest = cell.split('\n').map(unicode_width::UnicodeWidthStr::width).max().unwrap_or(0);
+        let widest = cell.split('\n').map(|l| terminal_safe(l).width()).max().unwrap_or(0);
         self.widths[i] = self.widths[i].max(widest);
     }
+}
+
+/// One line of a terminal table's cell with its control characters (escape sequences, tabs,
+/// carriage returns) written as `\u{1b}`: cells quote the logs (conversation ids, tool names,
+/// paths), and an escape sequence in a log must not drive the terminal or break the frame.
+pub fn terminal_safe(line: &str) -> std::borrow::Cow<'_, str> {
+    if !line.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    let mut out = String::with_capacity(line.len() + 8);
+    for c in line.chars() {
+        if c.is_control() {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// Whether a cell reads as a number (a trailing `%` allowed).

@@ -118,10 +118,11 @@ pub fn draw_row<S: AsRef<str>>(out: &mut String, cells: &[S], stats: &ColumnStat
                 out.extend(std::iter::repeat_n(' ', w + 2));
                 continue;
             };
+            let text = columns::terminal_safe(text);
             let pad = w.saturating_sub(text.width());
             let (left, trailing) = if stats.right(i) { (pad, 0) } else { (0, pad) };
             out.extend(std::iter::repeat_n(' ', 1 + left));
-            out.push_str(text);
+            out.push_str(&text);
             out.extend(std::iter::repeat_n(' ', trailing + 1));
         }
         out.push(CONTENT.3);
@@ -211,6 +212,23 @@ mod tests {
         fn tables_are_drawn_as_comfy_table_draws_them(t in table()) {
             prop_assert_eq!(render_tabular(&t), comfy(&t));
         }
+    }
+
+    #[test]
+    fn control_characters_from_a_log_are_escaped_and_the_frame_stays_aligned() {
+        let t = Tabular {
+            headers: vec!["conversation", "tokens"],
+            rows: vec![
+                vec!["\u{1b}]0;pwned\u{7}a\tb\r".into(), "1".into()],
+                vec!["plain".into(), "22".into()],
+            ],
+        };
+        let drawn = render_tabular(&t);
+        assert!(!drawn.chars().any(|c| c.is_control() && c != '\n'), "{drawn:?}");
+        assert!(drawn.contains("\\u{1b}]0;pwned\\u{7}a\\u{9}b\\u{d}"), "{drawn}");
+        // Every line of the frame is as wide as the others.
+        let widths: Vec<usize> = drawn.lines().map(|l| l.width()).collect();
+        assert!(widths.windows(2).all(|w| w[0] == w[1]), "{widths:?}\n{drawn}");
     }
 
     #[test]
