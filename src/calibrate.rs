@@ -33,7 +33,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::measure::{Category, MeasuredConversation, MeasuredItem, Whole, overhead_measure};
+use crate::measure::{Category, MeasuredConversation, MeasuredItem, Whole};
 use crate::model::Tokens;
 use crate::tokens::Tokenizer;
 
@@ -320,15 +320,6 @@ pub fn held_out(measured: &MeasuredConversation, min: usize) -> Vec<(Tokens, f64
     }
     let predicted = leave_one_out(&samples, exact, 1.0);
     samples.iter().zip(predicted).filter_map(|(s, p)| s.recorded.zip(p)).collect()
-}
-
-/// The unrecorded item of `tokens` provider tokens.
-pub fn overhead_item(tokens: Tokens) -> MeasuredItem {
-    MeasuredItem::Text {
-        category: Category::Unrecorded,
-        measure: overhead_measure(tokens),
-        turn_start: false,
-    }
 }
 
 #[cfg(test)]

@@ -358,12 +358,12 @@ impl MeasuredConversation {
         }
         let measured = std::mem::take(&mut self.items);
         let mut items = Vec::with_capacity(measured.len() + 1);
-        items.push(crate::calibrate::overhead_item(tokens));
+        items.push(overhead_item(tokens));
         for item in measured {
             let compaction = matches!(item, MeasuredItem::Compaction { .. });
             items.push(item);
             if compaction {
-                items.push(crate::calibrate::overhead_item(tokens));
+                items.push(overhead_item(tokens));
             }
         }
         self.items = items;
@@ -581,6 +581,15 @@ fn measure_item(item: &Item, meter: &Meter, opts: &MeasureOptions<'_>) -> Measur
 
 fn text_item(category: Category, measure: Measure, turn_start: bool) -> MeasuredItem {
     MeasuredItem::Text { category, measure, turn_start }
+}
+
+/// The unrecorded item of `tokens` provider tokens.
+fn overhead_item(tokens: Tokens) -> MeasuredItem {
+    MeasuredItem::Text {
+        category: Category::Unrecorded,
+        measure: overhead_measure(tokens),
+        turn_start: false,
+    }
 }
 
 #[cfg(test)]
