@@ -11,7 +11,7 @@ use ctxbudget::pipeline::{Job, replay_files};
 use ctxbudget::policy::{PolicySpec, registry};
 use ctxbudget::tokens::{Backend, DecideWith, Meter, Recording, Tokenizer};
 
-#[path = "../../tests/common/mod.rs"]
+#[path = "../../tests/it/common.rs"]
 mod tests_common;
 
 /// The shared corpus beside the checkout, or `None` (after printing why) when it is absent.
