@@ -37,6 +37,7 @@ mod fixtures_agent_formats;
 mod fixtures_api_formats;
 mod fixtures_user_formats;
 mod fuzz_regressions;
+mod json_contract;
 mod output_safety;
 mod parallel;
 mod policies;
