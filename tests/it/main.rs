@@ -45,3 +45,27 @@ mod properties;
 mod readme;
 mod report;
 mod snapshots;
+
+/// The guard of `common::corpus_root`'s promise: a test that found the corpus by a path of its own
+/// could skip itself under `CI`, so no module but `common` names the corpus's folder in code.
+#[test]
+fn every_corpus_test_finds_the_corpus_through_common() {
+    // Split, so that this line does not name the folder itself.
+    let folder = concat!("shared", "/corpus");
+    let dir = common::root().join("tests/it");
+    for file in common::files_under(&dir, &[".rs"]) {
+        if file.ends_with("common.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            assert!(
+                code.starts_with("//") || !code.contains(folder),
+                "{}:{}: find the corpus with common::corpus or common::corpus_root",
+                file.display(),
+                n + 1
+            );
+        }
+    }
+}
