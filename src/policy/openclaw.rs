@@ -51,7 +51,8 @@ use std::collections::BTreeSet;
 
 use super::gemini::{utf16_head, utf16_tail};
 use super::{
-    Content, Edit, Estimator, GapWatch, Kind, Param, Params, Policy, ResultState, View, wildcard_match,
+    Content, Edit, Estimator, GapWatch, Kind, List, Minutes, On, Param, Params, Policy, ResultState, View,
+    wildcard_match,
 };
 use crate::error::SpecError;
 use crate::model::Millis;
@@ -130,8 +131,33 @@ pub const KIND: Kind = Kind {
             about: "persist the pruned messages (PR #137021) instead of one request",
         },
     ],
-    build: |p| super::with_on(p, Box::new(OpenClaw::from_params(p)?)),
+    build: |p| {
+        let params = OpenClaw::checked(p)?;
+        Ok(super::builder(move || super::with_on(params.on, Box::new(OpenClaw::new(&params)))))
+    },
 };
+
+/// The parameters of `openclaw` (see [`KIND`] for each one's meaning and default).
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct OpenClawParams {
+    pub on: On,
+    pub ttl: Minutes,
+    pub keep_last_assistants: usize,
+    pub soft_trim_ratio: f64,
+    pub hard_clear_ratio: f64,
+    pub min_prunable_tool_chars: u64,
+    pub soft_trim_max_chars: usize,
+    pub soft_trim_head_chars: usize,
+    pub soft_trim_tail_chars: usize,
+    pub hard_clear: bool,
+    pub placeholder: String,
+    pub context_window: u64,
+    pub tools_allow: List,
+    pub tools_deny: List,
+    pub sticky: bool,
+}
 
 /// OpenClaw's cache-TTL session pruning.
 pub struct OpenClaw {
@@ -154,8 +180,7 @@ pub struct OpenClaw {
 }
 
 /// A ratio of the window, from 0 to 1 (the range OpenClaw clamps it to).
-fn fraction(p: &Params, key: &str) -> Result<f64, SpecError> {
-    let ratio: f64 = p.get(key)?;
+fn fraction(p: &Params, key: &str, ratio: f64) -> Result<f64, SpecError> {
     if (0.0..=1.0).contains(&ratio) {
         Ok(ratio)
     } else {
@@ -345,29 +370,38 @@ impl PrefixMax {
 }
 
 impl OpenClaw {
-    fn from_params(p: &Params) -> Result<OpenClaw, SpecError> {
-        let window: u64 = p.at_least("context_window", 1)?;
-        let window_chars = window.checked_mul(4).ok_or_else(|| {
+    /// The parameters of `p`, read and checked (the window in chars must fit a `u64`).
+    fn checked(p: &Params) -> Result<OpenClawParams, SpecError> {
+        let params: OpenClawParams = p.typed()?;
+        let window = p.at_least("context_window", params.context_window, 1)?;
+        window.checked_mul(4).ok_or_else(|| {
             p.bad("context_window", format!("must be at most {}, got {window}", u64::MAX / 4))
         })?;
-        Ok(OpenClaw {
-            ttl: p.duration_ms("ttl", "m")?,
-            keep_last_assistants: p.get("keep_last_assistants")?,
-            soft_trim_ratio: fraction(p, "soft_trim_ratio")?,
-            hard_clear_ratio: fraction(p, "hard_clear_ratio")?,
-            min_prunable_tool_chars: p.get("min_prunable_tool_chars")?,
-            max_chars: p.get("soft_trim_max_chars")?,
-            head_chars: p.get("soft_trim_head_chars")?,
-            tail_chars: p.get("soft_trim_tail_chars")?,
-            hard_clear: p.get("hard_clear")?,
-            placeholder: p.text("placeholder").to_owned(),
-            window_chars,
-            allow: p.list("tools_allow"),
-            deny: p.list("tools_deny"),
-            sticky: p.get("sticky")?,
+        fraction(p, "soft_trim_ratio", params.soft_trim_ratio)?;
+        fraction(p, "hard_clear_ratio", params.hard_clear_ratio)?;
+        Ok(params)
+    }
+
+    /// A fresh policy with checked parameters.
+    fn new(p: &OpenClawParams) -> OpenClaw {
+        OpenClaw {
+            ttl: p.ttl.0,
+            keep_last_assistants: p.keep_last_assistants,
+            soft_trim_ratio: p.soft_trim_ratio,
+            hard_clear_ratio: p.hard_clear_ratio,
+            min_prunable_tool_chars: p.min_prunable_tool_chars,
+            max_chars: p.soft_trim_max_chars,
+            head_chars: p.soft_trim_head_chars,
+            tail_chars: p.soft_trim_tail_chars,
+            hard_clear: p.hard_clear,
+            placeholder: p.placeholder.clone(),
+            window_chars: p.context_window * 4,
+            allow: p.tools_allow.clone(),
+            deny: p.tools_deny.clone(),
+            sticky: p.sticky,
             gaps: GapWatch::default(),
             state: Tracked::default(),
-        })
+        }
     }
 
     /// Chars of the text measured by `m`: its JavaScript length, or 4 × its tokens when deciding

@@ -396,8 +396,9 @@ fn the_tracked_state_edits_exactly_as_recomputing_every_request_does() {
         let parsed = PolicySpec::parse(&spec).unwrap_or_else(|e| panic!("{e}"));
         for seed in 0..9 {
             for decide in [DecideWith::Anchor, DecideWith::Real] {
-                let reference = Box::new(Reference(OpenClaw::from_params(&parsed.params).unwrap()));
-                let direct = crate::policy::with_on(&parsed.params, reference).unwrap();
+                let params = OpenClaw::checked(&parsed.params).unwrap();
+                let reference = Box::new(Reference(OpenClaw::new(&params)));
+                let direct = crate::policy::with_on(params.on, reference);
                 let (run, log, warnings, _) = replay_in_force(generated(seed), direct, decide);
                 let tracked = replay_in_force(generated(seed), parsed.build(), decide);
                 let case = format!("{spec}, seed {seed}, {decide:?}");
