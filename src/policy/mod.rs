@@ -358,29 +358,52 @@ impl GapWatch {
     }
 }
 
-/// Whether `name` matches `pattern`, where `*` matches any run of characters (case-insensitive).
-pub fn wildcard_match(pattern: &str, name: &str) -> bool {
-    let (p, n): (Vec<char>, Vec<char>) =
-        (pattern.to_lowercase().chars().collect(), name.to_lowercase().chars().collect());
-    // Greedy matching with backtracking to the last star.
-    let (mut i, mut j, mut star, mut mark) = (0, 0, None, 0);
-    while j < n.len() {
-        if i < p.len() && p[i] != '*' && p[i] == n[j] {
-            i += 1;
-            j += 1;
-        } else if i < p.len() && p[i] == '*' {
-            star = Some(i);
-            mark = j;
-            i += 1;
-        } else if let Some(s) = star {
-            i = s + 1;
-            mark += 1;
-            j = mark;
-        } else {
-            return false;
+/// Tool-name patterns where `*` matches any run of characters and every other character stands
+/// for itself, compared case-insensitively (OpenClaw's `tools_allow` / `tools_deny`): compiled once
+/// with `globset`, each pattern's text outside its stars escaped (and `\` not an escape) so that
+/// `?`, `[`, `{` or `\` in a pattern match only themselves: `*` is the one wildcard here.
+#[derive(Debug, Clone)]
+pub struct ToolPatterns {
+    set: globset::GlobSet,
+}
+
+impl ToolPatterns {
+    /// Compiles `patterns`; none matches no name.
+    pub fn new(patterns: &[String]) -> ToolPatterns {
+        let mut set = globset::GlobSetBuilder::new();
+        for pattern in patterns {
+            let escaped: Vec<String> = pattern.split('*').map(globset::escape).collect();
+            // Runs of stars are one star (`**` would be a recursive-directory glob).
+            let mut glob = escaped.join("*");
+            while glob.contains("**") {
+                glob = glob.replace("**", "*");
+            }
+            let glob = globset::GlobBuilder::new(&glob)
+                .case_insensitive(true)
+                .literal_separator(false)
+                .backslash_escape(false)
+                .build()
+                .unwrap_or_else(|e| unreachable!("an escaped pattern with stars compiles: {e}"));
+            set.add(glob);
         }
+        ToolPatterns { set: set.build().unwrap_or_else(|e| unreachable!("escaped globs compile: {e}")) }
     }
-    p[i..].iter().all(|c| *c == '*')
+
+    /// Whether there is no pattern.
+    pub fn is_empty(&self) -> bool {
+        self.set.is_empty()
+    }
+
+    /// Whether any pattern matches `name`.
+    pub fn matches(&self, name: &str) -> bool {
+        self.set.is_match(name)
+    }
+}
+
+/// Whether `name` matches `pattern`, where `*` matches any run of characters (case-insensitive);
+/// see [`ToolPatterns`] to compile a list once.
+pub fn wildcard_match(pattern: &str, name: &str) -> bool {
+    ToolPatterns::new(&[pattern.to_owned()]).matches(name)
 }
 
 /// Results whose content is present, oldest first.
@@ -460,6 +483,11 @@ mod tests {
         assert!(wildcard_match("*", ""));
         assert!(wildcard_match("a*b*c", "aXbYbZc"));
         assert!(!wildcard_match("a*b", "aXbY"));
+        // Only `*` is special: glob syntax in a name matches itself.
+        assert!(wildcard_match("web?[1]{a,b}*", "WEB?[1]{a,b}/x"));
+        assert!(!wildcard_match("web?", "webs"));
+        assert!(wildcard_match("a**b", "ab") && wildcard_match("", "") && !wildcard_match("", "x"));
+        assert!(wildcard_match("back\\slash", "back\\slash"));
     }
 
     #[test]

@@ -51,8 +51,8 @@ use std::collections::BTreeSet;
 
 use super::gemini::{utf16_head, utf16_tail};
 use super::{
-    Content, Edit, Estimator, GapWatch, Kind, List, Minutes, On, Param, Params, Policy, ResultState, View,
-    wildcard_match,
+    Content, Edit, Estimator, GapWatch, Kind, List, Minutes, On, Param, Params, Policy, ResultState,
+    ToolPatterns, View,
 };
 use crate::error::SpecError;
 use crate::model::Millis;
@@ -133,7 +133,11 @@ pub const KIND: Kind = Kind {
     ],
     build: |p| {
         let params = OpenClaw::checked(p)?;
-        Ok(super::builder(move || super::with_on(params.on, Box::new(OpenClaw::new(&params)))))
+        let (allow, deny) = (ToolPatterns::new(&params.tools_allow), ToolPatterns::new(&params.tools_deny));
+        Ok(super::builder(move || {
+            let policy = OpenClaw::with_tools(&params, allow.clone(), deny.clone());
+            super::with_on(params.on, Box::new(policy))
+        }))
     },
 };
 
@@ -172,8 +176,8 @@ pub struct OpenClaw {
     hard_clear: bool,
     placeholder: String,
     window_chars: u64,
-    allow: Vec<String>,
-    deny: Vec<String>,
+    allow: ToolPatterns,
+    deny: ToolPatterns,
     sticky: bool,
     gaps: GapWatch,
     state: Tracked,
@@ -383,7 +387,13 @@ impl OpenClaw {
     }
 
     /// A fresh policy with checked parameters.
+    #[cfg(test)]
     fn new(p: &OpenClawParams) -> OpenClaw {
+        OpenClaw::with_tools(p, ToolPatterns::new(&p.tools_allow), ToolPatterns::new(&p.tools_deny))
+    }
+
+    /// A fresh policy with checked parameters and its tool patterns compiled.
+    fn with_tools(p: &OpenClawParams, allow: ToolPatterns, deny: ToolPatterns) -> OpenClaw {
         OpenClaw {
             ttl: p.ttl.0,
             keep_last_assistants: p.keep_last_assistants,
@@ -396,8 +406,8 @@ impl OpenClaw {
             hard_clear: p.hard_clear,
             placeholder: p.placeholder.clone(),
             window_chars: p.context_window * 4,
-            allow: p.tools_allow.clone(),
-            deny: p.tools_deny.clone(),
+            allow,
+            deny,
             sticky: p.sticky,
             gaps: GapWatch::default(),
             state: Tracked::default(),
@@ -416,8 +426,7 @@ impl OpenClaw {
     }
 
     fn tool_prunable(&self, tool: &str) -> bool {
-        let allowed = self.allow.is_empty() || self.allow.iter().any(|p| wildcard_match(p, tool));
-        allowed && !self.deny.iter().any(|p| wildcard_match(p, tool))
+        (self.allow.is_empty() || self.allow.matches(tool)) && !self.deny.matches(tool)
     }
 
     /// `softTrimToolResultMessage`: head, `...`, tail and a note with the original size.
