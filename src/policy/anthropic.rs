@@ -32,7 +32,7 @@
 //! - `sticky=true` models a client that persists the edited history instead: the trigger is then
 //!   measured on the already-cleared context.
 
-use super::{Content, Edit, Estimator, Kind, Param, Policy, ResultState, View};
+use super::{Content, Edit, Estimator, Kind, List, On, Param, Policy, ResultState, View};
 use crate::tokens::Measure;
 
 /// Our choice of placeholder (the API's text is not published).
@@ -90,38 +90,65 @@ pub const KIND: Kind = Kind {
         },
     ],
     build: |p| {
-        let by_tool_uses = match p.text("trigger_type") {
-            "input_tokens" => false,
-            "tool_uses" => true,
-            other => {
-                return Err(p.bad("trigger_type", format!("`{other}`: expected input_tokens or tool_uses")));
-            }
-        };
-        let clear_tool_inputs = match p.text("clear_tool_inputs") {
+        let params: AnthropicParams = p.typed()?;
+        let clear_tool_inputs = match params.clear_tool_inputs.as_str() {
             "true" => Inputs::All,
             "false" | "" => Inputs::Tools(Vec::new()),
-            _ => Inputs::Tools(p.list("clear_tool_inputs")),
+            list => Inputs::Tools(
+                list.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect(),
+            ),
         };
-        super::with_on(
-            p,
-            Box::new(Anthropic {
-                trigger: p.get("trigger")?,
-                by_tool_uses,
-                keep: p.get("keep")?,
-                clear_at_least: p.get("clear_at_least")?,
-                steps: p.get("clear_at_least_steps")?,
-                exclude_tools: p.list("exclude_tools"),
-                clear_tool_inputs,
-                placeholder: p.text("placeholder").to_owned(),
-                sticky: p.get("sticky")?,
-                cleared_upto: 0,
-                edited_upto: 0,
-                sums: Sums::default(),
-                placeholder_measure: None,
-            }),
-        )
+        Ok(super::builder(move || {
+            let p = params.clone();
+            super::with_on(
+                p.on,
+                Box::new(Anthropic {
+                    trigger: p.trigger,
+                    by_tool_uses: p.trigger_type == TriggerType::ToolUses,
+                    keep: p.keep,
+                    clear_at_least: p.clear_at_least,
+                    steps: p.clear_at_least_steps,
+                    exclude_tools: p.exclude_tools,
+                    clear_tool_inputs: clear_tool_inputs.clone(),
+                    placeholder: p.placeholder,
+                    sticky: p.sticky,
+                    cleared_upto: 0,
+                    edited_upto: 0,
+                    sums: Sums::default(),
+                    placeholder_measure: None,
+                }),
+            )
+        }))
     },
 };
+
+/// The parameters of `anthropic` (see [`KIND`] for each one's meaning and default).
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct AnthropicParams {
+    pub on: On,
+    pub trigger: u64,
+    pub trigger_type: TriggerType,
+    pub keep: usize,
+    pub clear_at_least: u64,
+    pub clear_at_least_steps: bool,
+    pub exclude_tools: List,
+    /// `true`, `false`, or the tools whose calls are cleared (comma-separated).
+    pub clear_tool_inputs: String,
+    pub placeholder: String,
+    pub sticky: bool,
+}
+
+/// The unit of `anthropic`'s trigger (`trigger_type=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TriggerType {
+    /// Tokens of the prompt.
+    InputTokens,
+    /// Tool uses in the context.
+    ToolUses,
+}
 
 /// Whose call arguments a clear replaces.
 #[derive(Debug, Clone, PartialEq, Eq)]

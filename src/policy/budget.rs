@@ -16,14 +16,23 @@ pub const KIND: Kind = Kind {
         Param { key: "target", default: "50000", about: "context size to prune down to" },
     ],
     build: |p| {
-        let max: u64 = p.get("max")?;
-        let target: u64 = p.get("target")?;
+        let BudgetParams { max, target } = p.typed()?;
         if target > max {
             return Err(p.bad("target", format!("must not exceed max ({max}), got {target}")));
         }
-        Ok(Box::new(Budget { max, target, next: 0 }))
+        Ok(super::builder(move || Box::new(Budget { max, target, next: 0 }) as Box<dyn Policy>))
     },
 };
+
+/// The parameters of `budget`.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetParams {
+    /// Context size (tokens) that triggers a prune.
+    pub max: u64,
+    /// Context size to prune down to.
+    pub target: u64,
+}
 
 /// Prunes oldest contents when over budget.
 pub struct Budget {

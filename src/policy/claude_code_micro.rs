@@ -13,7 +13,7 @@
 //! previous request. The count-based "cached" variant, which edits the server-side cache instead,
 //! is not modelled. Traces without timestamps get a warning and the policy never fires.
 
-use super::{Content, Edit, GapWatch, Kind, Param, Policy, View};
+use super::{Content, Edit, GapWatch, Kind, List, Minutes, On, Param, Policy, View};
 use crate::model::Millis;
 
 /// The text Claude Code writes for a cleared tool result.
@@ -41,18 +41,34 @@ pub const KIND: Kind = Kind {
         Param { key: "placeholder", default: PLACEHOLDER, about: "text in place of a cleared result" },
     ],
     build: |p| {
-        super::with_on(
-            p,
-            Box::new(ClaudeCodeMicro {
-                gap: p.duration_ms("gap", "m")?,
-                keep: p.get("keep")?,
-                tools: p.list("tools"),
-                placeholder: p.text("placeholder").to_owned(),
-                gaps: GapWatch::default(),
-            }),
-        )
+        let params: ClaudeCodeMicroParams = p.typed()?;
+        Ok(super::builder(move || {
+            let p = params.clone();
+            super::with_on(
+                p.on,
+                Box::new(ClaudeCodeMicro {
+                    gap: p.gap.0,
+                    keep: p.keep,
+                    tools: p.tools,
+                    placeholder: p.placeholder,
+                    gaps: GapWatch::default(),
+                }),
+            )
+        }))
     },
 };
+
+/// The parameters of `claude-code-micro` (see [`KIND`] for each one's meaning and default).
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct ClaudeCodeMicroParams {
+    pub on: On,
+    pub gap: Minutes,
+    pub keep: usize,
+    pub tools: List,
+    pub placeholder: String,
+}
 
 /// Claude Code's idle microcompact.
 pub struct ClaudeCodeMicro {

@@ -17,7 +17,7 @@
 //! sticky gives the same contexts as recomputing it per request.
 
 use super::keep_turns::KeepTurns;
-use super::{Kind, Param};
+use super::{Kind, On, Param};
 
 /// The `complexity-trap` policy.
 pub const KIND: Kind = Kind {
@@ -29,8 +29,22 @@ pub const KIND: Kind = Kind {
         super::ON_OUTPUT,
         Param { key: "m", default: "10", about: "agent turns (requests) whose outputs stay verbatim" },
     ],
-    build: |p| super::with_on(p, Box::new(KeepTurns::with_swe_placeholder(p.at_least("m", 1)?))),
+    build: |p| {
+        let ComplexityTrapParams { on, m } = p.typed()?;
+        let m = p.at_least("m", m, 1)?;
+        Ok(super::builder(move || super::with_on(on, Box::new(KeepTurns::with_swe_placeholder(m)))))
+    },
 };
+
+/// The parameters of `complexity-trap`.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ComplexityTrapParams {
+    /// Whole outputs or the seed's contents.
+    pub on: On,
+    /// Agent turns (requests) whose outputs stay verbatim.
+    pub m: usize,
+}
 
 #[cfg(test)]
 mod tests {

@@ -6,6 +6,9 @@
 //! or lists of those (a list is a comma-separated value: `exclude_tools = ["Read", "Bash"]`). Each
 //! table goes through the same checks as a `--policy` spec, and a mistake names the file, the
 //! table and the key. Pure: the caller reads the file ([`crate::input::read_policies`]).
+//! [`parse_with`] reads a file naming kinds a library user registered ([`Registry::register`]).
+//! The values become the text a `--policy` spec would give (that text labels the policy in reports)
+//! and go through the same typed reading ([`super::Params::typed`]).
 //!
 //! ```toml
 //! [[policy]]
@@ -25,7 +28,7 @@ use std::path::Path;
 
 use toml::Value;
 
-use super::{PolicySpec, registry};
+use super::{PolicySpec, Registry};
 use crate::error::{PolicyFileError, SpecError};
 
 /// A TOML error as `line L, column C: message`, without the crate's excerpt of the line (which
@@ -39,8 +42,15 @@ fn where_and_why(text: &str, e: &toml::de::Error) -> String {
     format!("line {line}, column {column}: {message}")
 }
 
-/// Parses the policies of a file whose text is `text` (`path` names it in errors).
+/// Parses the policies of a file whose text is `text` (`path` names it in errors), of the
+/// built-in kinds.
 pub fn parse(text: &str, path: &Path) -> Result<Vec<PolicySpec>, PolicyFileError> {
+    parse_with(&Registry::builtin(), text, path)
+}
+
+/// Parses the policies of a file whose text is `text` (`path` names it in errors), of the kinds
+/// in `kinds` (the built-ins and any a library user registered).
+pub fn parse_with(kinds: &Registry, text: &str, path: &Path) -> Result<Vec<PolicySpec>, PolicyFileError> {
     let shape = |message: String| PolicyFileError::Shape { path: path.to_owned(), message };
     let table: toml::Table = text
         .parse()
@@ -69,7 +79,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<PolicySpec>, PolicyFileError
         let Some(kind) = entry.get("kind").and_then(Value::as_str) else {
             return Err(shape(format!(
                 "policy #{number} has no `kind` (a string naming one of: {})",
-                registry().iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
+                kinds.kinds().iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
             )));
         };
         let name = match entry.get("name") {
@@ -80,10 +90,8 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<PolicySpec>, PolicyFileError
             }
         };
         // Parameters in the order the kind declares them, then any unknown key (an error below).
-        let declared: Vec<&str> = registry()
-            .iter()
-            .find(|k| k.name == kind)
-            .map_or(Vec::new(), |k| k.params.iter().map(|p| p.key).collect());
+        let declared: Vec<&str> =
+            kinds.get(kind).map_or(Vec::new(), |k| k.params.iter().map(|p| p.key).collect());
         let mut keys: Vec<&String> = entry.keys().filter(|k| *k != "kind" && *k != "name").collect();
         keys.sort_by_key(|k| declared.iter().position(|d| d == k).unwrap_or(usize::MAX));
         let mut pairs = Vec::with_capacity(keys.len());
@@ -115,7 +123,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<PolicySpec>, PolicyFileError
                 "policy #{number}: `{label}` is already the name of an earlier policy"
             )));
         }
-        specs.push(PolicySpec::from_pairs(label, kind, pairs).map_err(spec_error)?);
+        specs.push(kinds.from_pairs(label, kind, pairs).map_err(spec_error)?);
     }
     Ok(specs)
 }
@@ -189,8 +197,8 @@ mod tests {
             ]
         );
         assert_eq!(specs[0].kind().name, "opencode");
-        assert_eq!(specs[1].params.list("exclude_tools"), ["Read", "Grep"]);
-        assert_eq!(specs[0].params.get::<u64>("protect").unwrap(), 20_000);
+        assert_eq!(specs[1].params.text("exclude_tools"), "Read,Grep");
+        assert_eq!(specs[0].params.text("protect"), "20000");
     }
 
     #[test]

@@ -31,7 +31,7 @@
 //!   and uses `dir` for the directory, so the snippet costs what a real one would, give or take a
 //!   few tokens. JavaScript slices UTF-16 units; the preview is cut at the nearest char boundary.
 
-use super::{Content, Edit, Estimator, Kind, Param, Policy, ResultState, View};
+use super::{Content, Edit, Estimator, Kind, List, On, Param, Policy, ResultState, View};
 use crate::measure::json_escaped_utf16;
 use crate::model::Tokens;
 
@@ -70,24 +70,46 @@ pub const KIND: Kind = Kind {
         },
     ],
     build: |p| {
-        let text_estimate = match p.text("estimate") {
-            "response" => false,
-            "text" => true,
-            other => return Err(p.bad("estimate", format!("`{other}`: expected response or text"))),
-        };
-        super::with_on(
-            p,
-            Box::new(Gemini {
-                protect: p.get("protect")?,
-                minimum: p.get("minimum")?,
-                shell_tools: p.list("shell_tools"),
-                dir: p.text("dir").to_owned(),
-                text_estimate,
-                scan: Scan::default(),
-            }),
-        )
+        let params: GeminiParams = p.typed()?;
+        Ok(super::builder(move || {
+            let p = params.clone();
+            super::with_on(
+                p.on,
+                Box::new(Gemini {
+                    protect: p.protect,
+                    minimum: p.minimum,
+                    shell_tools: p.shell_tools,
+                    dir: p.dir,
+                    text_estimate: p.estimate == Estimate::Text,
+                    scan: Scan::default(),
+                }),
+            )
+        }))
     },
 };
+
+/// The parameters of `gemini` (see [`KIND`] for each one's meaning and default).
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct GeminiParams {
+    pub on: On,
+    pub protect: Tokens,
+    pub minimum: Tokens,
+    pub shell_tools: List,
+    pub dir: String,
+    pub estimate: Estimate,
+}
+
+/// What Gemini's estimate of an output counts (`estimate=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Estimate {
+    /// The function response as sent.
+    Response,
+    /// The output text alone.
+    Text,
+}
 
 /// Gemini CLI keeps tool outputs under the project's history directory (`~/.gemini/history/<sha256
 /// of the project path>`); a fixed stand-in of the same length.

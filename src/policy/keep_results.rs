@@ -10,8 +10,19 @@ pub const KIND: Kind = Kind {
     about: "only the n most recent tool results keep their content",
     source: "count window, as in Anthropic `keep` / LangChain `ClearToolUsesEdit(keep=...)`, applied every request",
     params: &[Param { key: "n", default: "5", about: "most recent results that keep their content" }],
-    build: |p| Ok(Box::new(KeepResults { n: p.get("n")?, next: 0 })),
+    build: |p| {
+        let KeepResultsParams { n } = p.typed()?;
+        Ok(super::builder(move || Box::new(KeepResults { n, next: 0 }) as Box<dyn Policy>))
+    },
 };
+
+/// The parameters of `keep-results`.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeepResultsParams {
+    /// Most recent results that keep their content.
+    pub n: usize,
+}
 
 /// Keeps the contents of the last `n` results.
 pub struct KeepResults {

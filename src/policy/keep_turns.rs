@@ -14,8 +14,19 @@ pub const KIND: Kind = Kind {
     about: "send each content with the first n requests that see it, then prune it",
     source: "the seed design (prune in a pre_llm_request hook after several turns)",
     params: &[Param { key: "n", default: "3", about: "requests that see a content before it is pruned" }],
-    build: |p| Ok(Box::new(KeepTurns::new(p.get("n")?))),
+    build: |p| {
+        let KeepTurnsParams { n } = p.typed()?;
+        Ok(super::builder(move || Box::new(KeepTurns::new(n)) as Box<dyn Policy>))
+    },
 };
+
+/// The parameters of `keep-turns`.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeepTurnsParams {
+    /// Requests that see a content before it is pruned.
+    pub n: usize,
+}
 
 /// Prunes contents that have been sent `n` times.
 pub struct KeepTurns {

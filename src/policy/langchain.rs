@@ -23,7 +23,7 @@
 //! most a few tokens per message). What a clear frees is counted per result as
 //! `ceil(content / 4) − ceil(placeholder / 4)`.
 
-use super::{Content, Edit, Estimator, Kind, Param, Policy, View};
+use super::{Content, Edit, Estimator, Kind, List, On, Param, Policy, View};
 use crate::tokens::Measure;
 
 /// LangChain's `DEFAULT_TOOL_PLACEHOLDER`.
@@ -61,23 +61,41 @@ pub const KIND: Kind = Kind {
         Param { key: "placeholder", default: PLACEHOLDER, about: "text in place of a cleared result" },
     ],
     build: |p| {
-        super::with_on(
-            p,
-            Box::new(LangChain {
-                trigger: p.get("trigger")?,
-                keep: p.get("keep")?,
-                clear_at_least: p.get("clear_at_least")?,
-                exclude_tools: p.list("exclude_tools"),
-                clear_tool_inputs: p.get("clear_tool_inputs")?,
-                placeholder: p.text("placeholder").to_owned(),
-                considered: 0,
-                cleared: 0,
-                compactions: 0,
-                placeholder_measure: None,
-            }),
-        )
+        let params: LangChainParams = p.typed()?;
+        Ok(super::builder(move || {
+            let p = params.clone();
+            super::with_on(
+                p.on,
+                Box::new(LangChain {
+                    trigger: p.trigger,
+                    keep: p.keep,
+                    clear_at_least: p.clear_at_least,
+                    exclude_tools: p.exclude_tools,
+                    clear_tool_inputs: p.clear_tool_inputs,
+                    placeholder: p.placeholder,
+                    considered: 0,
+                    cleared: 0,
+                    compactions: 0,
+                    placeholder_measure: None,
+                }),
+            )
+        }))
     },
 };
+
+/// The parameters of `langchain` (see [`KIND`] for each one's meaning and default).
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct LangChainParams {
+    pub on: On,
+    pub trigger: u64,
+    pub keep: usize,
+    pub clear_at_least: u64,
+    pub exclude_tools: List,
+    pub clear_tool_inputs: bool,
+    pub placeholder: String,
+}
 
 /// LangChain's context-editing middleware.
 pub struct LangChain {

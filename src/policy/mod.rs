@@ -49,15 +49,17 @@ pub mod none;
 pub mod openclaw;
 pub mod opencode;
 pub mod openhands;
+pub mod params;
+pub mod spec;
 pub mod swe_agent;
 #[cfg(test)]
 pub(crate) mod testing;
 
-use std::collections::BTreeMap;
-
 pub use estimator::Estimator;
+pub use params::{List, Minutes, Param, ParamError, Params, parse_duration_ms};
+pub(crate) use params::{fill_params, split_pairs};
+pub use spec::{Builder, Kind, PolicySpec, Registry, builder, registry};
 
-use crate::error::SpecError;
 use crate::measure::{MeasuredResult, ResultSizes};
 use crate::model::{Millis, Tokens};
 use crate::tokens::{DecideWith, Measure, Meter};
@@ -243,25 +245,18 @@ pub enum Edit {
 }
 
 /// What a policy prunes: the whole tool output as the agent does, or the seed's content.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+///
+/// As a parameter (`on=output`), the variants are declared in the order the error for another
+/// value lists them (`expected output or content`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum On {
+    /// Whole tool outputs of any size, as the agents clear them.
+    Output,
     /// The seed's split: only a result's content goes (outputs at or under the threshold are
     /// whole summaries that stay).
     #[default]
     Content,
-    /// Whole tool outputs of any size, as the agents clear them.
-    Output,
-}
-
-impl On {
-    /// The `on` parameter of an anchor policy ([`ON_OUTPUT`]).
-    pub fn from_params(p: &Params) -> Result<On, SpecError> {
-        match p.text("on") {
-            "output" => Ok(On::Output),
-            "content" => Ok(On::Content),
-            other => Err(p.bad("on", format!("`{other}`: expected output or content"))),
-        }
-    }
 }
 
 /// The `on` parameter of the policies named after agents: whole outputs by default.
@@ -297,11 +292,10 @@ impl Policy for OnUnit {
     }
 }
 
-/// `policy` on the unit that `p`'s `on` parameter names ([`ON_OUTPUT`]), for a policy named after
-/// an agent: the policy decides the same way on either, the replay gives it whole outputs or the
-/// seed's contents.
-pub fn with_on(p: &Params, policy: Box<dyn Policy>) -> Result<Box<dyn Policy>, SpecError> {
-    Ok(Box::new(OnUnit { on: On::from_params(p)?, inner: policy }))
+/// `policy` on the unit `on` names ([`ON_OUTPUT`]), for a policy named after an agent: the policy
+/// decides the same way on either, the replay gives it whole outputs or the seed's contents.
+pub fn with_on(on: On, policy: Box<dyn Policy>) -> Box<dyn Policy> {
+    Box::new(OnUnit { on, inner: policy })
 }
 
 /// A prune policy.
@@ -323,264 +317,6 @@ pub trait Policy: Send {
     /// collects them after the replay into the report's warnings.
     fn warnings(&self) -> Vec<String> {
         Vec::new()
-    }
-}
-
-/// Parameters of a spec: key → value text, defaults filled in.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Params {
-    spec: String,
-    values: BTreeMap<&'static str, String>,
-}
-
-impl Params {
-    /// The value of `key` parsed as `T`; an error names the key and the spec.
-    pub fn get<T: std::str::FromStr>(&self, key: &str) -> Result<T, SpecError>
-    where
-        T::Err: std::fmt::Display,
-    {
-        let text = self.values.get(key).map(String::as_str).unwrap_or("");
-        text.parse().map_err(|e: T::Err| SpecError::BadValue {
-            spec: self.spec.clone(),
-            key: key.to_owned(),
-            message: format!("`{text}`: {e}"),
-        })
-    }
-
-    /// A value that must be at least `min`.
-    pub fn at_least<T>(&self, key: &str, min: T) -> Result<T, SpecError>
-    where
-        T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy,
-        T::Err: std::fmt::Display,
-    {
-        let v: T = self.get(key)?;
-        if v < min {
-            return Err(self.bad(key, format!("must be at least {min}, got {v}")));
-        }
-        Ok(v)
-    }
-
-    /// An error about the value of `key`.
-    pub fn bad(&self, key: &str, message: impl Into<String>) -> SpecError {
-        SpecError::BadValue { spec: self.spec.clone(), key: key.to_owned(), message: message.into() }
-    }
-
-    /// The spec these parameters were given in (trimmed).
-    pub fn spec(&self) -> &str {
-        &self.spec
-    }
-
-    /// The raw text of `key` (empty when it has no default and was not given).
-    pub fn text(&self, key: &str) -> &str {
-        self.values.get(key).map(String::as_str).unwrap_or("")
-    }
-
-    /// A comma-separated list (`exclude_tools=Read,Bash`), trimmed, empty items dropped.
-    pub fn list(&self, key: &str) -> Vec<String> {
-        self.text(key).split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect()
-    }
-
-    /// A duration such as `500ms`, `30s`, `5m` or `1h`; a bare number is in `bare_unit`.
-    pub fn duration_ms(&self, key: &str, bare_unit: &str) -> Result<Millis, SpecError> {
-        parse_duration_ms(self.text(key), bare_unit).ok_or_else(|| {
-            self.bad(key, format!("`{}`: expected a duration such as 500ms, 30s, 5m or 1h", self.text(key)))
-        })
-    }
-}
-
-/// Parses `500ms`, `30s`, `5m`, `1h` (a decimal number and a unit; a bare number is in
-/// `bare_unit`) into milliseconds.
-pub fn parse_duration_ms(text: &str, bare_unit: &str) -> Option<Millis> {
-    let text = text.trim();
-    let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let number: f64 = number.parse().ok()?;
-    let unit = if unit.is_empty() { bare_unit } else { unit.trim() };
-    let scale = match unit {
-        "ms" => 1.0,
-        "s" => 1_000.0,
-        "m" => 60_000.0,
-        "h" => 3_600_000.0,
-        _ => return None,
-    };
-    let ms = number * scale;
-    (ms.is_finite() && ms >= 0.0).then_some(ms.round() as Millis)
-}
-
-/// One parameter of a policy.
-#[derive(Debug, Clone, Copy)]
-pub struct Param {
-    /// Key in the spec.
-    pub key: &'static str,
-    /// Default value.
-    pub default: &'static str,
-    /// What it means.
-    pub about: &'static str,
-}
-
-/// A policy kind (or, as [`crate::transform::TransformKind`], a transform kind): its name,
-/// parameters, source and constructor.
-pub struct Kind<T: ?Sized + 'static = dyn Policy> {
-    /// Name in specs.
-    pub name: &'static str,
-    /// One line on what it does.
-    pub about: &'static str,
-    /// Where the mechanism comes from.
-    pub source: &'static str,
-    /// Parameters with defaults.
-    pub params: &'static [Param],
-    /// Builds a policy (or a transform) from checked parameters.
-    pub build: fn(&Params) -> Result<Box<T>, SpecError>,
-}
-
-/// Every policy kind, in listing order.
-pub fn registry() -> &'static [Kind] {
-    &[
-        none::KIND,
-        keep_turns::KIND,
-        keep_results::KIND,
-        budget::KIND,
-        anthropic::KIND,
-        langchain::KIND,
-        opencode::KIND,
-        gemini::KIND,
-        swe_agent::KIND,
-        complexity_trap::KIND,
-        openhands::MASKING,
-        openhands::AMORTIZED,
-        openclaw::KIND,
-        claude_code_micro::KIND,
-    ]
-}
-
-/// Splits `key=value,key=value` into pairs. An item without `=` continues the previous value, so
-/// list values read naturally (`exclude_tools=Read,Bash,keep=3`). A key given twice is an error.
-pub(crate) fn split_pairs(spec: &str, rest: &str) -> Result<Vec<(String, String)>, SpecError> {
-    if rest.trim().is_empty() {
-        return Err(SpecError::Syntax { spec: spec.to_owned(), message: "nothing after `:`".into() });
-    }
-    let mut pairs: Vec<(String, String)> = Vec::new();
-    for item in rest.split(',') {
-        if let Some((key, _)) = item.split_once('=').filter(|(k, _)| pairs.iter().any(|(p, _)| p == k.trim()))
-        {
-            // The last one would win under a label that shows the first.
-            return Err(SpecError::Syntax {
-                spec: spec.to_owned(),
-                message: format!("`{}` is given twice", key.trim()),
-            });
-        }
-        match (item.split_once('='), pairs.last_mut()) {
-            (Some((key, value)), _) => pairs.push((key.trim().to_owned(), value.trim().to_owned())),
-            (None, Some((_, value))) => {
-                value.push(',');
-                value.push_str(item.trim());
-            }
-            (None, None) => {
-                return Err(SpecError::Syntax {
-                    spec: spec.to_owned(),
-                    message: format!("`{}` is not key=value", item.trim()),
-                });
-            }
-        }
-    }
-    Ok(pairs)
-}
-
-/// Fills `params` with their defaults and then `pairs`, checking every key; `unknown` builds the
-/// error for a key that is not a parameter (its arguments: the key, the valid keys).
-pub(crate) fn fill_params(
-    spec: &str,
-    params: &'static [Param],
-    pairs: Vec<(String, String)>,
-    unknown: impl Fn(String, String) -> SpecError,
-) -> Result<Params, SpecError> {
-    let mut values: BTreeMap<&'static str, String> =
-        params.iter().map(|p| (p.key, p.default.to_owned())).collect();
-    for (key, value) in pairs {
-        let Some(param) = params.iter().find(|p| p.key == key) else {
-            let valid = if params.is_empty() {
-                "none".to_owned()
-            } else {
-                params.iter().map(|p| p.key).collect::<Vec<_>>().join(", ")
-            };
-            return Err(unknown(key, valid));
-        };
-        values.insert(param.key, value);
-    }
-    Ok(Params { spec: spec.to_owned(), values })
-}
-
-/// A parsed, validated policy spec.
-pub struct PolicySpec {
-    text: String,
-    kind: &'static Kind,
-    params: Params,
-}
-
-impl std::fmt::Debug for PolicySpec {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PolicySpec").field("text", &self.text).field("params", &self.params).finish()
-    }
-}
-
-impl Clone for PolicySpec {
-    fn clone(&self) -> Self {
-        PolicySpec { text: self.text.clone(), kind: self.kind, params: self.params.clone() }
-    }
-}
-
-impl PolicySpec {
-    /// Parses `name` or `name:key=value,key=value`, checking the name, keys and values.
-    pub fn parse(spec: &str) -> Result<PolicySpec, SpecError> {
-        let text = spec.trim().to_owned();
-        let (name, rest) = match text.split_once(':') {
-            Some((n, r)) => (n.trim(), Some(r)),
-            None => (text.as_str(), None),
-        };
-        let pairs = match rest {
-            Some(rest) => split_pairs(&text, rest)?,
-            None => Vec::new(),
-        };
-        let name = name.to_owned();
-        PolicySpec::from_pairs(text, &name, pairs)
-    }
-
-    /// A spec of kind `name` with `pairs` of key and value text, shown in reports as `text` (a
-    /// name given in a policies file, or the spec as written). Checks the name, keys and values.
-    pub fn from_pairs(
-        text: impl Into<String>,
-        name: &str,
-        pairs: Vec<(String, String)>,
-    ) -> Result<PolicySpec, SpecError> {
-        let text = text.into();
-        let kind = registry().iter().find(|k| k.name == name).ok_or_else(|| SpecError::UnknownName {
-            spec: text.clone(),
-            name: name.to_owned(),
-            valid: registry().iter().map(|k| k.name).collect::<Vec<_>>().join(", "),
-        })?;
-        let params = fill_params(&text, kind.params, pairs, |key, valid| SpecError::UnknownKey {
-            spec: text.clone(),
-            policy: kind.name.to_owned(),
-            key,
-            valid,
-        })?;
-        (kind.build)(&params)?;
-        Ok(PolicySpec { text, kind, params })
-    }
-
-    /// The spec as written (trimmed).
-    pub fn as_str(&self) -> &str {
-        &self.text
-    }
-
-    /// The policy kind.
-    pub fn kind(&self) -> &'static Kind {
-        self.kind
-    }
-
-    /// A fresh policy for one conversation.
-    pub fn build(&self) -> Box<dyn Policy> {
-        (self.kind.build)(&self.params).unwrap_or_else(|e| unreachable!("checked when parsed: {e}"))
     }
 }
 
@@ -622,29 +358,52 @@ impl GapWatch {
     }
 }
 
-/// Whether `name` matches `pattern`, where `*` matches any run of characters (case-insensitive).
-pub fn wildcard_match(pattern: &str, name: &str) -> bool {
-    let (p, n): (Vec<char>, Vec<char>) =
-        (pattern.to_lowercase().chars().collect(), name.to_lowercase().chars().collect());
-    // Greedy matching with backtracking to the last star.
-    let (mut i, mut j, mut star, mut mark) = (0, 0, None, 0);
-    while j < n.len() {
-        if i < p.len() && p[i] != '*' && p[i] == n[j] {
-            i += 1;
-            j += 1;
-        } else if i < p.len() && p[i] == '*' {
-            star = Some(i);
-            mark = j;
-            i += 1;
-        } else if let Some(s) = star {
-            i = s + 1;
-            mark += 1;
-            j = mark;
-        } else {
-            return false;
+/// Tool-name patterns where `*` matches any run of characters and every other character stands
+/// for itself, compared case-insensitively (OpenClaw's `tools_allow` / `tools_deny`): compiled once
+/// with `globset`, each pattern's text outside its stars escaped (and `\` not an escape) so that
+/// `?`, `[`, `{` or `\` in a pattern match only themselves: `*` is the one wildcard here.
+#[derive(Debug, Clone)]
+pub struct ToolPatterns {
+    set: globset::GlobSet,
+}
+
+impl ToolPatterns {
+    /// Compiles `patterns`; none matches no name.
+    pub fn new(patterns: &[String]) -> ToolPatterns {
+        let mut set = globset::GlobSetBuilder::new();
+        for pattern in patterns {
+            let escaped: Vec<String> = pattern.split('*').map(globset::escape).collect();
+            // Runs of stars are one star (`**` would be a recursive-directory glob).
+            let mut glob = escaped.join("*");
+            while glob.contains("**") {
+                glob = glob.replace("**", "*");
+            }
+            let glob = globset::GlobBuilder::new(&glob)
+                .case_insensitive(true)
+                .literal_separator(false)
+                .backslash_escape(false)
+                .build()
+                .unwrap_or_else(|e| unreachable!("an escaped pattern with stars compiles: {e}"));
+            set.add(glob);
         }
+        ToolPatterns { set: set.build().unwrap_or_else(|e| unreachable!("escaped globs compile: {e}")) }
     }
-    p[i..].iter().all(|c| *c == '*')
+
+    /// Whether there is no pattern.
+    pub fn is_empty(&self) -> bool {
+        self.set.is_empty()
+    }
+
+    /// Whether any pattern matches `name`.
+    pub fn matches(&self, name: &str) -> bool {
+        self.set.is_match(name)
+    }
+}
+
+/// Whether `name` matches `pattern`, where `*` matches any run of characters (case-insensitive);
+/// see [`ToolPatterns`] to compile a list once.
+pub fn wildcard_match(pattern: &str, name: &str) -> bool {
+    ToolPatterns::new(&[pattern.to_owned()]).matches(name)
 }
 
 /// Results whose content is present, oldest first.
@@ -660,9 +419,9 @@ mod tests {
     fn parses_names_keys_and_defaults() {
         let s = PolicySpec::parse(" keep-turns:n=5 ").unwrap();
         assert_eq!(s.as_str(), "keep-turns:n=5");
-        assert_eq!(s.params.get::<usize>("n").unwrap(), 5);
+        assert_eq!(s.params.text("n"), "5");
         let s = PolicySpec::parse("keep-turns").unwrap();
-        assert_eq!(s.params.get::<usize>("n").unwrap(), 3);
+        assert_eq!(s.params.text("n"), "3");
     }
 
     #[test]
@@ -698,8 +457,8 @@ mod tests {
     #[test]
     fn an_item_without_equals_continues_a_list_value() {
         let s = PolicySpec::parse("anthropic:exclude_tools=Read, Bash,keep=2").unwrap();
-        assert_eq!(s.params.list("exclude_tools"), ["Read", "Bash"]);
-        assert_eq!(s.params.get::<usize>("keep").unwrap(), 2);
+        assert_eq!(s.params.text("exclude_tools"), "Read,Bash");
+        assert_eq!(s.params.text("keep"), "2");
     }
 
     #[test]
@@ -724,6 +483,11 @@ mod tests {
         assert!(wildcard_match("*", ""));
         assert!(wildcard_match("a*b*c", "aXbYbZc"));
         assert!(!wildcard_match("a*b", "aXbY"));
+        // Only `*` is special: glob syntax in a name matches itself.
+        assert!(wildcard_match("web?[1]{a,b}*", "WEB?[1]{a,b}/x"));
+        assert!(!wildcard_match("web?", "webs"));
+        assert!(wildcard_match("a**b", "ab") && wildcard_match("", "") && !wildcard_match("", "x"));
+        assert!(wildcard_match("back\\slash", "back\\slash"));
     }
 
     #[test]

@@ -8,7 +8,7 @@ pub const KIND: Kind = Kind {
     about: "never prune: every content stays in the context",
     source: "baseline",
     params: &[],
-    build: |_| Ok(Box::new(NoPrune)),
+    build: |_| Ok(super::builder(|| Box::new(NoPrune) as Box<dyn Policy>)),
 };
 
 /// Never prunes.

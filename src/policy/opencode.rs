@@ -27,7 +27,7 @@
 //! search, and touches only the outputs it prunes, each once; a test keeps the walk as written
 //! and checks that both prune the same outputs before every request.
 
-use super::{Content, Edit, Estimator, Kind, Param, Params, Policy, View};
+use super::{Content, Edit, Estimator, Kind, List, On, Param, Params, Policy, View};
 use crate::error::SpecError;
 
 /// The text opencode sends for a pruned tool output.
@@ -60,8 +60,24 @@ pub const KIND: Kind = Kind {
         },
         Param { key: "placeholder", default: PLACEHOLDER, about: "text sent in place of a pruned output" },
     ],
-    build: |p| super::with_on(p, Box::new(OpenCode::from_params(p)?)),
+    build: |p| {
+        let params = OpenCode::checked(p)?;
+        Ok(super::builder(move || super::with_on(params.on, Box::new(OpenCode::new(&params)))))
+    },
 };
+
+/// The parameters of `opencode` (see [`KIND`] for each one's meaning and default).
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct OpenCodeParams {
+    pub on: On,
+    pub protect: u64,
+    pub minimum: u64,
+    pub turns: usize,
+    pub protected_tools: List,
+    pub placeholder: String,
+}
 
 /// opencode's end-of-turn prune.
 pub struct OpenCode {
@@ -100,15 +116,23 @@ struct Seen {
 }
 
 impl OpenCode {
-    fn from_params(p: &Params) -> Result<OpenCode, SpecError> {
-        Ok(OpenCode {
-            protect: p.get("protect")?,
-            minimum: p.get("minimum")?,
-            turns: p.at_least("turns", 1)?,
-            protected_tools: p.list("protected_tools"),
-            placeholder: p.text("placeholder").to_owned(),
+    /// The parameters of `p`, read and checked.
+    fn checked(p: &Params) -> Result<OpenCodeParams, SpecError> {
+        let params: OpenCodeParams = p.typed()?;
+        p.at_least("turns", params.turns, 1)?;
+        Ok(params)
+    }
+
+    /// A fresh policy with checked parameters.
+    fn new(p: &OpenCodeParams) -> OpenCode {
+        OpenCode {
+            protect: p.protect,
+            minimum: p.minimum,
+            turns: p.turns,
+            protected_tools: p.protected_tools.clone(),
+            placeholder: p.placeholder.clone(),
             seen: Seen::default(),
-        })
+        }
     }
 
     /// Brings [`Seen`] up to the results in `view`: restarted after a compaction, extended by the
@@ -372,8 +396,9 @@ mod tests {
             let parsed = PolicySpec::parse(spec).unwrap_or_else(|e| panic!("{e}"));
             for seed in 0..12 {
                 for decide in [DecideWith::Anchor, DecideWith::Real] {
-                    let reference = Box::new(Walk(OpenCode::from_params(&parsed.params).unwrap()));
-                    let reference = crate::policy::with_on(&parsed.params, reference).unwrap();
+                    let params = OpenCode::checked(&parsed.params).unwrap();
+                    let reference = Box::new(Walk(OpenCode::new(&params)));
+                    let reference = crate::policy::with_on(params.on, reference);
                     let walk = replay_policy(generated(seed), reference, decide);
                     let sums = replay_policy(generated(seed), parsed.build(), decide);
                     let case = format!("{spec}, seed {seed}, {decide:?}");

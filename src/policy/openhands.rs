@@ -37,7 +37,7 @@
 //! OpenHands' view (forgotten events no longer count towards `max_size`). In OpenHands the
 //! condensation step returns instead of calling the LLM; the replay applies it before the request.
 
-use super::{Content, Edit, Kind, Param, Policy, View};
+use super::{Content, Edit, Kind, On, Param, Policy, View};
 
 /// The text OpenHands puts in place of a masked observation.
 pub const MASKED: &str = "<MASKED>";
@@ -59,10 +59,20 @@ pub const MASKING: Kind = Kind {
         },
     ],
     build: |p| {
-        let on = super::On::from_params(p)?;
-        super::with_on(p, Box::new(Masking { window: p.at_least("attention_window", 1)?, next: 0, on }))
+        let MaskingParams { on, attention_window } = p.typed()?;
+        let window = p.at_least("attention_window", attention_window, 1)?;
+        Ok(super::builder(move || super::with_on(on, Box::new(Masking { window, next: 0, on }))))
     },
 };
+
+/// The parameters of `openhands` (see [`MASKING`] for each one's meaning and default).
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct MaskingParams {
+    pub on: On,
+    pub attention_window: usize,
+}
 
 /// The `openhands-amortized` policy (amortized forgetting).
 pub const AMORTIZED: Kind = Kind {
@@ -76,20 +86,31 @@ pub const AMORTIZED: Kind = Kind {
         Param { key: "keep_first", default: "1", about: "first events never forgotten" },
     ],
     build: |p| {
-        let max_size: usize = p.at_least("max_size", 2)?;
-        let keep_first: usize = p.get("keep_first")?;
+        let AmortizedParams { on, max_size, keep_first } = p.typed()?;
+        let max_size = p.at_least("max_size", max_size, 2)?;
         if keep_first >= max_size / 2 {
             return Err(p.bad(
                 "keep_first",
                 format!("must be less than half of max_size ({max_size}), got {keep_first}"),
             ));
         }
-        super::with_on(
-            p,
-            Box::new(Amortized { max_size, keep_first, forgotten_upto: keep_first, next: 0, compactions: 0 }),
-        )
+        Ok(super::builder(move || {
+            let amortized =
+                Amortized { max_size, keep_first, forgotten_upto: keep_first, next: 0, compactions: 0 };
+            super::with_on(on, Box::new(amortized))
+        }))
     },
 };
+
+/// The parameters of `openhands-amortized` (see [`AMORTIZED`] for each one's meaning and default).
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct AmortizedParams {
+    pub on: On,
+    pub max_size: usize,
+    pub keep_first: usize,
+}
 
 /// Observation masking by event window.
 pub struct Masking {

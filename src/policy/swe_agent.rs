@@ -19,7 +19,7 @@
 
 use std::borrow::Cow;
 
-use super::{Content, Edit, Kind, Param, Policy, ResultState, View};
+use super::{Content, Edit, Kind, On, Param, Policy, ResultState, View};
 
 /// The `swe-agent` policy.
 pub const KIND: Kind = Kind {
@@ -34,17 +34,23 @@ pub const KIND: Kind = Kind {
         Param { key: "polling", default: "1", about: "move the cut only every `polling` steps" },
     ],
     build: |p| {
-        super::with_on(
-            p,
-            Box::new(SweAgent {
-                n: p.at_least("n", 1)?,
-                polling: p.at_least("polling", 1)?,
-                elided: 0,
-                compactions: 0,
-            }),
-        )
+        let SweAgentParams { on, n, polling } = p.typed()?;
+        let (n, polling) = (p.at_least("n", n, 1)?, p.at_least("polling", polling, 1)?);
+        Ok(super::builder(move || {
+            super::with_on(on, Box::new(SweAgent { n, polling, elided: 0, compactions: 0 }))
+        }))
     },
 };
+
+/// The parameters of `swe-agent` (see [`KIND`] for each one's meaning and default).
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct SweAgentParams {
+    pub on: On,
+    pub n: usize,
+    pub polling: usize,
+}
 
 /// SWE-agent's observation elision.
 ///

@@ -32,7 +32,7 @@
 
 use super::{Transform, TransformKind};
 use crate::model::Output;
-use crate::policy::Param;
+use crate::policy::{Param, builder};
 
 /// The `truncate:codex` transform.
 pub const KIND: TransformKind = TransformKind {
@@ -63,23 +63,29 @@ pub const KIND: TransformKind = TransformKind {
         },
     ],
     build: |p| {
-        let byte_cut = match p.text("byte_cut") {
-            "head-tail" => ByteCut::HeadTail,
-            "head" => ByteCut::Head,
-            other => return Err(p.bad("byte_cut", format!("`{other}`: expected head-tail or head"))),
-        };
-        Ok(Box::new(Codex {
-            spec: p.spec().to_owned(),
-            max_bytes: p.at_least("bytes", 1)?,
-            max_lines: p.at_least("lines", 1)?,
-            byte_cut,
+        let CodexParams { bytes, lines, byte_cut } = p.typed()?;
+        let (max_bytes, max_lines) = (p.at_least("bytes", bytes, 1)?, p.at_least("lines", lines, 1)?);
+        let spec = p.spec().to_owned();
+        Ok(builder(move || {
+            Box::new(Codex { spec: spec.clone(), max_bytes, max_lines, byte_cut }) as Box<dyn Transform>
         }))
     },
 };
 
+/// The parameters of `truncate:codex` (see [`KIND`] for each one's meaning and default).
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct CodexParams {
+    pub bytes: usize,
+    pub lines: usize,
+    pub byte_cut: ByteCut,
+}
+
 /// How an output within the line budget but over the byte budget is cut.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ByteCut {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ByteCut {
     /// The output's first bytes and its last bytes (the unmerged openai/codex#6476).
     HeadTail,
     /// The first `lines / 2` lines are the head, only later lines the tail (as released).

@@ -34,7 +34,7 @@
 use super::codex::{take_bytes_at_char_boundary, take_last_bytes_at_char_boundary};
 use super::{Transform, TransformKind};
 use crate::model::Output;
-use crate::policy::Param;
+use crate::policy::{Param, builder};
 
 /// Bytes per token in Codex's estimates (`APPROX_BYTES_PER_TOKEN`).
 const BYTES_PER_TOKEN: usize = 4;
@@ -56,19 +56,34 @@ pub const KIND: TransformKind = TransformKind {
         Param { key: "limit", default: "10000", about: "the policy's limit, in tokens or bytes" },
     ],
     build: |p| {
-        let tokens = match p.text("mode") {
-            "tokens" => true,
-            "bytes" => false,
-            other => return Err(p.bad("mode", format!("`{other}`: expected tokens or bytes"))),
-        };
-        let limit: usize = p.get("limit")?;
-        Ok(Box::new(CodexPolicy {
-            spec: p.spec().to_owned(),
-            tokens,
-            budget: if tokens { limit.saturating_mul(BYTES_PER_TOKEN) } else { limit },
+        let CodexPolicyParams { mode, limit } = p.typed()?;
+        let tokens = mode == Mode::Tokens;
+        let budget = if tokens { limit.saturating_mul(BYTES_PER_TOKEN) } else { limit };
+        let spec = p.spec().to_owned();
+        Ok(builder(move || {
+            Box::new(CodexPolicy { spec: spec.clone(), tokens, budget }) as Box<dyn Transform>
         }))
     },
 };
+
+/// The parameters of `truncate:codex-policy` (see [`KIND`] for each one's meaning and default).
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct CodexPolicyParams {
+    pub mode: Mode,
+    pub limit: usize,
+}
+
+/// The unit of `truncate:codex-policy`'s limit (`mode=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Tokens (4 bytes each).
+    Tokens,
+    /// Bytes.
+    Bytes,
+}
 
 /// Codex's truncation by `TruncationPolicy`.
 pub struct CodexPolicy {

@@ -16,7 +16,7 @@
 
 use super::{Transform, TransformKind};
 use crate::model::Output;
-use crate::policy::Param;
+use crate::policy::{Param, builder};
 
 /// The warning mini-swe-agent prints before a truncated output.
 pub const WARNING: &str = "<warning>\n\
@@ -38,8 +38,20 @@ pub const KIND: TransformKind = TransformKind {
         default: "10000",
         about: "chars from which an output is cut; half of it (rounded down) is kept each side",
     }],
-    build: |p| Ok(Box::new(Mini { spec: p.spec().to_owned(), limit: p.at_least("limit", 2)? })),
+    build: |p| {
+        let MiniParams { limit } = p.typed()?;
+        let (spec, limit) = (p.spec().to_owned(), p.at_least("limit", limit, 2)?);
+        Ok(builder(move || Box::new(Mini { spec: spec.clone(), limit }) as Box<dyn Transform>))
+    },
 };
+
+/// The parameters of `truncate:mini` (see [`KIND`] for each one's meaning and default).
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct MiniParams {
+    pub limit: usize,
+}
 
 /// mini-swe-agent's truncation.
 pub struct Mini {

@@ -88,7 +88,7 @@ pub fn parse(spec: &str) -> Result<Box<dyn Transform>, SpecError> {
         key,
         valid,
     })?;
-    (kind.build)(&params)
+    Ok((kind.build)(&params)?())
 }
 
 /// For tests of transforms that only change the text: [`Transform::apply`]'s text.

@@ -30,7 +30,7 @@
 
 use super::{Transform, TransformKind};
 use crate::model::Output;
-use crate::policy::Param;
+use crate::policy::{Param, builder};
 
 /// The `spill` transform.
 pub const KIND: TransformKind = TransformKind {
@@ -49,16 +49,27 @@ pub const KIND: TransformKind = TransformKind {
         Param { key: "dir", default: "/tmp/spill", about: "directory named in the summary's path" },
     ],
     build: |p| {
-        Ok(Box::new(Spill {
-            spec: p.spec().to_owned(),
-            head: p.get("head")?,
-            tail: p.get("tail")?,
-            over: p.get("over")?,
-            width: p.at_least("width", 1)?,
-            dir: p.text("dir").trim_end_matches('/').to_owned(),
+        let SpillParams { head, tail, over, width, dir } = p.typed()?;
+        let width = p.at_least("width", width, 1)?;
+        let (spec, dir) = (p.spec().to_owned(), dir.trim_end_matches('/').to_owned());
+        Ok(builder(move || {
+            Box::new(Spill { spec: spec.clone(), head, tail, over, width, dir: dir.clone() })
+                as Box<dyn Transform>
         }))
     },
 };
+
+/// The parameters of `spill` (see [`KIND`] for each one's meaning and default).
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct SpillParams {
+    pub head: usize,
+    pub tail: usize,
+    pub over: usize,
+    pub width: usize,
+    pub dir: String,
+}
 
 /// The seed's spill to a file.
 pub struct Spill {
