@@ -5,7 +5,7 @@
 //! every other key is a parameter of that kind. Values may be strings, integers, floats, booleans
 //! or lists of those (a list is a comma-separated value: `exclude_tools = ["Read", "Bash"]`). Each
 //! table goes through the same checks as a `--policy` spec, and a mistake names the file, the
-//! table and the key. Pure: the caller reads the file ([`crate::input::read_policies`]).
+//! table and the key. Pure: the caller reads the file (the input layer's `read_policies`).
 //!
 //! ```toml
 //! [[policy]]

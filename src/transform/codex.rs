@@ -32,7 +32,7 @@
 
 use super::{Transform, TransformKind};
 use crate::model::Output;
-use crate::policy::Param;
+use crate::spec::Param;
 
 /// The `truncate:codex` transform.
 pub const KIND: TransformKind = TransformKind {

@@ -30,7 +30,7 @@
 
 use super::{Transform, TransformKind};
 use crate::model::Output;
-use crate::policy::Param;
+use crate::spec::Param;
 
 /// The `spill` transform.
 pub const KIND: TransformKind = TransformKind {
