@@ -31,81 +31,18 @@
 //! fitted without it (its deltas and its gap left out), so the error is not a fit to itself.
 //! Pure: no I/O, no printing.
 
-use serde::{Deserialize, Serialize};
-
 use crate::measure::{Category, MeasuredConversation, MeasuredItem, Whole};
 use crate::model::Tokens;
+pub use crate::model::{Calibration, Method};
 use crate::tokens::Tokenizer;
 
 /// Fewest recorded requests a conversation's own fit is made from (with fewer, one request
 /// decides its overhead; the agent's default is used, or nothing). The quality gate asks as many
-/// ([`crate::analysis::reconcile::MIN_CALIBRATED`]).
+/// (the reconciliation's `MIN_CALIBRATED`).
 pub const MIN_RECORDED: usize = 3;
 
 /// Smallest append (report tokens) whose usage delta is used to fit the ratio.
 pub const MIN_DELTA: Tokens = 50;
-
-/// How a conversation's overhead and ratio were found.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Method {
-    /// The report's tokenizer is the provider's: `b` = 1, `a` from the recorded sizes.
-    Exact,
-    /// `b` fitted from the usage deltas, `a` from the recorded sizes.
-    Ratio,
-    /// No usage recorded: the agent's default `a` and `b` (an estimate).
-    Default,
-    /// `--overhead N`: a fixed overhead, no ratio.
-    Override,
-    /// Nothing known: counts as measured.
-    #[default]
-    None,
-}
-
-impl Method {
-    /// Name used in reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            Method::Exact => "exact",
-            Method::Ratio => "ratio",
-            Method::Default => "default",
-            Method::Override => "override",
-            Method::None => "none",
-        }
-    }
-}
-
-/// A conversation's calibration.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Calibration {
-    /// How it was found.
-    pub method: Method,
-    /// Overhead `a`: provider tokens every request sends that the log does not hold.
-    pub overhead: Tokens,
-    /// Ratio `b`: provider tokens per report token.
-    pub ratio: f64,
-}
-
-/// The ratio is never NaN (a median of finite quotients with a divisor of at least [`MIN_DELTA`],
-/// or a constant), so equality is an equivalence.
-impl Eq for Calibration {}
-
-impl Default for Calibration {
-    fn default() -> Calibration {
-        Calibration::NONE
-    }
-}
-
-impl Calibration {
-    /// The calibration that changes nothing.
-    pub const NONE: Calibration = Calibration { method: Method::None, overhead: 0, ratio: 1.0 };
-
-    /// A fixed overhead and no ratio (`--overhead N`).
-    pub fn fixed(overhead: Tokens) -> Calibration {
-        Calibration { method: Method::Override, overhead, ratio: 1.0 }
-    }
-}
 
 /// One request as the estimator sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -218,9 +155,22 @@ fn agent_default(format: &str) -> Option<(Tokens, f64)> {
     })
 }
 
+/// The provider a format's recorded usage comes from, and whether its tokenizer is public.
+pub fn provider_of(format: &str) -> (&'static str, bool) {
+    if format.contains("claude") || format.contains("anthropic") {
+        ("Anthropic", false)
+    } else if format.contains("gemini") {
+        ("Google", false)
+    } else if format.contains("codex") || format.contains("openai") {
+        ("OpenAI", true)
+    } else {
+        ("unknown", false)
+    }
+}
+
 /// Whether the report's tokenizer counts as the provider of `format` does (OpenAI formats, o200k).
 pub fn exact_for(format: &str, tokenizer: Tokenizer) -> bool {
-    let (provider, public) = crate::analysis::reconcile::provider_of(format);
+    let (provider, public) = provider_of(format);
     public && provider == "OpenAI" && tokenizer == Tokenizer::O200k
 }
 

@@ -3,8 +3,8 @@
 //! Tuning means replaying the same corpus again and again with other options, and every run would
 //! count every text afresh. A count cache file holds, per exact counter (`o200k/tiktoken`,
 //! `cl100k/tiktoken-rs`, ...), the token count of every text it has counted, keyed by the text's
-//! 128-bit hash ([`crate::tokens::CountCache::key`], the key it has in memory): a run seeds its
-//! [`Meter`](crate::tokens::Meter) with them, counts only the texts not there, and the caller
+//! 128-bit hash (the key the count cache has in memory): a run seeds its
+//! meter with them, counts only the texts not there, and the caller
 //! writes the union back. Counts are exact whichever way they were obtained, so a report is the same
 //! bytes with or without the file.
 //!

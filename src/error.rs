@@ -6,11 +6,33 @@
 
 use std::path::PathBuf;
 
+/// A short, actionable description of an I/O error.
+pub fn describe_io(e: &std::io::Error) -> String {
+    match (e.kind(), e.raw_os_error()) {
+        (std::io::ErrorKind::NotFound, _) => "no such file or directory".into(),
+        (std::io::ErrorKind::PermissionDenied, _) => {
+            "permission denied (check the file's permissions)".into()
+        }
+        (_, Some(5)) => "input/output error (the device or file system failed to read it; copy the file \
+                         elsewhere and retry)"
+            .into(),
+        (_, Some(6)) => {
+            "no such device or address (a socket or a device, not a file: pass a regular file)".into()
+        }
+        (_, Some(40)) => "too many levels of symbolic links (a symlink loop: fix or remove the link)".into(),
+        (_, Some(20)) => {
+            "not a directory (a file stands where a directory is needed: choose another path)".into()
+        }
+        (std::io::ErrorKind::IsADirectory, _) => "is a directory".into(),
+        _ => e.to_string(),
+    }
+}
+
 /// A trace file could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
     /// The file could not be opened or read.
-    #[error("{path}: cannot read: {}", crate::input::describe_io(source))]
+    #[error("{path}: cannot read: {}", describe_io(source))]
     Io {
         /// The file.
         path: PathBuf,

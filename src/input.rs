@@ -35,6 +35,7 @@ use std::io::{BufReader, Cursor, Read};
 use std::path::{Path, PathBuf};
 
 use crate::counts::StoredCounts;
+pub use crate::error::describe_io;
 use crate::error::{PolicyFileError, TraceError};
 use crate::format::{self, Format, HEAD_BYTES};
 use crate::model::Trace;
@@ -394,28 +395,6 @@ pub fn rereadable(file: &Path) -> bool {
 /// The size in bytes of a file (0 for one that cannot be read: reading it will say why).
 pub fn size(file: &Path) -> u64 {
     std::fs::metadata(file).map_or(0, |m| m.len())
-}
-
-/// A short, actionable description of an I/O error.
-pub fn describe_io(e: &std::io::Error) -> String {
-    match (e.kind(), e.raw_os_error()) {
-        (std::io::ErrorKind::NotFound, _) => "no such file or directory".into(),
-        (std::io::ErrorKind::PermissionDenied, _) => {
-            "permission denied (check the file's permissions)".into()
-        }
-        (_, Some(5)) => "input/output error (the device or file system failed to read it; copy the file \
-                         elsewhere and retry)"
-            .into(),
-        (_, Some(6)) => {
-            "no such device or address (a socket or a device, not a file: pass a regular file)".into()
-        }
-        (_, Some(40)) => "too many levels of symbolic links (a symlink loop: fix or remove the link)".into(),
-        (_, Some(20)) => {
-            "not a directory (a file stands where a directory is needed: choose another path)".into()
-        }
-        (std::io::ErrorKind::IsADirectory, _) => "is a directory".into(),
-        _ => e.to_string(),
-    }
 }
 
 /// How long a named pipe given as an input may stay silent before it is an error, if nothing

@@ -31,6 +31,7 @@ pub mod policy;
 pub mod replay;
 pub mod report;
 pub mod result;
+pub mod spec;
 pub mod split;
 pub mod time;
 pub mod tokens;

@@ -15,7 +15,7 @@ use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 
-use crate::calibrate::Calibration;
+use crate::model::Calibration;
 use crate::model::{Conversation, Item, Millis, Output, RecordedTotal, Tokens, UnseenKind, Usage};
 use crate::split::summary_of;
 use crate::tokens::{Measure, Meter};
@@ -25,7 +25,7 @@ use crate::transform::{self, Transform};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Category {
     /// Tokens every request sends that the trace does not record (system prompt, tool schemas):
-    /// the calibrated overhead ([`crate::calibrate`]) or `--overhead`.
+    /// the calibrated overhead (fitted by the calibration) or `--overhead`.
     Unrecorded,
     /// System prompt and developer instructions.
     System,
@@ -116,7 +116,7 @@ pub struct ResultSizes {
     pub presplit: Option<bool>,
     /// What the whole output is made of ([`ResultSizes::output`]); set when measured, and not
     /// changed by a replay that splits a raw output as a tool would
-    /// ([`crate::analysis::sweep::fix_other_tools`]).
+    /// (the sweep's `fix_other_tools`).
     pub whole: Whole,
 }
 
@@ -281,7 +281,7 @@ pub struct MeasuredConversation {
     pub recorded_total: Option<RecordedTotal>,
     /// Record-time transforms applied, as specs.
     pub transforms: Vec<String>,
-    /// The calibration applied ([`crate::calibrate`]): the unrecorded overhead and the ratio
+    /// The calibration applied (fitted by the calibration module): the unrecorded overhead and the ratio
     /// of provider tokens to report tokens.
     pub calibration: Calibration,
     /// [`MeasuredConversation::result_calls`] and the number of tool calls, worked out on first
@@ -374,7 +374,7 @@ impl MeasuredConversation {
     /// calls before a compaction are gone). The same for every replay, so it is worked out once,
     /// on first use: a replay used to look every call id up in a hash map (a sixth of a replay of
     /// a long trace). Edits to `items` after that first use must keep the calls, results and
-    /// compactions in place (the sweep's [`crate::analysis::sweep::fix_other_tools`] only changes
+    /// compactions in place (the sweep's `fix_other_tools` only changes
     /// how results split).
     pub fn result_calls(&self) -> &[Option<usize>] {
         &self.links().0

@@ -15,8 +15,7 @@ use serde::{Deserialize, Serialize};
 pub type Tokens = u64;
 /// A number of UTF-8 bytes.
 pub type Bytes = u64;
-/// Milliseconds since the Unix epoch (UTC).
-pub type Millis = i64;
+pub use crate::time::Millis;
 
 /// One item of a conversation history, in the order it was sent to the model.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -326,6 +325,70 @@ pub struct Trace {
     pub conversations: Vec<Conversation>,
     /// Non-fatal problems found while reading, in file order.
     pub warnings: Vec<String>,
+}
+
+/// How a conversation's overhead and ratio were found.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// The report's tokenizer is the provider's: `b` = 1, `a` from the recorded sizes.
+    Exact,
+    /// `b` fitted from the usage deltas, `a` from the recorded sizes.
+    Ratio,
+    /// No usage recorded: the agent's default `a` and `b` (an estimate).
+    Default,
+    /// `--overhead N`: a fixed overhead, no ratio.
+    Override,
+    /// Nothing known: counts as measured.
+    #[default]
+    None,
+}
+
+impl Method {
+    /// Name used in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Exact => "exact",
+            Method::Ratio => "ratio",
+            Method::Default => "default",
+            Method::Override => "override",
+            Method::None => "none",
+        }
+    }
+}
+
+/// A conversation's calibration: the overhead and ratio the calibration fitted (plain data,
+/// kept here so the measured conversation and the result model can hold it without depending on
+/// the fit).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Calibration {
+    /// How it was found.
+    pub method: Method,
+    /// Overhead `a`: provider tokens every request sends that the log does not hold.
+    pub overhead: Tokens,
+    /// Ratio `b`: provider tokens per report token.
+    pub ratio: f64,
+}
+
+/// The ratio is never NaN (a median of finite quotients with a divisor of at least the calibration's `MIN_DELTA`,
+/// or a constant), so equality is an equivalence.
+impl Eq for Calibration {}
+
+impl Default for Calibration {
+    fn default() -> Calibration {
+        Calibration::NONE
+    }
+}
+
+impl Calibration {
+    /// The calibration that changes nothing.
+    pub const NONE: Calibration = Calibration { method: Method::None, overhead: 0, ratio: 1.0 };
+
+    /// A fixed overhead and no ratio (`--overhead N`).
+    pub fn fixed(overhead: Tokens) -> Calibration {
+        Calibration { method: Method::Override, overhead, ratio: 1.0 }
+    }
 }
 
 #[cfg(test)]

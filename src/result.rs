@@ -176,9 +176,9 @@ pub struct RunSummary {
     /// Requests that carry a recorded prompt size.
     pub recorded_requests: usize,
     /// What was added to the log's own texts: the unrecorded overhead and the provider tokens per
-    /// report token ([`crate::calibrate`]), and how they were found.
+    /// report token (fitted by the calibration), and how they were found.
     #[serde(default)]
-    pub calibration: crate::calibrate::Calibration,
+    pub calibration: crate::model::Calibration,
     /// Per-request timeline (only with `--per-request`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeline: Option<Vec<RequestRow>>,

@@ -4,7 +4,8 @@
 //! more fractional digits). Only differences between timestamps matter to ctxbudget (idle gaps,
 //! cache TTLs), so a small exact parser is enough. Pure functions, no I/O.
 
-use crate::model::Millis;
+/// Milliseconds since the Unix epoch (UTC).
+pub type Millis = i64;
 
 /// Parses `YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)`; a space may replace `T`. Returns `None` for
 /// anything else.

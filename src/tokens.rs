@@ -81,7 +81,7 @@ impl FromStr for Tokenizer {
 /// the seed `len/4` per text); [`DecideWith::Anchor`] lets each one do so. [`DecideWith::Real`] makes
 /// every policy decide with the report's tokenizer, and [`DecideWith::Tokenizer`] with a fixed
 /// counter (the behaviour `--decide-with estimate|o200k|cl100k` always had). Policies resolve it
-/// through [`crate::policy::View::tokens`].
+/// through the policy view's `tokens`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DecideWith {
     /// Each policy's own anchor estimator.

@@ -29,6 +29,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::calibrate::provider_of;
 use crate::calibrate::{self, Calibration, Sample};
 use crate::measure::{Category, MeasuredConversation, MeasuredItem};
 use crate::model::{Conversation, Item, Tokens};
@@ -329,19 +330,6 @@ pub struct ReconcileReport {
     pub errors: Vec<String>,
     /// Non-fatal problems, per file.
     pub warnings: Vec<String>,
-}
-
-/// The provider a format's recorded usage comes from, and whether its tokenizer is public.
-pub fn provider_of(format: &str) -> (&'static str, bool) {
-    if format.contains("claude") || format.contains("anthropic") {
-        ("Anthropic", false)
-    } else if format.contains("gemini") {
-        ("Google", false)
-    } else if format.contains("codex") || format.contains("openai") {
-        ("OpenAI", true)
-    } else {
-        ("unknown", false)
-    }
 }
 
 /// The note the report prints about a provider and tokenizer, if any.

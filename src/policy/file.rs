@@ -5,7 +5,7 @@
 //! every other key is a parameter of that kind. Values may be strings, integers, floats, booleans
 //! or lists of those (a list is a comma-separated value: `exclude_tools = ["Read", "Bash"]`). Each
 //! table goes through the same checks as a `--policy` spec, and a mistake names the file, the
-//! table and the key. Pure: the caller reads the file ([`crate::input::read_policies`]).
+//! table and the key. Pure: the caller reads the file (the input layer's `read_policies`).
 //! [`parse_with`] reads a file naming kinds a library user registered ([`Registry::register`]).
 //! The values become the text a `--policy` spec would give (that text labels the policy in reports)
 //! and go through the same typed reading ([`super::Params::typed`]).

@@ -49,16 +49,18 @@ pub mod none;
 pub mod openclaw;
 pub mod opencode;
 pub mod openhands;
-pub mod params;
 pub mod spec;
 pub mod swe_agent;
 #[cfg(test)]
 pub(crate) mod testing;
 
 pub use estimator::Estimator;
-pub use params::{List, Minutes, Param, ParamError, Params, parse_duration_ms};
-pub(crate) use params::{fill_params, split_pairs};
-pub use spec::{Builder, Kind, PolicySpec, Registry, builder, registry};
+pub use crate::spec::{Builder, List, Minutes, Param, ParamError, Params, builder, parse_duration_ms};
+pub(crate) use crate::spec::{fill_params, split_pairs};
+pub use spec::{PolicySpec, Registry, registry};
+
+/// A policy kind: its name, parameters, source and constructor ([`crate::spec::Kind`]).
+pub type Kind<T = dyn Policy> = crate::spec::Kind<T>;
 
 use crate::measure::{MeasuredResult, ResultSizes};
 use crate::model::{Millis, Tokens};

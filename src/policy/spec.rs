@@ -3,48 +3,10 @@
 //! any a library user registers), and [`PolicySpec`], a spec parsed and checked once, which then
 //! builds a fresh policy per conversation without parsing again. Nothing here prints or reads files.
 
-use std::sync::Arc;
-
-use super::params::{Param, Params, fill_params, split_pairs};
+use super::{Builder, Kind, Params, fill_params, split_pairs};
 use super::{Policy, anthropic, budget, claude_code_micro, complexity_trap, gemini, keep_results};
 use super::{keep_turns, langchain, none, openclaw, opencode, openhands, swe_agent};
 use crate::error::SpecError;
-
-/// What a kind's constructor makes of checked parameters: a maker of fresh policies (or
-/// transforms), each a new one with the parameters read once.
-pub type Builder<T> = Arc<dyn Fn() -> Box<T> + Send + Sync>;
-
-/// A policy kind (or, as [`crate::transform::TransformKind`], a transform kind): its name,
-/// parameters, source and constructor.
-///
-/// A library user registers a policy of their own as a `Kind` in a [`Registry`]: its `build` reads
-/// the [`Params`] into the policy's parameter struct ([`Params::typed`]) and returns a [`Builder`].
-pub struct Kind<T: ?Sized + 'static = dyn Policy> {
-    /// Name in specs.
-    pub name: &'static str,
-    /// One line on what it does.
-    pub about: &'static str,
-    /// Where the mechanism comes from.
-    pub source: &'static str,
-    /// Parameters with defaults (the defaults `ctxbudget policies` lists and a spec starts from).
-    pub params: &'static [Param],
-    /// Reads and checks the parameters, once per spec.
-    pub build: fn(&Params) -> Result<Builder<T>, SpecError>,
-}
-
-impl<T: ?Sized> Clone for Kind<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<T: ?Sized> Copy for Kind<T> {}
-
-impl<T: ?Sized> std::fmt::Debug for Kind<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Kind").field("name", &self.name).finish_non_exhaustive()
-    }
-}
 
 /// Every built-in policy kind, in listing order.
 pub fn registry() -> &'static [Kind] {
@@ -190,14 +152,10 @@ impl PolicySpec {
     }
 }
 
-/// `make` as a [`Builder`]: each call a fresh policy (or transform) from parameters read once.
-pub fn builder<T: ?Sized>(make: impl Fn() -> Box<T> + Send + Sync + 'static) -> Builder<T> {
-    Arc::new(make)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::{Param, builder};
     use crate::policy::{Edit, View};
 
     /// A policy of a library user's own: prunes nothing, remembers its typed parameter.

@@ -32,7 +32,7 @@
 
 use super::{Transform, TransformKind};
 use crate::model::Output;
-use crate::policy::{Param, builder};
+use crate::spec::{Param, builder};
 
 /// The `truncate:codex` transform.
 pub const KIND: TransformKind = TransformKind {

@@ -34,7 +34,7 @@
 use super::codex::{take_bytes_at_char_boundary, take_last_bytes_at_char_boundary};
 use super::{Transform, TransformKind};
 use crate::model::Output;
-use crate::policy::{Param, builder};
+use crate::spec::{Param, builder};
 
 /// Bytes per token in Codex's estimates (`APPROX_BYTES_PER_TOKEN`).
 const BYTES_PER_TOKEN: usize = 4;

@@ -16,7 +16,7 @@
 
 use super::{Transform, TransformKind};
 use crate::model::Output;
-use crate::policy::{Param, builder};
+use crate::spec::{Param, builder};
 
 /// The warning mini-swe-agent prints before a truncated output.
 pub const WARNING: &str = "<warning>\n\

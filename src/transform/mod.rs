@@ -20,7 +20,7 @@ pub mod spill;
 
 use crate::error::SpecError;
 use crate::model::Output;
-use crate::policy::{fill_params, split_pairs};
+use crate::spec::{fill_params, split_pairs};
 
 /// A change applied to every raw tool output before the split.
 pub trait Transform: Send + Sync {
@@ -60,7 +60,7 @@ impl std::fmt::Debug for dyn Transform {
 }
 
 /// A transform kind: its name, parameters, source and constructor (the same shape as a policy's).
-pub type TransformKind = crate::policy::Kind<dyn Transform>;
+pub type TransformKind = crate::spec::Kind<dyn Transform>;
 
 /// Every transform kind, in listing order.
 pub fn registry() -> &'static [TransformKind] {

@@ -30,7 +30,7 @@
 
 use super::{Transform, TransformKind};
 use crate::model::Output;
-use crate::policy::{Param, builder};
+use crate::spec::{Param, builder};
 
 /// The `spill` transform.
 pub const KIND: TransformKind = TransformKind {

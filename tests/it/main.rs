@@ -38,6 +38,7 @@ mod fixtures_api_formats;
 mod fixtures_user_formats;
 mod fuzz_regressions;
 mod json_contract;
+mod module_graph;
 mod output_safety;
 mod parallel;
 mod policies;

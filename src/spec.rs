@@ -1,3 +1,10 @@
+//! Specs of policies and transforms: `name:key=value,...`, their parameters and kinds.
+//!
+//! A policy and a record-time transform are named and parameterised the same way, so the parsing
+//! of `key=value` pairs, the typed reading of the parameters ([`Params::typed`]), and the generic
+//! [`Kind`] (a name, declared parameters, a source and a constructor) live here, below both:
+//! `policy` and `transform` build on this module and it knows neither. Pure: no I/O.
+//!
 //! Policy and transform parameters: the `key=value` text of a spec, checked against the kind's
 //! declared [`Param`]s, then read once into the kind's own typed struct through serde
 //! ([`Params::typed`]).
@@ -10,6 +17,7 @@
 //! from its variant names — and names the key in any error. Nothing here prints or reads files.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::fmt::Display;
 use std::str::FromStr;
 
@@ -18,7 +26,7 @@ use serde::de::{self, DeserializeOwned, IntoDeserializer, Visitor};
 use serde::{Deserialize, Deserializer};
 
 use crate::error::SpecError;
-use crate::model::Millis;
+use crate::time::Millis;
 
 /// Parameters of a spec: key → value text, defaults filled in.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -314,3 +322,45 @@ impl<'de> Deserialize<'de> for Minutes {
 
 /// A list parameter's items (`exclude_tools=Read,Bash`), trimmed, empty items dropped.
 pub type List = Vec<String>;
+
+/// What a kind's constructor makes of checked parameters: a maker of fresh policies (or
+/// transforms), each a new one with the parameters read once.
+pub type Builder<T> = Arc<dyn Fn() -> Box<T> + Send + Sync>;
+
+/// A policy kind (or a transform kind): its name,
+/// parameters, source and constructor.
+///
+/// A library user registers a policy of their own as a `Kind` in the policy registry: its `build` reads
+/// the [`Params`] into the policy's parameter struct ([`Params::typed`]) and returns a [`Builder`].
+pub struct Kind<T: ?Sized + 'static> {
+    /// Name in specs.
+    pub name: &'static str,
+    /// One line on what it does.
+    pub about: &'static str,
+    /// Where the mechanism comes from.
+    pub source: &'static str,
+    /// Parameters with defaults (the defaults `ctxbudget policies` lists and a spec starts from).
+    pub params: &'static [Param],
+    /// Reads and checks the parameters, once per spec.
+    pub build: fn(&Params) -> Result<Builder<T>, SpecError>,
+}
+
+impl<T: ?Sized> Clone for Kind<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T: ?Sized> Copy for Kind<T> {}
+
+impl<T: ?Sized> std::fmt::Debug for Kind<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Kind").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+/// `make` as a [`Builder`]: each call a fresh policy (or transform) from parameters read once.
+pub fn builder<T: ?Sized>(make: impl Fn() -> Box<T> + Send + Sync + 'static) -> Builder<T> {
+    Arc::new(make)
+}
+

@@ -1,0 +1,121 @@
+//! The replay: a measured conversation, request by request, under one policy at one threshold.
+//!
+//! Items are appended to the context in order. At each request boundary the policy sees the context
+//! and edits it (sticky edits persist, as the seed's prune does; a non-sticky policy's edits apply to
+//! that request only), then the request's context is measured: real tokens per category, the `len/4`
+//! estimate, what is still prunable, what the policy has removed, and the prefix it shares with the
+//! previous request (what a prompt cache could serve). A compaction marker empties the context.
+//!
+//! Linear in the trace, plus a log per edit: running sums per category, prefix sums over item
+//! positions (`Prefix`: O(1) per item added in order, O(log n) per edit of an older one), result
+//! to call links worked out once per measured conversation, and policies that keep cursors. A
+//! non-sticky policy's edits are kept from request to request with their effect on the sums (and
+//! a second `Prefix` for the shared prefix), so a policy that gives only what changed
+//! ([`Edit::KeepPrevious`]) costs in proportion to its changes. Nothing is recounted per request
+//! (texts were measured once in [`crate::measure`]; only text a policy writes, such as a
+//! placeholder, is measured here, through the cache). [`replay_summary`] skips the per-request
+//! rows. Pure: no I/O, no printing.
+
+mod engine;
+mod prefix;
+#[cfg(test)]
+mod tests;
+
+use crate::measure::{MeasuredConversation, MeasuredItem};
+use crate::model::Tokens;
+use crate::policy::{On, Policy};
+use crate::result::{Run, RunSummary};
+use crate::tokens::{Measure, Meter};
+use engine::{Engine, RequestItem};
+
+/// Replays `conversation` at `threshold` under `policy`, measuring any text the policy writes with
+/// `meter`. The summary's labels (trace, format, policy, tokenizer) are left for the caller to fill.
+pub fn replay(
+    conversation: &MeasuredConversation,
+    threshold: usize,
+    policy: &mut dyn Policy,
+    meter: &Meter,
+) -> Run {
+    replay_keeping(conversation, threshold, policy, meter, true)
+}
+
+/// [`replay`] without the per-request rows: the same summary (the rows come back empty), without
+/// the cost of building a row per request, for sweeps and reports of one row per run.
+pub fn replay_summary(
+    conversation: &MeasuredConversation,
+    threshold: usize,
+    policy: &mut dyn Policy,
+    meter: &Meter,
+) -> Run {
+    replay_keeping(conversation, threshold, policy, meter, false)
+}
+
+fn replay_keeping(
+    conversation: &MeasuredConversation,
+    threshold: usize,
+    policy: &mut dyn Policy,
+    meter: &Meter,
+    keep_rows: bool,
+) -> Run {
+    let mut e = Engine::new(conversation, threshold, meter);
+    let sticky = policy.sticky();
+    let whole_outputs = policy.on() == On::Output;
+    let mut summary = RunSummary { threshold, calibration: conversation.calibration, ..Default::default() };
+    let mut rows = Vec::new();
+    let mut edits = Vec::new();
+    // The recorded prompt sizes summed, once a request records one.
+    let mut recorded: Option<Tokens> = None;
+    for (position, item) in conversation.items.iter().enumerate() {
+        match item {
+            MeasuredItem::Text { category, measure, turn_start } => {
+                e.text(position, *category, *measure, *turn_start)
+            }
+            MeasuredItem::ToolCall { measure, name_measure, .. } => {
+                e.tool_call(position, *measure, *name_measure)
+            }
+            MeasuredItem::ToolResult(sizes, result) => {
+                let content = e.tool_result(position, sizes, result, whole_outputs);
+                add_tool_result(&mut summary, sizes.output(), content);
+            }
+            MeasuredItem::Compaction { summary: text } => e.compaction_marker(position, *text),
+            MeasuredItem::Request { id, timestamp, usage } => {
+                let adjustment = e.edit(policy, sticky, *timestamp, &mut edits);
+                let sent = e.sent(&adjustment);
+                let (context_tokens, pruned) = (sent.context_tokens, sent.pruned);
+                if let Some(u) = usage {
+                    *recorded.get_or_insert(0) += u.input_tokens;
+                    summary.recorded_requests += 1;
+                }
+                summary.peak_context_tokens = summary.peak_context_tokens.max(context_tokens);
+                summary.total_input_tokens += context_tokens;
+                summary.final_context_tokens = context_tokens;
+                if keep_rows {
+                    let request = RequestItem { id, timestamp: *timestamp, usage: usage.as_ref() };
+                    rows.push(e.row(&request, sent, &adjustment));
+                }
+                if adjustment.changed > 0 {
+                    summary.prune_events += 1;
+                }
+                e.end_request(position, *timestamp, context_tokens, pruned);
+            }
+        }
+    }
+    summary.requests = e.requests();
+    summary.pruned_tokens = e.pruned_total();
+    summary.recorded_input_tokens = recorded.or(conversation.recorded_total.map(|t| t.input_tokens));
+    summary.conversation = conversation.id.clone();
+    summary.transforms = conversation.transforms.clone();
+    Run { summary, rows }
+}
+
+/// Adds a tool result's output (and its content, when split) to the run's totals.
+fn add_tool_result(summary: &mut RunSummary, output: Measure, content: Option<Measure>) {
+    summary.tool_results += 1;
+    summary.tool_output_bytes += output.bytes;
+    summary.tool_output_tokens += output.tokens;
+    if let Some(c) = content {
+        summary.split_results += 1;
+        summary.content_tokens += c.tokens;
+        summary.content_estimate += c.estimate;
+    }
+}
