@@ -17,7 +17,8 @@ use crate::analysis::compare::PolicySource;
 use crate::config::{InputConfig, SourceConfig, UsageError};
 use crate::export::{self, Output};
 use crate::input::{self, Discovered};
-use crate::pipeline::{MeasuredFile, measure_each, prefix_path};
+use crate::pass;
+use crate::pipeline::{MeasuredFile, prefix_path};
 use crate::tokens::Meter;
 
 /// Where a command writes, for the checks made before and after its inputs are found.
@@ -258,7 +259,7 @@ pub fn load_each<T: Send>(
 }
 
 /// [`load_each`] whose `f` also gets the file's place among the files found, and whose progress
-/// bar says `message`.
+/// bar says `message`: a [`pass::walk`] with a progress bar.
 pub(super) fn load_found_each<T: Send>(
     input: &InputConfig,
     found: &Discovered,
@@ -266,24 +267,11 @@ pub(super) fn load_found_each<T: Send>(
     message: &'static str,
     f: impl Fn(usize, MeasuredFile, &Meter) -> T + Sync,
 ) -> Loaded<T> {
-    let job = input.job();
     let bar = progress_bar(found.files.len(), message);
-    let files = measure_each(found, &job, &meter, &|| bar.inc(1), |index, mut file| {
-        let warnings: Vec<String> = file.warnings.drain(..).map(|w| prefix_path(&file.path, &w)).collect();
-        let error = file.error.take();
-        let read = file.format.is_some();
-        (warnings, error, read, f(index, file, &meter))
-    });
+    let walked = pass::walk(f, found, &input.job(), &meter, &|| bar.inc(1));
     bar.finish_and_clear();
-    let (warnings, errors) = found.problems();
-    let mut loaded = Loaded { files: Vec::new(), read: 0, errors, warnings, meter };
-    for (warnings, error, read, kept) in files {
-        loaded.read += usize::from(read);
-        loaded.warnings.extend(warnings);
-        loaded.errors.extend(error);
-        loaded.files.push(kept);
-    }
-    loaded
+    let pass::Walked { output: files, read, errors, warnings } = walked;
+    Loaded { meter, files, read, errors, warnings }
 }
 
 /// A progress bar over `files` files on stderr when it is a terminal; hidden otherwise.

@@ -151,11 +151,7 @@ pub(super) fn finish_sweep(
         }
     }
     if !left.is_empty() {
-        let again = Discovered {
-            files: left.iter().map(|(i, _)| found.files[*i].clone()).collect(),
-            explicit: left.iter().map(|(i, _)| found.explicit[*i]).collect(),
-            ..Discovered::default()
-        };
+        let again = crate::pass::again(found, left.iter().map(|(i, _)| *i));
         let second = load_found_each(input, &again, meter, "per tool", |k, file, meter| {
             let conversations: Vec<&MeasuredConversation> = file.conversations.iter().collect();
             let rows: Vec<_> = left[k]
