@@ -17,8 +17,11 @@ pub mod analysis;
 pub mod arena;
 pub mod calibrate;
 pub mod chart;
+#[cfg(feature = "cli")]
 pub mod cli;
+#[cfg(feature = "cli")]
 pub mod cmd;
+#[cfg(feature = "cli")]
 pub mod config;
 pub mod counts;
 pub mod error;
