@@ -55,7 +55,7 @@ static ALLOCATOR: ctxbudget::arena::Allocator = ctxbudget::arena::Allocator;
 
 fn main() {
     // The allocator as the binary sets it, so the bare counter and a replay are compared alike.
-    ctxbudget::app::tune_allocator();
+    ctxbudget::cmd::tune_allocator();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(command) = args.first() else { usage() };
     let options = Options::parse(&args[1..]);

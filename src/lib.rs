@@ -7,17 +7,21 @@
 //! [`result`] → [`export`]. [`calibrate`] adds what the logs do not hold (the overhead and the
 //! provider's tokens per report token), fitted from the recorded usage.
 //! [`input`] is the only place that touches the file system on the way in, [`export`] on the way out;
-//! [`pipeline`] ties them together for the command line in `main.rs`. [`counts`] is the format of
+//! [`pipeline`] ties them together, [`pass`] walks a corpus with one memory policy, and [`cmd`] runs
+//! each command for `main.rs`. [`counts`] is the format of
 //! the file that keeps exact counts between runs (`--count-cache`); [`arena`] is the allocator the
 //! binary installs so that the tokenizer's tables are built faster.
 #![deny(missing_docs)]
 
 pub mod analysis;
-pub mod app;
 pub mod arena;
 pub mod calibrate;
 pub mod chart;
+#[cfg(feature = "cli")]
 pub mod cli;
+#[cfg(feature = "cli")]
+pub mod cmd;
+#[cfg(feature = "cli")]
 pub mod config;
 pub mod counts;
 pub mod error;
@@ -26,6 +30,7 @@ pub mod format;
 pub mod input;
 pub mod measure;
 pub mod model;
+pub mod pass;
 pub mod pipeline;
 pub mod policy;
 pub mod replay;

@@ -4,8 +4,8 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use ctxbudget::app;
 use ctxbudget::cli::Cli;
+use ctxbudget::cmd;
 use ctxbudget::config::Config;
 
 /// The system allocator, but tokenizer tables are built in an arena (o200k 64–72 → 36–40 ms).
@@ -13,15 +13,15 @@ use ctxbudget::config::Config;
 static ALLOCATOR: ctxbudget::arena::Allocator = ctxbudget::arena::Allocator;
 
 fn main() -> ExitCode {
-    app::tune_allocator();
+    cmd::tune_allocator();
     let cli = Cli::parse();
-    let result = Config::from_cli(cli).map_err(anyhow::Error::from).and_then(app::run);
+    let result = Config::from_cli(cli).map_err(anyhow::Error::from).and_then(cmd::run);
     match result {
         Ok(code) => code,
-        Err(e) if app::is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if cmd::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            app::say(format_args!("error: {e:#}"));
-            ExitCode::from(app::exit_code_for(&e))
+            cmd::say(format_args!("error: {e:#}"));
+            ExitCode::from(cmd::exit_code_for(&e))
         }
     }
 }

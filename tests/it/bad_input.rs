@@ -750,7 +750,7 @@ fn a_folder_with_no_file_to_read_is_a_warning_and_the_other_inputs_are_replayed(
     }
 }
 
-/// The last error of a run that found nothing to read (`app::NOTHING_READ`).
+/// The last error of a run that found nothing to read (`cmd::NOTHING_READ`).
 const NOTHING_READ: &str = "no input could be read: nothing written";
 
 #[test]

@@ -1,0 +1,40 @@
+//! `ctxbudget compare` and `ctxbudget cost`: every policy replayed over the corpus beside the
+//! baseline, added up in input order; `cost` renders the same comparison as prices.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use super::opening::{
+    Opened, Target, add_replayed, corpus_command, keep_counts, load_found_each, replay_file, writes,
+};
+use crate::analysis;
+use crate::config::CompareConfig;
+use crate::export;
+use crate::pipeline::InOrderFold;
+
+pub(super) fn run(c: CompareConfig, cost: bool) -> Result<ExitCode> {
+    corpus_command(Target::Output(&c.output), &c.input.source, c.input.meter(), |opened| {
+        let Opened { found, meter, .. } = opened;
+        // Each file is replayed as soon as it is measured and then dropped, and its conversations
+        // are added up as soon as the files before it are: memory holds the comparison (its prune
+        // events among it), not the corpus nor a result per conversation.
+        let policies = analysis::compare::with_baseline(&c.settings.policies);
+        let sources = analysis::compare::sources(&policies);
+        let sum = InOrderFold::new(analysis::compare::Sum::new(&sources), add_replayed);
+        let mut loaded = load_found_each(&c.input, &found, meter, "measuring", |index, file, meter| {
+            sum.put(index, replay_file(&file, &sources, &c.settings, meter, false));
+        });
+        let result = sum.finish().finish(&c.settings);
+        if writes(Some(&c.output), loaded.read, &mut loaded.errors) {
+            if cost {
+                export::analysis::write_cost(&c.output, c.format, &result)?;
+            } else {
+                let sections = || export::analysis::compare_sections(&result);
+                export::analysis::write(&c.output, c.format, sections, &result)?;
+            }
+        }
+        keep_counts(c.input.source.count_cache.as_deref(), &mut loaded.meter);
+        Ok(loaded.finish())
+    })
+}

@@ -1,0 +1,345 @@
+//! The opening every corpus command shares ([`corpus_command`]): check where the output goes,
+//! find the inputs (or stop, when every path named failed), check the output against the files
+//! found, seed the meter from `--count-cache`, and run on `-j` threads; then the pieces the
+//! commands' bodies share: loading with a progress bar, whether a report is written, keeping the
+//! counts, and the per-file helpers of the replaying commands.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use rayon::prelude::*;
+
+use super::{print_problems, say};
+use crate::analysis;
+use crate::analysis::compare::PolicySource;
+use crate::config::{InputConfig, SourceConfig, UsageError};
+use crate::export::{self, Output};
+use crate::input::{self, Discovered};
+use crate::pass;
+use crate::pipeline::{MeasuredFile, prefix_path};
+use crate::tokens::Meter;
+
+/// Where a command writes, for the checks made before and after its inputs are found.
+pub(super) enum Target<'a> {
+    /// One output file, or standard output.
+    Output(&'a Output),
+    /// A report directory (`report --out`); `force` writes into a folder of other files.
+    ReportDir {
+        /// The directory.
+        out: &'a Path,
+        /// `--force`.
+        force: bool,
+    },
+}
+
+/// A command's opening done: the inputs found and the meter seeded with the kept counts.
+pub(super) struct Opened {
+    /// The inputs found.
+    pub found: Discovered,
+    /// The meter, seeded from `--count-cache`.
+    pub meter: Meter,
+    /// The folders created for a report directory, outermost first (none for an output file).
+    pub created: Vec<PathBuf>,
+}
+
+/// Runs a corpus command: the shared opening ([`open`]), then `body` on `-j` threads. A run with
+/// nothing to read stops with the errors printed, before `body`.
+pub(super) fn corpus_command(
+    target: Target<'_>,
+    source: &SourceConfig,
+    meter: Meter,
+    body: impl FnOnce(Opened) -> Result<ExitCode> + Send,
+) -> Result<ExitCode> {
+    match open(target, source, meter)? {
+        Ok(opened) => with_jobs(source.jobs, || body(opened)),
+        Err(code) => Ok(code),
+    }
+}
+
+/// Checks the target, finds the inputs, checks the target against them and seeds `meter`. A
+/// report seeds first (its directory is created last, once every check passed).
+fn open(target: Target<'_>, source: &SourceConfig, meter: Meter) -> Result<Result<Opened, ExitCode>> {
+    match target {
+        Target::Output(output) => {
+            check_output(output, source)?;
+            let found = match discover_or_stop(source) {
+                Ok(found) => found,
+                Err(code) => return Ok(Err(code)),
+            };
+            check_found(output, source, &found)?;
+            let meter = seeded(meter, source.count_cache.as_deref(), &source.paths)?;
+            Ok(Ok(Opened { found, meter, created: Vec::new() }))
+        }
+        Target::ReportDir { out, force } => {
+            let meter = seeded(meter, source.count_cache.as_deref(), &source.paths)?;
+            super::report::check_dir(out, &source.paths)?;
+            let found = match discover_or_stop(source) {
+                Ok(found) => found,
+                Err(code) => return Ok(Err(code)),
+            };
+            super::report::check_found(out, source, &found)?;
+            if !force {
+                super::report::check_owned(out)?;
+            }
+            let created = super::report::create_dir(out)?;
+            Ok(Ok(Opened { found, meter, created }))
+        }
+    }
+}
+
+/// The inputs named on the command line, found ([`input::discover`]), or the exit code of a run
+/// that has nothing to read because every path named failed (a mistyped path, the default
+/// `traces/` away from the repository, an agent's folder that does not exist): the errors are
+/// printed and nothing is written, so an existing output or report is left as it is instead of
+/// being replaced by an empty one (decision). A folder that exists but holds no session is not a
+/// failure: its report is an empty one, as before.
+fn discover_or_stop(source: &SourceConfig) -> std::result::Result<Discovered, ExitCode> {
+    let found = input::discover_following(&source.paths, source.follow);
+    if !found.files.is_empty() || found.errors.is_empty() {
+        return Ok(found);
+    }
+    let mut errors = found.errors;
+    errors.push(NOTHING_READ.to_owned());
+    Err(print_problems(&found.warnings, &errors))
+}
+
+/// The last error of a run with no input to read (`discover_or_stop`, [`writes`]).
+pub const NOTHING_READ: &str = "no input could be read: nothing written";
+
+/// Whether a run that read `read` files and met `errors` writes its report to `output` (`None`:
+/// the report directory). Not when some input failed and no file could be read, and the report
+/// would replace a file: it would hold nothing but the errors, which are printed anyway, and would
+/// replace the last run's report, as `discover_or_stop` avoids for paths that do not exist.
+/// `errors` then ends with [`NOTHING_READ`]. Standard output gets its report as always, and so does
+/// a run that met no error (files skipped in a walk, a folder with no session: an empty report).
+pub(super) fn writes(output: Option<&Output>, read: usize, errors: &mut Vec<String>) -> bool {
+    if read == 0 && !errors.is_empty() && !matches!(output, Some(Output::Stdout)) {
+        errors.push(NOTHING_READ.to_owned());
+        return false;
+    }
+    true
+}
+
+/// Runs `f` on `jobs` threads when set, else on rayon's default pool.
+fn with_jobs<T: Send>(jobs: Option<usize>, f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
+    match jobs {
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .with_context(|| format!("cannot start {n} worker threads (-j {n})"))?
+            .install(f),
+        None => f(),
+    }
+}
+
+/// `meter` seeded with the counts kept in `cache` (`--count-cache`). The file is checked first as
+/// an output is ([`Output::check`]: in a folder that exists, neither an input nor inside one, where
+/// a walk would read it as a trace); a count cache that cannot be used (damaged, another version,
+/// empty) is named in a warning, everything is counted afresh and the file is rewritten at the end
+/// ([`keep_counts`]). A file that is not a count cache at all is refused: it is never replaced.
+pub(super) fn seeded(mut meter: Meter, cache: Option<&Path>, inputs: &[PathBuf]) -> Result<Meter> {
+    let Some(path) = cache else { return Ok(meter) };
+    let refuse = |why: String| -> anyhow::Error { UsageError(format!("--count-cache: {why}")).into() };
+    if path.is_dir() {
+        return Err(refuse(format!("{} is a directory; give a file name", path.display())));
+    }
+    // A device or a pipe holds no counts to keep, and reading one may never end (`/dev/zero`).
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return Err(refuse(format!(
+            "{} is not a regular file (a device or a pipe); give a file name",
+            path.display()
+        )));
+    }
+    Output::File(path.to_owned()).check(inputs).map_err(|e| refuse(format!("{e:#}")))?;
+    match input::read_counts(path) {
+        Ok(Some(kept)) => {
+            meter.seed(&kept);
+        }
+        Ok(None) => {}
+        Err(e) if e.foreign => {
+            return Err(refuse(format!("{}; it is left as it is: name a new file or a count cache", e.why)));
+        }
+        Err(e) => say(format_args!("warning: {}; counting afresh", e.why)),
+    }
+    Ok(meter)
+}
+
+/// Adds `meter`'s counts to the `cache` file, read again first so that counts another run wrote
+/// meanwhile stay (a count cache that cannot be used is replaced, a file that is not one is left
+/// alone with a warning); the file is left alone when nothing is
+/// new, and not created when there is nothing to keep (a run that counts with the estimate only).
+/// A failure is only a warning: the output is written already, and right.
+pub(super) fn keep_counts(cache: Option<&Path>, meter: &mut Meter) {
+    let Some(path) = cache else { return };
+    let (mut kept, usable) = match input::read_counts(path) {
+        Ok(Some(kept)) => (kept, true),
+        Err(e) if e.foreign => {
+            say(format_args!("warning: counts not kept: {}; it is left as it is", e.why));
+            return;
+        }
+        Ok(None) | Err(_) => (crate::counts::StoredCounts::default(), false),
+    };
+    let before = kept.len();
+    meter.keep(&mut kept);
+    if kept.len() == before && (usable || kept.is_empty()) {
+        return;
+    }
+    if let Err(e) = export::write_atomically(path, &kept.encode()) {
+        say(format_args!("warning: counts not kept: {e:#}"));
+    }
+}
+
+/// Checks the output file before anything is read ([`Output::check`]: its folder exists, it is no
+/// input given), and that it is not the `--count-cache` file, which the report would replace.
+fn check_output(output: &Output, source: &SourceConfig) -> Result<()> {
+    output.check(&source.paths).map_err(|e| UsageError(format!("{e:#}")))?;
+    if let (Output::File(out), Some(cache)) = (output, source.count_cache.as_deref()) {
+        if export::resolve(out).is_ok_and(|o| export::resolve(cache).is_ok_and(|c| o == c)) {
+            return Err(UsageError(format!(
+                "refusing to write {}: it is the --count-cache file; choose another output path",
+                out.display()
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// Refuses, once the inputs are found, an output or a `--count-cache` file that is one of the
+/// files found (exit 2, nothing read or written yet): reached through a symbolic link inside a
+/// folder read, or the file standard input is redirected from, it is no path given, so the checks
+/// made before the walk (`check_output`, [`seeded`]) cannot see it.
+fn check_found(output: &Output, source: &SourceConfig, found: &Discovered) -> Result<()> {
+    output.check_found(&found.files).map_err(|e| UsageError(format!("{e:#}")))?;
+    check_cache_found(source, found)
+}
+
+/// `check_found` of the `--count-cache` file.
+pub(super) fn check_cache_found(source: &SourceConfig, found: &Discovered) -> Result<()> {
+    let Some(cache) = source.count_cache.as_deref() else { return Ok(()) };
+    let cache = Output::File(cache.to_owned());
+    cache.check_found(&found.files).map_err(|e| UsageError(format!("--count-cache: {e:#}")).into())
+}
+
+/// Every input of an analysis, loaded and measured once, with the problems met: what the analysis
+/// kept of each file ([`load_each`]).
+pub struct Loaded<T> {
+    /// The meter the texts were measured with (replays reuse its cache).
+    pub meter: Meter,
+    /// Files in input order.
+    pub files: Vec<T>,
+    /// How many of them were read (a format recognised them and they held no error).
+    pub read: usize,
+    /// Files or paths that could not be read.
+    pub errors: Vec<String>,
+    /// Non-fatal problems, prefixed with their file.
+    pub warnings: Vec<String>,
+}
+
+impl<T> Loaded<T> {
+    /// Prints warnings and errors to stderr and returns the exit code they imply.
+    pub fn finish(&self) -> ExitCode {
+        print_problems(&self.warnings, &self.errors)
+    }
+}
+
+/// Loads and measures the inputs found with `meter` (with a progress bar on stderr when it is a
+/// terminal) and hands each measured file (its warnings and error already taken out) to `f` with
+/// the meter, keeping only what `f` returns: memory holds the files being worked on and those
+/// results, not the corpus, unless `f` keeps the file.
+pub fn load_each<T: Send>(
+    input: &InputConfig,
+    found: &Discovered,
+    meter: Meter,
+    f: impl Fn(MeasuredFile, &Meter) -> T + Sync,
+) -> Loaded<T> {
+    load_found_each(input, found, meter, "measuring", |_, file, meter| f(file, meter))
+}
+
+/// [`load_each`] whose `f` also gets the file's place among the files found, and whose progress
+/// bar says `message`: a [`pass::walk`] with a progress bar.
+pub(super) fn load_found_each<T: Send>(
+    input: &InputConfig,
+    found: &Discovered,
+    meter: Meter,
+    message: &'static str,
+    f: impl Fn(usize, MeasuredFile, &Meter) -> T + Sync,
+) -> Loaded<T> {
+    let bar = progress_bar(found.files.len(), message);
+    let walked = pass::walk(f, found, &input.job(), &meter, &|| bar.inc(1));
+    bar.finish_and_clear();
+    let pass::Walked { output: files, read, errors, warnings } = walked;
+    Loaded { meter, files, read, errors, warnings }
+}
+
+/// A progress bar over `files` files on stderr when it is a terminal; hidden otherwise.
+pub(super) fn progress_bar(files: usize, message: &'static str) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(files as u64);
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} files ({elapsed})")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message(message);
+    bar
+}
+
+/// Adds one replayed file's warnings (prefixed with its path) and error to a report's, after those
+/// of the files before it.
+pub(super) fn add_problems(
+    warnings: &mut Vec<String>,
+    errors: &mut Vec<String>,
+    path: &str,
+    file_warnings: &[String],
+    error: Option<String>,
+) {
+    warnings.extend(file_warnings.iter().map(|w| prefix_path(path, w)));
+    errors.extend(error);
+}
+
+/// Adds a file's replayed conversations to a comparison, in file order.
+pub(super) fn add_replayed(sum: &mut analysis::compare::Sum<'_>, replayed: Vec<analysis::compare::Replayed>) {
+    for conversation in replayed {
+        sum.add(conversation);
+    }
+}
+
+/// Every conversation of `file` replayed under `sources` (in parallel), in file order: what a
+/// comparison adds up ([`analysis::compare::add_up`]).
+pub(super) fn replay_file(
+    file: &MeasuredFile,
+    sources: &[&dyn PolicySource],
+    settings: &analysis::compare::CompareSettings,
+    meter: &Meter,
+    keep_rows: bool,
+) -> Vec<analysis::compare::Replayed> {
+    let replay =
+        |c| analysis::compare::replay_conversation(&file.path, c, sources, settings, meter, keep_rows);
+    file.conversations.par_iter().map(replay).collect()
+}
+
+/// Lines of a CSV file (a report's timeline.csv, or `replay --format csv`) written to `output` as
+/// the files are replayed: `header`, then each file's part in input order.
+pub(super) fn csv_lines(output: &Output, header: &[u8]) -> Result<export::InOrder<export::Streamed>> {
+    let mut out = output.stream()?;
+    out.write_all(header)?;
+    Ok(export::InOrder::new(out))
+}
+
+/// Puts the lines of `runs` as part `index` of `lines`. Every file puts a part, an empty one when
+/// its lines cannot be rendered (the error is returned, to be reported after the pass), so the
+/// parts after it are written.
+pub(super) fn put_timeline_lines<'r, W: Write>(
+    lines: &export::InOrder<W>,
+    index: usize,
+    runs: impl Iterator<Item = &'r crate::result::Run>,
+) -> std::result::Result<(), csv::Error> {
+    let parts: Vec<_> = runs.map(|r| (&r.summary, r.rows.as_slice())).collect();
+    lines.put_rendered(index, export::columns::timeline_csv_rows(&parts))
+}

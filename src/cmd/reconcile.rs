@@ -1,0 +1,27 @@
+//! `ctxbudget reconcile`: each conversation's replayed context beside the usage its provider
+//! recorded ([`crate::pipeline::reconcile_files`]).
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use super::opening::{Opened, Target, corpus_command, keep_counts, writes};
+use super::print_problems;
+use crate::config::ReconcileConfig;
+use crate::pipeline::reconcile_files;
+use crate::tokens::Meter;
+
+pub(super) fn run(c: ReconcileConfig) -> Result<ExitCode> {
+    let meter = Meter::with_backend(c.source.tokenizer, c.source.tokenizer, c.source.counter);
+    corpus_command(Target::Output(&c.output), &c.source, meter, |opened| {
+        let Opened { found, mut meter, .. } = opened;
+        let (mut report, read) =
+            reconcile_files(&found, c.source.input_format, &meter, c.per_request, c.worst);
+        if writes(Some(&c.output), read, &mut report.errors) {
+            let bytes = crate::export::reconcile::render(&report, c.format, c.per_request)?;
+            c.output.write(&bytes)?;
+        }
+        keep_counts(c.source.count_cache.as_deref(), &mut meter);
+        Ok(print_problems(&report.warnings, &report.errors))
+    })
+}

@@ -1,0 +1,342 @@
+//! `ctxbudget replay`: every file replayed under the chosen policies at one threshold. JSON and
+//! CSV go out as the files are replayed; a per-request table or Markdown of inputs too large to
+//! hold ([`crate::pass::holds`]) is written in two passes (the first sizes the columns); anything
+//! else is rendered from the whole report.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use super::opening::{
+    Opened, Target, add_problems, corpus_command, csv_lines, keep_counts, progress_bar, put_timeline_lines,
+    writes,
+};
+use super::print_problems;
+use crate::config::ReplayConfig;
+use crate::export::{self, Output};
+use crate::input::{self, Discovered};
+use crate::pipeline::{Job, replay_files, replay_files_each, replay_files_without_rows};
+use crate::result::{ReplayReport, RequestRow, RunSummary};
+use crate::tokens::Meter;
+
+pub(super) fn run(c: ReplayConfig) -> Result<ExitCode> {
+    corpus_command(Target::Output(&c.output), &c.input.source, c.input.meter(), |opened| {
+        let Opened { found, mut meter, .. } = opened;
+        let job = Job { thresholds: vec![c.threshold], policies: c.policies.clone(), ..c.input.job() };
+        let bar = progress_bar(found.files.len(), "replaying");
+        // JSON and CSV are written as the files are replayed (each file's part rendered by the
+        // worker that replayed it, not all at the end on one thread).
+        let streamed = matches!(c.format, export::ExportFormat::Csv | export::ExportFormat::Json);
+        let twice = match c.format.timeline_parts() {
+            Some(parts) if c.per_request && !crate::pass::holds(&found, c.low_memory) => Some(parts),
+            _ => None,
+        };
+        let code = if streamed {
+            let code = replay_as_it_goes(&c, &found, &job, &meter, &|| bar.inc(1))?;
+            bar.finish_and_clear();
+            code
+        } else if let Some(parts) = twice {
+            bar.set_length(2 * found.files.len() as u64);
+            let code = replay_twice(&c, &found, &job, &meter, parts, &|| bar.inc(1))?;
+            bar.finish_and_clear();
+            code
+        } else {
+            let (mut report, read) = replay_report(&c, &found, &job, &meter, &|| bar.inc(1));
+            bar.finish_and_clear();
+            if writes(Some(&c.output), read, &mut report.errors) {
+                let mut out = c.output.stream()?;
+                c.format.exporter().write(&report, c.per_request, &mut out)?;
+                out.finish()?;
+            }
+            print_problems(&report.warnings, &report.errors)
+        };
+        keep_counts(c.input.source.count_cache.as_deref(), &mut meter);
+        Ok(code)
+    })
+}
+
+/// The whole report of a replay: every run's summary, with its rows under `--per-request`; and
+/// how many files were read.
+fn replay_report(
+    c: &ReplayConfig,
+    found: &Discovered,
+    job: &Job<'_>,
+    meter: &Meter,
+    done: &(dyn Fn() + Sync),
+) -> (ReplayReport, usize) {
+    let outcomes = if c.per_request {
+        replay_files(found, job, meter, done)
+    } else {
+        replay_files_without_rows(found, job, meter, done)
+    };
+    let (warnings, errors) = found.problems();
+    let mut report = ReplayReport { errors, warnings, ..Default::default() };
+    let read = outcomes.iter().filter(|o| o.format.is_some()).count();
+    for o in outcomes {
+        add_problems(&mut report.warnings, &mut report.errors, &o.path, &o.warnings, o.error);
+        for run in o.runs {
+            let mut summary = run.summary;
+            if c.per_request {
+                summary.timeline = Some(run.rows);
+            }
+            report.runs.push(summary);
+        }
+    }
+    (report, read)
+}
+
+/// `replay --format json` and `--format csv` (with or without `--per-request`), written as the
+/// files are replayed: each file's part is rendered by the worker that replayed it and goes out in
+/// input order as soon as the files before it are written, and its runs are dropped, so memory
+/// does not grow with the requests or the conversations and no serial rendering of the whole
+/// report is left for the end. The same bytes as the CSV and JSON exporters write.
+fn replay_as_it_goes(
+    c: &ReplayConfig,
+    found: &Discovered,
+    job: &Job<'_>,
+    meter: &Meter,
+    done: &(dyn Fn() + Sync),
+) -> Result<ExitCode> {
+    if c.format == export::ExportFormat::Json {
+        let parts = export::InOrder::new(export::json::JsonRuns::new(c.output.stream()?)?);
+        let rows = c.per_request;
+        let outcomes = replay_files_each(found, job, meter, rows, done, |index, outcome| {
+            let runs: Vec<_> = outcome
+                .runs
+                .into_iter()
+                .map(|r| crate::result::RunSummary { timeline: rows.then_some(r.rows), ..r.summary })
+                .collect();
+            let rendered = parts.put_rendered(index, export::json::runs_part(&runs)).map_err(Into::into);
+            (outcome.path, outcome.format.is_some(), outcome.warnings, outcome.error, rendered)
+        });
+        let (warnings, mut errors, read) = problems_of(found, outcomes)?;
+        let out = parts.finish(found.files.len())?.finish(&errors, &warnings)?;
+        // Dropped unfinished, a file's temporary copy is removed and the file left as it is.
+        if writes(Some(&c.output), read, &mut errors) {
+            out.finish()?;
+        }
+        Ok(print_problems(&warnings, &errors))
+    } else {
+        // CSV: one line per request (timeline.csv's) or one per run.
+        let rows = c.per_request;
+        let header = if rows { export::columns::timeline_csv_header()? } else { export::csv::runs_header()? };
+        let lines = csv_lines(&c.output, &header)?;
+        let outcomes = replay_files_each(found, job, meter, rows, done, |index, outcome| {
+            let read = outcome.format.is_some();
+            let rendered = if rows {
+                put_timeline_lines(&lines, index, outcome.runs.iter()).map_err(Into::into)
+            } else {
+                let runs: Vec<_> = outcome.runs.into_iter().map(|r| r.summary).collect();
+                lines.put_rendered(index, export::csv::runs_rows(&runs))
+            };
+            (outcome.path, read, outcome.warnings, outcome.error, rendered)
+        });
+        let (warnings, mut errors, read) = problems_of(found, outcomes)?;
+        let out = lines.finish(found.files.len())?;
+        if writes(Some(&c.output), read, &mut errors) {
+            out.finish()?;
+        }
+        Ok(print_problems(&warnings, &errors))
+    }
+}
+
+/// `replay --per-request` as a table or Markdown, without holding every row: a first pass adds up
+/// the columns' stats ([`export::columns::ColumnStats`]) and keeps the run summaries (for the
+/// totals), dropping each file's rows (but those of a file that cannot be read again, such as
+/// standard input); a second pass replays the files again (every count is in the meter's cache by
+/// then) and writes each file's rows, in input order, as soon as the files before it are written.
+/// The same bytes as the exporter writes from the whole report.
+fn replay_twice(
+    c: &ReplayConfig,
+    found: &Discovered,
+    job: &Job<'_>,
+    meter: &Meter,
+    parts: &dyn export::TimelineParts,
+    done: &(dyn Fn() + Sync),
+) -> Result<ExitCode> {
+    let mut first = timeline_first_pass(found, job, meter, done);
+    if !writes(Some(&c.output), first.read, &mut first.report.errors) {
+        return Ok(print_problems(&first.report.warnings, &first.report.errors));
+    }
+    let report = timeline_second_pass(&c.output, found, job, meter, parts, first, done)?;
+    Ok(print_problems(&report.warnings, &report.errors))
+}
+
+/// What the first pass of [`replay_twice`] keeps: the stats of every row, each file's own (to
+/// notice a file that reads differently the second time), the report without its rows, and the
+/// runs with their rows of each file that cannot be read again ([`input::rereadable`]).
+struct TimelinePass {
+    stats: export::columns::ColumnStats,
+    files: Vec<export::columns::ColumnStats>,
+    report: ReplayReport,
+    read: usize,
+    held: Vec<Option<Vec<crate::result::Run>>>,
+}
+
+/// The runs of a replayed file, each with its rows.
+fn runs_of(outcome: &crate::pipeline::FileOutcome) -> Vec<(&RunSummary, &[RequestRow])> {
+    outcome.runs.iter().map(|r| (&r.summary, r.rows.as_slice())).collect()
+}
+
+fn timeline_first_pass(
+    found: &Discovered,
+    job: &Job<'_>,
+    meter: &Meter,
+    done: &(dyn Fn() + Sync),
+) -> TimelinePass {
+    use export::columns::{ColumnStats, TIMELINE_HEADERS, timeline_stats};
+    let outcomes = replay_files_each(found, job, meter, true, done, |index, outcome| {
+        let stats = timeline_stats(&runs_of(&outcome));
+        let (summaries, held): (Vec<_>, _) = if input::rereadable(&found.files[index]) {
+            (outcome.runs.into_iter().map(|r| r.summary).collect(), None)
+        } else {
+            (outcome.runs.iter().map(|r| r.summary.clone()).collect(), Some(outcome.runs))
+        };
+        (stats, summaries, held, outcome.format.is_some(), outcome.path, outcome.warnings, outcome.error)
+    });
+    let (warnings, errors) = found.problems();
+    let mut first = TimelinePass {
+        stats: ColumnStats::new(&TIMELINE_HEADERS),
+        files: Vec::with_capacity(outcomes.len()),
+        report: ReplayReport { errors, warnings, ..Default::default() },
+        read: 0,
+        held: Vec::with_capacity(outcomes.len()),
+    };
+    for (stats, summaries, held, read, path, warnings, error) in outcomes {
+        first.read += usize::from(read);
+        first.stats.merge(&stats);
+        first.files.push(stats);
+        first.held.push(held);
+        add_problems(&mut first.report.warnings, &mut first.report.errors, &path, &warnings, error);
+        first.report.runs.extend(summaries);
+    }
+    first
+}
+
+/// Writes the table the first pass sized, replaying the files again (those it held, which cannot
+/// be read again, are drawn from it); a file whose rows differ
+/// from the first read (a live session being written) is named in a warning, and its rows are the
+/// second read's (drawn in the first read's columns, so they may not line up). Returns the report
+/// of the first pass with those warnings.
+fn timeline_second_pass(
+    output: &Output,
+    found: &Discovered,
+    job: &Job<'_>,
+    meter: &Meter,
+    parts: &dyn export::TimelineParts,
+    first: TimelinePass,
+    done: &(dyn Fn() + Sync),
+) -> Result<ReplayReport> {
+    let TimelinePass { stats, files, mut report, held, .. } = first;
+    let mut out = output.stream()?;
+    parts.head(&stats, &mut out)?;
+    let rows = export::InOrder::new(out);
+    // The files held by the first pass are drawn from it, the others replayed again.
+    let mut again = Discovered::default();
+    let mut places = Vec::new();
+    for (index, kept) in held.iter().enumerate() {
+        match kept {
+            Some(runs) => {
+                let runs: Vec<_> = runs.iter().map(|r| (&r.summary, r.rows.as_slice())).collect();
+                let mut part = Vec::new();
+                export::write_timeline_rows(parts, &stats, &runs, &mut part, |_| ())
+                    .expect("writing to a Vec cannot fail");
+                rows.put(index, part);
+                done();
+            }
+            None => {
+                again.files.push(found.files[index].clone());
+                again.explicit.push(found.explicit[index]);
+                places.push(index);
+            }
+        }
+    }
+    drop(held);
+    let changed = replay_files_each(&again, job, meter, true, done, |k, outcome| {
+        let index = places[k];
+        let mut part = Vec::new();
+        let mut drawn = export::columns::ColumnStats::new(&export::columns::TIMELINE_HEADERS);
+        export::write_timeline_rows(parts, &stats, &runs_of(&outcome), &mut part, |cells| drawn.add(cells))
+            .expect("writing to a Vec cannot fail");
+        rows.put(index, part);
+        (drawn != files[index]).then(|| {
+            format!(
+                "{}: read differently the second time (changed while the replay read it?): its rows are \
+                 the second read's and may not line up",
+                outcome.path
+            )
+        })
+    });
+    report.warnings.extend(changed.into_iter().flatten());
+    let mut out = rows.finish(found.files.len())?;
+    parts.tail(&stats, &report, &mut out)?;
+    out.finish()?;
+    Ok(report)
+}
+
+/// What is left of a file written as it went: its path, whether it was read, its warnings and
+/// error, and whether its part could be rendered.
+type Written = (String, bool, Vec<String>, Option<String>, Result<()>);
+
+/// The warnings (prefixed with their file) and errors of files replayed as they went, after the
+/// errors of the search, and how many files were read; the first part that could not be
+/// rendered, if any, instead.
+fn problems_of(found: &Discovered, outcomes: Vec<Written>) -> Result<(Vec<String>, Vec<String>, usize)> {
+    let (mut warnings, mut errors) = found.problems();
+    let mut read = 0;
+    for (path, was_read, file_warnings, error, rendered) in outcomes {
+        rendered?;
+        read += usize::from(was_read);
+        add_problems(&mut warnings, &mut errors, &path, &file_warnings, error);
+    }
+    Ok((warnings, errors, read))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use clap::Parser;
+    use std::path::Path;
+
+    #[test]
+    fn a_per_request_table_whose_file_changes_between_its_two_reads_names_it() {
+        for changed in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let fixture =
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cache-trap/session.jsonl");
+            let session = dir.path().join("session.jsonl");
+            std::fs::copy(fixture, &session).unwrap();
+            let out = dir.path().join("out");
+            std::fs::create_dir(&out).unwrap();
+            let args = ["ctxbudget", "replay", "--tokenizer", "estimate", "--per-request", "--low-memory"];
+            let cli =
+                crate::cli::Cli::try_parse_from(args.into_iter().chain([session.to_str().unwrap()])).unwrap();
+            let Ok(Config::Replay(c)) = Config::from_cli(cli) else { panic!("a replay") };
+            let found = input::discover(&c.input.source.paths);
+            let meter = c.input.meter();
+            let job = Job {
+                thresholds: vec![c.threshold],
+                policies: c.policies.clone(),
+                resplit: false,
+                transforms: &[],
+                overhead: 0,
+                input_format: None,
+                calibrate: false,
+            };
+            let first = timeline_first_pass(&found, &job, &meter, &|| ());
+            if changed {
+                let mut text = std::fs::read_to_string(&session).unwrap();
+                text.push_str("{\"type\": \"request\"}\n");
+                std::fs::write(&session, text).unwrap();
+            }
+            let table = Output::File(out.join("table.txt"));
+            let parts = export::ExportFormat::Table.timeline_parts().unwrap();
+            let report = timeline_second_pass(&table, &found, &job, &meter, parts, first, &|| ()).unwrap();
+            let named =
+                report.warnings.iter().any(|w| w.contains("session.jsonl: read differently the second time"));
+            assert_eq!(named, changed, "{:?}", report.warnings);
+            assert!(std::fs::read_to_string(out.join("table.txt")).unwrap().contains("Totals per policy"));
+        }
+    }
+}
