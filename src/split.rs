@@ -1,8 +1,9 @@
 //! The seed's automatic split of a tool output into `summary` and `content`, reproduced byte for byte.
 //!
-//! `ToolOutput::from_output(s, threshold)` is the seed's `impl From<String> for ToolOutput` with the
-//! threshold as a parameter instead of the `SUMMARY_THRESHOLD` constant: at most `threshold` UTF-8
-//! bytes stay whole as the summary (never prunable); anything longer becomes
+//! [`ToolOutput::with_threshold`] is the seed's `impl From<String> for ToolOutput` with the
+//! threshold as a parameter instead of the `SUMMARY_THRESHOLD` constant, and `From<String>` itself
+//! splits at [`SUMMARY_THRESHOLD`]: at most `threshold` UTF-8 bytes stay whole as the summary
+//! (never prunable); anything longer becomes
 //! `"{lines} lines | {first 80 chars of the first line}…"` with the whole output as content.
 //! `lines` and the first line follow `str::lines` (a trailing newline ends the last line, `\r\n` is a
 //! line ending, a lone `\r` is not). The 80 is in `char`s, the threshold in bytes, and the ellipsis
@@ -13,7 +14,30 @@ use crate::model::Output;
 /// Longest first-line excerpt kept in an automatic summary, in `char`s.
 pub const FIRST_LINE_CHARS: usize = 80;
 
+/// The threshold `From<String>` splits at, in UTF-8 bytes: the command line's default `--threshold`
+/// (the seed leaves the value to tuning, "a few hundred bytes").
+pub const SUMMARY_THRESHOLD: usize = 256;
+
 /// The seed's `ToolOutput`: a summary that survives prune and content that prune removes.
+///
+/// ```
+/// use ctxbudget::ToolOutput;
+///
+/// // At most `SUMMARY_THRESHOLD` bytes: the output is its own summary, nothing to prune.
+/// let small: ToolOutput = String::from("bash: cargo test — exit 0, 3 passed").into();
+/// assert_eq!(small.summary, "bash: cargo test — exit 0, 3 passed");
+/// assert_eq!(small.content, None);
+///
+/// // Longer: a line count and the first line's first 80 chars, the whole output as content.
+/// let big = format!("{}\n{}", "x".repeat(100), "y".repeat(300));
+/// let split = ToolOutput::from(big.clone());
+/// assert_eq!(split.summary, format!("2 lines | {}…", "x".repeat(80)));
+/// assert_eq!(split.content, Some(big));
+///
+/// // The same rule at another threshold (bytes).
+/// let whole = ToolOutput::with_threshold("x".repeat(1000), 1024);
+/// assert_eq!(whole.content, None);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolOutput {
     /// 1–2 lines, always sent.
@@ -22,14 +46,36 @@ pub struct ToolOutput {
     pub content: Option<String>,
 }
 
+impl From<String> for ToolOutput {
+    /// The seed's automatic split at [`SUMMARY_THRESHOLD`].
+    fn from(s: String) -> ToolOutput {
+        ToolOutput::with_threshold(s, SUMMARY_THRESHOLD)
+    }
+}
+
 impl ToolOutput {
-    /// The seed's `From<String>` with `SUMMARY_THRESHOLD = threshold` (bytes).
-    pub fn from_output(s: &str, threshold: usize) -> ToolOutput {
+    /// The seed's `From<String>` with `SUMMARY_THRESHOLD = threshold` (bytes), taking the output
+    /// without copying it.
+    ///
+    /// ```
+    /// use ctxbudget::ToolOutput;
+    ///
+    /// let out = ToolOutput::with_threshold("first\nsecond\n", 4);
+    /// assert_eq!(out.summary, "2 lines | first…");
+    /// assert_eq!(out.content.as_deref(), Some("first\nsecond\n"));
+    /// ```
+    pub fn with_threshold(s: impl Into<String>, threshold: usize) -> ToolOutput {
+        let s = s.into();
         if s.len() <= threshold {
-            ToolOutput { summary: s.to_owned(), content: None }
+            ToolOutput { summary: s, content: None }
         } else {
-            ToolOutput { summary: summary_of(s), content: Some(s.to_owned()) }
+            ToolOutput { summary: summary_of(&s), content: Some(s) }
         }
+    }
+
+    /// The seed's `From<String>` with `SUMMARY_THRESHOLD = threshold` (bytes), for a borrowed output.
+    pub fn from_output(s: &str, threshold: usize) -> ToolOutput {
+        ToolOutput::with_threshold(s, threshold)
     }
 
     /// Splits a recorded output. Raw outputs go through [`ToolOutput::from_output`]; outputs that a
@@ -167,6 +213,15 @@ mod tests {
         let resplit = ToolOutput::from_recorded(&rec, 0, true);
         assert_eq!(resplit.summary, "4 lines | read_file: a.rs — 3 lines…");
         assert_eq!(resplit.content.as_deref(), Some("read_file: a.rs — 3 lines\nx\ny\nz"));
+    }
+
+    #[test]
+    fn from_string_splits_at_the_default_threshold() {
+        for len in [0, SUMMARY_THRESHOLD, SUMMARY_THRESHOLD + 1, 4 * SUMMARY_THRESHOLD] {
+            let s = format!("{}\n", "é".repeat(len / 2));
+            assert_eq!(ToolOutput::from(s.clone()), seed_from_string(s.clone(), SUMMARY_THRESHOLD));
+            assert_eq!(ToolOutput::with_threshold(s.as_str(), 7), seed_from_string(s, 7));
+        }
     }
 
     #[test]

@@ -21,6 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::compare::PolicySource;
 use crate::measure::{MeasuredConversation, MeasuredItem, MeasuredResult, ResultSizes};
 use crate::model::Tokens;
 use crate::policy::{Content, Edit, Policy, PolicySpec, View};
@@ -31,6 +32,7 @@ use crate::tokens::Meter;
 mod per_tool;
 
 pub use per_tool::{Speculation, ToolRows, ToolTotals, finish, tool_rows, tool_totals};
+use per_tool::tool_rows_with;
 
 /// The thresholds swept when none are given: 0, then 64 bytes to 64 KiB, doubling.
 pub const DEFAULT_THRESHOLDS: &str = "0,64..65536:x2";
@@ -335,7 +337,7 @@ impl Policy for Observed<'_> {
 fn row_at(
     conversations: &[&MeasuredConversation],
     threshold: usize,
-    spec: &PolicySpec,
+    spec: &dyn PolicySource,
     meter: &Meter,
 ) -> SweepRow {
     rows_at(conversations, &[threshold], spec, meter).remove(0)
@@ -349,7 +351,7 @@ fn row_at(
 fn rows_at(
     conversations: &[&MeasuredConversation],
     thresholds: &[usize],
-    spec: &PolicySpec,
+    spec: &dyn PolicySource,
     meter: &Meter,
 ) -> Vec<SweepRow> {
     let plans: Vec<(Vec<usize>, Vec<usize>)> =
@@ -382,11 +384,11 @@ fn rows_at(
 fn conversation_row(
     c: &MeasuredConversation,
     threshold: usize,
-    spec: &PolicySpec,
+    spec: &dyn PolicySource,
     meter: &Meter,
 ) -> SweepRow {
     let mut row = SweepRow::default();
-    let mut inner = spec.build();
+    let mut inner = spec.fresh();
     let mut observed = Observed::new(&mut *inner);
     let run = replay_summary(c, threshold, &mut observed, meter);
     row.summary_tokens = observed.summary;
@@ -603,10 +605,27 @@ pub fn fix_other_tools(c: &MeasuredConversation, tool: &str, threshold: usize) -
 /// [`ToolTotals::add_tool`] for the per-tool rows): every number in them is an integer sum or
 /// maximum, so the result is the same bytes.
 pub fn sweep(conversations: &[&MeasuredConversation], settings: &SweepSettings, meter: &Meter) -> Sweep {
-    let totals = totals(conversations, settings, meter);
+    sweep_with(conversations, settings, &settings.policy, meter)
+}
+
+/// [`sweep`] under any policy, such as one written outside this crate: `policy` builds a fresh
+/// policy per replay and labels the sweep; `settings.policy` is not used.
+pub fn sweep_with(
+    conversations: &[&MeasuredConversation],
+    settings: &SweepSettings,
+    policy: &dyn PolicySource,
+    meter: &Meter,
+) -> Sweep {
+    let totals = totals_with(conversations, settings, policy, meter);
     let plan = plan(&totals, settings);
-    let per_tool = tool_totals(conversations, &plan, settings, meter);
-    finish(totals, &plan, per_tool, settings)
+    let per_tool = ToolTotals {
+        per_tool: plan
+            .tools
+            .iter()
+            .map(|(tool, _, _)| tool_rows_with(conversations, tool, plan.overall, settings, policy, meter))
+            .collect(),
+    };
+    Sweep { policy: policy.label().to_owned(), ..finish(totals, &plan, per_tool, settings) }
 }
 
 /// The first pass of a sweep over some conversations: the baseline, every threshold's row and the
@@ -656,12 +675,22 @@ pub fn totals(
     settings: &SweepSettings,
     meter: &Meter,
 ) -> SweepTotals {
+    totals_with(conversations, settings, &settings.policy, meter)
+}
+
+/// [`totals`] under `policy` instead of `settings.policy`.
+fn totals_with(
+    conversations: &[&MeasuredConversation],
+    settings: &SweepSettings,
+    policy: &dyn PolicySource,
+    meter: &Meter,
+) -> SweepTotals {
     let none = PolicySpec::parse("none").unwrap_or_else(|e| unreachable!("`none` is registered: {e}"));
     SweepTotals {
         conversations: conversations.len(),
         requests: conversations.iter().map(|c| c.requests()).sum(),
         baseline: row_at(conversations, usize::MAX, &none, meter),
-        rows: rows_at(conversations, &swept(settings), &settings.policy, meter),
+        rows: rows_at(conversations, &swept(settings), policy, meter),
         tools: output_by_tool(conversations),
     }
 }

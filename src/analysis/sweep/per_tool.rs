@@ -12,6 +12,7 @@ use super::{
     Sweep, SweepPlan, SweepRow, SweepSettings, SweepTotals, ToolRecommendation, add_row, finished_rows,
     fix_other_tools, plan, recommend_if_any, recommend_tool, row_at, rows_at, savings, swept,
 };
+use crate::analysis::compare::PolicySource;
 use crate::measure::MeasuredConversation;
 use crate::tokens::Meter;
 
@@ -19,7 +20,7 @@ use crate::tokens::Meter;
 /// its outputs left whole ([`ToolTotals::add_tool`] adds a part to one tool's).
 #[derive(Debug, Clone, Default)]
 pub struct ToolTotals {
-    per_tool: Vec<ToolRows>,
+    pub(super) per_tool: Vec<ToolRows>,
 }
 
 impl ToolTotals {
@@ -73,11 +74,23 @@ pub fn tool_rows(
     settings: &SweepSettings,
     meter: &Meter,
 ) -> ToolRows {
+    tool_rows_with(conversations, tool, overall, settings, &settings.policy, meter)
+}
+
+/// [`tool_rows`] under `policy` instead of `settings.policy`.
+pub(super) fn tool_rows_with(
+    conversations: &[&MeasuredConversation],
+    tool: &str,
+    overall: usize,
+    settings: &SweepSettings,
+    policy: &dyn PolicySource,
+    meter: &Meter,
+) -> ToolRows {
     let fixed: Vec<MeasuredConversation> =
         conversations.par_iter().map(|c| fix_other_tools(c, tool, overall)).collect();
     let refs: Vec<&MeasuredConversation> = fixed.iter().collect();
-    let rows = rows_at(&refs, &swept(settings), &settings.policy, meter);
-    (rows, row_at(&refs, usize::MAX, &settings.policy, meter))
+    let rows = rows_at(&refs, &swept(settings), policy, meter);
+    (rows, row_at(&refs, usize::MAX, policy, meter))
 }
 
 /// One tool's rows at one overall threshold over the files they cover (by their place).
