@@ -8,13 +8,11 @@
 //! provider's tokens per report token), fitted from the recorded usage.
 //! [`input`] is the only place that touches the file system on the way in, [`export`] on the way out;
 //! [`pipeline`] ties them together for the command line in `main.rs`. [`counts`] is the format of
-//! the file that keeps exact counts between runs (`--count-cache`); [`arena`] is the allocator the
-//! binary installs so that the tokenizer's tables are built faster.
+//! the file that keeps exact counts between runs (`--count-cache`).
 #![deny(missing_docs)]
 
 pub mod analysis;
 pub mod app;
-pub mod arena;
 pub mod calibrate;
 pub mod chart;
 pub mod cli;
