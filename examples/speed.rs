@@ -48,14 +48,7 @@ use serde_json::json;
 /// non-sticky (recomputed before every request).
 const SWEEP_POLICIES: &str = "none;keep-turns:n=3;keep-results:n=5;budget:max=100000,target=50000;anthropic;langchain;swe-agent;opencode";
 
-/// The binary's allocator (tokenizer tables built in an arena), so the bare counter's tables are
-/// built as a replay's are.
-#[global_allocator]
-static ALLOCATOR: ctxbudget::arena::Allocator = ctxbudget::arena::Allocator;
-
 fn main() {
-    // The allocator as the binary sets it, so the bare counter and a replay are compared alike.
-    ctxbudget::cmd::tune_allocator();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(command) = args.first() else { usage() };
     let options = Options::parse(&args[1..]);

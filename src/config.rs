@@ -215,7 +215,7 @@ impl SourceConfig {
         Ok(SourceConfig {
             paths,
             tokenizer: a.tokenizer.into(),
-            counter: a.counter.into(),
+            counter: Backend::from(a.counter).built().map_err(usage)?,
             input_format: input_format(a.input_format.as_deref())?,
             jobs: a.jobs,
             follow: a.follow,
@@ -581,7 +581,7 @@ impl Config {
                     Some(t) => vec![t.into()],
                     None => vec![Tokenizer::O200k, Tokenizer::Cl100k],
                 },
-                counter: a.counter.into(),
+                counter: Backend::from(a.counter).built().map_err(usage)?,
             }),
             cli::Command::Policies => Config::Policies,
             cli::Command::Reconcile(a) => Config::Reconcile(ReconcileConfig {

@@ -59,12 +59,10 @@
 //! [`input`] is the only place that touches the file system on the way in, [`export`] on the way out;
 //! [`pipeline`] ties them together, [`pass`] walks a corpus with one memory policy, and [`cmd`] runs
 //! each command for `main.rs`. [`counts`] is the format of
-//! the file that keeps exact counts between runs (`--count-cache`); [`arena`] is the allocator the
-//! binary installs so that the tokenizer's tables are built faster.
+//! the file that keeps exact counts between runs (`--count-cache`).
 #![deny(missing_docs)]
 
 pub mod analysis;
-pub mod arena;
 pub mod calibrate;
 #[cfg(feature = "charts")]
 pub mod chart;

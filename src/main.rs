@@ -8,12 +8,7 @@ use ctxbudget::cli::Cli;
 use ctxbudget::cmd;
 use ctxbudget::config::Config;
 
-/// The system allocator, but tokenizer tables are built in an arena (o200k 64–72 → 36–40 ms).
-#[global_allocator]
-static ALLOCATOR: ctxbudget::arena::Allocator = ctxbudget::arena::Allocator;
-
 fn main() -> ExitCode {
-    cmd::tune_allocator();
     let cli = Cli::parse();
     let result = Config::from_cli(cli).map_err(anyhow::Error::from).and_then(cmd::run);
     match result {

@@ -38,23 +38,6 @@ pub const EXIT_SOME_FAILED: u8 = 1;
 /// The program was called wrongly.
 pub const EXIT_USAGE: u8 = 2;
 
-/// Asks glibc's allocator to take memory from the system 64 MB at a time (`M_TOP_PAD`), before
-/// any thread starts. By default a worker thread's heap grows by what each allocation needs, one
-/// `mprotect` call at a time (2,674 calls in a replay of the shared corpus on two threads, 12
-/// with the pad), and gives freed memory back to be faulted in again (17,259 page faults, 13,513
-/// with the pad); each of those calls locks the process's memory map, so the workers wait for
-/// each other. The pad costs address space, not memory: untouched pages are never resident (peak
-/// RSS is the same or lower: docs/performance.md, the two-thread bullet of "How to read it").
-/// Elsewhere, nothing to do.
-pub fn tune_allocator() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: `mallopt` sets one of the allocator's parameters; it is called by `main` before
-    // any other thread exists, and a refusal (return value 0) leaves the default in place.
-    unsafe {
-        libc::mallopt(libc::M_TOP_PAD, 64 << 20);
-    }
-}
-
 /// Runs a command.
 pub fn run(config: Config) -> Result<ExitCode> {
     match config {

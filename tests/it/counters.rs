@@ -2,14 +2,33 @@
 //! corpus is absent): the default `tiktoken` crate against tiktoken-rs, OpenAI's vendored core, for
 //! o200k and cl100k. This is what lets the faster third-party port be the default (TOKENIZERS.md
 //! §2 records earlier versions of it that diverged on newlines, punctuation and slashes).
+//! tiktoken-rs is built only with its Cargo feature: `.ci/run` runs this file with
+//! `--features all-counters`; without it, `--counter tiktoken-rs` is refused with the feature named.
 
-// The tables are built in the binary's arena, as in a replay: `main.rs` installs its allocator.
+#[cfg(feature = "counter-tiktoken-rs")]
 #[path = "../../benches/common/mod.rs"]
 mod common;
 
+#[cfg(feature = "counter-tiktoken-rs")]
 use ctxbudget::tokens::{Backend, Tokenizer, longest_whitespace_run};
+#[cfg(feature = "counter-tiktoken-rs")]
 use rayon::prelude::*;
 
+#[cfg(not(feature = "counter-tiktoken-rs"))]
+#[test]
+fn a_counter_that_is_not_built_is_refused_with_the_feature_that_builds_it() {
+    let out = assert_cmd::Command::cargo_bin("ctxbudget")
+        .unwrap()
+        .args(["replay", "traces", "--counter", "tiktoken-rs"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("--features counter-tiktoken-rs"), "{stderr}");
+    assert!(out.stdout.is_empty());
+}
+
+#[cfg(feature = "counter-tiktoken-rs")]
 #[test]
 fn every_backend_counts_every_replayed_corpus_text_like_tiktoken_rs() {
     let Some(corpus) = common::corpus() else { return };

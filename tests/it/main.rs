@@ -6,18 +6,11 @@
 //!
 //! Layout: `common` holds the helpers (the binary, the fixtures, the corpus); `snapshots/` holds
 //! insta's files, named `it__<module>__<name>.snap`; `<module>.proptest-regressions` beside a
-//! module holds its proptest seeds. Fixtures stay in `tests/fixtures/`. `tests/arena.rs` is the one
-//! test kept in a binary of its own: it reads the process-wide arena counters, which the table
-//! builds of the tests here would move.
+//! module holds its proptest seeds. Fixtures stay in `tests/fixtures/`.
 
 // `counters` includes the benchmarks' helpers (`benches/common/mod.rs`), which include `common`
 // again for the corpus's location: the same file as two modules, on purpose.
 #![allow(clippy::duplicate_mod)]
-
-/// The binary's allocator, so that the tokenizer tables a test builds in-process are built as the
-/// binary builds them (`counters` checks the counts of tables built in its arena).
-#[global_allocator]
-static ALLOCATOR: ctxbudget::arena::Allocator = ctxbudget::arena::Allocator;
 
 mod common;
 

@@ -42,6 +42,7 @@ fn replay_sweep_and_compare_print_the_same_bytes_on_one_and_four_threads() {
     }
 }
 
+#[cfg(feature = "counter-tiktoken-rs")]
 #[test]
 fn both_exact_counters_give_the_same_replay_of_the_corpus() {
     let Some(corpus) = common::corpus("") else { return };
