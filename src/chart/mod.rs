@@ -104,6 +104,8 @@ impl Chart for Placeholder {
 }
 
 /// `text` in lines of at most `max` chars, broken between words (a longer word has a line of its own).
+/// Not `textwrap` 0.16 (first-fit, no hyphenation, words unbroken): it keeps tabs, newlines,
+/// leading and double spaces, and counts a CJK char as two columns and an escape sequence as none.
 fn wrap(text: &str, max: usize) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     for word in text.split_whitespace() {

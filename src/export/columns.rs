@@ -1,5 +1,11 @@
 //! Column definitions shared by the table-like exporters (terminal table, Markdown, CSV), so the
 //! three always agree on names and order. Headers are the JSON field names.
+//!
+//! Rows are not derived from the serde structs with the `csv` crate's serde support: these lists
+//! also feed the terminal and Markdown tables, and its serializer refuses the shapes the structs
+//! have (`RunSummary::transforms` is a `Vec` written space-joined, `calibration` and `timeline` nest,
+//! `RequestRow` flattens its categories, which serde writes as a map) and writes `f64` through ryu
+//! (`1.0` where a cell reads `1`), so a derived row needs a second flat struct per table.
 
 use std::fmt::Write as _;
 use unicode_width::UnicodeWidthStr;

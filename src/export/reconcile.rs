@@ -1,6 +1,7 @@
 //! Rendering a [`ReconcileReport`]: the fits per conversation, the worst requests and the notes,
 //! as a terminal table, Markdown, CSV (the fits, or with `--per-request` every request) or JSON
-//! (the report verbatim). Columns are defined once here and shared by the table-like formats.
+//! (the report verbatim). Columns are defined once here and shared by the table-like formats; not
+//! derived from the serde structs, whose `f64` fields these cells format (`fixed`, `percent`).
 
 use anyhow::Result;
 
