@@ -73,12 +73,15 @@ fn assert_shows_with_gaps(shown: &[String], out: &[String]) {
     let mut at = 0;
     for (k, run) in shown.split(|l| l == GAP).filter(|run| !run.is_empty()).enumerate() {
         let found = if k == 0 && !open_start {
-            assert!(out.starts_with(run), "the example leaves out the first lines without a `…`: {run:#?}");
+            assert!(
+                out.starts_with(run),
+                "not printed from the first line on, together (mark left-out lines with `…`): {run:#?}\nprinted: {out:#?}"
+            );
             0
         } else {
-            (at..=out.len().saturating_sub(run.len())).find(|&i| out[i..].starts_with(run)).unwrap_or_else(|| {
-                panic!("not printed (in this order, together): {run:#?}\nprinted: {out:#?}")
-            })
+            (at..=out.len().saturating_sub(run.len())).find(|&i| out[i..].starts_with(run)).unwrap_or_else(
+                || panic!("not printed (in this order, together): {run:#?}\nprinted: {out:#?}"),
+            )
         };
         at = found + run.len();
     }
@@ -154,8 +157,10 @@ fn the_charts_job_is_what_report_prints() {
     // Run into a folder of its own, then name it as README does.
     let out_dir = tempfile::tempdir().unwrap();
     let dir = out_dir.path().to_str().unwrap();
-    let out: Vec<String> =
-        printed(&["report", "traces/", "--out", dir]).into_iter().map(|l| l.replace(dir, "reports")).collect();
+    let out: Vec<String> = printed(&["report", "traces/", "--out", dir])
+        .into_iter()
+        .map(|l| l.replace(dir, "reports"))
+        .collect();
     assert_shows_with_gaps(&shown, &out);
     // README's picture is one of the charts the report draws.
     assert!(out_dir.path().join("charts/timeline-001.png").is_file());
