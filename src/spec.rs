@@ -17,9 +17,9 @@
 //! from its variant names — and names the key in any error. Nothing here prints or reads files.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::fmt::Display;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use serde::de::value::{BorrowedStrDeserializer, SeqDeserializer};
 use serde::de::{self, DeserializeOwned, IntoDeserializer, Visitor};
@@ -363,4 +363,3 @@ impl<T: ?Sized> std::fmt::Debug for Kind<T> {
 pub fn builder<T: ?Sized>(make: impl Fn() -> Box<T> + Send + Sync + 'static) -> Builder<T> {
     Arc::new(make)
 }
-

@@ -31,8 +31,8 @@ use crate::tokens::Meter;
 
 mod per_tool;
 
-pub use per_tool::{Speculation, ToolRows, ToolTotals, finish, tool_rows, tool_totals};
 use per_tool::tool_rows_with;
+pub use per_tool::{Speculation, ToolRows, ToolTotals, finish, tool_rows, tool_totals};
 
 /// The thresholds swept when none are given: 0, then 64 bytes to 64 KiB, doubling.
 pub const DEFAULT_THRESHOLDS: &str = "0,64..65536:x2";

@@ -54,9 +54,9 @@ pub mod swe_agent;
 #[cfg(test)]
 pub(crate) mod testing;
 
-pub use estimator::Estimator;
 pub use crate::spec::{Builder, List, Minutes, Param, ParamError, Params, builder, parse_duration_ms};
 pub(crate) use crate::spec::{fill_params, split_pairs};
+pub use estimator::Estimator;
 pub use spec::{PolicySpec, Registry, registry};
 
 /// A policy kind: its name, parameters, source and constructor ([`crate::spec::Kind`]).

@@ -155,8 +155,8 @@ impl PolicySpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::{Param, builder};
     use crate::policy::{Edit, View};
+    use crate::spec::{Param, builder};
 
     /// A policy of a library user's own: prunes nothing, remembers its typed parameter.
     struct Mine;
