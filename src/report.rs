@@ -18,8 +18,11 @@ use crate::analysis::cost::format_ttl;
 use crate::analysis::reconcile::Calibrated;
 use crate::analysis::sweep::Sweep;
 use crate::chart::{self, Chart, ChartError};
-use crate::export::analysis::{self as tables, Section, money, pct, sentence};
+use crate::export::analysis::{self as tables, money, pct, sentence};
 use crate::export::columns::Tabular;
+
+mod page;
+use page::{Figure, Page, Prose, SectionView, Table, TimelineIntro};
 
 /// The index page.
 pub const INDEX: &str = "index.html";
@@ -97,74 +100,8 @@ fn csv(t: &Tabular) -> Result<Vec<u8>, ChartError> {
         .map_err(|e| ChartError { chart: "csv".into(), message: e.to_string() })
 }
 
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
-fn html_table(t: &Tabular) -> String {
-    let mut out = String::from("<div class=\"scroll\"><table>\n<thead><tr>");
-    for h in &t.headers {
-        out.push_str(&format!("<th>{}</th>", escape(h)));
-    }
-    out.push_str("</tr></thead>\n<tbody>\n");
-    for row in &t.rows {
-        out.push_str("<tr>");
-        for cell in row {
-            let numeric = !cell.is_empty() && cell.trim_end_matches('%').parse::<f64>().is_ok();
-            let class = if numeric { " class=\"n\"" } else { "" };
-            out.push_str(&format!("<td{class}>{}</td>", escape(cell)));
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</tbody>\n</table></div>\n");
-    out
-}
-
-/// Text written for the reader (findings, a section's lines), escaped, with its `` `code` `` spans
-/// (names, options, as the terminal and Markdown outputs mark them) as `<code>`. Backticks that do
-/// not pair up are left as they are.
-fn prose(text: &str) -> String {
-    let parts: Vec<&str> = text.split('`').collect();
-    if parts.len() % 2 == 0 {
-        return escape(text);
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    for (i, part) in parts.iter().enumerate() {
-        if i % 2 == 1 {
-            out.push_str(&format!("<code>{}</code>", escape(part)));
-        } else {
-            out.push_str(&escape(part));
-        }
-    }
-    out
-}
-
-fn sections_html(sections: &[Section]) -> String {
-    let mut out = String::new();
-    for s in sections {
-        out.push_str(&format!("<h3>{}</h3>\n", prose(&s.title)));
-        for line in &s.text {
-            out.push_str(&format!("<p>{}</p>\n", prose(line)));
-        }
-        if let Some(t) = &s.table {
-            out.push_str(&html_table(t));
-        }
-    }
-    out
-}
-
 /// A chart rendered both ways, and its `<figure>`.
-fn figure(chart: &impl Chart, stem: &str, files: &mut Vec<ReportFile>) -> Result<String, ChartError> {
+fn figure(chart: &impl Chart, stem: &str, files: &mut Vec<ReportFile>) -> Result<Figure, ChartError> {
     let svg = chart::svg(chart)?;
     files.push(ReportFile::new(chart::path(stem, "png"), chart::png(chart)?));
     files.push(ReportFile::new(chart::path(stem, "svg"), svg.clone().into_bytes()));
@@ -173,12 +110,7 @@ fn figure(chart: &impl Chart, stem: &str, files: &mut Vec<ReportFile>) -> Result
         Some(reason) => format!("{}: not drawn, {reason}", chart.title()),
         None => chart.title().to_owned(),
     };
-    Ok(format!(
-        "<figure>\n{svg}\n<figcaption>{} (<a href=\"{}\">SVG</a>, <a href=\"{}\">PNG</a>)</figcaption>\n</figure>\n",
-        escape(&caption),
-        chart::path(stem, "svg"),
-        chart::path(stem, "png")
-    ))
+    Ok(Figure { svg, caption, svg_path: chart::path(stem, "svg"), png_path: chart::path(stem, "png") })
 }
 
 /// At most this many prune events are listed on the page; prune-events.csv has every one.
@@ -187,7 +119,7 @@ pub const PAGE_EVENTS: usize = 1000;
 /// The prune events, folded: every one, or, when there are more than [`PAGE_EVENTS`], those
 /// [`costliest_events`] gives. A large corpus has tens of thousands (13 copies of the shared corpus:
 /// 27,829, 9 MB of HTML), which made the page slow to open for rows nobody reads there.
-fn events_html(c: &Comparison) -> String {
+fn page_events(c: &Comparison) -> (String, Vec<SectionView>) {
     let unit = &c.cache.prices.unit;
     let (summary, section) = match costliest_events(&c.events, PAGE_EVENTS) {
         None => (
@@ -206,7 +138,7 @@ fn events_html(c: &Comparison) -> String {
             )
         }
     };
-    format!("<details>\n<summary>{}</summary>\n{}</details>\n", escape(&summary), sections_html(&[section]))
+    (summary, page::sections(&[section]))
 }
 
 /// `None` when there are at most `limit` events; else the indices of the `limit` that force the
@@ -477,90 +409,100 @@ pub fn build(input: &ReportInput<'_>, timelines: Timelines) -> Result<Vec<Report
         .map(|(path, table)| Ok(ReportFile::new(*path, csv(&table())?)))
         .collect::<Result<Vec<ReportFile>, ChartError>>()?;
 
-    let mut html = String::new();
-    html.push_str(&format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>ctxbudget report</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>ctxbudget report</h1>\n"
-    ));
-    html.push_str("<h2 id=\"findings\">Findings</h2>\n<ul class=\"findings\">\n");
-    for f in findings(input) {
-        html.push_str(&format!("<li>{}</li>\n", prose(&f)));
-    }
-    html.push_str("</ul>\n");
-
-    html.push_str("<h2 id=\"sweep\">Threshold sweep</h2>\n");
-    html.push_str(&figure(&chart::sweep::prepare_or_placeholder(input.sweep), chart::SWEEP, &mut files)?);
-    html.push_str(&sections_html(&tables::sweep_sections(input.sweep)));
-
-    html.push_str("<h2 id=\"policies\">Policies and cost</h2>\n");
-    html.push_str(&figure(&chart::policies::prepare_or_placeholder(c), chart::POLICIES, &mut files)?);
-    html.push_str(&sections_html(&tables::compare_sections(c)));
-    html.push_str(&sections_html(&[tables::cost_policy_section(c)]));
-    html.push_str(COST_MODEL);
-    html.push_str(&events_html(c));
-
-    html.push_str("<h2 id=\"calibration\">Estimate versus real</h2>\n");
-    html.push_str(&figure(
+    let sweep_figure = figure(&chart::sweep::prepare_or_placeholder(input.sweep), chart::SWEEP, &mut files)?;
+    let policies_figure = figure(&chart::policies::prepare_or_placeholder(c), chart::POLICIES, &mut files)?;
+    let calibration_figure = figure(
         &chart::calibration::prepare_or_placeholder(input.calibration),
         chart::CALIBRATION,
         &mut files,
-    )?);
-    html.push_str(&sections_html(&tables::calibration_sections(input.calibration)));
+    )?;
+    let mut policy_sections = page::sections(&tables::compare_sections(c));
+    policy_sections.extend(page::sections(&[tables::cost_policy_section(c)]));
+    let (events_summary, events_sections) = page_events(c);
 
-    html.push_str("<h2 id=\"timelines\">Budget timelines</h2>\n");
     // The kept conversations include the chosen ones and are in conversation order, so choosing
     // among them chooses among all of them.
     let drawn =
         timeline_conversations(&kept.iter().map(|(_, runs)| runs).collect::<Vec<_>>(), input.timelines);
-    html.push_str(&if compared == 0 {
-        "<p>No conversation was replayed: no timeline to draw.</p>\n".to_owned()
-    } else if drawn.is_empty() {
-        format!(
-            "<p>{}</p>\n",
-            prose(&format!(
-                "No timeline drawn (`--timelines 0`); the requests of all {compared} conversations are in \
-                 timeline.csv."
-            ))
-        )
-    } else {
-        let which = if drawn.len() == compared {
-            "each conversation".to_owned()
-        } else {
-            format!(
-                "the {} of {} conversations with the largest peak context (`--timelines all` draws every one; \
-                 every conversation's requests are in timeline.csv)",
-                drawn.len(),
-                compared
-            )
-        };
-        format!(
-            "<p>Context per request of {}: stacked by category under {}, one line per policy.</p>\n",
-            prose(&which),
-            escape(c.policies.first().map_or("", |p| p.policy.as_str()))
-        )
-    });
+    let timeline_intro = timeline_intro(c, compared, drawn.len());
     // The chosen conversations' timelines, drawn in parallel (most of a large report's time) and
     // put back in conversation order.
-    let timelines: Vec<Result<(String, Vec<ReportFile>), ChartError>> = drawn
+    let timelines: Vec<Result<(Figure, Vec<ReportFile>), ChartError>> = drawn
         .par_iter()
         .map(|&j| {
             let (i, conv) = &kept[j];
             let t = chart::timeline::prepare(&conv.trace, &conv.conversation, &conv.runs, c.window);
             let mut own = Vec::new();
-            figure(&t, &chart::timeline_stem(*i), &mut own).map(|html| (html, own))
+            figure(&t, &chart::timeline_stem(*i), &mut own).map(|figure| (figure, own))
         })
         .collect();
+    let mut timeline_figures = Vec::with_capacity(timelines.len());
     for timeline in timelines {
-        let (figure_html, own) = timeline?;
-        html.push_str(&figure_html);
+        let (figure, own) = timeline?;
+        timeline_figures.push(figure);
         files.extend(own);
     }
 
-    html.push_str("<h2 id=\"settings\">Inputs and settings</h2>\n");
+    let (settings, inputs) = settings_tables(input);
+    let page = Page {
+        style: STYLE,
+        script: SCRIPT,
+        cost_model: COST_MODEL,
+        findings: findings(input).iter().map(|f| Prose::new(f)).collect(),
+        sweep_figure,
+        sweep_sections: page::sections(&tables::sweep_sections(input.sweep)),
+        policies_figure,
+        policy_sections,
+        events_summary,
+        events_sections,
+        calibration_figure,
+        calibration_sections: page::sections(&tables::calibration_sections(input.calibration)),
+        timeline_intro,
+        timeline_figures,
+        settings,
+        inputs,
+        errors: input.errors,
+        warnings: input.warnings,
+        data_files: DATA_FILES,
+    };
+    let html = askama::Template::render(&page)
+        .map_err(|e| ChartError { chart: INDEX.into(), message: e.to_string() })?;
+    files.push(ReportFile::new(INDEX, html.into_bytes()));
+    Ok(files)
+}
+
+/// What the timelines part says first, with `compared` conversations replayed and `drawn` of them
+/// drawn.
+fn timeline_intro(c: &Comparison, compared: usize, drawn: usize) -> TimelineIntro {
+    if compared == 0 {
+        TimelineIntro::NoneReplayed
+    } else if drawn == 0 {
+        TimelineIntro::NoneDrawn(Prose::new(&format!(
+            "No timeline drawn (`--timelines 0`); the requests of all {compared} conversations are in \
+             timeline.csv."
+        )))
+    } else {
+        let which = if drawn == compared {
+            "each conversation".to_owned()
+        } else {
+            format!(
+                "the {drawn} of {compared} conversations with the largest peak context (`--timelines all` draws \
+                 every one; every conversation's requests are in timeline.csv)"
+            )
+        };
+        TimelineIntro::Drawn {
+            which: Prose::new(&which),
+            policy: c.policies.first().map_or("", |p| p.policy.as_str()).to_owned(),
+        }
+    }
+}
+
+/// The settings used and the files read, as the page's two tables.
+fn settings_tables(input: &ReportInput<'_>) -> (Table, Table) {
     let mut settings = Tabular { headers: vec!["setting", "value"], rows: Vec::new() };
     settings.rows.push(vec!["ctxbudget".into(), input.version.into()]);
     settings.rows.push(vec!["paths".into(), input.paths.join(" ")]);
     settings.rows.extend(input.settings.iter().map(|(k, v)| vec![k.clone(), v.clone()]));
-    html.push_str(&html_table(&settings));
     let inputs = Tabular {
         headers: vec!["file", "format", "conversations"],
         rows: input
@@ -569,25 +511,7 @@ pub fn build(input: &ReportInput<'_>, timelines: Timelines) -> Result<Vec<Report
             .map(|f| vec![f.path.clone(), f.format.clone().unwrap_or_default(), f.conversations.to_string()])
             .collect(),
     };
-    html.push_str(&html_table(&inputs));
-    if !input.warnings.is_empty() || !input.errors.is_empty() {
-        html.push_str("<h3>Problems</h3>\n<ul>\n");
-        for e in input.errors {
-            html.push_str(&format!("<li>error: {}</li>\n", escape(e)));
-        }
-        for w in input.warnings {
-            html.push_str(&format!("<li>warning: {}</li>\n", escape(w)));
-        }
-        html.push_str("</ul>\n");
-    }
-    html.push_str("<h2 id=\"files\">Data files</h2>\n<ul>\n");
-    for (path, about) in DATA_FILES {
-        html.push_str(&format!("<li><a href=\"{path}\">{path}</a>: {}</li>\n", escape(about)));
-    }
-    html.push_str("</ul>\n");
-    html.push_str(&format!("<script>{SCRIPT}</script>\n</body>\n</html>\n"));
-    files.push(ReportFile::new(INDEX, html.into_bytes()));
-    Ok(files)
+    (Table::from(&settings), Table::from(&inputs))
 }
 
 #[cfg(test)]
@@ -664,26 +588,5 @@ mod tests {
         assert_eq!(costliest_events(&events, 3), Some(vec![1, 3, 4]));
         assert_eq!(costliest_events(&events, 5), Some(vec![1, 3, 4, 0, 5]));
         assert_eq!(costliest_events(&events, 0), Some(vec![]));
-    }
-
-    #[test]
-    fn prose_marks_code_spans_and_leaves_odd_backticks_alone() {
-        assert_eq!(prose("with `anthropic` prices"), "with <code>anthropic</code> prices");
-        assert_eq!(prose("`<b>` & `x`"), "<code>&lt;b&gt;</code> &amp; <code>x</code>");
-        assert_eq!(prose("a ` b"), "a ` b");
-        assert_eq!(prose("no code"), "no code");
-    }
-
-    #[test]
-    fn text_is_escaped_for_html() {
-        assert_eq!(escape("a<b & \"c\">"), "a&lt;b &amp; &quot;c&quot;&gt;");
-    }
-
-    #[test]
-    fn tables_right_align_numbers_and_escape_cells() {
-        let t =
-            Tabular { headers: vec!["policy", "savings"], rows: vec![vec!["<none>".into(), "5.0%".into()]] };
-        let html = html_table(&t);
-        assert!(html.contains("<td>&lt;none&gt;</td><td class=\"n\">5.0%</td>"), "{html}");
     }
 }
