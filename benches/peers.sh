@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Measures ctxbudget's speed goals against its peer, Python tiktoken, and prints a Markdown table
-# (README, "Performance"). Builds the release binary and the speed harness, installs tiktoken in a
+# (docs/performance.md). Builds the release binary and the speed harness, installs tiktoken in a
 # virtual environment under the work directory (default /tmp/ctxbudget-peers, never committed) and
 # runs benches/peers.py, which works offline from there on. Options go to peers.py:
 #   --rounds N (default 5)   --big-mb MB (default 1024)   --no-big   --work DIR

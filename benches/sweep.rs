@@ -1,6 +1,7 @@
 //! Sweep: `ctxbudget sweep`'s threshold sweep (32 thresholds, no per-tool part) under each of
-//! eight policies on the measured corpus, against the one replay it is compared with in the
-//! README; throughput in conversation replays asked for (thresholds × conversations).
+//! eight policies on the measured corpus, against the one replay it is compared with in
+//! docs/performance.md ("The latest run, in short"); throughput in conversation replays asked for
+//! (thresholds × conversations).
 
 #[path = "common/mod.rs"]
 mod common;

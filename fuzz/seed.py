@@ -3,7 +3,7 @@
 
 Seeds come from the shared corpus (../shared/corpus beside the checkout), the repository's own
 fixtures and bundled traces, and `ctxbudget policies` (for the spec parsers). Nothing here is
-committed: run it before fuzzing, as README ("Robustness: fuzzing") says.
+committed: run it before fuzzing, as docs/hostile-input.md ("Fuzzing") says.
 
 Large real sessions make poor seeds (libFuzzer works best on small inputs), so they are shrunk
 while keeping their structure: every JSON value keeps its keys, strings are cut to 200 characters

@@ -122,8 +122,8 @@ pub struct PolicyArgs {
     /// keep-results:n=5, budget:max=100000,target=50000. `ctxbudget policies` lists them all.
     #[arg(long = "policy", value_name = "SPEC")]
     pub specs: Vec<String>,
-    /// Policies named and configured in a TOML file (see README, "Policies"); combinable with
-    /// --policy (those come first).
+    /// Policies named and configured in a TOML file (see docs/policies.md, "Policies in a file");
+    /// combinable with --policy (those come first).
     #[arg(long = "policies", value_name = "FILE")]
     pub file: Option<PathBuf>,
 }
@@ -203,7 +203,7 @@ pub struct SourceArgs {
     /// core, the reference). Both give the same counts.
     #[arg(long, value_enum, default_value_t = CounterArg::Tiktoken)]
     pub counter: CounterArg,
-    /// Read every input with this format instead of detecting it (see README for the list).
+    /// Read every input with this format instead of detecting it (see docs/formats.md for the list).
     #[arg(long, value_name = "FORMAT")]
     pub input_format: Option<String>,
     /// Worker threads, 1 to 256 (default: all cores); one of them builds the tokenizer tables.

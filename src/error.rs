@@ -2,7 +2,7 @@
 //!
 //! Each error names what it is about (the file and line or request, the spec and key, the output
 //! path) and says what to do, so the application layer can print it once and move on to the next
-//! file. The app layer adds context with `anyhow`; the library returns these.
+//! file. The command layer (`cmd`) adds context with `anyhow`; the library returns these.
 
 use std::path::PathBuf;
 

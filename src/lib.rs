@@ -57,9 +57,13 @@
 //! [`result`] → [`export`]. [`calibrate`] adds what the logs do not hold (the overhead and the
 //! provider's tokens per report token), fitted from the recorded usage.
 //! [`input`] is the only place that touches the file system on the way in, [`export`] on the way out;
-//! [`pipeline`] ties them together, [`pass`] walks a corpus with one memory policy, and [`cmd`] runs
-//! each command for `main.rs`. [`counts`] is the format of
-//! the file that keeps exact counts between runs (`--count-cache`).
+//! [`pipeline`] ties them together and [`pass`] walks a corpus with one memory policy. [`counts`] is
+//! the format of the file that keeps exact counts between runs (`--count-cache`).
+//!
+//! The library's documented surface is the root's re-exports and the modules this paragraph names;
+//! the others stay `pub` for the binary, the integration tests and the benchmarks, and the binary's
+//! own (`cli`, `config`, and `cmd`, which runs each command for `main.rs`) are hidden from these
+//! docs.
 #![deny(missing_docs)]
 
 pub mod analysis;
@@ -67,10 +71,13 @@ pub mod calibrate;
 #[cfg(feature = "charts")]
 pub mod chart;
 #[cfg(feature = "cli")]
+#[doc(hidden)]
 pub mod cli;
 #[cfg(feature = "cli")]
+#[doc(hidden)]
 pub mod cmd;
 #[cfg(feature = "cli")]
+#[doc(hidden)]
 pub mod config;
 pub mod counts;
 pub mod error;

@@ -37,7 +37,7 @@ pub enum Category {
     Thinking,
     /// Reasoning the log holds only encrypted or not at all, sized from the recorded reasoning
     /// output tokens; dropped when the next human turn starts
-    /// ([`UnseenKind::Reasoning`](crate::model::UnseenKind::Reasoning)).
+    /// ([`UnseenKind::Reasoning`]).
     HiddenReasoning,
     /// Content the provider added server-side (web search results), sized from the usage step it
     /// caused.
@@ -127,8 +127,8 @@ pub struct ResultSizes {
 /// counts that newline too, so `tool_output_bytes` is the same with and without `--resplit`. The
 /// newline's bytes, chars and UTF-16 units are one each and its `len/4` estimate 0; its tokens are
 /// counted once per tokenizer and kept here in two bytes, which fit in the padding of
-/// [`ResultSizes`] (the replayed context counts summary and content apart, without it: README,
-/// "What is measured").
+/// [`ResultSizes`] (the replayed context counts summary and content apart, without it:
+/// docs/json.md, "What is measured").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Whole {
     /// The text alone (a raw output).

@@ -350,7 +350,8 @@ fn fidelity(input: &ReportInput<'_>) -> Vec<String> {
     out
 }
 
-/// How the cost tables are read, on the page (README has it too, but the page travels alone).
+/// How the cost tables are read, on the page (docs/analyses.md, "`cost`", has it too, but the page
+/// travels alone).
 const COST_MODEL: &str = "<p>How to read the cost: a request is <em>warm</em> when the one before it in \
 its conversation was sent at most the cache TTL earlier. A warm request reads from the cache the prefix it \
 shares with that request (<code>read_tokens</code>, at the read price) and writes the rest \

@@ -11,7 +11,7 @@
 //!
 //! A spec's values are text (`n=5`, `exclude_tools=Read,Bash`, `ttl=5m`), and so are a policies
 //! file's once written as the spec they amount to (that text is the policy's label in reports), so
-//! both go through this one path: [`split_pairs`], [`fill_params`] (defaults from the kind's
+//! both go through this one path: `split_pairs`, `fill_params` (defaults from the kind's
 //! listing, unknown keys refused), then [`Params::typed`], whose deserializer parses each value as
 //! the field's type asks — a number with that type's `FromStr`, a list split at commas, an enum
 //! from its variant names — and names the key in any error. Nothing here prints or reads files.

@@ -3,7 +3,7 @@
 //! Three counters: `estimate` (the seed's `len / 4`, UTF-8 bytes, integer division per text),
 //! `o200k` and `cl100k` (OpenAI's encodings, exact, always as ordinary text, so recorded text such
 //! as `<|endoftext|>` counts as the plain text it is). The exact ones are counted by a [`Backend`]
-//! ([`exact`]): the `tiktoken` crate in every build; tiktoken-rs (the reference, `--counter
+//! (`tokens::exact`): the `tiktoken` crate in every build; tiktoken-rs (the reference, `--counter
 //! tiktoken-rs`) and bpe-openai (for pathological texts) only with their Cargo features.
 //!
 //! A [`Meter`] pairs the report's counter with the counter policies decide with and caches counts by

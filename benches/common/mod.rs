@@ -1,5 +1,5 @@
 //! Helpers shared by the benchmarks, the speed harness (`examples/speed.rs`) and the differential
-//! counter test (`tests/counters.rs`): where the shared corpus is, and every text a replay of it
+//! counter test (`tests/it/counters.rs`): where the shared corpus is, and every text a replay of it
 //! counts. Included with `#[path]`, so each user compiles only what it calls.
 #![allow(dead_code)]
 
@@ -34,7 +34,8 @@ pub fn default_policies() -> Vec<PolicySpec> {
 
 /// Every distinct text that measuring the files under `dir` and replaying them under every
 /// policy at `threshold` counts (tool outputs, summaries, messages, call arguments, placeholders),
-/// sorted. Counted with tiktoken-rs o200k; the counts are not kept.
+/// sorted. Counted in o200k by tiktoken-rs where the `counter-tiktoken-rs` feature builds it, by the
+/// default `tiktoken` crate otherwise; the counts are not kept.
 pub fn replayed_texts(dir: &Path, threshold: usize) -> Vec<String> {
     replayed_texts_with(dir, threshold, every_policy())
 }

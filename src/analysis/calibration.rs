@@ -6,8 +6,8 @@
 //! under-counts), the **bytes per token** that would make a `bytes / k` estimate right for the group
 //! (`Σ bytes / Σ real`), the per-output mean absolute error, and the mean absolute error left once the
 //! estimate is scaled by the group's own factor (`Σ real / Σ estimate`): the spread calibration
-//! cannot remove. TOKENIZERS.md §4 has the reference numbers per kind (code 1.0–1.2, logs 1.74,
-//! prose 0.86 real tokens per len/4 token, o200k).
+//! cannot remove. `../shared/design/TOKENIZERS.md` §4 has the reference numbers per kind (code
+//! 1.0–1.2, logs 1.74, prose 0.86 real tokens per len/4 token, o200k).
 //!
 //! Content kinds come from a small, documented classifier ([`classify`]), first match wins:
 //! 1. **non-ASCII**: at least 10% of the characters are not ASCII;

@@ -126,7 +126,7 @@ where
 /// same unless the labels are. Each loses its middle ([`shorten_middle`]); when two would then
 /// read the same (`search_onestop_flight` and `search_direct_flight` both `search…flight`), the
 /// cut moves first, keeping more of the head or of the tail at the same width, so the slot is not
-/// overrun ([`distinct_cut`]). Only when no cut at that width tells them apart are they lengthened,
+/// overrun (`distinct_cut`). Only when no cut at that width tells them apart are they lengthened,
 /// a char at a time: labels that run into a neighbour still read apart, two that are the same
 /// never do.
 pub fn distinct_labels(labels: &[String], fits: &[usize]) -> Vec<String> {

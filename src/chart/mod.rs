@@ -5,8 +5,8 @@
 //! This module holds what they share: style constants, every output path, the font and the two
 //! renderers. Nothing needs a system package at build or run time: text is laid out with ab_glyph
 //! from an embedded DejaVu Sans (`assets/DejaVuSans.ttf`, Bitstream Vera licence in
-//! `assets/DejaVuSans-LICENSE.txt`), PNGs are encoded in memory with the `png` crate (TOKENIZERS.md
-//! §5). Output bytes are deterministic: no timestamps, stable order, so SVGs can be checked in tests.
+//! `assets/DejaVuSans-LICENSE.txt`), PNGs are encoded in memory with the `png` crate
+//! (`../shared/design/TOKENIZERS.md` §5). Output bytes are deterministic: no timestamps, stable order, so SVGs can be checked in tests.
 //! Nothing here writes files: the caller writes the returned bytes.
 
 mod axis;

@@ -1,11 +1,11 @@
 //! The commands: one file per command, each a short room over one shared opening
-//! ([`opening`]: check the outputs, find the inputs, seed the meter, run on `-j` threads). This
+//! (`opening`: check the outputs, find the inputs, seed the meter, run on `-j` threads). This
 //! module dispatches a resolved [`Config`], prints warnings and errors to stderr once, and decides
 //! the exit code; it and `main.rs` are the only places that print.
 //!
 //! Exit codes: 0 when every input was read, 1 when some input failed (the others are still
 //! reported; when no file could be read at all, no output file or report is written: see
-//! [`opening::writes`]), 2 for usage errors (bad flags, policy specs or output paths).
+//! `opening::writes`), 2 for usage errors (bad flags, policy specs or output paths).
 
 mod calibrate;
 mod compare;

@@ -105,7 +105,7 @@ fn discover_or_stop(source: &SourceConfig) -> std::result::Result<Discovered, Ex
     Err(print_problems(&found.warnings, &errors))
 }
 
-/// The last error of a run with no input to read (`discover_or_stop`, [`writes`]).
+/// The last error of a run with no input to read (`discover_or_stop`, `writes`).
 pub const NOTHING_READ: &str = "no input could be read: nothing written";
 
 /// Whether a run that read `read` files and met `errors` writes its report to `output` (`None`:

@@ -6,7 +6,7 @@
 //! `ASSISTANT `). The reply follows a line `LLM RESPONSE <local time>`, its lines prefixed
 //! `ASSISTANT `. aider rebuilds the whole prompt for every request (system prompt, repo map, the
 //! files in the chat, the chat so far), so each request is read as the full history it sent and
-//! the requests are chained as [`wire::Chains`](super::wire) chains VCR cassettes: a request whose
+//! the requests are chained as `wire::Chains` chains VCR cassettes: a request whose
 //! history continues the previous one's extends its conversation; one that does not (the repo map
 //! or a file changed, the chat was cleared) starts the next (`main`, `main-2`, …).
 //!

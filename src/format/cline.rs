@@ -17,7 +17,7 @@
 //!   result, and the XML stays in the assistant text, so every byte is counted once. A result
 //!   whose output starts with `The tool execution failed` is an error. Roo Code's native
 //!   `tool_result` blocks are read as Anthropic's.
-//! - **Harness feedback is not tool output.** `<environment_details>` blocks, "Tool [x] was not
+//! - **Harness feedback is not tool output.** `<environment_details>` blocks, "Tool \[x\] was not
 //!   executed …", `[ERROR] …`, `[TASK RESUMPTION] …` and the `# task_progress` reminders are the
 //!   agent's own text, sent as user text: they become meta user items ([`is_feedback`]). A call
 //!   answered only by "was not executed" keeps no result (the link check says so).

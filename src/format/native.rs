@@ -60,7 +60,7 @@ impl Format for Native {
     /// native, so that a mistake in it (a misspelt field, a missing one) is the reader's error
     /// naming line 1, as on any other line, rather than "not a recognised trace format" (and, in
     /// a walk, a file silently skipped). Claude Code and stream-json lines have types such as
-    /// `user` and `system` too, with keys no native item has ([`OTHER_FORMATS_KEYS`]): those are
+    /// `user` and `system` too, with keys no native item has (`OTHER_FORMATS_KEYS`): those are
     /// left to their readers (tried first) or to "not recognised".
     fn detect(&self, head: &Head<'_>) -> bool {
         let Some(line) = head.first_json_line.and_then(Value::as_object) else { return false };

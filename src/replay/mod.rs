@@ -11,7 +11,7 @@
 //! to call links worked out once per measured conversation, and policies that keep cursors. A
 //! non-sticky policy's edits are kept from request to request with their effect on the sums (and
 //! a second `Prefix` for the shared prefix), so a policy that gives only what changed
-//! ([`Edit::KeepPrevious`]) costs in proportion to its changes. Nothing is recounted per request
+//! ([`Edit::KeepPrevious`](crate::policy::Edit::KeepPrevious)) costs in proportion to its changes. Nothing is recounted per request
 //! (texts were measured once in [`crate::measure`]; only text a policy writes, such as a
 //! placeholder, is measured here, through the cache). [`replay_summary`] skips the per-request
 //! rows. Pure: no I/O, no printing.

@@ -19,8 +19,9 @@ use super::{Counter, Estimate, Tokenizer};
 use crate::model::Tokens;
 
 /// Whitespace runs at least this long (bytes) are never given to tiktoken-rs, which panics
-/// somewhere between 500k and 1M spaces (fancy-regex's backtracking limit, TOKENIZERS.md §1); this
-/// leaves a wide margin, and such runs are rare in real output.
+/// somewhere between 500k and 1M spaces (fancy-regex's backtracking limit,
+/// `../shared/design/TOKENIZERS.md` §1); this leaves a wide margin, and such runs are rare in real
+/// output.
 const LONG_WHITESPACE_RUN: usize = 100_000;
 
 /// Runs of letters, or of punctuation, at least this long (bytes) never go to the regular counters
@@ -34,8 +35,8 @@ const LONG_WORD: usize = 10_000;
 
 /// Which implementation counts the exact encodings (`--counter`).
 ///
-/// Both give OpenAI's counts: `tests/counters.rs` (`--features all-counters`) checks every text a
-/// replay of the shared corpus counts, for o200k and cl100k, and the unit tests below check
+/// Both give OpenAI's counts: `tests/it/counters.rs` (`--features all-counters`) checks every text
+/// a replay of the shared corpus counts, for o200k and cl100k, and the unit tests below check
 /// pathological whitespace. The default is the fastest measured; tiktoken-rs is the reference,
 /// built only with the `counter-tiktoken-rs` feature ([`Backend::is_built`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
@@ -286,9 +287,9 @@ fn scan_long_run(bytes: &[u8]) -> bool {
     false
 }
 
-/// Counts a text with a pathological run (with the `counter-bpe` feature): bpe-openai (github/rust-gems), which implements the same
-/// encodings without a backtracking regex and merges a piece in linear time (a 200 MB word: 4.7 s,
-/// 450 MB) and gives the same counts (tests below, and `tests/bad_input.rs`).
+/// Counts a text with a pathological run (with the `counter-bpe` feature): bpe-openai
+/// (github/rust-gems), which implements the same encodings without a backtracking regex and merges
+/// a piece in linear time (a 200 MB word: 4.7 s, 450 MB) and gives the same counts (tests below, and `tests/it/bad_input.rs`).
 #[cfg(feature = "counter-bpe")]
 fn pathological(tokenizer: Tokenizer, text: &str) -> Tokens {
     let bpe = match tokenizer {
@@ -433,7 +434,8 @@ mod tests {
     #[test]
     fn a_million_spaces_do_not_crash_and_count_as_bpe_openai_does() {
         // 7,814 is what bpe-openai 0.3.2 (no backtracking, so no crash) counts for this text in
-        // both encodings (TOKENIZERS.md §2), an implementation independent of both backends.
+        // both encodings (`../shared/design/TOKENIZERS.md` §2), an implementation independent of
+        // both backends.
         let text = format!("{}x", " ".repeat(1_000_000));
         for t in [Tokenizer::O200k, Tokenizer::Cl100k] {
             for b in Backend::ALL {

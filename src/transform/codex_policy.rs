@@ -17,7 +17,8 @@
 //! budget (as in Codex). The default, `Tokens(10_000)`, is what the Codex 0.128 rollout of the
 //! corpus (`codex-cli/codemie-code/`) records: its three cut outputs carry
 //! `Total output lines: M`, 20,000 bytes each side and `…{original tokens − 10000} tokens
-//! truncated…` (`tests/corpus_cli_formats.rs` rebuilds one and cuts it again to the same bytes).
+//! truncated…` (`tests/it/corpus_cli_formats.rs` rebuilds one and cuts it again to the same
+//! bytes).
 //!
 //! **Decision on outputs Codex already cut.** A rollout holds outputs as Codex sent them, so its
 //! long ones are cut already. An output that carries this mode's header and marker with no more
@@ -27,7 +28,7 @@
 //! `Output:`, 106–107 bytes in the corpus) is counted in the budget of an output not cut yet, as
 //! the transform cannot tell it apart from the output; at the default budget no output of the
 //! corpus is near enough to the limit for that to matter. Before a cut, at most
-//! [`MAX_BEFORE_HEADER`] bytes may come: a header further in is text the output itself holds (a
+//! `MAX_BEFORE_HEADER` bytes may come: a header further in is text the output itself holds (a
 //! `cat` of a rollout), and the output is cut as any other, so no amount of text before it
 //! escapes the budget.
 

@@ -941,7 +941,9 @@ fn a_single_200_mb_line_is_read_and_replayed() {
 
 #[test]
 fn a_20_mb_word_is_counted_exactly_in_seconds() {
-    // tiktoken-rs alone took 575 s and 10 GB for a 200 MB word; such words go to bpe-openai.
+    // tiktoken-rs alone took 575 s and 10 GB for a 200 MB word. The default `tiktoken` crate counts
+    // this one in O(n log n), about 1 s of CPU per MB (docs/performance.md, "One counter by
+    // default"); a build with `counter-bpe` gives it to bpe-openai, the independent count below.
     let dir = tempfile::tempdir().unwrap();
     let word = "abcdefghij".repeat(2_000_000);
     let text = format!(
@@ -1234,7 +1236,8 @@ fn links_out_of_a_walked_folder_are_followed_only_with_follow() {
     std::os::unix::fs::symlink(outside.path(), &link).unwrap();
     // A link inside the folder to a place inside it is followed (and its file read once).
     std::os::unix::fs::symlink(inside.path().join("here.jsonl"), inside.path().join("again.jsonl")).unwrap();
-    // So is a link to a folder inside it, whose files are read once, with the warning README promises.
+    // So is a link to a folder inside it, whose files are read once, with the warning docs/cli.md
+    // ("Inputs") promises.
     std::fs::create_dir(inside.path().join("sub")).unwrap();
     write(&inside.path().join("sub"), "x.jsonl", fixture("native/small.jsonl"));
     std::os::unix::fs::symlink(inside.path().join("sub"), inside.path().join("sub2")).unwrap();

@@ -1,7 +1,7 @@
 //! The exact counters agree on every text a replay of the shared corpus counts (skipped when the
 //! corpus is absent): the default `tiktoken` crate against tiktoken-rs, OpenAI's vendored core, for
-//! o200k and cl100k. This is what lets the faster third-party port be the default (TOKENIZERS.md
-//! §2 records earlier versions of it that diverged on newlines, punctuation and slashes).
+//! o200k and cl100k. This is what lets the faster third-party port be the default
+//! (`../shared/design/TOKENIZERS.md` §2 records earlier versions of it that diverged on newlines, punctuation and slashes).
 //! tiktoken-rs is built only with its Cargo feature: `.ci/run` runs this file with
 //! `--features all-counters`; without it, `--counter tiktoken-rs` is refused with the feature named.
 
