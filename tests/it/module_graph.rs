@@ -4,14 +4,14 @@
 //! is `policy`), and adds an edge for every `crate::other` it names outside test-only code
 //! (`#[cfg(test)]` items and files declared `#[cfg(test)] mod name;`): a module's unit tests may
 //! drive it through a later stage, as the policy tests do through the replay. Doc links count: a
-//! link up the stack is a dependency a reader follows. The CLI layer (`app`, `cmd`, `cli`, `config`,
+//! link up the stack is a dependency a reader follows. The CLI layer (`cmd`, `cli`, `config`,
 //! `main`, `lib`) may use anything and is left out; the library must not name it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Top-level modules that are the command-line program, not the library.
-const CLI_LAYER: &[&str] = &["app", "cmd", "cli", "config", "lib", "main"];
+const CLI_LAYER: &[&str] = &["cmd", "cli", "config", "lib", "main"];
 
 /// Every `.rs` file under `dir`, sorted.
 fn rust_files(dir: &Path) -> Vec<PathBuf> {
