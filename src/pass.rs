@@ -8,6 +8,10 @@
 //!
 //! Nothing here prints: progress is a callback the caller supplies, called once per file.
 
+mod sweep;
+
+pub use sweep::{FirstRead, Step, SweepPart, SweepPass, sweep};
+
 use crate::input::{self, Discovered};
 use crate::pipeline::{Job, MeasuredFile, measure_each, prefix_path};
 use crate::tokens::Meter;

@@ -1,6 +1,6 @@
 //! `ctxbudget report`: the HTML report directory. One pass over the corpus compares, calibrates
 //! and sweeps each file as it is measured and writes its rows to timeline.csv; then the sweep is
-//! finished ([`super::sweep::finish_sweep`]), the charts and pages built, and the new report moved
+//! finished ([`crate::pass::FirstRead::finish`]), the charts and pages built, and the new report moved
 //! in over the old one. Also the checks of the report directory made by the shared opening.
 
 use std::io::Write;
@@ -11,14 +11,13 @@ use anyhow::Result;
 
 use super::opening::{
     Loaded, Opened, Target, add_replayed, check_cache_found, corpus_command, keep_counts, load_found_each,
-    put_timeline_lines, replay_file, writes,
+    progress_bar, put_timeline_lines, replay_file, writes,
 };
-use super::sweep::{FirstPass, SweepKeep, SweepPart, finish_sweep};
 use super::{print_problems, stdout};
-use crate::analysis::sweep::Speculation;
 use crate::config::{ReportConfig, SourceConfig, UsageError};
 use crate::input::{self, Discovered};
 use crate::measure::MeasuredConversation;
+use crate::pass::{Pass, SweepPart, SweepPass};
 use crate::pipeline::{InOrderFold, MeasuredFile};
 use crate::tokens::Meter;
 use crate::{analysis, export};
@@ -138,15 +137,12 @@ pub(super) fn run(c: ReportConfig) -> Result<ExitCode> {
         let mut staged = export::staged::Staged::create(&c.out, &[crate::chart::DIR])?;
         let mut timeline_file = staged.file(crate::report::TIMELINE_CSV)?;
         timeline_file.write_all(&export::columns::timeline_csv_header()?)?;
-        let speculation = Speculation::new(found.files.len());
         let policies = analysis::compare::with_baseline(&c.compare.policies);
         let sources = analysis::compare::sources(&policies);
         let pass = ReportPass {
             c: &c,
-            found: &found,
             timeline_csv: export::InOrder::new(timeline_file),
-            keep: SweepKeep::of(&found, c.low_memory, &speculation),
-            sum: std::sync::Mutex::default(),
+            sweep: SweepPass::new(&found, &c.sweep, c.low_memory),
             sources: &sources,
             compared: InOrderFold::new(analysis::compare::Sum::new(&sources), add_replayed),
             estimators: analysis::calibration::default_estimators(),
@@ -155,7 +151,7 @@ pub(super) fn run(c: ReportConfig) -> Result<ExitCode> {
         let loaded = load_found_each(&c.input, &found, meter, "measuring", |index, file, meter| {
             pass.file(index, file, meter)
         });
-        let ReportPass { timeline_csv, sum, compared, estimators, choice, .. } = pass;
+        let ReportPass { timeline_csv, sweep, compared, estimators, choice, .. } = pass;
         let Loaded { meter, files, read, mut errors, mut warnings } = loaded;
         let gathered = Gathered::of(files)?;
         if !writes(None, read, &mut errors) {
@@ -174,8 +170,12 @@ pub(super) fn run(c: ReportConfig) -> Result<ExitCode> {
             &estimators,
             c.input.source.tokenizer.name(),
         );
-        let first = FirstPass { sum, parts: gathered.parts, speculation };
-        let (sweep, mut meter) = finish_sweep(&c.input, &found, meter, first, &c.sweep, &mut warnings);
+        let bar = progress_bar(0, "per tool");
+        let progress = |step| super::sweep::progress_step(&bar, step);
+        let first = sweep.finish(gathered.parts);
+        let sweep = first.finish(&found, &c.input.job(), &meter, &mut warnings, &progress);
+        bar.finish_and_clear();
+        let mut meter = meter;
         // Nothing is counted after the sweep: the counts are kept, and the meter's memory given
         // back, before the report is built.
         keep_counts(c.input.source.count_cache.as_deref(), &mut meter);
@@ -207,13 +207,11 @@ pub(super) fn run(c: ReportConfig) -> Result<ExitCode> {
 /// (`InOrderFold`). Its runs' rows are written to timeline.csv at once (in input order, through a
 /// temporary file renamed into place with the other files), and kept only for the conversations
 /// that may get a chart (`TimelineChoice`); the file itself is kept for the sweep's per-tool pass
-/// only when the inputs are small enough to hold (see `finish_sweep`).
+/// only when the inputs are small enough to hold ([`SweepPass`]).
 struct ReportPass<'a, F> {
     c: &'a ReportConfig,
-    found: &'a Discovered,
     timeline_csv: export::InOrder<export::staged::StagedFile>,
-    keep: SweepKeep<'a>,
-    sum: std::sync::Mutex<analysis::sweep::SweepTotals>,
+    sweep: SweepPass<'a>,
     sources: &'a [&'a dyn analysis::compare::PolicySource],
     compared: InOrderFold<Vec<analysis::compare::Replayed>, analysis::compare::Sum<'a>, F>,
     estimators: [&'static dyn analysis::calibration::Estimator; 4],
@@ -247,8 +245,7 @@ impl<'a, F: Fn(&mut analysis::compare::Sum<'a>, Vec<analysis::compare::Replayed>
         let samples = analysis::calibration::samples(&conversations, &self.estimators);
         let fidelity = Fidelity::of(&conversations);
         self.compared.put(index, replayed);
-        let keep = self.keep.of_file(&self.found.files[index]);
-        let sweep = SweepPart::of(index, file, &self.c.sweep, meter, keep, &self.sum);
+        let sweep = self.sweep.file(index, file, meter);
         FilePart { shown, rendered, samples, fidelity, sweep }
     }
 }
