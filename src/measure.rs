@@ -197,25 +197,35 @@ pub struct MeasuredResult {
     pub summary: Arc<String>,
     /// Bytes of the output as recorded, before transforms.
     pub recorded_bytes: u64,
-    /// Lines of `text` as Python counts them, once asked for ([`MeasuredResult::python_lines`]).
-    python_lines: OnceLock<usize>,
-    /// [`MeasuredResult::json_escaped_units`], once asked for.
-    json_units: OnceLock<u64>,
+    /// Numbers estimators work out from `text`, each once, when first asked for
+    /// ([`MeasuredResult::derived`]).
+    derived: [OnceLock<u64>; CacheSlot::COUNT],
+}
+
+/// A slot of a [`MeasuredResult`]'s per-estimator cache: a number one estimator works out from a
+/// result's text and reads in every replay of a sweep (a line count, an escaped length). What a
+/// slot holds is the business of the estimator that owns it; the slots are handed out in one
+/// place, beside the estimators, so no two share one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheSlot(usize);
+
+impl CacheSlot {
+    /// Number of slots each result keeps.
+    pub const COUNT: usize = 2;
+
+    /// Slot `index`, below [`CacheSlot::COUNT`] (checked when the constant is built).
+    pub const fn new(index: usize) -> CacheSlot {
+        assert!(index < CacheSlot::COUNT, "no such cache slot");
+        CacheSlot(index)
+    }
 }
 
 impl MeasuredResult {
-    /// Lines of `text` as Python's `str.splitlines` counts them ([`python_line_count`]): SWE-agent's
-    /// placeholder names them, in every replay of a sweep, so they are counted once, when first
-    /// asked for.
-    pub fn python_lines(&self) -> usize {
-        *self.python_lines.get_or_init(|| python_line_count(&self.text))
-    }
-
-    /// UTF-16 length of `text` as a JSON string body ([`json_escaped_utf16`]): Gemini CLI's
-    /// estimate of a tool output, which every replay under `gemini` asks for, so it is worked out
-    /// once, when first asked for.
-    pub fn json_escaped_units(&self) -> u64 {
-        *self.json_units.get_or_init(|| json_escaped_utf16(&self.text))
+    /// The number in `slot`, worked out by `of_text` from the result's text the first time it is
+    /// asked for: an estimator that needs one number per output in every replay of a sweep pays
+    /// for it once. `of_text` must be the same function for every call with `slot`.
+    pub fn derived(&self, slot: CacheSlot, of_text: impl FnOnce(&str) -> u64) -> u64 {
+        *self.derived[slot.0].get_or_init(|| of_text(&self.text))
     }
 
     /// The summary text at `threshold`, for a result of `sizes`.
@@ -441,68 +451,6 @@ impl MeasuredConversation {
     }
 }
 
-/// UTF-16 length of `text` as a JSON string body (`JSON.stringify` escapes).
-///
-/// Counted on the bytes (a loop over `chars()` was 6% of a report's time): every byte that is not
-/// a UTF-8 continuation byte starts one UTF-16 unit, a 4-byte char's lead byte one more, and an
-/// escaped ASCII byte adds what its escape adds (`\n` one, `\u0001` five).
-pub fn json_escaped_utf16(text: &str) -> u64 {
-    const EXTRA: [u8; 128] = {
-        let mut extra = [0u8; 128];
-        let mut b = 0;
-        while b < 0x20 {
-            extra[b] = 5;
-            b += 1;
-        }
-        let short = [b'"', b'\\', b'\n', b'\r', b'\t', 0x08, 0x0c];
-        let mut i = 0;
-        while i < short.len() {
-            extra[short[i] as usize] = 1;
-            i += 1;
-        }
-        extra
-    };
-    text.bytes()
-        .map(|b| match b {
-            0..=0x7f => 1 + u64::from(EXTRA[b as usize]),
-            0x80..=0xbf => 0,
-            0xc0..=0xef => 1,
-            _ => 2,
-        })
-        .sum()
-}
-
-/// `len(text.splitlines())` in Python: lines end at `\n`, `\r`, `\r\n`, `\v`, `\f`, `\x1c`-`\x1e`,
-/// `\x85`, U+2028 and U+2029; a last line without an ending counts too.
-///
-/// Read byte by byte (every replay of a sweep counts the lines of every elided output): in UTF-8
-/// no byte of a multi-byte character is ASCII, `0xc2` or `0xe2`, so the three non-ASCII breaks are
-/// exactly the byte sequences `c2 85`, `e2 80 a8` and `e2 80 a9`.
-pub fn python_line_count(text: &str) -> usize {
-    let bytes = text.as_bytes();
-    let (mut count, mut open, mut i) = (0, false, 0);
-    while i < bytes.len() {
-        let next = |k: usize| bytes.get(i + k).copied();
-        let width = match bytes[i] {
-            b'\n' | 0x0b | 0x0c | 0x1c..=0x1e => 1,
-            b'\r' if next(1) == Some(b'\n') => 2,
-            b'\r' => 1,
-            0xc2 if next(1) == Some(0x85) => 2,
-            0xe2 if next(1) == Some(0x80) && matches!(next(2), Some(0xa8 | 0xa9)) => 3,
-            _ => 0,
-        };
-        if width == 0 {
-            open = true;
-            i += 1;
-        } else {
-            count += 1;
-            open = false;
-            i += width;
-        }
-    }
-    count + usize::from(open)
-}
-
 /// Measures one item.
 fn measure_item(item: &Item, meter: &Meter, opts: &MeasureOptions<'_>) -> MeasuredItem {
     match item {
@@ -562,8 +510,7 @@ fn measure_item(item: &Item, meter: &Meter, opts: &MeasureOptions<'_>) -> Measur
                     text: Arc::new(text),
                     summary: Arc::new(summary),
                     recorded_bytes,
-                    python_lines: OnceLock::new(),
-                    json_units: OnceLock::new(),
+                    derived: Default::default(),
                 }),
             )
         }
@@ -767,6 +714,16 @@ mod tests {
         // The pre-split output counts at every threshold; raw ones when longer than it.
         let counts: Vec<usize> = [0, 9, 10, 49, 50, 99, 100].iter().map(|&t| m.splits_at(t)).collect();
         assert_eq!(counts, [4, 4, 3, 3, 2, 2, 1]);
+    }
+
+    #[test]
+    fn a_derived_number_is_worked_out_once_per_slot() {
+        let m = measured(vec![result(Output::Raw { output: "abc".into() })], false);
+        let MeasuredItem::ToolResult(_, r) = &m.items[0] else { panic!() };
+        let (first, second) = (CacheSlot::new(0), CacheSlot::new(1));
+        assert_eq!(r.derived(first, |t| t.len() as u64), 3);
+        assert_eq!(r.derived(first, |_| unreachable!("kept")), 3);
+        assert_eq!(r.derived(second, |_| 7), 7, "slots are apart");
     }
 
     #[test]

@@ -8,8 +8,16 @@
 //! tokenizer (`real`) or a fixed counter; [`super::View::tokens`] resolves the choice. Pure
 //! arithmetic: no I/O.
 
+use crate::measure::CacheSlot;
 use crate::model::Tokens;
 use crate::tokens::Measure;
+
+/// SWE-agent's placeholder: the Python line count of an output
+/// ([`super::swe_agent::python_line_count`]).
+pub const PYTHON_LINES: CacheSlot = CacheSlot::new(0);
+/// Gemini CLI's estimate of a tool output: its UTF-16 length as a JSON string body
+/// ([`super::gemini::json_escaped_utf16`]).
+pub const JSON_ESCAPED_UNITS: CacheSlot = CacheSlot::new(1);
 
 /// An anchor's token estimator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -19,6 +19,7 @@
 
 use std::borrow::Cow;
 
+use super::estimator::PYTHON_LINES;
 use super::{Content, Edit, Kind, On, Param, Policy, ResultState, View};
 
 /// The `swe-agent` policy.
@@ -95,7 +96,7 @@ impl Policy for SweAgent {
 pub fn placeholder(r: &ResultState<'_>, with_images: bool) -> String {
     let lines = match r.sizes.presplit {
         // Counted once per output, not once per replay (a sweep replays it at every threshold).
-        None => r.result.python_lines(),
+        None => r.result.derived(PYTHON_LINES, |text| python_line_count(text) as u64) as usize,
         _ => python_line_count(&observation_text(r)),
     };
     let mut text = format!("Old environment output: ({lines} lines omitted)");
@@ -114,7 +115,36 @@ fn observation_text<'a>(r: &'a ResultState<'a>) -> Cow<'a, str> {
     }
 }
 
-pub use crate::measure::python_line_count;
+/// `len(text.splitlines())` in Python: lines end at `\n`, `\r`, `\r\n`, `\v`, `\f`, `\x1c`-`\x1e`,
+/// `\x85`, U+2028 and U+2029; a last line without an ending counts too.
+///
+/// Read byte by byte (every replay of a sweep counts the lines of every elided output): in UTF-8
+/// no byte of a multi-byte character is ASCII, `0xc2` or `0xe2`, so the three non-ASCII breaks are
+/// exactly the byte sequences `c2 85`, `e2 80 a8` and `e2 80 a9`.
+pub fn python_line_count(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    let (mut count, mut open, mut i) = (0, false, 0);
+    while i < bytes.len() {
+        let next = |k: usize| bytes.get(i + k).copied();
+        let width = match bytes[i] {
+            b'\n' | 0x0b | 0x0c | 0x1c..=0x1e => 1,
+            b'\r' if next(1) == Some(b'\n') => 2,
+            b'\r' => 1,
+            0xc2 if next(1) == Some(0x85) => 2,
+            0xe2 if next(1) == Some(0x80) && matches!(next(2), Some(0xa8 | 0xa9)) => 3,
+            _ => 0,
+        };
+        if width == 0 {
+            open = true;
+            i += 1;
+        } else {
+            count += 1;
+            open = false;
+            i += width;
+        }
+    }
+    count + usize::from(open)
+}
 
 #[cfg(test)]
 mod tests {
