@@ -191,7 +191,12 @@ fn build_and_test() -> Session {
         serde_json::json!({"pattern": "shared_prefix", "path": "src"}),
         raw(run("grep", &["-rn", "shared_prefix", "src"])),
     );
-    s.step("", "read_file", serde_json::json!({"path": "src/replay/prefix.rs"}), raw(read("src/replay/prefix.rs")));
+    s.step(
+        "",
+        "read_file",
+        serde_json::json!({"path": "src/replay/prefix.rs"}),
+        raw(read("src/replay/prefix.rs")),
+    );
     s.answer(
         "The engine keeps a Fenwick tree over item positions (two slots per item: head and tail), so the prefix \
          shared with the previous request is a prefix sum up to the first edited position.",
