@@ -298,108 +298,123 @@ impl Reader {
             return Err(TraceError::line(path, line, "response_item payload has no string `type`"));
         };
         match kind {
-            "message" => {
-                let (text, images) = content_text(p.get("content"));
-                match p.get("role").and_then(Value::as_str).unwrap_or("") {
-                    "assistant" => {
-                        self.output(at);
-                        self.items.push(Item::Assistant { text });
-                    }
-                    "user" => {
-                        self.input();
-                        self.prompts.retain(|prompt| !text.contains(prompt.as_str()));
-                        self.flush_prompts();
-                        let meta = INJECTED.iter().any(|prefix| text.trim_start().starts_with(prefix));
-                        self.turn_user_texts.push(text.clone());
-                        self.items.push(Item::User { text, meta, images });
-                    }
-                    "developer" | "system" => {
-                        self.input();
-                        self.items.push(Item::System { text });
-                    }
-                    other => {
-                        return Err(TraceError::line(
-                            path,
-                            line,
-                            format!("message role `{other}` is not user, assistant, developer or system"),
-                        ));
-                    }
-                }
-            }
-            "reasoning" => {
-                self.output(at);
-                let mut parts: Vec<&str> = Vec::new();
-                for key in ["summary", "content"] {
-                    for part in p.get(key).and_then(Value::as_array).into_iter().flatten() {
-                        if let Some(t) = part.get("text").and_then(Value::as_str) {
-                            parts.push(t);
-                        }
-                    }
-                }
-                if !parts.is_empty() {
-                    self.items.push(Item::Thinking { text: parts.join("\n") });
-                }
-                // The encrypted reasoning this item carries is sent again with the turn's later
-                // calls: sized from its call's recorded reasoning tokens (module doc).
-                if !self.replaying && self.run_slot.is_none() {
-                    self.items.push(Item::Unseen { kind: UnseenKind::Reasoning, tokens: 0 });
-                    self.run_slot = Some(self.items.len() - 1);
-                    self.fill_reasoning();
-                }
-            }
+            "message" => return self.message(path, line, p, at),
+            "reasoning" => self.reasoning(p, at),
             "function_call" | "custom_tool_call" | "local_shell_call" | "web_search_call" => {
-                self.output(at);
-                let call_id = match p.get("call_id").and_then(Value::as_str) {
-                    Some(id) => id.to_owned(),
-                    None => {
-                        self.web_searches += 1;
-                        p.get("id")
-                            .and_then(Value::as_str)
-                            .map_or_else(|| format!("{kind}-{}", self.web_searches), str::to_owned)
-                    }
-                };
-                let (name, arguments) = match kind {
-                    "function_call" => {
-                        let name = str_at(p, "name");
-                        let name = match p.get("namespace").and_then(Value::as_str) {
-                            Some(ns) => format!("{ns}{name}"),
-                            None => name,
-                        };
-                        (name, str_at(p, "arguments"))
-                    }
-                    "custom_tool_call" => (str_at(p, "name"), str_at(p, "input")),
-                    "local_shell_call" => ("local_shell".to_owned(), json_field(p, "action")),
-                    _ => ("web_search".to_owned(), json_field(p, "action")),
-                };
-                self.names.insert(call_id.clone(), name.clone());
-                self.items.push(Item::ToolCall { call_id, name, arguments });
+                self.tool_call(kind, p, at)
             }
-            "function_call_output" | "custom_tool_call_output" => {
-                self.input();
-                let call_id = str_at(p, "call_id");
-                let (output, images) = match p.get("output") {
-                    Some(Value::String(s)) => (s.clone(), 0),
-                    Some(Value::Array(_)) => content_text(p.get("output")),
-                    Some(Value::Object(o)) => match o.get("content") {
-                        Some(Value::String(s)) => (s.clone(), 0),
-                        Some(c @ Value::Array(_)) => content_text(Some(c)),
-                        _ => (Value::Object(o.clone()).to_string(), 0),
-                    },
-                    _ => (String::new(), 0),
-                };
-                let is_error = exit_code(&output).is_some_and(|c| c != 0);
-                let name = self.names.get(&call_id).cloned();
-                self.items.push(Item::ToolResult(ToolResult {
-                    call_id,
-                    name,
-                    output: Output::Raw { output },
-                    is_error,
-                    images,
-                }));
-            }
+            "function_call_output" | "custom_tool_call_output" => self.tool_output(p),
             other => *self.unknown.entry(format!("response_item {other}")).or_default() += 1,
         }
         Ok(())
+    }
+
+    /// A `message` item: the assistant's text, the user's (or an injected context), or a system text.
+    fn message(&mut self, path: &Path, line: usize, p: &Value, at: Option<Millis>) -> Result<(), TraceError> {
+        let (text, images) = content_text(p.get("content"));
+        match p.get("role").and_then(Value::as_str).unwrap_or("") {
+            "assistant" => {
+                self.output(at);
+                self.items.push(Item::Assistant { text });
+            }
+            "user" => {
+                self.input();
+                self.prompts.retain(|prompt| !text.contains(prompt.as_str()));
+                self.flush_prompts();
+                let meta = INJECTED.iter().any(|prefix| text.trim_start().starts_with(prefix));
+                self.turn_user_texts.push(text.clone());
+                self.items.push(Item::User { text, meta, images });
+            }
+            "developer" | "system" => {
+                self.input();
+                self.items.push(Item::System { text });
+            }
+            other => {
+                return Err(TraceError::line(
+                    path,
+                    line,
+                    format!("message role `{other}` is not user, assistant, developer or system"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// A `reasoning` item: its readable summary, and a slot for the encrypted part sent again.
+    fn reasoning(&mut self, p: &Value, at: Option<Millis>) {
+        self.output(at);
+        let mut parts: Vec<&str> = Vec::new();
+        for key in ["summary", "content"] {
+            for part in p.get(key).and_then(Value::as_array).into_iter().flatten() {
+                if let Some(t) = part.get("text").and_then(Value::as_str) {
+                    parts.push(t);
+                }
+            }
+        }
+        if !parts.is_empty() {
+            self.items.push(Item::Thinking { text: parts.join("\n") });
+        }
+        // The encrypted reasoning this item carries is sent again with the turn's later
+        // calls: sized from its call's recorded reasoning tokens (module doc).
+        if !self.replaying && self.run_slot.is_none() {
+            self.items.push(Item::Unseen { kind: UnseenKind::Reasoning, tokens: 0 });
+            self.run_slot = Some(self.items.len() - 1);
+            self.fill_reasoning();
+        }
+    }
+
+    /// A call item: a function, custom tool, local shell or web search call.
+    fn tool_call(&mut self, kind: &str, p: &Value, at: Option<Millis>) {
+        self.output(at);
+        let call_id = match p.get("call_id").and_then(Value::as_str) {
+            Some(id) => id.to_owned(),
+            None => {
+                self.web_searches += 1;
+                p.get("id")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| format!("{kind}-{}", self.web_searches), str::to_owned)
+            }
+        };
+        let (name, arguments) = match kind {
+            "function_call" => {
+                let name = str_at(p, "name");
+                let name = match p.get("namespace").and_then(Value::as_str) {
+                    Some(ns) => format!("{ns}{name}"),
+                    None => name,
+                };
+                (name, str_at(p, "arguments"))
+            }
+            "custom_tool_call" => (str_at(p, "name"), str_at(p, "input")),
+            "local_shell_call" => ("local_shell".to_owned(), json_field(p, "action")),
+            _ => ("web_search".to_owned(), json_field(p, "action")),
+        };
+        self.names.insert(call_id.clone(), name.clone());
+        self.items.push(Item::ToolCall { call_id, name, arguments });
+    }
+
+    /// A call's output item.
+    fn tool_output(&mut self, p: &Value) {
+        self.input();
+        let call_id = str_at(p, "call_id");
+        let (output, images) = match p.get("output") {
+            Some(Value::String(s)) => (s.clone(), 0),
+            Some(Value::Array(_)) => content_text(p.get("output")),
+            Some(Value::Object(o)) => match o.get("content") {
+                Some(Value::String(s)) => (s.clone(), 0),
+                Some(c @ Value::Array(_)) => content_text(Some(c)),
+                _ => (Value::Object(o.clone()).to_string(), 0),
+            },
+            _ => (String::new(), 0),
+        };
+        let is_error = exit_code(&output).is_some_and(|c| c != 0);
+        let name = self.names.get(&call_id).cloned();
+        self.items.push(Item::ToolResult(ToolResult {
+            call_id,
+            name,
+            output: Output::Raw { output },
+            is_error,
+            images,
+        }));
     }
 }
 
