@@ -275,6 +275,11 @@ pub struct CalibrationRow {
 pub struct Calibration {
     /// The tokenizer of the real counts.
     pub tokenizer: String,
+    /// Whether some conversation's counts are its tokenizer counts times the provider ratio its
+    /// calibration fitted (docs/calibration.md): then "real" means the provider's tokens as the
+    /// replay estimates them, not the tokenizer's own count.
+    #[serde(default)]
+    pub provider_scaled: bool,
     /// Per estimator: the whole set, then tools (most tokens first), then kinds.
     pub rows: Vec<CalibrationRow>,
 }
@@ -285,6 +290,12 @@ impl Calibration {
     pub fn is_against_estimate(&self) -> bool {
         self.tokenizer == crate::tokens::Tokenizer::Estimate.name()
     }
+
+    /// What the "real" counts are, for titles and sentences: `o200k tokens`, or `provider tokens`
+    /// when some conversation's counts were scaled by its fitted ratio.
+    pub fn reference(&self) -> String {
+        if self.provider_scaled { "provider tokens".to_owned() } else { format!("{} tokens", self.tokenizer) }
+    }
 }
 
 /// One tool output as the calibration sees it: its tool, kind, real measure and every estimator's
@@ -294,6 +305,8 @@ pub struct Sample {
     tool: String,
     kind: ContentKind,
     measure: Measure,
+    /// Whether `measure.tokens` was scaled by the conversation's fitted provider ratio.
+    scaled: bool,
     /// Each estimator's estimate, in the order of the estimators.
     estimates: Vec<f64>,
 }
@@ -304,8 +317,8 @@ pub struct Sample {
 pub fn samples(conversations: &[&MeasuredConversation], estimators: &[&dyn Estimator]) -> Vec<Sample> {
     conversations
         .par_iter()
-        .flat_map_iter(|c| &c.items)
-        .filter_map(|item| {
+        .flat_map_iter(|c| c.items.iter().map(move |item| (c.calibration.ratio != 1.0, item)))
+        .filter_map(|(scaled, item)| {
             let MeasuredItem::ToolResult(sizes, r) = item else { return None };
             let measure = sizes.output();
             if measure.tokens == 0 {
@@ -314,7 +327,7 @@ pub fn samples(conversations: &[&MeasuredConversation], estimators: &[&dyn Estim
             let text = if r.text.is_empty() { &r.summary } else { &r.text };
             let tool = r.name.clone().unwrap_or_else(|| super::sweep::UNNAMED_TOOL.to_owned());
             let estimates = estimators.iter().map(|e| e.estimate(&tool, text, &measure)).collect();
-            Some(Sample { kind: classify(text), tool, measure, estimates })
+            Some(Sample { kind: classify(text), tool, measure, scaled, estimates })
         })
         .collect()
 }
@@ -383,7 +396,8 @@ pub fn calibrate_samples(samples: &[Sample], estimators: &[&dyn Estimator], toke
         rows.extend(tools.iter().map(|(name, members)| row(k, *e, "tool", name, members)));
         rows.extend(by_kind.iter().map(|(kind, members)| row(k, *e, "kind", kind.name(), members)));
     }
-    Calibration { tokenizer: tokenizer.to_owned(), rows }
+    let provider_scaled = samples.iter().any(|s| s.scaled);
+    Calibration { tokenizer: tokenizer.to_owned(), provider_scaled, rows }
 }
 
 #[cfg(test)]
@@ -493,6 +507,24 @@ mod tests {
         assert_eq!(get("len/4", "kind", "prose").results, 2);
         let exact = get("exact", "all", "all");
         assert!(exact.error.abs() < 1e-12 && exact.mean_abs_error.abs() < 1e-12);
+    }
+
+    #[test]
+    fn counts_scaled_by_a_fitted_provider_ratio_are_named_provider_tokens() {
+        let meter = Meter::with_counters(Box::new(Half), Box::new(Half));
+        let conv = Conversation {
+            id: "main".into(),
+            items: vec![result("read", "word ".repeat(32).as_str())],
+            recorded_total: None,
+        };
+        let mut m = MeasuredConversation::new(&conv, &meter, &MeasureOptions::default());
+        let plain = calibrate(&[&m], &[&LenOver4], "o200k");
+        assert!(!plain.provider_scaled);
+        assert_eq!(plain.reference(), "o200k tokens");
+        m.calibration = crate::model::Calibration { ratio: 1.25, ..crate::model::Calibration::NONE };
+        let scaled = calibrate(&[&m], &[&LenOver4], "o200k");
+        assert!(scaled.provider_scaled);
+        assert_eq!(scaled.reference(), "provider tokens");
     }
 
     #[test]

@@ -97,6 +97,7 @@ mod tests {
                 row("tool", "Bash", 100, 70.0),
                 row("kind", "code", 300, 250.0),
             ],
+            provider_scaled: false,
         }
     }
 
@@ -116,7 +117,7 @@ mod tests {
     #[test]
     fn with_no_tool_results_a_placeholder_says_there_is_nothing_to_calibrate() {
         assert_eq!(prepare_or_placeholder(&calibration()), OrPlaceholder::Chart(prepare(&calibration())));
-        let empty = Calibration { tokenizer: "o200k".into(), rows: Vec::new() };
+        let empty = Calibration { tokenizer: "o200k".into(), rows: Vec::new(), provider_scaled: false };
         let c = prepare_or_placeholder(&empty);
         assert_eq!(c.not_drawn(), Some("the inputs hold no tool results to calibrate"));
         let svg = super::super::svg(&c).unwrap();

@@ -433,8 +433,15 @@ pub fn calibration_sections(c: &Calibration) -> Vec<Section> {
                 .into(),
         );
     }
+    if c.provider_scaled {
+        text.push(format!(
+            "Real counts are each conversation's {} tokens times the provider ratio its calibration \
+             fitted (docs/calibration.md); `--overhead 0` sets the estimators against {} tokens alone.",
+            c.tokenizer, c.tokenizer
+        ));
+    }
     vec![Section {
-        title: format!("Estimate versus real ({} tokens), per tool and per content kind", c.tokenizer),
+        title: format!("Estimate versus real ({}), per tool and per content kind", c.reference()),
         text,
         table: Some(calibration_rows(c)),
     }]
@@ -591,7 +598,7 @@ mod tests {
             bytes_per_token: if tokens > 0 { 8.0 / tokens as f64 } else { 0.0 },
             ..Default::default()
         };
-        let c = Calibration { tokenizer: "o200k".into(), rows: vec![row(0), row(4)] };
+        let c = Calibration { tokenizer: "o200k".into(), rows: vec![row(0), row(4)], ..Default::default() };
         let t = calibration_rows(&c);
         let at = |r: usize, h: &str| t.rows[r][t.headers.iter().position(|x| *x == h).unwrap()].clone();
         for h in ["error", "bytes_per_token", "mean_abs_error", "calibrated_mean_abs_error"] {
@@ -603,7 +610,7 @@ mod tests {
     #[test]
     fn calibration_against_the_estimate_itself_says_so() {
         let note = |tokenizer: &str| {
-            let c = Calibration { tokenizer: tokenizer.into(), rows: Vec::new() };
+            let c = Calibration { tokenizer: tokenizer.into(), rows: Vec::new(), ..Default::default() };
             calibration_sections(&c)[0].text.iter().any(|l| l.contains("reference is len/4 itself"))
         };
         assert!(note("estimate"));
