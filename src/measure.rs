@@ -108,9 +108,9 @@ impl Category {
 /// of a long sweep's replay time waited on those pointers, `perf annotate`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ResultSizes {
-    /// TextSize of the result's `text`.
+    /// Size of the result's `text`.
     pub text: TextSize,
-    /// TextSize of the result's `summary`.
+    /// Size of the result's `summary`.
     pub summary: TextSize,
     /// `Some(has_content)` when the tool already split the output (kept as written).
     pub presplit: Option<bool>,
@@ -155,7 +155,7 @@ impl ResultSizes {
         }
     }
 
-    /// TextSize of the whole output as the tool produced it (after transforms), [`Whole`].
+    /// Size of the whole output as the tool produced it (after transforms), [`Whole`].
     pub fn output(&self) -> TextSize {
         match self.whole {
             Whole::Text => self.text,
@@ -256,9 +256,9 @@ pub enum MeasuredItem {
         call_id: String,
         /// Tool name.
         name: String,
-        /// TextSize of name + arguments.
+        /// Size of name + arguments.
         measure: TextSize,
-        /// TextSize of the name alone (what remains when a policy clears the arguments).
+        /// Size of the name alone (what remains when a policy clears the arguments).
         name_measure: TextSize,
     },
     /// A tool result: its sizes, and the rest of it (shared: the sweep's per-tool copies of a
@@ -275,7 +275,7 @@ pub enum MeasuredItem {
     },
     /// The context is replaced; the optional summary starts the new one (as user text).
     Compaction {
-        /// TextSize of the summary.
+        /// Size of the summary.
         summary: Option<TextSize>,
     },
 }

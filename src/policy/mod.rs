@@ -101,7 +101,7 @@ pub struct ResultState<'a> {
     pub turn: usize,
     /// Index of the item in the conversation (order of appearance).
     pub position: usize,
-    /// TextSize of the linked tool call (name + arguments), if the call is in the context.
+    /// Size of the linked tool call (name + arguments), if the call is in the context.
     pub call: Option<TextSize>,
     /// Events in the context before this result (OpenHands' unit, see [`View::events`]): its
     /// event index in the context.
