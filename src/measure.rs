@@ -18,7 +18,7 @@ use rayon::prelude::*;
 use crate::model::Calibration;
 use crate::model::{Conversation, Item, Millis, Output, RecordedTotal, Tokens, UnseenKind, Usage};
 use crate::split::summary_of;
-use crate::tokens::{Measure, Meter};
+use crate::tokens::{CharCounts, Measure, Meter, TextSize};
 use crate::transform::{self, Transform};
 
 /// What a piece of sent text is, for the per-category breakdown.
@@ -108,10 +108,10 @@ impl Category {
 /// of a long sweep's replay time waited on those pointers, `perf annotate`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ResultSizes {
-    /// Measure of the result's `text`.
-    pub text: Measure,
-    /// Measure of the result's `summary`.
-    pub summary: Measure,
+    /// Size of the result's `text`.
+    pub text: TextSize,
+    /// Size of the result's `summary`.
+    pub summary: TextSize,
     /// `Some(has_content)` when the tool already split the output (kept as written).
     pub presplit: Option<bool>,
     /// What the whole output is made of ([`ResultSizes::output`]); set when measured, and not
@@ -146,7 +146,7 @@ pub enum Whole {
 
 impl ResultSizes {
     /// Summary and content measures at `threshold`, by the seed's rule.
-    pub fn split_at(&self, threshold: usize) -> (Measure, Option<Measure>) {
+    pub fn split_at(&self, threshold: usize) -> (TextSize, Option<TextSize>) {
         match self.presplit {
             Some(true) => (self.summary, Some(self.text)),
             Some(false) => (self.summary, None),
@@ -155,21 +155,21 @@ impl ResultSizes {
         }
     }
 
-    /// Measure of the whole output as the tool produced it (after transforms), [`Whole`].
-    pub fn output(&self) -> Measure {
+    /// Size of the whole output as the tool produced it (after transforms), [`Whole`].
+    pub fn output(&self) -> TextSize {
         match self.whole {
             Whole::Text => self.text,
             Whole::Summary => self.summary,
             Whole::Joined { newline_tokens, newline_decide } => {
                 let mut m = self.summary;
-                m += Measure {
-                    bytes: 1,
-                    chars: 1,
-                    non_ascii: 0,
-                    utf16: 1,
-                    tokens: newline_tokens.into(),
-                    estimate: 0,
-                    decide: newline_decide.into(),
+                m += TextSize {
+                    measure: Measure {
+                        bytes: 1,
+                        tokens: newline_tokens.into(),
+                        estimate: 0,
+                        decide: newline_decide.into(),
+                    },
+                    chars: CharCounts { chars: 1, non_ascii: 0, utf16: 1 },
                 };
                 m += self.text;
                 m
@@ -246,7 +246,7 @@ pub enum MeasuredItem {
         /// Which category.
         category: Category,
         /// Its measure.
-        measure: Measure,
+        measure: TextSize,
         /// A human turn starts here (a user message that is not harness-injected).
         turn_start: bool,
     },
@@ -256,10 +256,10 @@ pub enum MeasuredItem {
         call_id: String,
         /// Tool name.
         name: String,
-        /// Measure of name + arguments.
-        measure: Measure,
-        /// Measure of the name alone (what remains when a policy clears the arguments).
-        name_measure: Measure,
+        /// Size of name + arguments.
+        measure: TextSize,
+        /// Size of the name alone (what remains when a policy clears the arguments).
+        name_measure: TextSize,
     },
     /// A tool result: its sizes, and the rest of it (shared: the sweep's per-tool copies of a
     /// conversation change sizes, and copy a result only when they change its texts).
@@ -275,8 +275,8 @@ pub enum MeasuredItem {
     },
     /// The context is replaced; the optional summary starts the new one (as user text).
     Compaction {
-        /// Measure of the summary.
-        summary: Option<Measure>,
+        /// Size of the summary.
+        summary: Option<TextSize>,
     },
 }
 
@@ -316,15 +316,10 @@ pub struct MeasureOptions<'a> {
 /// bytes (chars, UTF-16 units) per token, so every estimator (`len/4`, opencode, LangChain,
 /// Gemini CLI) also counts `tokens`. Unseen content ([`Item::Unseen`], already in the provider's
 /// tokens) is measured the same way.
-pub fn overhead_measure(tokens: Tokens) -> Measure {
-    Measure {
-        bytes: 4 * tokens,
-        chars: 4 * tokens,
-        non_ascii: 0,
-        utf16: 4 * tokens,
-        tokens,
-        estimate: tokens,
-        decide: tokens,
+pub fn overhead_measure(tokens: Tokens) -> TextSize {
+    TextSize {
+        measure: Measure { bytes: 4 * tokens, tokens, estimate: tokens, decide: tokens },
+        chars: CharCounts { chars: 4 * tokens, non_ascii: 0, utf16: 4 * tokens },
     }
 }
 
@@ -486,7 +481,7 @@ fn measure_item(item: &Item, meter: &Meter, opts: &MeasureOptions<'_>) -> Measur
                 }
             };
             let text_measure =
-                if presplit == Some(false) { Measure::default() } else { meter.measure(&text) };
+                if presplit == Some(false) { TextSize::default() } else { meter.measure(&text) };
             let whole = match presplit {
                 None => Whole::Text,
                 Some(false) => Whole::Summary,
@@ -526,7 +521,7 @@ fn measure_item(item: &Item, meter: &Meter, opts: &MeasureOptions<'_>) -> Measur
     }
 }
 
-fn text_item(category: Category, measure: Measure, turn_start: bool) -> MeasuredItem {
+fn text_item(category: Category, measure: TextSize, turn_start: bool) -> MeasuredItem {
     MeasuredItem::Text { category, measure, turn_start }
 }
 
@@ -619,7 +614,10 @@ mod tests {
         assert_eq!(kinds, ["unrecorded:500", "user:0", "compaction", "unrecorded:500", "user:1"]);
         // Every estimator counts the overhead as the same number of tokens.
         let o = overhead_measure(500);
-        assert_eq!((o.tokens, o.estimate, o.decide, o.bytes / 4, o.utf16 / 4), (500, 500, 500, 500, 500));
+        assert_eq!(
+            (o.tokens, o.estimate, o.decide, o.bytes / 4, o.chars.utf16 / 4),
+            (500, 500, 500, 500, 500)
+        );
         let m = MeasuredConversation::new(&conv, &meter, &MeasureOptions::default());
         assert_eq!(m.items.len(), 3, "no overhead, no item");
     }
@@ -666,8 +664,8 @@ mod tests {
         };
         // "sum\ncontent of ten": 18 bytes, as the tool sent it and as --resplit measures it.
         let (k, r) = (kept.output(), resplit.output());
-        assert_eq!((k.bytes, k.chars, k.utf16), (18, 18, 18));
-        assert_eq!((k.bytes, k.chars, k.utf16, k.non_ascii), (r.bytes, r.chars, r.utf16, r.non_ascii));
+        assert_eq!((k.bytes, k.chars.chars, k.chars.utf16), (18, 18, 18));
+        assert_eq!((k.bytes, k.chars), (r.bytes, r.chars));
         // "sum", "\n", "content of ten" are 1 + 1 + 3 tokens in o200k and cl100k; so is the joined text.
         assert_eq!((k.tokens, k.decide), (5, 5));
         assert_eq!((k.tokens, k.decide), (r.tokens, r.decide));
@@ -678,7 +676,7 @@ mod tests {
         let m = measured(vec![result(Output::Split { summary: "sum".into(), content: None })], false);
         let MeasuredItem::ToolResult(sizes, _) = &m.items[0] else { panic!() };
         assert_eq!(sizes.output().bytes, 3);
-        assert_eq!(std::mem::size_of::<ResultSizes>(), 2 * std::mem::size_of::<Measure>() + 8);
+        assert_eq!(std::mem::size_of::<ResultSizes>(), 2 * std::mem::size_of::<TextSize>() + 8);
     }
 
     #[test]

@@ -192,21 +192,13 @@ pub fn longest_whitespace_run(text: &str) -> usize {
     best
 }
 
-/// Size facts about one text, or sums of them: bytes, real tokens (the report's tokenizer), the
-/// seed's `len / 4` estimate (per text, then summed, as the seed's framework adds them up) and the
-/// tokens policies decide with. `chars`, `non_ascii` and `utf16` let any character-based estimator
-/// (opencode's JavaScript `length / 4`, Gemini CLI's per-character weights) be computed from sums
-/// without the text.
+/// Size facts about one text, or sums of them, that every consumer reads: bytes, real tokens (the
+/// report's tokenizer), the seed's `len / 4` estimate (per text, then summed, as the seed's
+/// framework adds them up) and the tokens policies decide with.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Measure {
     /// UTF-8 bytes.
     pub bytes: Bytes,
-    /// Unicode scalar values (`str::chars`).
-    pub chars: u64,
-    /// Of those, not ASCII.
-    pub non_ascii: u64,
-    /// UTF-16 code units (JavaScript's `length`).
-    pub utf16: u64,
     /// Tokens with the report's tokenizer.
     pub tokens: Tokens,
     /// The seed's estimate, `bytes / 4` per text.
@@ -218,9 +210,6 @@ pub struct Measure {
 impl std::ops::AddAssign for Measure {
     fn add_assign(&mut self, o: Measure) {
         self.bytes += o.bytes;
-        self.chars += o.chars;
-        self.non_ascii += o.non_ascii;
-        self.utf16 += o.utf16;
         self.tokens += o.tokens;
         self.estimate += o.estimate;
         self.decide += o.decide;
@@ -230,12 +219,85 @@ impl std::ops::AddAssign for Measure {
 impl std::ops::SubAssign for Measure {
     fn sub_assign(&mut self, o: Measure) {
         self.bytes -= o.bytes;
-        self.chars -= o.chars;
-        self.non_ascii -= o.non_ascii;
-        self.utf16 -= o.utf16;
         self.tokens -= o.tokens;
         self.estimate -= o.estimate;
         self.decide -= o.decide;
+    }
+}
+
+/// Character counts of one text, or sums of them: what the character-based anchor estimators
+/// (the policies' estimators: opencode's JavaScript `length / 4`, LangChain's code points,
+/// Gemini CLI's per-character weights) read, so they can be computed from sums without the text.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct CharCounts {
+    /// Unicode scalar values (`str::chars`).
+    pub chars: u64,
+    /// Of those, not ASCII.
+    pub non_ascii: u64,
+    /// UTF-16 code units (JavaScript's `length`).
+    pub utf16: u64,
+}
+
+impl CharCounts {
+    /// The counts of `text` ([`char_counts`]).
+    pub fn of(text: &str) -> CharCounts {
+        let (chars, non_ascii, utf16) = char_counts(text);
+        CharCounts { chars, non_ascii, utf16 }
+    }
+}
+
+impl std::ops::AddAssign for CharCounts {
+    fn add_assign(&mut self, o: CharCounts) {
+        self.chars += o.chars;
+        self.non_ascii += o.non_ascii;
+        self.utf16 += o.utf16;
+    }
+}
+
+impl std::ops::SubAssign for CharCounts {
+    fn sub_assign(&mut self, o: CharCounts) {
+        self.chars -= o.chars;
+        self.non_ascii -= o.non_ascii;
+        self.utf16 -= o.utf16;
+    }
+}
+
+/// A text's [`Measure`] with its [`CharCounts`] beside it, summed together: what the replay and
+/// the policies carry, so that an anchor's estimator can be applied to any sum. Reads as its
+/// [`Measure`] (`size.tokens`); the character counts are in [`TextSize::chars`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct TextSize {
+    /// What every consumer reads.
+    pub measure: Measure,
+    /// What the character-based estimators read.
+    pub chars: CharCounts,
+}
+
+impl std::ops::Deref for TextSize {
+    type Target = Measure;
+
+    fn deref(&self) -> &Measure {
+        &self.measure
+    }
+}
+
+impl std::ops::DerefMut for TextSize {
+    fn deref_mut(&mut self) -> &mut Measure {
+        &mut self.measure
+    }
+}
+
+impl std::ops::AddAssign for TextSize {
+    fn add_assign(&mut self, o: TextSize) {
+        self.measure += o.measure;
+        self.chars += o.chars;
+    }
+}
+
+impl std::ops::SubAssign for TextSize {
+    fn sub_assign(&mut self, o: TextSize) {
+        self.measure -= o.measure;
+        self.chars -= o.chars;
     }
 }
 
@@ -373,18 +435,15 @@ impl Meter {
         }
     }
 
-    /// Bytes, report tokens and decision tokens of `text`.
-    pub fn measure(&self, text: &str) -> Measure {
-        let (chars, non_ascii, utf16) = char_counts(text);
-        Measure {
+    /// Bytes, report tokens and decision tokens of `text` ([`Measure`]), with its [`CharCounts`].
+    pub fn measure(&self, text: &str) -> TextSize {
+        let measure = Measure {
             bytes: text.len() as Bytes,
-            chars,
-            non_ascii,
-            utf16,
             tokens: self.tokens(text),
             estimate: estimate(text),
             decide: self.decide_tokens(text),
-        }
+        };
+        TextSize { measure, chars: CharCounts::of(text) }
     }
 
     /// Distinct texts counted so far with the report's tokenizer (kept counts it was seeded with
@@ -586,7 +645,10 @@ mod tests {
         assert_eq!(meter.distinct_texts(), 2);
         assert_eq!(
             meter.measure("abcdefgh"),
-            Measure { bytes: 8, chars: 8, non_ascii: 0, utf16: 8, tokens: 8, estimate: 2, decide: 2 }
+            TextSize {
+                measure: Measure { bytes: 8, tokens: 8, estimate: 2, decide: 2 },
+                chars: CharCounts { chars: 8, non_ascii: 0, utf16: 8 }
+            }
         );
     }
 

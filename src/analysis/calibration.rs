@@ -32,14 +32,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::measure::{MeasuredConversation, MeasuredItem};
 use crate::model::Tokens;
-use crate::tokens::Measure;
+use crate::tokens::TextSize;
 
 /// A token estimator of one tool output.
 pub trait Estimator: Send + Sync {
     /// Name shown in reports.
     fn name(&self) -> String;
     /// Estimated tokens of the output `text` of tool `tool`, whose measure is `measure`.
-    fn estimate(&self, tool: &str, text: &str, measure: &Measure) -> f64;
+    fn estimate(&self, tool: &str, text: &str, measure: &TextSize) -> f64;
 }
 
 /// The seed's estimate: UTF-8 bytes / 4, rounded down per text.
@@ -50,7 +50,7 @@ impl Estimator for LenOver4 {
     fn name(&self) -> String {
         "len/4".into()
     }
-    fn estimate(&self, _tool: &str, _text: &str, measure: &Measure) -> f64 {
+    fn estimate(&self, _tool: &str, _text: &str, measure: &TextSize) -> f64 {
         measure.estimate as f64
     }
 }
@@ -76,7 +76,7 @@ impl Estimator for AnchorEstimator {
         }
     }
 
-    fn estimate(&self, tool: &str, text: &str, measure: &Measure) -> f64 {
+    fn estimate(&self, tool: &str, text: &str, measure: &TextSize) -> f64 {
         use crate::policy::estimator::Estimator as Anchor;
         match self {
             AnchorEstimator::OpenCode => Anchor::OpenCode.tokens(measure) as f64,
@@ -216,7 +216,7 @@ fn is_log_line(line: &str) -> bool {
 
 /// The content kind of `text` (see the module documentation for the rules).
 pub fn classify(text: &str) -> ContentKind {
-    let (chars, non_ascii, _) = crate::tokens::char_counts(text);
+    let crate::tokens::CharCounts { chars, non_ascii, .. } = crate::tokens::CharCounts::of(text);
     if chars > 0 && non_ascii * 10 >= chars {
         return ContentKind::NonAscii;
     }
@@ -304,7 +304,7 @@ impl Calibration {
 pub struct Sample {
     tool: String,
     kind: ContentKind,
-    measure: Measure,
+    measure: TextSize,
     /// Whether `measure.tokens` was scaled by the conversation's fitted provider ratio.
     scaled: bool,
     /// Each estimator's estimate, in the order of the estimators.
@@ -458,7 +458,7 @@ mod tests {
         fn name(&self) -> String {
             "exact".into()
         }
-        fn estimate(&self, _tool: &str, _text: &str, m: &Measure) -> f64 {
+        fn estimate(&self, _tool: &str, _text: &str, m: &TextSize) -> f64 {
             m.tokens as f64
         }
     }

@@ -33,7 +33,7 @@
 //!   measured on the already-cleared context.
 
 use super::{Content, Edit, Estimator, Kind, List, On, Param, Policy, ResultState, View};
-use crate::tokens::Measure;
+use crate::tokens::TextSize;
 
 /// Our choice of placeholder (the API's text is not published).
 pub const PLACEHOLDER: &str = "[Old tool result content cleared]";
@@ -181,7 +181,7 @@ pub struct Anthropic {
     /// What clearing would free, summed as results leave the `keep` window.
     sums: Sums,
     /// The placeholder as the replay's meter measures it (measured once, at the first clear).
-    placeholder_measure: Option<Measure>,
+    placeholder_measure: Option<TextSize>,
 }
 
 /// Tokens a clear would free, summed over the results of the current context below `upto`

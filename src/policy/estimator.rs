@@ -1,8 +1,9 @@
-//! The token estimates the anchors decide with, computed from a [`Measure`] without the text.
+//! The token estimates the anchors decide with, computed from a [`TextSize`] without the text.
 //!
 //! Each shipped prune mechanism counts in its own way, and its thresholds only mean what they
-//! mean under its own count. A [`Measure`] carries bytes, chars, non-ASCII chars, UTF-16 units and
-//! real tokens, which is enough to reproduce every estimator below exactly for one text (policies
+//! mean under its own count. A [`TextSize`] carries bytes and real tokens ([`crate::tokens::Measure`])
+//! and, beside them, the chars, non-ASCII chars and UTF-16 units these estimators read
+//! ([`crate::tokens::CharCounts`]), which is enough to reproduce every estimator below exactly for one text (policies
 //! apply them per text, as the anchors do; applied to a sum they are the same formula on the sum).
 //! `--decide-with` chooses between these ([`crate::tokens::DecideWith::Anchor`]), the report's
 //! tokenizer (`real`) or a fixed counter; [`super::View::tokens`] resolves the choice. Pure
@@ -10,7 +11,7 @@
 
 use crate::measure::CacheSlot;
 use crate::model::Tokens;
-use crate::tokens::Measure;
+use crate::tokens::TextSize;
 
 /// SWE-agent's placeholder: the Python line count of an output
 /// ([`super::swe_agent::python_line_count`]).
@@ -45,18 +46,18 @@ const GEMINI_FULL_HEURISTIC_MAX: u64 = 100_000;
 
 impl Estimator {
     /// Tokens of the text measured by `m`.
-    pub fn tokens(self, m: &Measure) -> Tokens {
+    pub fn tokens(self, m: &TextSize) -> Tokens {
         match self {
             Estimator::Seed => m.estimate,
-            Estimator::OpenCode => (m.utf16 + 2) / 4,
-            Estimator::LangChain => m.chars.div_ceil(4),
+            Estimator::OpenCode => (m.chars.utf16 + 2) / 4,
+            Estimator::LangChain => m.chars.chars.div_ceil(4),
             Estimator::GeminiText => {
-                if m.utf16 > GEMINI_FULL_HEURISTIC_MAX {
-                    m.utf16 / 4
+                if m.chars.utf16 > GEMINI_FULL_HEURISTIC_MAX {
+                    m.chars.utf16 / 4
                 } else {
                     // Every non-ASCII char is one or two UTF-16 units above 127.
-                    let ascii = m.chars - m.non_ascii;
-                    let other_units = m.utf16 - ascii;
+                    let ascii = m.chars.chars - m.chars.non_ascii;
+                    let other_units = m.chars.utf16 - ascii;
                     (25 * ascii + 130 * other_units) / 100
                 }
             }
@@ -81,7 +82,7 @@ mod tests {
     use super::*;
     use crate::tokens::{Meter, Tokenizer};
 
-    fn m(text: &str) -> Measure {
+    fn m(text: &str) -> TextSize {
         Meter::new(Tokenizer::Estimate, Tokenizer::Estimate).measure(text)
     }
 

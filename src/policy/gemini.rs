@@ -157,7 +157,7 @@ impl Gemini {
         view: &View<'_>,
         tool: &str,
         escaped: impl FnOnce() -> u64,
-        m: &crate::tokens::Measure,
+        m: &crate::tokens::TextSize,
     ) -> Tokens {
         if self.text_estimate {
             view.tokens(Estimator::GeminiText, m)

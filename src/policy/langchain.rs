@@ -24,7 +24,7 @@
 //! `ceil(content / 4) − ceil(placeholder / 4)`.
 
 use super::{Content, Edit, Estimator, Kind, List, On, Param, Policy, View};
-use crate::tokens::Measure;
+use crate::tokens::TextSize;
 
 /// LangChain's `DEFAULT_TOOL_PLACEHOLDER`.
 pub const PLACEHOLDER: &str = "[cleared]";
@@ -115,7 +115,7 @@ pub struct LangChain {
     /// Compactions seen: a new one starts a context with nothing cleared.
     compactions: usize,
     /// The placeholder as the replay's meter measures it (measured once, at the first clear).
-    placeholder_measure: Option<Measure>,
+    placeholder_measure: Option<TextSize>,
 }
 
 impl Policy for LangChain {

@@ -64,7 +64,7 @@ pub type Kind<T = dyn Policy> = crate::spec::Kind<T>;
 
 use crate::measure::{MeasuredResult, ResultSizes};
 use crate::model::{Millis, Tokens};
-use crate::tokens::{DecideWith, Measure, Meter};
+use crate::tokens::{DecideWith, Meter, TextSize};
 
 /// The state of a tool result's content in the context.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,9 +72,9 @@ pub enum Content {
     /// The result was not split: its summary is the whole output, nothing to prune.
     None,
     /// The content is sent.
-    Present(Measure),
+    Present(TextSize),
     /// The content was replaced by text of this size (a placeholder or a preview).
-    Replaced(Measure),
+    Replaced(TextSize),
     /// The content was removed; only the summary is sent.
     Pruned,
 }
@@ -89,11 +89,11 @@ pub struct ResultState<'a> {
     /// Its sizes and whether the tool split it.
     pub sizes: &'a ResultSizes,
     /// The summary sent for it.
-    pub summary: Measure,
+    pub summary: TextSize,
     /// Its content's state (persistent state: edits of a non-sticky policy are not reflected).
     pub content: Content,
     /// The content as split, whatever happened to it since.
-    pub original: Option<Measure>,
+    pub original: Option<TextSize>,
     /// Index of the first request that sent it (requests before `request` have seen it
     /// `request - first_request` times).
     pub first_request: usize,
@@ -101,8 +101,8 @@ pub struct ResultState<'a> {
     pub turn: usize,
     /// Index of the item in the conversation (order of appearance).
     pub position: usize,
-    /// Measure of the linked tool call (name + arguments), if the call is in the context.
-    pub call: Option<Measure>,
+    /// Size of the linked tool call (name + arguments), if the call is in the context.
+    pub call: Option<TextSize>,
     /// Events in the context before this result (OpenHands' unit, see [`View::events`]): its
     /// event index in the context.
     pub event: usize,
@@ -112,7 +112,7 @@ pub struct ResultState<'a> {
 
 impl ResultState<'_> {
     /// Tokens of the result as currently sent (summary + content or replacement).
-    pub fn sent(&self) -> Measure {
+    pub fn sent(&self) -> TextSize {
         let mut m = self.summary;
         match self.content {
             Content::Present(c) | Content::Replaced(c) => m += c,
@@ -122,7 +122,7 @@ impl ResultState<'_> {
     }
 
     /// The present content, if any.
-    pub fn present(&self) -> Option<Measure> {
+    pub fn present(&self) -> Option<TextSize> {
         match self.content {
             Content::Present(c) => Some(c),
             _ => None,
@@ -131,7 +131,7 @@ impl ResultState<'_> {
 
     /// The whole output as the tool produced it (after record-time transforms): what an anchor
     /// that knows nothing of the split measures.
-    pub fn output(&self) -> Measure {
+    pub fn output(&self) -> TextSize {
         self.sizes.output()
     }
 
@@ -157,11 +157,11 @@ pub struct View<'a> {
     /// Tool results in the context, oldest first (results before a compaction are gone).
     pub results: &'a [ResultState<'a>],
     /// The whole context as currently sent.
-    pub context: Measure,
+    pub context: TextSize,
     /// Of which the system prompt, recorded or not: the trace's own and the `--overhead` that
     /// stands for what it does not hold (the system prompt and tool schemas). Anchors that count
     /// only the message list leave it out.
-    pub system: Measure,
+    pub system: TextSize,
     /// Chat messages in the context after the system prompt, as chat APIs with a separate system
     /// field list them: each user text, each tool result, and one assistant message per model
     /// response (its text, reasoning and tool calls together).
@@ -204,13 +204,13 @@ impl View<'_> {
 
     /// Tokens of the text measured by `m` as a policy whose anchor counts with `anchor` decides
     /// under `--decide-with`: the anchor's estimate, the report's tokens, or the fixed counter's.
-    pub fn tokens(&self, anchor: Estimator, m: &Measure) -> Tokens {
+    pub fn tokens(&self, anchor: Estimator, m: &TextSize) -> Tokens {
         self.tokens_with(|| anchor.tokens(m), m)
     }
 
-    /// Like [`View::tokens`] for an anchor whose estimate needs more than a [`Measure`] (it is
+    /// Like [`View::tokens`] for an anchor whose estimate needs more than a [`TextSize`] (it is
     /// computed by `anchor` only when deciding with anchors).
-    pub fn tokens_with(&self, anchor: impl FnOnce() -> Tokens, m: &Measure) -> Tokens {
+    pub fn tokens_with(&self, anchor: impl FnOnce() -> Tokens, m: &TextSize) -> Tokens {
         match self.decide {
             DecideWith::Anchor => anchor(),
             DecideWith::Real => m.tokens,
@@ -219,7 +219,7 @@ impl View<'_> {
     }
 
     /// Measures text a policy is about to put in the context.
-    pub fn measure(&self, text: &str) -> Measure {
+    pub fn measure(&self, text: &str) -> TextSize {
         self.meter.measure(text)
     }
 

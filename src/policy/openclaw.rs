@@ -56,7 +56,7 @@ use super::{
 };
 use crate::error::SpecError;
 use crate::model::Millis;
-use crate::tokens::Measure;
+use crate::tokens::TextSize;
 
 /// OpenClaw's default hard-clear placeholder.
 pub const PLACEHOLDER: &str = "[Old tool result content cleared]";
@@ -245,7 +245,7 @@ struct Tracked {
     /// Results of the context the cutoff has passed (each looked at once for `entries`).
     admitted: usize,
     /// The placeholder's measure and chars.
-    placeholder: Option<(Measure, u64)>,
+    placeholder: Option<(TextSize, u64)>,
     /// The prunable results, oldest first, and their parts summed.
     entries: Vec<Entry>,
     soft: i64,
@@ -416,8 +416,8 @@ impl OpenClaw {
 
     /// Chars of the text measured by `m`: its JavaScript length, or 4 × its tokens when deciding
     /// with a tokenizer.
-    fn chars(view: &View<'_>, m: &Measure) -> u64 {
-        if view.anchored() { m.utf16 } else { 4 * view.tokens(Estimator::Real, m) }
+    fn chars(view: &View<'_>, m: &TextSize) -> u64 {
+        if view.anchored() { m.chars.utf16 } else { 4 * view.tokens(Estimator::Real, m) }
     }
 
     /// The context's share of the window.
@@ -455,7 +455,7 @@ impl OpenClaw {
     }
 
     /// The share of a prunable result with content `content`.
-    fn part(view: &View<'_>, content: Content, trimmed: Option<u64>, placeholder: (Measure, u64)) -> Part {
+    fn part(view: &View<'_>, content: Content, trimmed: Option<u64>, placeholder: (TextSize, u64)) -> Part {
         let (cleared, placeholder_chars) = placeholder;
         let clearing = |chars: u64| chars as i64 - placeholder_chars as i64;
         match content {

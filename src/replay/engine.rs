@@ -11,7 +11,7 @@ use crate::model::{Millis, Tokens, Usage};
 use crate::policy::{Content, Edit, Policy, ResultState, View};
 use crate::result::{Categories, RequestRow};
 use crate::time::format_rfc3339;
-use crate::tokens::{Measure, Meter};
+use crate::tokens::{Meter, TextSize};
 
 /// Signed deltas of the prunable contents: real tokens and the seed's `len/4` estimate.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -63,7 +63,7 @@ pub(super) struct Sent {
     /// The seed's `len/4` estimate of the context, before transient edits.
     estimate: Tokens,
     /// The tool contents still in the context (before transient edits).
-    contents: Measure,
+    contents: TextSize,
     /// Tokens the policy has removed from the context.
     pub(super) pruned: Tokens,
 }
@@ -72,7 +72,7 @@ pub(super) struct Sent {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Transient {
     Pruned,
-    Replaced(Measure),
+    Replaced(TextSize),
 }
 
 /// What one transient edit changes in a request's counts, kept with the edit so that taking it
@@ -92,8 +92,8 @@ struct Effect {
 struct CallState {
     position: usize,
     /// As sent now (name + arguments, or name + replacement).
-    measure: Measure,
-    name: Measure,
+    measure: TextSize,
+    name: TextSize,
     cleared: bool,
 }
 
@@ -109,7 +109,7 @@ pub(super) struct Engine<'a> {
     calls: Vec<CallState>,
     /// Index of the first result in the current context.
     first_result: usize,
-    sums: [Measure; Category::COUNT],
+    sums: [TextSize; Category::COUNT],
     /// Tokens the context would have with no edit at all.
     unpruned: Tokens,
     prefix: Prefix,
@@ -127,7 +127,7 @@ pub(super) struct Engine<'a> {
     transient: BTreeMap<usize, (Transient, Effect)>,
     /// Calls whose arguments a non-sticky policy replaced for the current request: call index →
     /// the call as sent (name + replacement).
-    transient_calls: BTreeMap<usize, (Measure, Effect)>,
+    transient_calls: BTreeMap<usize, (TextSize, Effect)>,
     /// The transient edits' effects, summed: category deltas and prunable deltas.
     transient_categories: [i64; Category::COUNT],
     transient_prunable: Prunable,
@@ -217,14 +217,14 @@ fn tail(position: usize) -> usize {
 }
 
 impl<'a> Engine<'a> {
-    fn add(&mut self, category: Category, position: usize, m: Measure) {
+    fn add(&mut self, category: Category, position: usize, m: TextSize) {
         self.sums[slot(category)] += m;
         self.unpruned += m.tokens;
         self.prefix.add(head(position), m.tokens as i64);
     }
 
-    fn context(&self) -> Measure {
-        let mut total = Measure::default();
+    fn context(&self) -> TextSize {
+        let mut total = TextSize::default();
         for m in &self.sums {
             total += *m;
         }
@@ -241,7 +241,7 @@ impl<'a> Engine<'a> {
             self.prefix.add(head(position), -(tokens as i64));
             dropped += tokens;
         }
-        self.sums[slot(Category::HiddenReasoning)] = Measure::default();
+        self.sums[slot(Category::HiddenReasoning)] = TextSize::default();
         self.unpruned -= dropped;
         self.mark_changed(head(first));
     }
@@ -250,7 +250,7 @@ impl<'a> Engine<'a> {
         if let Some(p) = self.previous {
             self.pruned_carry += p.pruned;
         }
-        self.sums = [Measure::default(); Category::COUNT];
+        self.sums = [TextSize::default(); Category::COUNT];
         self.unpruned = 0;
         self.first_result = self.results.len();
         self.context_start = position;
@@ -333,7 +333,7 @@ impl<'a> Engine<'a> {
     fn transient_edits(&mut self, edits: &[Edit]) -> Adjustment {
         let keep = edits.iter().any(|e| matches!(e, Edit::KeepPrevious));
         let mut next: BTreeMap<usize, Transient> = BTreeMap::new();
-        let mut next_calls: BTreeMap<usize, Measure> = BTreeMap::new();
+        let mut next_calls: BTreeMap<usize, TextSize> = BTreeMap::new();
         for e in edits {
             match e {
                 Edit::KeepPrevious => {}
@@ -426,7 +426,7 @@ impl<'a> Engine<'a> {
     }
 
     /// Sets (or with `None` clears) the transient arguments of call `c`.
-    fn set_call(&mut self, c: usize, sent: Option<Measure>, first_change: &mut Option<usize>) {
+    fn set_call(&mut self, c: usize, sent: Option<TextSize>, first_change: &mut Option<usize>) {
         if let Some((_, old)) = self.transient_calls.remove(&c) {
             self.add_effect(&old, -1);
         }
@@ -478,7 +478,7 @@ impl<'a> Engine<'a> {
             result_call: conversation.result_calls(),
             calls: Vec::with_capacity(conversation.tool_calls()),
             first_result: 0,
-            sums: [Measure::default(); Category::COUNT],
+            sums: [TextSize::default(); Category::COUNT],
             unpruned: 0,
             prefix: Prefix::new(2 * n),
             context_start: 0,
@@ -512,7 +512,7 @@ impl<'a> Engine<'a> {
     }
 
     /// A text item (system, user, assistant, reasoning, images, ...).
-    pub(super) fn text(&mut self, position: usize, category: Category, measure: Measure, turn_start: bool) {
+    pub(super) fn text(&mut self, position: usize, category: Category, measure: TextSize, turn_start: bool) {
         if turn_start {
             self.turn += 1;
             self.turn_started = true;
@@ -539,7 +539,7 @@ impl<'a> Engine<'a> {
     }
 
     /// A tool call, `measure` in all and `name` of it its name.
-    pub(super) fn tool_call(&mut self, position: usize, measure: Measure, name: Measure) {
+    pub(super) fn tool_call(&mut self, position: usize, measure: TextSize, name: TextSize) {
         self.counts.tool_call();
         // The name is the call's head and the arguments its tail, so clearing the
         // arguments keeps the name in the shared prefix.
@@ -560,14 +560,14 @@ impl<'a> Engine<'a> {
         sizes: &'a ResultSizes,
         result: &'a MeasuredResult,
         whole_outputs: bool,
-    ) -> Option<Measure> {
+    ) -> Option<TextSize> {
         let (summary, content) = match sizes.split_at(self.threshold) {
             (summary, content) if whole_outputs => {
                 let mut whole = summary;
                 if let Some(c) = content {
                     whole += c;
                 }
-                (Measure::default(), Some(whole))
+                (TextSize::default(), Some(whole))
             }
             split => split,
         };
@@ -597,7 +597,7 @@ impl<'a> Engine<'a> {
     }
 
     /// A compaction marker: the context empties and starts from its summary, if any.
-    pub(super) fn compaction_marker(&mut self, position: usize, summary: Option<Measure>) {
+    pub(super) fn compaction_marker(&mut self, position: usize, summary: Option<TextSize>) {
         self.compaction(position);
         if let Some(m) = summary {
             self.counts.user();

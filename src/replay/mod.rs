@@ -25,7 +25,7 @@ use crate::measure::{MeasuredConversation, MeasuredItem};
 use crate::model::Tokens;
 use crate::policy::{On, Policy};
 use crate::result::{Run, RunSummary};
-use crate::tokens::{Measure, Meter};
+use crate::tokens::{Meter, TextSize};
 use engine::{Engine, RequestItem};
 
 /// Replays `conversation` at `threshold` under `policy`, measuring any text the policy writes with
@@ -109,7 +109,7 @@ fn replay_keeping(
 }
 
 /// Adds a tool result's output (and its content, when split) to the run's totals.
-fn add_tool_result(summary: &mut RunSummary, output: Measure, content: Option<Measure>) {
+fn add_tool_result(summary: &mut RunSummary, output: TextSize, content: Option<TextSize>) {
     summary.tool_results += 1;
     summary.tool_output_bytes += output.bytes;
     summary.tool_output_tokens += output.tokens;

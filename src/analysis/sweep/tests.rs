@@ -243,7 +243,7 @@ fn fixing_other_tools_keeps_their_split_at_any_threshold() {
     assert_eq!(row_at(&[&unsplit], 0, &none, &meter).split_results, 1, "only ls splits");
     // Fixing how a raw output splits does not change what the tool produced (anchors that
     // measure the whole output see the same, not summary + text).
-    let outputs = |c: &MeasuredConversation| -> Vec<crate::tokens::Measure> {
+    let outputs = |c: &MeasuredConversation| -> Vec<crate::tokens::TextSize> {
         results(c).map(|(sizes, _)| sizes.output()).collect()
     };
     assert_eq!(outputs(&fixed), outputs(&m));
