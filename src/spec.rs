@@ -1,13 +1,9 @@
 //! Specs of policies and transforms: `name:key=value,...`, their parameters and kinds.
 //!
 //! A policy and a record-time transform are named and parameterised the same way, so the parsing
-//! of `key=value` pairs, the typed reading of the parameters ([`Params::typed`]), and the generic
-//! [`Kind`] (a name, declared parameters, a source and a constructor) live here, below both:
-//! `policy` and `transform` build on this module and it knows neither. Pure: no I/O.
-//!
-//! Policy and transform parameters: the `key=value` text of a spec, checked against the kind's
-//! declared [`Param`]s, then read once into the kind's own typed struct through serde
-//! ([`Params::typed`]).
+//! of their parameters and the generic [`Kind`] (a name, declared [`Param`]s, a source and a
+//! constructor) live here, below both: `policy` and `transform` build on this module and it knows
+//! neither.
 //!
 //! A spec's values are text (`n=5`, `exclude_tools=Read,Bash`, `ttl=5m`), and so are a policies
 //! file's once written as the spec they amount to (that text is the policy's label in reports), so
