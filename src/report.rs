@@ -312,20 +312,12 @@ pub fn findings(input: &ReportInput<'_>) -> Vec<String> {
                 .into()
         } else {
             format!(
-                "{} is {} off real {} over all tool outputs ({:.2} bytes per token; the seed assumes 4){}.",
+                "{} is {} off real {} over all tool outputs ({:.2} bytes per token; the seed assumes 4).{}",
                 all.estimator,
                 pct(all.error),
                 input.calibration.reference(),
                 all.bytes_per_token,
-                if input.calibration.provider_scaled {
-                    format!(
-                        "; provider tokens are each conversation's {} tokens times its fitted ratio \
-                         (`--overhead 0`: {} alone)",
-                        input.calibration.tokenizer, input.calibration.tokenizer
-                    )
-                } else {
-                    String::new()
-                }
+                input.calibration.scaling_note().map(|n| format!(" {n}")).unwrap_or_default()
             )
         });
     }

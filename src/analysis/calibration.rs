@@ -296,6 +296,18 @@ impl Calibration {
     pub fn reference(&self) -> String {
         if self.provider_scaled { "provider tokens".to_owned() } else { format!("{} tokens", self.tokenizer) }
     }
+
+    /// When the counts are provider tokens: one sentence saying how they were formed and how to
+    /// get the tokenizer's own counts instead.
+    pub fn scaling_note(&self) -> Option<String> {
+        self.provider_scaled.then(|| {
+            format!(
+                "Provider tokens are each conversation's {t} tokens times the ratio its calibration \
+                 fitted (docs/calibration.md); `--overhead 0` sets the estimators against {t} tokens alone.",
+                t = self.tokenizer
+            )
+        })
+    }
 }
 
 /// One tool output as the calibration sees it: its tool, kind, real measure and every estimator's
@@ -525,6 +537,8 @@ mod tests {
         let scaled = calibrate(&[&m], &[&LenOver4], "o200k");
         assert!(scaled.provider_scaled);
         assert_eq!(scaled.reference(), "provider tokens");
+        assert!(plain.scaling_note().is_none());
+        assert!(scaled.scaling_note().is_some_and(|n| n.contains("o200k tokens times the ratio")));
     }
 
     #[test]

@@ -433,13 +433,7 @@ pub fn calibration_sections(c: &Calibration) -> Vec<Section> {
                 .into(),
         );
     }
-    if c.provider_scaled {
-        text.push(format!(
-            "Real counts are each conversation's {} tokens times the provider ratio its calibration \
-             fitted (docs/calibration.md); `--overhead 0` sets the estimators against {} tokens alone.",
-            c.tokenizer, c.tokenizer
-        ));
-    }
+    text.extend(c.scaling_note());
     vec![Section {
         title: format!("Estimate versus real ({}), per tool and per content kind", c.reference()),
         text,
