@@ -31,7 +31,7 @@ use crate::tokens::Meter;
 
 mod per_tool;
 
-use per_tool::tool_rows_with;
+use per_tool::tool_totals_with;
 pub use per_tool::{Speculation, ToolRows, ToolTotals, finish, tool_rows, tool_totals};
 
 /// The thresholds swept when none are given: 0, then 64 bytes to 64 KiB, doubling.
@@ -618,13 +618,7 @@ pub fn sweep_with(
 ) -> Sweep {
     let totals = totals_with(conversations, settings, policy, meter);
     let plan = plan(&totals, settings);
-    let per_tool = ToolTotals {
-        per_tool: plan
-            .tools
-            .iter()
-            .map(|(tool, _, _)| tool_rows_with(conversations, tool, plan.overall, settings, policy, meter))
-            .collect(),
-    };
+    let per_tool = tool_totals_with(conversations, &plan, settings, policy, meter);
     Sweep { policy: policy.label().to_owned(), ..finish(totals, &plan, per_tool, settings) }
 }
 

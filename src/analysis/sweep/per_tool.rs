@@ -20,7 +20,7 @@ use crate::tokens::Meter;
 /// its outputs left whole ([`ToolTotals::add_tool`] adds a part to one tool's).
 #[derive(Debug, Clone, Default)]
 pub struct ToolTotals {
-    pub(super) per_tool: Vec<ToolRows>,
+    per_tool: Vec<ToolRows>,
 }
 
 impl ToolTotals {
@@ -58,10 +58,21 @@ pub fn tool_totals(
     settings: &SweepSettings,
     meter: &Meter,
 ) -> ToolTotals {
+    tool_totals_with(conversations, plan, settings, &settings.policy, meter)
+}
+
+/// [`tool_totals`] under `policy` instead of `settings.policy`.
+pub(super) fn tool_totals_with(
+    conversations: &[&MeasuredConversation],
+    plan: &SweepPlan,
+    settings: &SweepSettings,
+    policy: &dyn PolicySource,
+    meter: &Meter,
+) -> ToolTotals {
     let per_tool = plan
         .tools
         .iter()
-        .map(|(tool, _, _)| tool_rows(conversations, tool, plan.overall, settings, meter))
+        .map(|(tool, _, _)| tool_rows_with(conversations, tool, plan.overall, settings, policy, meter))
         .collect();
     ToolTotals { per_tool }
 }
@@ -78,7 +89,7 @@ pub fn tool_rows(
 }
 
 /// [`tool_rows`] under `policy` instead of `settings.policy`.
-pub(super) fn tool_rows_with(
+fn tool_rows_with(
     conversations: &[&MeasuredConversation],
     tool: &str,
     overall: usize,
