@@ -9,16 +9,13 @@
 //! files or prints: traces come in loaded ([`crate::input::load`]), results go out as the
 //! analyses' serde structs.
 
-use rayon::prelude::*;
-
 use crate::analysis::compare::{CompareSettings, Comparison, PolicySource, compare_sources};
 use crate::analysis::cost::CacheModel;
 use crate::analysis::sweep::{self, Sweep, SweepSettings};
 use crate::measure::MeasuredConversation;
 use crate::model::{Tokens, Trace};
-use crate::pipeline::Job;
+use crate::pipeline::{Job, Replaying, replay_measured};
 use crate::policy::{Policy, PolicySpec};
-use crate::replay::{replay, replay_summary};
 use crate::result::Run;
 use crate::split::SUMMARY_THRESHOLD;
 use crate::tokens::{DecideWith, Meter, Tokenizer};
@@ -173,30 +170,14 @@ impl Replayer {
             sources.push(&none);
         }
         let thresholds = self.thresholds();
-        let mut tasks: Vec<(&MeasuredConversation, usize, &dyn PolicySource)> = Vec::new();
-        for m in &measured {
-            for &t in &thresholds {
-                tasks.extend(sources.iter().map(|&s| (m, t, s)));
-            }
-        }
-        tasks
-            .into_par_iter()
-            .map(|(measured, threshold, source)| {
-                let mut policy = source.fresh();
-                let mut run = if self.rows {
-                    replay(measured, threshold, &mut *policy, &self.meter)
-                } else {
-                    replay_summary(measured, threshold, &mut *policy, &self.meter)
-                };
-                let s = &mut run.summary;
-                s.trace = path.to_owned();
-                s.format = trace.format.to_owned();
-                s.policy = source.label().to_owned();
-                s.tokenizer = self.meter.report_tokenizer().name().to_owned();
-                s.decide_with = self.meter.decide_with().name().to_owned();
-                run
-            })
-            .collect()
+        let replaying = Replaying {
+            path,
+            format: trace.format,
+            thresholds: &thresholds,
+            sources: &sources,
+            rows: self.rows,
+        };
+        replay_measured(&measured, &replaying, &self.meter).0
     }
 
     /// Compares the policies (`none` first unless one is labelled so) on `traces` (path, trace)

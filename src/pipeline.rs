@@ -13,6 +13,7 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
+use crate::analysis::compare::PolicySource;
 use crate::analysis::reconcile::ReconcileReport;
 use crate::format::Format;
 use crate::input::{self, Discovered};
@@ -144,26 +145,53 @@ fn replay_trace_keeping(
 ) -> (Vec<Run>, Vec<String>) {
     let measured: Vec<MeasuredConversation> =
         trace.conversations.iter().map(|c| job.measure(c, trace.format, meter)).collect();
+    let sources: Vec<&dyn PolicySource> = job.policies.iter().map(|p| p as &dyn PolicySource).collect();
+    let replaying =
+        Replaying { path, format: trace.format, thresholds: &job.thresholds, sources: &sources, rows };
+    replay_measured(&measured, &replaying, meter)
+}
+
+/// What [`replay_measured`] replays the conversations of one trace under, and how it labels the runs.
+pub(crate) struct Replaying<'a> {
+    /// The trace's path, as runs name it.
+    pub path: &'a str,
+    /// The trace's format.
+    pub format: &'a str,
+    /// Every threshold, in order.
+    pub thresholds: &'a [usize],
+    /// Every policy, in order (built in or a library user's).
+    pub sources: &'a [&'a dyn PolicySource],
+    /// Whether to keep the per-request rows ([`replay_summary`] when not).
+    pub rows: bool,
+}
+
+/// Replays measured conversations at every threshold under every policy, with the warnings the
+/// policies reported (each once, in order). Runs come in conversation × threshold × policy order.
+pub(crate) fn replay_measured(
+    measured: &[MeasuredConversation],
+    r: &Replaying<'_>,
+    meter: &Meter,
+) -> (Vec<Run>, Vec<String>) {
     // Thresholds that split the same outputs give the same replay: each is replayed once
     // ([`MeasuredConversation::split_plan`]) and copied to the others with its own threshold.
-    let mut unique: Vec<(&MeasuredConversation, usize, &PolicySpec)> = Vec::new();
+    let mut unique: Vec<(&MeasuredConversation, usize, &dyn PolicySource)> = Vec::new();
     let mut slots: Vec<(usize, usize)> = Vec::new();
-    let n = job.policies.len();
-    for m in &measured {
-        let (split_of, firsts) = m.split_plan(&job.thresholds);
+    let n = r.sources.len();
+    for m in measured {
+        let (split_of, firsts) = m.split_plan(r.thresholds);
         let base = unique.len();
         for &threshold in &firsts {
-            unique.extend(job.policies.iter().map(|p| (m, threshold, p)));
+            unique.extend(r.sources.iter().map(|&p| (m, threshold, p)));
         }
-        for (&split, &threshold) in split_of.iter().zip(&job.thresholds) {
+        for (&split, &threshold) in split_of.iter().zip(r.thresholds) {
             slots.extend((0..n).map(|k| (base + split * n + k, threshold)));
         }
     }
     let replayed: Vec<(Run, Vec<String>)> = unique
         .into_par_iter()
-        .map(|(measured, threshold, spec)| {
-            let mut policy = spec.build();
-            let mut run = if rows {
+        .map(|(measured, threshold, source)| {
+            let mut policy = source.fresh();
+            let mut run = if r.rows {
                 replay(measured, threshold, &mut *policy, meter)
             } else {
                 replay_summary(measured, threshold, &mut *policy, meter)
@@ -171,12 +199,12 @@ fn replay_trace_keeping(
             let warnings = policy
                 .warnings()
                 .into_iter()
-                .map(|w| format!("conversation `{}`: policy `{}`: {w}", measured.id, spec.as_str()))
+                .map(|w| format!("conversation `{}`: policy `{}`: {w}", measured.id, source.label()))
                 .collect();
             let s = &mut run.summary;
-            s.trace = path.to_owned();
-            s.format = trace.format.to_owned();
-            s.policy = spec.as_str().to_owned();
+            s.trace = r.path.to_owned();
+            s.format = r.format.to_owned();
+            s.policy = source.label().to_owned();
             s.tokenizer = meter.report_tokenizer().name().to_owned();
             s.decide_with = meter.decide_with().name().to_owned();
             (run, warnings)
