@@ -2,13 +2,17 @@
 //!
 //! Source: `google-gemini/gemini-cli`, `packages/core/src/services/toolOutputMaskingService.ts`
 //! (`DEFAULT_TOOL_PROTECTION_THRESHOLD = 50000`, `DEFAULT_MIN_PRUNABLE_TOKENS_THRESHOLD = 30000`,
-//! `DEFAULT_PROTECT_LATEST_TURN = true`, `mask()`, the preview and snippet formats),
+//! `DEFAULT_PROTECT_LATEST_TURN = true`, `EXEMPT_TOOLS`, `mask()`, the preview and snippet
+//! formats; read at `a1f2aac`, which added `EXEMPT_TOOLS` (v0.29.0), and as
+//! `packages/core/src/context/toolOutputMaskingService.ts` at `5411f11`, the same rule with
+//! `save_memory` no longer exempt since `7504259` (v0.44.0)),
 //! `packages/core/src/utils/tokenCalculation.ts` (`estimateTokenCountSync`), and
 //! `packages/core/src/core/client.ts` (`tryMaskToolOutputs(this.getHistory())` before every model
 //! call; a masked history replaces the chat history, so masking is sticky). ANCHORS.md §5.
 //!
-//! Mechanism, as `mask()` does it: scan the tool outputs newest → oldest, skipping those already
-//! masked; add each one's estimate to a running total; the newest `protect` tokens are protected,
+//! Mechanism, as `mask()` does it: scan the tool outputs newest → oldest, skipping those of the
+//! exempt tools and those already masked (neither counts towards any total); add each one's
+//! estimate to a running total; the newest `protect` tokens are protected,
 //! the output that crosses that boundary and every older one are prunable; mask only if the
 //! prunable outputs total at least `minimum`. Each masked output is replaced by
 //! `<tool_output_masked>\n{preview}\n\nOutput too large. Full output available at: {path}\n</tool_output_masked>`
@@ -27,6 +31,14 @@
 //!   `{"output": text}` (UTF-16 length, JSON escapes included). The 0.25-per-ASCII-char /
 //!   1.3-per-other-char heuristic of the same file applies to *text* parts only; `estimate=text`
 //!   decides with it instead ([`Estimator::GeminiText`]).
+//! - **Exempt tools.** `mask()` passes over an output of a tool in `EXEMPT_TOOLS` before it
+//!   estimates it, so it is neither protected nor prunable: it does not fill the protected window
+//!   nor count towards `minimum`. The default list is the newest upstream one; `exempt_tools=`
+//!   (empty) gives the rule before `a1f2aac`, and adding `save_memory` the rule of v0.29.0 to
+//!   v0.43.
+//! - **Already masked.** `isAlreadyMasked` looks for the mask tag in the response's JSON, which
+//!   holds the output's text unescaped there; so an output that quotes the tag (a session reading
+//!   Gemini CLI's source) is passed over as if masked, here too.
 //! - **Path and preview.** The file name ends in a random suffix; the replay writes `xxxxxx` there
 //!   and uses `dir` for the directory, so the snippet costs what a real one would, give or take a
 //!   few tokens. JavaScript slices UTF-16 units; the preview is cut at the nearest char boundary.
@@ -43,7 +55,8 @@ pub const KIND: Kind = Kind {
     name: "gemini",
     about: "tool output masking: protect the newest `protect` tool tokens, mask older outputs with \
             a head/tail preview when at least `minimum` are prunable",
-    source: "google-gemini/gemini-cli packages/core/src/services/toolOutputMaskingService.ts (indexed at a9ef9f0), \
+    source: "google-gemini/gemini-cli packages/core/src/services/toolOutputMaskingService.ts (read at a1f2aac, \
+             EXEMPT_TOOLS as in packages/core/src/context/toolOutputMaskingService.ts at 5411f11), \
              utils/tokenCalculation.ts; differences: docs/policies.md (ANCHORS.md §5)",
     params: &[
         super::ON_OUTPUT,
@@ -62,6 +75,12 @@ pub const KIND: Kind = Kind {
             default: "run_shell_command",
             about: "tools previewed as shell output (Output: head/tail lines)",
         },
+        Param {
+            key: "exempt_tools",
+            default: "activate_skill,ask_user,enter_plan_mode,exit_plan_mode",
+            about: "tools whose outputs are never masked nor counted (EXEMPT_TOOLS; v0.29-v0.43 also \
+                    save_memory; empty: before v0.29)",
+        },
         Param { key: "dir", default: DEFAULT_DIR, about: "directory written into the snippet's path" },
         Param {
             key: "estimate",
@@ -79,6 +98,7 @@ pub const KIND: Kind = Kind {
                     protect: p.protect,
                     minimum: p.minimum,
                     shell_tools: p.shell_tools,
+                    exempt_tools: p.exempt_tools,
                     dir: p.dir,
                     text_estimate: p.estimate == Estimate::Text,
                     scan: Scan::default(),
@@ -97,6 +117,7 @@ pub struct GeminiParams {
     pub protect: Tokens,
     pub minimum: Tokens,
     pub shell_tools: List,
+    pub exempt_tools: List,
     pub dir: String,
     pub estimate: Estimate,
 }
@@ -120,6 +141,7 @@ pub struct Gemini {
     protect: Tokens,
     minimum: Tokens,
     shell_tools: Vec<String>,
+    exempt_tools: Vec<String>,
     dir: String,
     text_estimate: bool,
     scan: Scan,
@@ -135,8 +157,9 @@ pub struct Gemini {
 struct Scan {
     /// Compactions seen: a new one starts a context, and the scan over.
     compactions: usize,
-    /// Estimates of the outputs taken into the history so far, by position in the context.
-    estimates: Vec<Tokens>,
+    /// Estimates of the outputs taken into the history so far, by position in the context;
+    /// `None` for one `mask()` passes over (an exempt tool's, or one already holding the tag).
+    estimates: Vec<Option<Tokens>>,
     /// Position of the boundary: the newest output at which the running total from the newest
     /// first exceeds `protect`. It and every unmasked output before it are prunable.
     boundary: Option<usize>,
@@ -166,6 +189,13 @@ impl Gemini {
         }
     }
 
+    /// Whether `mask()` passes over `r` without counting it: an output of an exempt tool, or one
+    /// whose text holds the mask tag (`isAlreadyMasked`; the replay's own masks are behind the
+    /// boundary and never looked at again).
+    fn passes_over(&self, r: &ResultState<'_>) -> bool {
+        self.exempt_tools.iter().any(|t| t == r.tool()) || r.result.text.contains(MASK_TAG)
+    }
+
     fn snippet(&self, r: &ResultState<'_>) -> String {
         let tool = r.tool();
         let preview = if self.shell_tools.iter().any(|t| t == tool) {
@@ -189,22 +219,28 @@ impl Policy for Gemini {
         // Results that entered with this request are the request itself, not yet history.
         let history = view.results.partition_point(|r| r.first_request < view.request);
         for r in &view.results[self.scan.estimates.len()..history] {
+            if self.passes_over(r) {
+                self.scan.estimates.push(None);
+                continue;
+            }
             let tokens = self.estimate(
                 view,
                 r.tool(),
                 || r.result.derived(JSON_ESCAPED_UNITS, json_escaped_utf16),
                 &r.output(),
             );
-            self.scan.estimates.push(tokens);
+            self.scan.estimates.push(Some(tokens));
             self.scan.protected += tokens;
         }
         // Outputs after the boundary are unmasked (masking stops at the boundary), so moving it
         // takes each one's estimate out of the protected window.
         while self.scan.protected > self.protect {
             let next = self.scan.boundary.map_or(0, |b| b + 1);
-            let tokens = self.scan.estimates[next];
-            self.scan.protected -= tokens;
             self.scan.boundary = Some(next);
+            // An output passed over is neither protected nor prunable: the crossing one is the
+            // next counted one.
+            let Some(tokens) = self.scan.estimates[next] else { continue };
+            self.scan.protected -= tokens;
             // Only a present content can be masked in the seed's model.
             let r = &view.results[next];
             if matches!(r.content, Content::Present(_)) {
@@ -440,6 +476,56 @@ mod tests {
         // Masked outputs are skipped afterwards: before request 6, 4 and 3 are protected, 2 is
         // the crossing one, alone 1,004 < 2,000.
         assert!(r.cleared_before(6).is_empty());
+    }
+
+    #[test]
+    fn exempt_outputs_are_neither_masked_nor_counted_towards_the_minimum() {
+        // Result 0 (4,000 chars) is passed over: an `ask_user` output, or one that quotes the tag.
+        // Results 1-5 are reads of 1,004 tokens each; result k enters with request k + 1.
+        // protect=2,500, minimum=2,000.
+        let quoting = format!("{MASK_TAG}>{}", text(3_980));
+        for (tool, output) in [("ask_user", text(4_000)), ("read", quoting)] {
+            let convo = || {
+                Convo::new().user("go").request().tool(tool, output.clone()).request().steps(5, "read", 4_000)
+            };
+            let r = replay_spec(convo(), "gemini:protect=2500,minimum=2000");
+            // Before request 5: 3 and 2 are protected (2,008), 1 crosses (3,012): 1,004 prunable,
+            // under the minimum, where counting 0 would make 2,009 and mask 0 and 1.
+            assert!(r.cleared_before(5).is_empty(), "{tool}");
+            // Before request 6: 4, 3 protected, 2 crosses: 2 and 1 prunable (2,008); 0 stays.
+            assert_eq!(r.cleared_before(6), [1, 2], "{tool}");
+            assert!(r.edits.iter().flatten().all(|e| !matches!(e, Edit::Replace(0, _))), "{tool}");
+        }
+        // With no exempt tools, `ask_user` is counted and masked as any other output.
+        let c =
+            Convo::new().user("go").request().tool("ask_user", text(4_000)).request().steps(5, "read", 4_000);
+        let r = replay_spec(c, "gemini:protect=2500,minimum=2000,exempt_tools=");
+        assert_eq!(r.cleared_before(5), [0, 1]);
+    }
+
+    #[test]
+    fn exempt_outputs_do_not_fill_the_protected_window() {
+        // Three reads of 1,004 tokens, then an 8,000-char `enter_plan_mode` output (2,007).
+        // protect=2,500, minimum=1.
+        let convo = || {
+            Convo::new()
+                .user("go")
+                .request()
+                .steps(3, "read", 4_000)
+                .tool("enter_plan_mode", text(8_000))
+                .request()
+                .user("next")
+                .request()
+        };
+        let r = replay_spec(convo(), "gemini:protect=2500,minimum=1");
+        // Before request 4: 2, 1 protected, 0 crosses and is masked.
+        assert_eq!(r.cleared_before(4), [0]);
+        // Before request 5 the exempt output is passed over: 2, 1 still fit the window.
+        assert!(r.cleared_before(5).is_empty());
+        // Counted, it alone nearly fills the window: 2 crosses, 2 and 1 are masked.
+        let r = replay_spec(convo(), "gemini:protect=2500,minimum=1,exempt_tools=ask_user");
+        assert_eq!(r.cleared_before(4), [0]);
+        assert_eq!(r.cleared_before(5), [1, 2]);
     }
 
     #[test]
