@@ -23,6 +23,7 @@ mod corpus_api_formats;
 mod corpus_calibration;
 mod corpus_claude_code;
 mod corpus_cli_formats;
+mod corpus_transforms;
 mod count_cache;
 mod counters;
 mod determinism;

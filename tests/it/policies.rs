@@ -70,8 +70,10 @@ fn replay_combines_command_line_and_file_policies_and_records_transforms() {
 
     let report = replay_json(&["--policy", "none", "--transform", "truncate:mini", "--decide-with", "real"]);
     assert_eq!(report.runs[0].transforms, ["truncate:mini"]);
-    assert_eq!(report.runs[0].tool_output_bytes, 21_205, "EXPECTED.md");
+    assert_eq!(report.runs[0].tool_output_bytes, 20_761, "EXPECTED.md");
     assert_eq!(report.runs[0].decide_with, "real");
+    let report = replay_json(&["--policy", "none", "--transform", "truncate:mini:template=default"]);
+    assert_eq!(report.runs[0].tool_output_bytes, 21_205, "EXPECTED.md");
 }
 
 #[test]
