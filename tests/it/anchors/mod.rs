@@ -16,6 +16,8 @@
 //! first request that differs, naming the session.
 
 mod anthropic;
+mod gemini;
+mod langchain;
 mod opencode;
 mod openhands;
 mod swe_agent;
