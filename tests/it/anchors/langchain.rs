@@ -23,13 +23,16 @@
 //! calls, each tool result a `ToolMessage`; the system prompt and the calibrated overhead are not
 //! messages (`request.system_message` is apart).
 //!
-//! The count, a named difference: the policy's documented approximation, `ceil(chars / 4) + 3`
-//! per message over the whole list, where chars are those of the texts the replay sends (a
-//! result's summary and content as the seed splits them) and of the calls' names and arguments;
-//! upstream's `count_tokens_approximately` rounds per message and adds each message's role, a
-//! tool message's `tool_call_id` and an AI message's `repr(tool_calls)` (issue 31, left). Sizes
-//! are the library's measured char counts. Modelled: `on=content` clears only a result the seed
-//! splits.
+//! The count, `count_tokens_approximately` (`libs/core/langchain_core/messages/utils.py`, read at
+//! `911f4d4`): per message `ceil(chars / 4) + 3`, chars being the content, the role (`user`,
+//! `assistant`, `tool`), a tool message's `tool_call_id` and an AI message's `repr(tool_calls)`
+//! (55 chars per call besides its name, arguments and id). Named differences, as the policy
+//! documents them: the messages other than tool messages are rounded once over their sum (the
+//! replay gives their total, not each one), a call's arguments count as their JSON text, only
+//! the calls whose results are in the context add their repr, and the tool message's `name` is
+//! not counted. Chars are the library's measured char counts of the texts the replay sends (a
+//! result's summary and content as the seed splits them). Modelled: `on=content` clears only a
+//! result the seed splits.
 
 use std::collections::BTreeSet;
 
@@ -39,15 +42,29 @@ use super::{Cleared, On, Session, THRESHOLD, prunable, requests, results};
 
 const PLACEHOLDER: &str = "[cleared]";
 
+/// `ceil(chars / 4) + 3`.
+fn message(chars: u64) -> u64 {
+    chars.div_ceil(4) + 3
+}
+
 /// The approximate count of the messages in `items`, and for each tool result in them (by item
 /// position) whether its call is in the nearest AI message before it.
 fn messages(items: &[MeasuredItem], offset: usize) -> (u64, Vec<(usize, bool)>) {
-    let (mut chars, mut messages) = (0u64, 0u64);
+    // Tool messages are counted one by one; the others together (chars, messages).
+    let (mut tool_tokens, mut chars, mut others) = (0u64, 0u64, 0u64);
     // Hidden reasoning is sent until the next human turn starts.
     let last_turn = items.iter().rposition(|i| matches!(i, MeasuredItem::Text { turn_start: true, .. }));
-    // The calls of the nearest AI message, and whether the current response has opened one.
-    let (mut ai_calls, mut opened): (BTreeSet<&str>, bool) = (BTreeSet::new(), false);
+    // The calls of the nearest AI message, the calls of the context, and whether the current
+    // response has opened an AI message.
+    let (mut ai_calls, mut calls, mut opened): (BTreeSet<&str>, BTreeSet<&str>, bool) =
+        (BTreeSet::new(), BTreeSet::new(), false);
     let mut tool_messages = Vec::new();
+    let open = |opened: &mut bool, chars: &mut u64, others: &mut u64, ai_calls: &mut BTreeSet<&str>| {
+        if !*opened {
+            (*opened, *chars, *others) = (true, *chars + "assistant".len() as u64, *others + 1);
+            ai_calls.clear();
+        }
+    };
     for (k, item) in items.iter().enumerate() {
         match item {
             MeasuredItem::Request { .. } => opened = false,
@@ -60,35 +77,35 @@ fn messages(items: &[MeasuredItem], offset: usize) -> (u64, Vec<(usize, bool)>) 
                     if !(*category == Category::HiddenReasoning && last_turn.is_some_and(|t| k < t)) {
                         chars += measure.chars.chars;
                     }
-                    if !opened {
-                        (opened, messages) = (true, messages + 1);
-                        ai_calls.clear();
-                    }
+                    open(&mut opened, &mut chars, &mut others, &mut ai_calls);
                 }
-                _ => (chars, messages) = (chars + measure.chars.chars, messages + 1),
+                _ => (chars, others) = (chars + measure.chars.chars + "user".len() as u64, others + 1),
             },
             MeasuredItem::ToolCall { call_id, measure, .. } => {
+                open(&mut opened, &mut chars, &mut others, &mut ai_calls);
                 chars += measure.chars.chars;
-                if !opened {
-                    (opened, messages) = (true, messages + 1);
-                    ai_calls.clear();
-                }
                 ai_calls.insert(call_id);
+                calls.insert(call_id);
             }
             MeasuredItem::ToolResult(sizes, r) => {
                 let (summary, content) = sizes.split_at(THRESHOLD);
-                chars += summary.chars.chars + content.map_or(0, |c| c.chars.chars);
-                messages += 1;
+                let id = r.call_id.chars().count() as u64;
+                let sent = summary.chars.chars + content.map_or(0, |c| c.chars.chars);
+                tool_tokens += message(sent + id + "tool".len() as u64);
+                if calls.contains(r.call_id.as_str()) {
+                    // `{'name': …, 'args': …, 'id': …, 'type': 'tool_call'}` and its separator.
+                    chars += 55 + id;
+                }
                 tool_messages.push((offset + k, ai_calls.contains(r.call_id.as_str())));
             }
             MeasuredItem::Compaction { summary } => {
                 if let Some(s) = summary {
-                    (chars, messages) = (chars + s.chars.chars, messages + 1);
+                    (chars, others) = (chars + s.chars.chars + "user".len() as u64, others + 1);
                 }
             }
         }
     }
-    (chars.div_ceil(4) + 3 * messages, tool_messages)
+    (tool_tokens + chars.div_ceil(4) + 3 * others, tool_messages)
 }
 
 fn expected(s: &Session, on: On, trigger: u64, keep: usize) -> Vec<Cleared> {
