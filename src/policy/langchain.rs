@@ -61,7 +61,8 @@ pub const KIND: Kind = Kind {
     about: "ClearToolUsesEdit: past the trigger, clear all tool messages but the `keep` most recent \
             on a copy of every request (never persisted)",
     source: "langchain-ai/langchain libs/langchain_v1/langchain/agents/middleware/context_editing.py ClearToolUsesEdit \
-             (indexed at 925aa15); differences: docs/policies.md (ANCHORS.md §5)",
+             (indexed at 925aa15), libs/core/langchain_core/messages/utils.py count_tokens_approximately (read at \
+             911f4d4); differences: docs/policies.md (ANCHORS.md §5)",
     params: &[
         super::ON_OUTPUT,
         Param { key: "trigger", default: "100000", about: "clear when the approximate count exceeds this" },
