@@ -22,10 +22,15 @@
 //!   `clear_at_least` for (make a cache break worth it), and a stateless server could reproduce
 //!   it: the clearing point advances only when the advance frees at least that many more tokens
 //!   than the previous request's edit did.
-//! - **Counting.** The API counts with Anthropic's tokenizer, which ctxbudget does not have: the
-//!   report's tokenizer stands in for it ([`Estimator::Real`]), on the replayed context (issue 24
-//!   brings the calibrated context the trigger should be measured on). The placeholder's own
-//!   tokens are subtracted from what a clear frees.
+//! - **Counting.** The API counts the whole prompt with Anthropic's tokenizer, which ctxbudget
+//!   does not have: the trigger reads the replayed context's tokens ([`Estimator::Real`]). By
+//!   default the conversation is calibrated (`calibrate::apply`, docs/calibration.md): every count is the
+//!   report's tokenizer scaled by the fitted ratio of provider tokens, and the context starts with
+//!   the fitted overhead (an `unrecorded` item standing for the system prompt and tool schemas
+//!   the log does not hold), so the trigger sees an estimate of the prompt in the provider's
+//!   tokens. With `--overhead N` the overhead is `N` and counts stay in the report's tokenizer;
+//!   with `--overhead 0` the trigger sees the log's conversation alone. The placeholder's own
+//!   tokens (the report's tokenizer, unscaled) are subtracted from what a clear frees.
 //! - **Tool inputs.** `clear_tool_inputs` is `false`, `true` (every cleared result's call) or a
 //!   list of tool names whose calls are cleared, as the API's parameter takes; a cleared call's
 //!   arguments become `{}` (the call's name stays).

@@ -30,8 +30,8 @@ pub enum Estimator {
     /// the JavaScript string length (UTF-16 units), rounded half up per text.
     OpenCode,
     /// LangChain `count_tokens_approximately` (langchain_core `messages/utils.py`):
-    /// `ceil(len(text) / 4)` with Python's `len` (code points). The `+3` per message is added by
-    /// the policy, which knows the message count.
+    /// `ceil(len(text) / 4)` with Python's `len` (code points), for one text. The policy adds
+    /// the per-message parts (role, ids, tool calls, `+ 3`) and rounds per message.
     LangChain,
     /// Gemini CLI `packages/core/src/utils/tokenCalculation.ts` `estimateTextTokens`: 0.25 per
     /// UTF-16 unit up to 127, 1.3 per other unit, `length / 4` above 100,000 units, rounded down.
@@ -70,7 +70,7 @@ impl Estimator {
         match self {
             Estimator::Seed => "len/4 (UTF-8 bytes, per text)",
             Estimator::OpenCode => "round(length/4) (UTF-16 units)",
-            Estimator::LangChain => "ceil(chars/4) + 3 per message",
+            Estimator::LangChain => "ceil(chars/4) + 3 per message (role, ids, tool calls)",
             Estimator::GeminiText => "0.25/ASCII char + 1.3/other char",
             Estimator::Real => "the report's tokenizer",
         }

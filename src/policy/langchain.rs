@@ -17,11 +17,19 @@
 //! every request and `keep` slides one slot per new tool message (langchain#37815). Unlike
 //! Anthropic's `clear_at_least`, LangChain's is a stopping point, not a floor.
 //!
-//! Counting in our model: the message text is the context's text minus the system prompt, so the
-//! count is `ceil(chars / 4) + 3 × messages` over the whole list ([`super::View::messages`]); the
-//! per-message rounding, role names and tool-call ids that the real function adds are left out (at
-//! most a few tokens per message). What a clear frees is counted per result as
-//! `ceil(content / 4) − ceil(placeholder / 4)`.
+//! Counting, as `count_tokens_approximately` (`langchain_core/messages/utils.py`, read at
+//! `911f4d4`) does it: per message, `ceil(chars / 4) + 3`, where a message's chars are its content,
+//! its role (`user`, `assistant`, `tool`), a tool message's `tool_call_id`, and an AI message's
+//! `repr(tool_calls)` (`[{'name': …, 'args': …, 'id': …, 'type': 'tool_call'}, …]`: 55 chars per
+//! call besides its name, arguments and id). The system prompt and the tools are not among the
+//! messages, nor is `--overhead`, which stands for them. Tool messages are counted exactly, each
+//! on its own. The other messages are counted together, because the replay gives their total
+//! ([`super::View::messages`], [`super::View::assistant_messages`]) and not each one: one
+//! `ceil` over their sum (at most one token per message below upstream's), a call's arguments
+//! counted as their JSON text (Python's `repr` of the parsed dict differs by a char or two per
+//! key), and the repr of the calls whose results are in the context. The tool message's `name`
+//! is not counted. What a clear frees is the tool message's count before less after (the
+//! placeholder in place of its content), as upstream's recount finds it.
 
 use super::{Content, Edit, Estimator, Kind, List, On, Param, Policy, View};
 use crate::tokens::TextSize;
@@ -32,13 +40,29 @@ pub const PLACEHOLDER: &str = "[cleared]";
 /// Extra tokens per message in `count_tokens_approximately`.
 const TOKENS_PER_MESSAGE: u64 = 3;
 
+/// Chars of the roles `_get_message_openai_role` gives: `user`, `assistant`, `tool`.
+const USER_ROLE: u64 = 4;
+const ASSISTANT_ROLE: u64 = 9;
+const TOOL_ROLE: u64 = 4;
+
+/// Chars `repr(tool_calls)` spends on one call besides its name, arguments and id: the dict's
+/// keys, quotes and `'type': 'tool_call'`, and the list's bracket or separator
+/// (`len(repr([{'name': '', 'args': {}, 'id': '', 'type': 'tool_call'}])) - len('{}')` = 55).
+const TOOL_CALL_REPR: u64 = 55;
+
+/// `ceil(chars / 4) + 3`: one message of `chars` (role and ids included).
+fn message_tokens(chars: u64) -> u64 {
+    chars.div_ceil(4) + TOKENS_PER_MESSAGE
+}
+
 /// The `langchain` policy.
 pub const KIND: Kind = Kind {
     name: "langchain",
     about: "ClearToolUsesEdit: past the trigger, clear all tool messages but the `keep` most recent \
             on a copy of every request (never persisted)",
     source: "langchain-ai/langchain libs/langchain_v1/langchain/agents/middleware/context_editing.py ClearToolUsesEdit \
-             (indexed at 925aa15); differences: docs/policies.md (ANCHORS.md §5)",
+             (indexed at 925aa15), libs/core/langchain_core/messages/utils.py count_tokens_approximately (read at \
+             911f4d4); differences: docs/policies.md (ANCHORS.md §5)",
     params: &[
         super::ON_OUTPUT,
         Param { key: "trigger", default: "100000", about: "clear when the approximate count exceeds this" },
@@ -77,6 +101,7 @@ pub const KIND: Kind = Kind {
                     cleared: 0,
                     compactions: 0,
                     placeholder_measure: None,
+                    count: Count::default(),
                 }),
             )
         }))
@@ -116,6 +141,51 @@ pub struct LangChain {
     compactions: usize,
     /// The placeholder as the replay's meter measures it (measured once, at the first clear).
     placeholder_measure: Option<TextSize>,
+    /// The tool messages' part of the approximate count, kept as results arrive.
+    count: Count,
+}
+
+/// What the tool messages of the current context add to the approximate count. A non-sticky
+/// policy's results are sent whole in the persistent state, so each is counted once, when it
+/// arrives, and the count costs nothing per request.
+#[derive(Debug, Default)]
+struct Count {
+    /// Compactions seen: a new one starts a context and the sums over.
+    compactions: usize,
+    /// Results of the context counted.
+    seen: usize,
+    /// Tokens of their tool messages.
+    tokens: u64,
+    /// Chars of their contents as sent (the context's total holds them too).
+    chars: u64,
+    /// Chars `repr(tool_calls)` adds to their calls' names and arguments (the ids and the rest).
+    repr: u64,
+}
+
+impl LangChain {
+    /// `count_tokens_approximately` of the request's messages (see the module doc).
+    fn approximate_count(&mut self, view: &View<'_>, messages: &TextSize) -> u64 {
+        if view.compactions != self.count.compactions || self.count.seen > view.results.len() {
+            self.count = Count { compactions: view.compactions, ..Count::default() };
+        }
+        for r in &view.results[self.count.seen..] {
+            let chars = r.sent().chars.chars;
+            let id = r.result.call_id.chars().count() as u64;
+            self.count.tokens += message_tokens(chars + id + TOOL_ROLE);
+            self.count.chars += chars;
+            if r.call.is_some() {
+                self.count.repr += TOOL_CALL_REPR + id;
+            }
+        }
+        self.count.seen = view.results.len();
+        let ai = view.assistant_messages as u64;
+        let user = (view.messages as u64).saturating_sub(view.results.len() as u64 + ai);
+        let rest = messages.chars.chars.saturating_sub(self.count.chars)
+            + self.count.repr
+            + USER_ROLE * user
+            + ASSISTANT_ROLE * ai;
+        self.count.tokens + rest.div_ceil(4) + TOKENS_PER_MESSAGE * (user + ai)
+    }
 }
 
 impl Policy for LangChain {
@@ -126,10 +196,12 @@ impl Policy for LangChain {
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
         let mut messages = view.context;
         messages -= view.system;
-        let count = view.tokens_with(
-            || Estimator::LangChain.tokens(&messages) + TOKENS_PER_MESSAGE * view.messages as u64,
-            &messages,
-        );
+        // Under `--decide-with` other than `anchor`, the chosen counter's tokens of the messages.
+        let count = if view.anchored() {
+            self.approximate_count(view, &messages)
+        } else {
+            view.tokens(Estimator::LangChain, &messages)
+        };
         if count <= self.trigger {
             return;
         }
@@ -144,6 +216,7 @@ impl Policy for LangChain {
             return;
         }
         let measured = *self.placeholder_measure.get_or_insert_with(|| view.measure(&self.placeholder));
+        let placeholder_chars = measured.chars.chars;
         let placeholder = view.tokens(Estimator::LangChain, &measured);
         let start = self.considered.min(candidates);
         for (k, r) in view.results[start..candidates].iter().enumerate() {
@@ -155,7 +228,14 @@ impl Policy for LangChain {
                 continue;
             }
             edits.push(Edit::Replace(r.index, self.placeholder.clone()));
-            let mut freed = view.tokens(Estimator::LangChain, &content).saturating_sub(placeholder);
+            let mut freed = if view.anchored() {
+                // The tool message's count before the clear, less after it.
+                let id = r.result.call_id.chars().count() as u64 + TOOL_ROLE;
+                message_tokens(content.chars.chars + id)
+                    .saturating_sub(message_tokens(placeholder_chars + id))
+            } else {
+                view.tokens(Estimator::LangChain, &content).saturating_sub(placeholder)
+            };
             if self.clear_tool_inputs {
                 edits.push(Edit::ClearCall(r.index, "{}".into()));
                 freed += view.tokens(Estimator::LangChain, &call);
@@ -181,18 +261,37 @@ mod tests {
 
     #[test]
     fn clears_on_a_copy_of_every_request_and_keep_slides() {
-        // Approximate count before request k: the user text (2 chars) and k steps of a call
-        // ("Read" + "{}") and a result (a 91-char summary + 8,000 chars), 8,097 chars per step,
-        // over 4, plus 3 per message (1 user + 2 per step). The system prompt is not counted.
-        // k = 9: ceil(72,875 / 4) + 3 × 19 = 18,276; k = 10: ceil(80,972 / 4) + 3 × 21 = 20,306.
+        // count_tokens_approximately before request k (k ≤ 10 results, ids c0..c9), by hand:
+        // - each tool message: its content (a 91-char summary + 8,000 chars, one piece on whole
+        //   outputs), its id (2) and role `tool` (4): ceil(8,097 / 4) + 3 = 2,028;
+        // - the user message `go`: ceil((2 + 4) / 4) + 3 = 5;
+        // - each AI message: no text, `assistant` (9), repr of its one call
+        //   `[{'name': 'Read', 'args': {}, 'id': 'cJ', 'type': 'tool_call'}]` (63 chars):
+        //   ceil(72 / 4) + 3 = 21.
+        // k = 9: 9 × 2,028 + 5 + 9 × 21 = 18,446; k = 10: 20,280 + 5 + 210 = 20,495. The system
+        // prompt is not counted.
         let r = replay_spec(session(14), "langchain:trigger=20000");
-        assert!(r.cleared_before(9).is_empty(), "18,276 does not exceed 20,000");
+        assert!(r.cleared_before(9).is_empty(), "18,446 does not exceed 20,000");
         assert_eq!(r.cleared_before(10), (0..7).collect::<Vec<_>>(), "all but the last 3 of 10");
         assert_eq!(r.replacement(10, 0), Some("[cleared]"));
         // Never persisted: the count stays over the trigger and one more result goes per request.
         assert_eq!(r.cleared_before(14), (0..11).collect::<Vec<_>>());
         assert_eq!(r.prune_requests(), [10, 11, 12, 13, 14]);
         assert_eq!(r.run.rows[14].categories.placeholders, 11 * 9);
+    }
+
+    #[test]
+    fn the_count_is_exact_to_the_token() {
+        // The counts worked out above are the trigger's edges: over 20,494 at request 10, not
+        // over 20,495; over 18,445 at request 9, not over 18,446.
+        let fires_at = |trigger: u64| {
+            let r = replay_spec(session(14), &format!("langchain:trigger={trigger},keep=0"));
+            r.prune_requests()[0]
+        };
+        assert_eq!(fires_at(20_494), 10);
+        assert_eq!(fires_at(20_495), 11);
+        assert_eq!(fires_at(18_445), 9);
+        assert_eq!(fires_at(18_446), 10);
     }
 
     #[test]
@@ -207,13 +306,14 @@ mod tests {
 
     #[test]
     fn clear_at_least_stops_clearing_once_reached() {
-        // On contents each result frees ceil(8,000 / 4) − ceil(9 / 4) = 1,997 tokens: 6,000 needs
-        // 4 of them, the oldest, every time; the set never changes, so the prefix breaks once.
+        // On contents each tool message goes from ceil((8,000 + 2 + 4) / 4) + 3 to
+        // ceil((9 + 2 + 4) / 4) + 3: 1,998 tokens freed; 6,000 needs 4 of them, the oldest, every
+        // time; the set never changes, so the prefix breaks once.
         let r = replay_spec(session(14), "langchain:trigger=20000,clear_at_least=6000,on=content");
         assert_eq!(r.cleared_before(10), [0, 1, 2, 3]);
         assert_eq!(r.cleared_before(14), [0, 1, 2, 3]);
         assert_eq!(r.prune_requests(), [10]);
-        // On whole outputs the 91-char summary goes too: ceil(8,091 / 4) − 3 = 2,020; 3 suffice.
+        // On whole outputs the 91-char summary goes too: 2,025 − 4 = 2,021 each; 3 suffice.
         let r = replay_spec(session(14), "langchain:trigger=20000,clear_at_least=6000");
         assert_eq!(r.cleared_before(14), [0, 1, 2]);
         assert_eq!(r.prune_requests(), [10]);

@@ -15,6 +15,7 @@
 mod common;
 
 mod analysis;
+mod anchors;
 mod bad_input;
 mod cli;
 mod cli_formats;
