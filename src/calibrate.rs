@@ -44,6 +44,9 @@ pub const MIN_RECORDED: usize = 3;
 /// Smallest append (report tokens) whose usage delta is used to fit the ratio.
 pub const MIN_DELTA: Tokens = 50;
 
+/// Fewest appends the framing is fitted from (with fewer, one odd step would decide it; it is 0).
+pub const MIN_FRAMING_PAIRS: usize = 3;
+
 /// One request as the estimator sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sample {
@@ -53,25 +56,33 @@ pub struct Sample {
     pub recorded: Option<Tokens>,
     /// A compaction lies between this request and the one before.
     pub after_compaction: bool,
+    /// Items in the replayed context ([`MeasuredItem::framed`]: each message, call and output the
+    /// API wraps).
+    pub items: Tokens,
 }
 
 /// The replayed context of every request of `measured` (policy `none`, outputs as recorded, no
-/// split): every item since the last compaction, of any category but [`Category::Unrecorded`],
-/// less the hidden reasoning of earlier turns, which the replay drops when a human turn starts (as
-/// the Responses API stops re-sending it).
+/// split): every item since the last compaction, of any category but [`Category::Unrecorded`]
+/// and [`Category::Framing`], less the turn-scoped texts of earlier turns (hidden reasoning and
+/// the summaries of its reasoning items), which the replay drops when a human turn starts (as the
+/// Responses API stops re-sending them); and the framed items among them.
 pub fn samples(measured: &MeasuredConversation) -> Vec<Sample> {
-    let (mut context, mut compacted, mut reasoning) = (0, false, 0);
+    let (mut context, mut compacted, mut items) = (0, false, 0);
+    // The turn-scoped texts (and how many of them are framed) since the last human turn.
+    let (mut scoped, mut scoped_items) = (0, 0);
     let mut out = Vec::new();
     for item in &measured.items {
+        items += Tokens::from(item.framed());
         match item {
-            MeasuredItem::Text { category: Category::Unrecorded, .. } => {}
-            MeasuredItem::Text { category, measure, turn_start } => {
+            MeasuredItem::Text { category: Category::Unrecorded | Category::Framing, .. } => {}
+            MeasuredItem::Text { measure, turn_start, turn_scoped, .. } => {
                 if *turn_start {
-                    context -= reasoning;
-                    reasoning = 0;
+                    context -= std::mem::take(&mut scoped);
+                    items -= std::mem::take(&mut scoped_items);
                 }
-                if *category == Category::HiddenReasoning {
-                    reasoning += measure.tokens;
+                if *turn_scoped {
+                    scoped += measure.tokens;
+                    scoped_items += Tokens::from(item.framed());
                 }
                 context += measure.tokens;
             }
@@ -79,7 +90,8 @@ pub fn samples(measured: &MeasuredConversation) -> Vec<Sample> {
             MeasuredItem::ToolResult(sizes, _) => context += sizes.output().tokens,
             MeasuredItem::Compaction { summary } => {
                 context = summary.map_or(0, |s| s.tokens);
-                reasoning = 0;
+                items = Tokens::from(summary.is_some());
+                (scoped, scoped_items) = (0, 0);
                 compacted = true;
             }
             MeasuredItem::Request { usage, .. } => {
@@ -87,6 +99,7 @@ pub fn samples(measured: &MeasuredConversation) -> Vec<Sample> {
                     replayed: context,
                     recorded: usage.map(|u| u.input_tokens),
                     after_compaction: compacted,
+                    items,
                 });
                 compacted = false;
             }
@@ -116,29 +129,62 @@ fn median(mut values: Vec<f64>) -> Option<f64> {
     values.get(values.len().saturating_sub(1) / 2).copied()
 }
 
-/// `(a, b)` fitted on `samples` without the request `skip` (see the module doc); `exact` fixes `b`
-/// at 1, `default_ratio` is `b` when no usage delta qualifies. `None` when no other request has a
-/// recorded size.
-pub fn fit(samples: &[Sample], exact: bool, default_ratio: f64, skip: Option<usize>) -> Option<(f64, f64)> {
+/// The fitted model: `recorded ≈ overhead + ratio·replayed + framing·items`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fit {
+    /// `a`, provider tokens.
+    pub overhead: f64,
+    /// `b`, provider tokens per report token.
+    pub ratio: f64,
+    /// `c`, provider tokens per item in the context.
+    pub framing: f64,
+}
+
+impl Fit {
+    /// The predicted prompt size of `s`.
+    pub fn predict(&self, s: &Sample) -> f64 {
+        self.overhead + self.ratio * s.replayed as f64 + self.framing * s.items as f64
+    }
+}
+
+/// The model fitted on `samples` without the request `skip` (see the module doc); `exact` fixes `b`
+/// at 1 and fits the framing, `default_ratio` is `b` when no usage delta qualifies. `None` when no
+/// other request has a recorded size.
+pub fn fit(samples: &[Sample], exact: bool, default_ratio: f64, skip: Option<usize>) -> Option<Fit> {
     let kept = |i: usize| Some(i) != skip;
-    let b = if exact {
-        1.0
-    } else {
-        let deltas = samples.windows(2).enumerate().filter_map(|(i, w)| {
+    // Consecutive recorded requests with no compaction between them, both kept.
+    let pairs = || {
+        samples.windows(2).enumerate().filter_map(move |(i, w)| {
             let (y0, y1) = (w[0].recorded?, w[1].recorded?);
-            let dx = w[1].replayed.checked_sub(w[0].replayed)?;
-            let usable = kept(i) && kept(i + 1) && !w[1].after_compaction && dx >= MIN_DELTA && y1 > y0;
-            usable.then(|| ((y1 - y0) as f64 / dx as f64, dx as f64))
+            (kept(i) && kept(i + 1) && !w[1].after_compaction && y1 > y0).then_some((w[0], w[1], y1 - y0))
+        })
+    };
+    let (ratio, framing) = if exact {
+        // Of what a request appends, the provider's count less the report's is framing: its
+        // median per appended item, each weighted by the items appended.
+        let per_item: Vec<(f64, f64)> = pairs()
+            .filter_map(|(s0, s1, dy)| {
+                let dn = s1.items.checked_sub(s0.items).filter(|&n| n > 0)?;
+                let dx = s1.replayed.checked_sub(s0.replayed)?;
+                Some(((dy as f64 - dx as f64) / dn as f64, dn as f64))
+            })
+            .collect();
+        let enough = per_item.len() >= MIN_FRAMING_PAIRS;
+        (1.0, if enough { weighted_median(per_item).unwrap_or(0.0).max(0.0) } else { 0.0 })
+    } else {
+        let deltas = pairs().filter_map(|(s0, s1, dy)| {
+            let dx = s1.replayed.checked_sub(s0.replayed).filter(|&dx| dx >= MIN_DELTA)?;
+            Some((dy as f64 / dx as f64, dx as f64))
         });
-        weighted_median(deltas.collect()).unwrap_or(default_ratio)
+        (weighted_median(deltas.collect()).unwrap_or(default_ratio), 0.0)
     };
     let gaps: Vec<f64> = samples
         .iter()
         .enumerate()
         .filter(|(i, _)| kept(*i))
-        .filter_map(|(_, s)| Some(s.recorded? as f64 - b * s.replayed as f64))
+        .filter_map(|(_, s)| Some(s.recorded? as f64 - ratio * s.replayed as f64 - framing * s.items as f64))
         .collect();
-    Some((median(gaps)?, b))
+    Some(Fit { overhead: median(gaps)?, ratio, framing })
 }
 
 /// What an agent's logs show when they record usage: its default overhead and ratio for logs
@@ -194,13 +240,16 @@ pub fn from_samples(samples: &[Sample], format: &str, tokenizer: Tokenizer) -> C
     let recorded = samples.iter().filter(|s| s.recorded.is_some()).count();
     let fitted = if recorded >= MIN_RECORDED { fit(samples, exact, default_ratio, None) } else { None };
     match fitted {
-        Some((a, b)) => Calibration {
+        Some(f) => Calibration {
             method: if exact { Method::Exact } else { Method::Ratio },
-            overhead: a.round().max(0.0) as Tokens,
-            ratio: b,
+            overhead: f.overhead.round().max(0.0) as Tokens,
+            ratio: f.ratio,
+            framing: f.framing,
         },
         None => match agent_default(format) {
-            Some((a, _)) => Calibration { method: Method::Default, overhead: a, ratio: default_ratio },
+            Some((a, _)) => {
+                Calibration { method: Method::Default, overhead: a, ratio: default_ratio, framing: 0.0 }
+            }
             None => Calibration::NONE,
         },
     }
@@ -236,17 +285,17 @@ pub fn apply(measured: &mut MeasuredConversation, c: &Calibration) {
         }
     }
     measured.add_overhead(c.overhead);
+    measured.add_framing(c.framing);
     measured.calibration = *c;
 }
 
-/// Each recorded request predicted with `a` and `b` fitted without it (`None` where the request has
+/// Each recorded request predicted with the model fitted without it (`None` where the request has
 /// no recorded size, or no other request does).
 pub fn leave_one_out(samples: &[Sample], exact: bool, default_ratio: f64) -> Vec<Option<f64>> {
     (0..samples.len())
         .map(|i| {
             samples[i].recorded?;
-            let (a, b) = fit(samples, exact, default_ratio, Some(i))?;
-            Some(a + b * samples[i].replayed as f64)
+            Some(fit(samples, exact, default_ratio, Some(i))?.predict(&samples[i]))
         })
         .collect()
 }
@@ -276,12 +325,13 @@ pub fn held_out(measured: &MeasuredConversation, min: usize) -> Vec<(Tokens, f64
 mod tests {
     use super::*;
 
-    fn close(got: (f64, f64), want: (f64, f64)) {
-        assert!((got.0 - want.0).abs() < 1e-6 && (got.1 - want.1).abs() < 1e-9, "{got:?} != {want:?}");
+    fn close(got: Fit, want: (f64, f64)) {
+        let ok = (got.overhead - want.0).abs() < 1e-6 && (got.ratio - want.1).abs() < 1e-9;
+        assert!(ok, "{got:?} != {want:?}");
     }
 
     fn s(replayed: Tokens, recorded: Tokens) -> Sample {
-        Sample { replayed, recorded: Some(recorded), after_compaction: false }
+        Sample { replayed, recorded: Some(recorded), after_compaction: false, items: 0 }
     }
 
     /// recorded = 10 000 + 1.3·replayed, exactly.
@@ -318,11 +368,13 @@ mod tests {
 
     #[test]
     fn small_appends_and_no_usage_fall_back_to_the_default_ratio() {
-        let v =
-            vec![s(100, 500), s(120, 530), Sample { replayed: 200, recorded: None, after_compaction: false }];
-        let (_, b) = fit(&v, false, 1.25, None).unwrap();
-        assert_eq!(b, 1.25);
-        let none = vec![Sample { replayed: 1, recorded: None, after_compaction: false }];
+        let v = vec![
+            s(100, 500),
+            s(120, 530),
+            Sample { replayed: 200, recorded: None, after_compaction: false, items: 0 },
+        ];
+        assert_eq!(fit(&v, false, 1.25, None).unwrap().ratio, 1.25);
+        let none = vec![Sample { replayed: 1, recorded: None, after_compaction: false, items: 0 }];
         assert_eq!(fit(&none, false, 1.0, None), None);
     }
 
@@ -337,12 +389,16 @@ mod tests {
         let q = leave_one_out(&v, false, 1.0);
         assert_eq!(q[2], Some(13_000.0));
         let with_it = fit(&v, false, 1.0, None).unwrap();
-        assert_eq!(with_it.1, 4.0, "the delta 1→2 (ratio 4, twice the weight) decides when kept");
+        assert_eq!(with_it.ratio, 4.0, "the delta 1→2 (ratio 4, twice the weight) decides when kept");
     }
 
     #[test]
     fn a_request_without_usage_is_not_predicted() {
-        let v = vec![s(0, 100), Sample { replayed: 5, recorded: None, after_compaction: false }, s(10, 110)];
+        let v = vec![
+            s(0, 100),
+            Sample { replayed: 5, recorded: None, after_compaction: false, items: 0 },
+            s(10, 110),
+        ];
         assert_eq!(leave_one_out(&v, true, 1.0), vec![Some(100.0), None, Some(110.0)]);
     }
 
@@ -351,5 +407,43 @@ mod tests {
         assert_eq!(weighted_median(vec![(1.0, 1.0), (2.0, 10.0), (3.0, 1.0)]), Some(2.0));
         assert_eq!(weighted_median(vec![(1.0, 10.0), (5.0, 1.0)]), Some(1.0));
         assert_eq!(weighted_median(Vec::new()), None);
+    }
+
+    /// recorded = 3 000 + replayed + 12·items, exactly: an exact tokenizer with framing.
+    fn framed_line(points: &[(Tokens, Tokens)]) -> Vec<Sample> {
+        let at = |&(x, n): &(Tokens, Tokens)| Sample {
+            replayed: x,
+            recorded: Some(3_000 + x + 12 * n),
+            after_compaction: false,
+            items: n,
+        };
+        points.iter().map(at).collect()
+    }
+
+    #[test]
+    fn framing_is_fitted_where_the_tokenizer_is_exact_and_nowhere_else() {
+        let v = framed_line(&[(100, 1), (900, 3), (1_000, 6), (4_000, 8), (4_100, 11), (7_000, 14)]);
+        let f = fit(&v, true, 1.0, None).unwrap();
+        assert!((f.framing - 12.0).abs() < 1e-9 && (f.overhead - 3_000.0).abs() < 1e-9, "{f:?}");
+        for s in &v {
+            assert!((f.predict(s) - s.recorded.unwrap() as f64).abs() < 1e-6);
+        }
+        // Left out, each request is still predicted exactly: the model holds without it.
+        for (p, s) in leave_one_out(&v, true, 1.0).iter().zip(&v) {
+            assert!((p.unwrap() - s.recorded.unwrap() as f64).abs() < 1e-6);
+        }
+        // With a proxy tokenizer the ratio takes the framing in and none is fitted.
+        assert_eq!(fit(&v, false, 1.0, None).unwrap().framing, 0.0);
+    }
+
+    #[test]
+    fn framing_is_never_negative() {
+        // The provider's appends fall short of the report's count: no negative framing.
+        let v = vec![
+            Sample { replayed: 0, recorded: Some(1_000), after_compaction: false, items: 1 },
+            Sample { replayed: 1_000, recorded: Some(1_900), after_compaction: false, items: 3 },
+            Sample { replayed: 2_000, recorded: Some(2_800), after_compaction: false, items: 5 },
+        ];
+        assert_eq!(fit(&v, true, 1.0, None).unwrap().framing, 0.0);
     }
 }

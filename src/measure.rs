@@ -27,6 +27,10 @@ pub enum Category {
     /// Tokens every request sends that the trace does not record (system prompt, tool schemas):
     /// the calibrated overhead (fitted by the calibration) or `--overhead`.
     Unrecorded,
+    /// Message structure the provider adds around each item (role markers, call and output
+    /// wrappers), fitted by the calibration where the tokenizer is the provider's: the same for
+    /// every policy while the item stays.
+    Framing,
     /// System prompt and developer instructions.
     System,
     /// User text (typed or injected), compaction summaries.
@@ -65,11 +69,12 @@ impl Category {
     }
 
     /// Number of categories.
-    pub const COUNT: usize = 12;
+    pub const COUNT: usize = 13;
 
     /// Every category in report order.
     pub const ALL: [Category; Category::COUNT] = [
         Category::Unrecorded,
+        Category::Framing,
         Category::System,
         Category::User,
         Category::Assistant,
@@ -87,6 +92,7 @@ impl Category {
     pub fn name(self) -> &'static str {
         match self {
             Category::Unrecorded => "unrecorded",
+            Category::Framing => "framing",
             Category::System => "system",
             Category::User => "user",
             Category::Assistant => "assistant",
@@ -249,6 +255,8 @@ pub enum MeasuredItem {
         measure: TextSize,
         /// A human turn starts here (a user message that is not harness-injected).
         turn_start: bool,
+        /// Sent only until the next human turn starts ([`MeasuredConversation::new`] says which).
+        turn_scoped: bool,
     },
     /// A tool call.
     ToolCall {
@@ -278,6 +286,23 @@ pub enum MeasuredItem {
         /// Size of the summary.
         summary: Option<TextSize>,
     },
+}
+
+impl MeasuredItem {
+    /// Whether the provider wraps this item in message structure of its own (the framing the
+    /// calibration fits): a user, assistant or system text, a tool call, a tool output, a
+    /// compaction summary. Hidden reasoning is not counted (its recorded size is what the provider
+    /// re-sends), nor unrecorded content.
+    pub fn framed(&self) -> bool {
+        match self {
+            MeasuredItem::Text { category, .. } => {
+                !matches!(category, Category::Unrecorded | Category::Framing | Category::HiddenReasoning)
+            }
+            MeasuredItem::ToolCall { .. } | MeasuredItem::ToolResult(..) => true,
+            MeasuredItem::Compaction { summary } => summary.is_some(),
+            MeasuredItem::Request { .. } => false,
+        }
+    }
 }
 
 /// A conversation with every text measured.
@@ -339,6 +364,8 @@ impl MeasuredConversation {
             .with_min_len(ITEMS_PER_TASK)
             .map(|item| measure_item(item, meter, opts))
             .collect();
+        let mut measured = measured;
+        scope_reasoning(&mut measured);
         let mut m = MeasuredConversation {
             id: conversation.id.clone(),
             items: measured,
@@ -370,6 +397,54 @@ impl MeasuredConversation {
             if compaction {
                 items.push(overhead_item(tokens));
             }
+        }
+        self.items = items;
+    }
+
+    /// Adds the calibration's framing, `per_item` provider tokens for each item the provider wraps
+    /// ([`MeasuredItem::framed`]), as [`Category::Framing`] items: for a turn-scoped item, one
+    /// right after it and scoped with it (it leaves the context with the item); for the others,
+    /// one before each request holding the framing of those appended since the request before.
+    /// Rounded so that the framing since the last compaction is the rounded product; nothing for 0.
+    pub fn add_framing(&mut self, per_item: f64) {
+        if per_item <= 0.0 {
+            return;
+        }
+        let framing = |tokens: Tokens, turn_scoped: bool| MeasuredItem::Text {
+            category: Category::Framing,
+            measure: overhead_measure(tokens),
+            turn_start: false,
+            turn_scoped,
+        };
+        let measured = std::mem::take(&mut self.items);
+        let mut items = Vec::with_capacity(measured.len() + measured.len() / 4);
+        let (mut count, mut added) = (0u64, 0u64);
+        let due = |count: u64, added: &mut u64| {
+            let total = (per_item * count as f64).round() as u64;
+            let d = total.saturating_sub(*added);
+            *added = (*added).max(total);
+            d
+        };
+        for item in measured {
+            let framed = u64::from(item.framed());
+            count += framed;
+            match &item {
+                MeasuredItem::Compaction { .. } => (count, added) = (framed, 0),
+                MeasuredItem::Request { .. } => match due(count, &mut added) {
+                    0 => {}
+                    d => items.push(framing(d, false)),
+                },
+                MeasuredItem::Text { turn_scoped: true, .. } if framed == 1 => {
+                    let d = due(count, &mut added);
+                    items.push(item);
+                    if d > 0 {
+                        items.push(framing(d, true));
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+            items.push(item);
         }
         self.items = items;
     }
@@ -521,8 +596,25 @@ fn measure_item(item: &Item, meter: &Meter, opts: &MeasureOptions<'_>) -> Measur
     }
 }
 
+/// Where a conversation holds hidden reasoning (the Responses API's encrypted reasoning items), its
+/// readable reasoning summaries are parts of those items and leave the context with them when a
+/// human turn starts: every [`Category::Thinking`] text becomes turn-scoped. Claude's thinking
+/// blocks (no hidden reasoning) stay as recorded (docs/unseen-context.md has both measurements).
+fn scope_reasoning(items: &mut [MeasuredItem]) {
+    let hidden =
+        |i: &MeasuredItem| matches!(i, MeasuredItem::Text { category: Category::HiddenReasoning, .. });
+    if !items.iter().any(hidden) {
+        return;
+    }
+    for item in items {
+        if let MeasuredItem::Text { category: Category::Thinking, turn_scoped, .. } = item {
+            *turn_scoped = true;
+        }
+    }
+}
+
 fn text_item(category: Category, measure: TextSize, turn_start: bool) -> MeasuredItem {
-    MeasuredItem::Text { category, measure, turn_start }
+    MeasuredItem::Text { category, measure, turn_start, turn_scoped: category == Category::HiddenReasoning }
 }
 
 /// The unrecorded item of `tokens` provider tokens.
@@ -531,6 +623,7 @@ fn overhead_item(tokens: Tokens) -> MeasuredItem {
         category: Category::Unrecorded,
         measure: overhead_measure(tokens),
         turn_start: false,
+        turn_scoped: false,
     }
 }
 
@@ -584,6 +677,39 @@ mod tests {
         // Worked out once; a clone keeps it.
         assert!(std::ptr::eq(m.result_calls(), m.result_calls()));
         assert_eq!(m.clone().result_calls(), m.result_calls());
+    }
+
+    #[test]
+    fn framing_goes_before_each_request_for_the_items_appended_since_and_restarts_at_a_compaction() {
+        let user = || Item::User { text: "u".into(), meta: false, images: 0 };
+        let request = || Item::Request(crate::model::Request::default());
+        let call = Item::ToolCall { call_id: "c".into(), name: "t".into(), arguments: "{}".into() };
+        let items = vec![
+            user(),
+            request(),
+            call,
+            result(Output::Raw { output: "x".into() }),
+            request(),
+            Item::Compaction { summary: Some("s".into()) },
+            request(),
+        ];
+        let mut m = measured(items, false);
+        m.add_framing(2.5);
+        let framing: Vec<Tokens> = m
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                MeasuredItem::Text { category: Category::Framing, measure, .. } => Some(measure.tokens),
+                MeasuredItem::Request { .. } => Some(0),
+                _ => None,
+            })
+            .collect();
+        // 1 item: round(2.5) = 3 (half away from zero); 3 items: round(7.5) = 8, so 5 more; after
+        // the compaction its summary alone: 3 again.
+        assert_eq!(framing, [3, 0, 5, 0, 3, 0]);
+        let before = m.items.len();
+        m.add_framing(0.0);
+        assert_eq!(m.items.len(), before, "no framing, no items");
     }
 
     #[test]

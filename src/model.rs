@@ -369,9 +369,14 @@ pub struct Calibration {
     pub overhead: Tokens,
     /// Ratio `b`: provider tokens per report token.
     pub ratio: f64,
+    /// Framing `c`: provider tokens of message structure per item in the context (each message,
+    /// call and output the API wraps), fitted where the report's tokenizer is the provider's
+    /// ([`Method::Exact`]); 0 elsewhere, where the ratio absorbs it.
+    #[serde(default)]
+    pub framing: f64,
 }
 
-/// The ratio is never NaN (a median of finite quotients with a divisor of at least the calibration's `MIN_DELTA`,
+/// The ratio and the framing are never NaN (a median of finite quotients with a divisor of at least the calibration's `MIN_DELTA`,
 /// or a constant), so equality is an equivalence.
 impl Eq for Calibration {}
 
@@ -383,11 +388,11 @@ impl Default for Calibration {
 
 impl Calibration {
     /// The calibration that changes nothing.
-    pub const NONE: Calibration = Calibration { method: Method::None, overhead: 0, ratio: 1.0 };
+    pub const NONE: Calibration = Calibration { method: Method::None, overhead: 0, ratio: 1.0, framing: 0.0 };
 
     /// A fixed overhead and no ratio (`--overhead N`).
     pub fn fixed(overhead: Tokens) -> Calibration {
-        Calibration { method: Method::Override, overhead, ratio: 1.0 }
+        Calibration { method: Method::Override, overhead, ratio: 1.0, framing: 0.0 }
     }
 }
 

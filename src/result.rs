@@ -15,6 +15,9 @@ use crate::model::{Bytes, Tokens};
 pub struct Categories {
     /// Tokens the trace does not record but every request sends (`--overhead`).
     pub unrecorded: Tokens,
+    /// Message structure around each item, fitted by the calibration (docs/unseen-context.md).
+    #[serde(default)]
+    pub framing: Tokens,
     /// System prompt and developer instructions.
     pub system: Tokens,
     /// User text, including harness-injected text and compaction summaries.
@@ -46,6 +49,7 @@ impl Categories {
     /// Sum over all categories.
     pub fn total(&self) -> Tokens {
         self.unrecorded
+            + self.framing
             + self.system
             + self.user
             + self.assistant
@@ -60,9 +64,10 @@ impl Categories {
     }
 
     /// `(name, tokens)` pairs in report order.
-    pub fn named(&self) -> [(&'static str, Tokens); 12] {
+    pub fn named(&self) -> [(&'static str, Tokens); 13] {
         [
             ("unrecorded", self.unrecorded),
+            ("framing", self.framing),
             ("system", self.system),
             ("user", self.user),
             ("assistant", self.assistant),
@@ -302,6 +307,7 @@ mod tests {
     fn categories_total_is_the_sum_of_the_parts() {
         let c = Categories {
             unrecorded: 9,
+            framing: 13,
             system: 1,
             user: 2,
             assistant: 3,
@@ -314,8 +320,8 @@ mod tests {
             tool_contents: 7,
             placeholders: 8,
         };
-        assert_eq!(c.total(), 78);
-        assert_eq!(c.named().iter().map(|(_, n)| n).sum::<Tokens>(), 78);
+        assert_eq!(c.total(), 91);
+        assert_eq!(c.named().iter().map(|(_, n)| n).sum::<Tokens>(), 91);
         let names: Vec<&str> = c.named().iter().map(|(name, _)| *name).collect();
         let order: Vec<&str> = crate::measure::Category::ALL.iter().map(|c| c.name()).collect();
         assert_eq!(names, order, "the same names in the same order as the categories");

@@ -80,7 +80,7 @@ impl SentParts {
     fn add(&mut self, category: Category, tokens: Tokens) {
         let slot = match category {
             // Reconcile measures without `--overhead`; were it given, it would be system text.
-            Category::Unrecorded | Category::System => &mut self.system,
+            Category::Unrecorded | Category::Framing | Category::System => &mut self.system,
             Category::User => &mut self.user,
             Category::Assistant => &mut self.assistant,
             Category::Thinking => &mut self.thinking,
@@ -362,12 +362,18 @@ pub fn sent_contexts(
 ) -> Vec<RequestFit> {
     let mut parts = SentParts::default();
     let mut out = Vec::new();
+    // Turn-scoped readable reasoning, dropped with the hidden reasoning at the next human turn.
+    let mut scoped_thinking = 0;
     for (item, m) in conversation.items.iter().zip(&measured.items) {
         match (item, m) {
-            (_, MeasuredItem::Text { category, measure, turn_start }) => {
+            (_, MeasuredItem::Text { category, measure, turn_start, turn_scoped }) => {
                 if *turn_start {
                     // The hidden reasoning of earlier turns is no longer sent.
                     parts.hidden_reasoning = 0;
+                    parts.thinking -= std::mem::take(&mut scoped_thinking);
+                }
+                if *turn_scoped && *category == Category::Thinking {
+                    scoped_thinking += measure.tokens;
                 }
                 if let Item::User { images, .. } = item {
                     parts.images += u64::from(*images);
@@ -381,6 +387,7 @@ pub fn sent_contexts(
             }
             (_, MeasuredItem::Compaction { summary }) => {
                 parts = SentParts::default();
+                scoped_thinking = 0;
                 parts.user += summary.map_or(0, |s| s.tokens);
             }
             (_, MeasuredItem::Request { id, timestamp, usage }) => out.push(RequestFit {

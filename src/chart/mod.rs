@@ -196,6 +196,7 @@ pub(crate) const LABEL_GAP: i32 = 6;
 /// the policies' lines ([`SERIES_COLORS`]) drawn over the stacked bands stay the strongest marks.
 pub const CATEGORY_COLORS: [RGBColor; crate::measure::Category::COUNT] = [
     RGBColor(240, 240, 240), // unrecorded
+    RGBColor(228, 228, 228), // framing
     RGBColor(200, 200, 200), // system
     RGBColor(217, 217, 217), // user
     RGBColor(199, 233, 192), // assistant

@@ -334,7 +334,7 @@ pub fn timeline_csv_rows(parts: &[(&RunSummary, &[RequestRow])]) -> csv::Result<
 }
 
 /// The columns of [`timeline`], in order.
-pub const TIMELINE_HEADERS: [&str; 28] = [
+pub const TIMELINE_HEADERS: [&str; 29] = [
     "trace",
     "conversation",
     "policy",
@@ -343,6 +343,7 @@ pub const TIMELINE_HEADERS: [&str; 28] = [
     "timestamp",
     "turn",
     "unrecorded",
+    "framing",
     "system",
     "user",
     "assistant",
@@ -384,13 +385,13 @@ impl Cell<'_> {
 }
 
 /// One [`timeline`] row's cells as text.
-pub fn timeline_row(run: &RunSummary, r: &RequestRow) -> [String; 28] {
+pub fn timeline_row(run: &RunSummary, r: &RequestRow) -> [String; 29] {
     timeline_cells(run, r).map(Cell::text)
 }
 
 /// The cells of one timeline row, in [`TIMELINE_HEADERS`] order: the one list both [`timeline`]
 /// and [`timeline_csv`] write.
-fn timeline_cells<'a>(run: &'a RunSummary, r: &'a RequestRow) -> [Cell<'a>; 28] {
+fn timeline_cells<'a>(run: &'a RunSummary, r: &'a RequestRow) -> [Cell<'a>; 29] {
     let c = &r.categories;
     let n = |v: usize| Cell::Number(v as u64);
     [
@@ -402,6 +403,7 @@ fn timeline_cells<'a>(run: &'a RunSummary, r: &'a RequestRow) -> [Cell<'a>; 28] 
         r.timestamp.as_deref().map_or(Cell::Empty, Cell::Text),
         n(r.turn),
         Cell::Number(c.unrecorded),
+        Cell::Number(c.framing),
         Cell::Number(c.system),
         Cell::Number(c.user),
         Cell::Number(c.assistant),

@@ -140,7 +140,7 @@ pub(super) struct Engine<'a> {
     /// Compaction markers met so far.
     compactions: usize,
     /// Hidden reasoning of the current turn, (position, tokens): dropped when the next turn starts.
-    turn_scoped: Vec<(usize, Tokens)>,
+    turn_scoped: Vec<(usize, Category, TextSize)>,
 }
 
 /// Message, event and assistant-message counts of the current context, and the state of the
@@ -231,17 +231,18 @@ impl<'a> Engine<'a> {
         total
     }
 
-    /// A human turn starts: the hidden reasoning of the turns before is no longer sent, as the
-    /// Responses API drops it (docs/unseen-context.md). Taken out like a sticky edit (the shared
-    /// prefix ends at the first of it), but not counted as pruned: no policy removed it.
+    /// A human turn starts: the turn-scoped texts of the turns before (hidden reasoning, and the
+    /// summaries and framing of the reasoning items it belongs to) are no longer sent, as the
+    /// Responses API drops them (docs/unseen-context.md). Taken out like a sticky edit (the shared
+    /// prefix ends at the first of them), but not counted as pruned: no policy removed them.
     fn drop_turn_scoped(&mut self) {
-        let Some(&(first, _)) = self.turn_scoped.first() else { return };
+        let Some(&(first, ..)) = self.turn_scoped.first() else { return };
         let mut dropped: Tokens = 0;
-        for (position, tokens) in std::mem::take(&mut self.turn_scoped) {
-            self.prefix.add(head(position), -(tokens as i64));
-            dropped += tokens;
+        for (position, category, measure) in std::mem::take(&mut self.turn_scoped) {
+            self.prefix.add(head(position), -(measure.tokens as i64));
+            self.sums[slot(category)] -= measure;
+            dropped += measure.tokens;
         }
-        self.sums[slot(Category::HiddenReasoning)] = TextSize::default();
         self.unpruned -= dropped;
         self.mark_changed(head(first));
     }
@@ -512,7 +513,14 @@ impl<'a> Engine<'a> {
     }
 
     /// A text item (system, user, assistant, reasoning, images, ...).
-    pub(super) fn text(&mut self, position: usize, category: Category, measure: TextSize, turn_start: bool) {
+    pub(super) fn text(
+        &mut self,
+        position: usize,
+        category: Category,
+        measure: TextSize,
+        turn_start: bool,
+        turn_scoped: bool,
+    ) {
         if turn_start {
             self.turn += 1;
             self.turn_started = true;
@@ -524,6 +532,8 @@ impl<'a> Engine<'a> {
             // The unrecorded overhead stands for the system prompt and tool schemas the
             // trace does not hold: no chat message, and one event as the system prompt is.
             Category::System | Category::Unrecorded => self.counts.events += 1,
+            // Structure around the items already counted.
+            Category::Framing => {}
             // Hidden reasoning and server-side results are part of the model's response.
             Category::Assistant | Category::Thinking | Category::HiddenReasoning | Category::ServerSide => {
                 self.counts.assistant_text()
@@ -532,8 +542,8 @@ impl<'a> Engine<'a> {
             Category::Images => {}
             _ => self.counts.user(),
         }
-        if category == Category::HiddenReasoning {
-            self.turn_scoped.push((position, measure.tokens));
+        if turn_scoped {
+            self.turn_scoped.push((position, category, measure));
         }
         self.add(category, position, measure);
     }
@@ -733,6 +743,7 @@ impl<'a> Engine<'a> {
 fn set_category(c: &mut Categories, category: Category, tokens: Tokens) {
     let slot = match category {
         Category::Unrecorded => &mut c.unrecorded,
+        Category::Framing => &mut c.framing,
         Category::System => &mut c.system,
         Category::User => &mut c.user,
         Category::Assistant => &mut c.assistant,

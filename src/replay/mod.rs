@@ -67,8 +67,8 @@ fn replay_keeping(
     let mut recorded: Option<Tokens> = None;
     for (position, item) in conversation.items.iter().enumerate() {
         match item {
-            MeasuredItem::Text { category, measure, turn_start } => {
-                e.text(position, *category, *measure, *turn_start)
+            MeasuredItem::Text { category, measure, turn_start, turn_scoped } => {
+                e.text(position, *category, *measure, *turn_start, *turn_scoped)
             }
             MeasuredItem::ToolCall { measure, name_measure, .. } => {
                 e.tool_call(position, *measure, *name_measure)

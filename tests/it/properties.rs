@@ -138,6 +138,9 @@ fn measure(c: &Conversation, meter: &Meter) -> MeasuredConversation {
 fn expected_contexts(c: &Conversation, threshold: usize, count: &dyn Fn(&str) -> u64) -> Vec<Categories> {
     let mut out = Vec::new();
     let mut now = Categories::default();
+    // With hidden reasoning in the conversation, readable reasoning is part of the reasoning items
+    // and leaves with them at the next human turn.
+    let hidden = c.items.iter().any(|i| matches!(i, Item::Unseen { kind: UnseenKind::Reasoning, .. }));
     for item in &c.items {
         match item {
             Item::System { text } => now.system += count(text),
@@ -145,6 +148,9 @@ fn expected_contexts(c: &Conversation, threshold: usize, count: &dyn Fn(&str) ->
                 if !meta {
                     // A human turn: the hidden reasoning of the turns before is not sent again.
                     now.hidden_reasoning = 0;
+                    if hidden {
+                        now.thinking = 0;
+                    }
                 }
                 now.user += count(text)
             }
