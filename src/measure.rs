@@ -17,6 +17,7 @@ use rayon::prelude::*;
 
 use crate::model::Calibration;
 use crate::model::{Conversation, Item, Millis, Output, RecordedTotal, Tokens, UnseenKind, Usage};
+use crate::reuse_index::ReuseIndex;
 use crate::split::summary_of;
 use crate::tokens::{CharCounts, Measure, Meter, TextSize};
 use crate::transform::{self, Transform};
@@ -294,6 +295,9 @@ pub struct MeasuredConversation {
     /// The calibration applied (fitted by the calibration module): the unrecorded overhead and the ratio
     /// of provider tokens to report tokens.
     pub calibration: Calibration,
+    /// Where the agent first reuses its tool results' terms (built from the raw texts, which are
+    /// not kept): what the reuse analysis checks a run's prunes against.
+    pub reuse: Arc<ReuseIndex>,
     /// [`MeasuredConversation::result_calls`] and the number of tool calls, worked out on first
     /// use.
     links: OnceLock<(Vec<Option<usize>>, usize)>,
@@ -333,18 +337,24 @@ impl MeasuredConversation {
     ) -> MeasuredConversation {
         // Small items are cheap: handing them out one by one would cost more than measuring them.
         const ITEMS_PER_TASK: usize = 8;
-        let measured: Vec<MeasuredItem> = conversation
-            .items
-            .par_iter()
-            .with_min_len(ITEMS_PER_TASK)
-            .map(|item| measure_item(item, meter, opts))
-            .collect();
+        let (measured, reuse): (Vec<MeasuredItem>, ReuseIndex) = rayon::join(
+            || {
+                conversation
+                    .items
+                    .par_iter()
+                    .with_min_len(ITEMS_PER_TASK)
+                    .map(|item| measure_item(item, meter, opts))
+                    .collect()
+            },
+            || ReuseIndex::new(conversation),
+        );
         let mut m = MeasuredConversation {
             id: conversation.id.clone(),
             items: measured,
             recorded_total: conversation.recorded_total,
             transforms: opts.transforms.iter().map(|t| t.spec()).collect(),
             calibration: Calibration::NONE,
+            reuse: Arc::new(reuse),
             links: OnceLock::new(),
         };
         if opts.overhead > 0 {
