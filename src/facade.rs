@@ -150,11 +150,13 @@ impl Replayer {
         self.policies.iter().map(|p| &**p as &dyn PolicySource).collect()
     }
 
-    /// Every conversation of `trace`, measured once as the command line measures it.
+    /// Every conversation of `trace`, measured once as the command line measures it (with the
+    /// reuse index [`crate::compare`] reads).
     pub fn measure(&self, trace: &Trace) -> Vec<MeasuredConversation> {
         let job = Job {
             overhead: self.overhead.unwrap_or(0),
             calibrate: self.overhead.is_none(),
+            reuse: true,
             ..Job::default()
         };
         trace.conversations.iter().map(|c| job.measure(c, trace.format, &self.meter)).collect()

@@ -94,6 +94,7 @@ pub mod replay;
 #[cfg(feature = "charts")]
 pub mod report;
 pub mod result;
+pub mod reuse_index;
 pub mod spec;
 pub mod split;
 pub mod time;

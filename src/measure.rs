@@ -17,6 +17,7 @@ use rayon::prelude::*;
 
 use crate::model::Calibration;
 use crate::model::{Conversation, Item, Millis, Output, RecordedTotal, Tokens, UnseenKind, Usage};
+use crate::reuse_index::ReuseIndex;
 use crate::split::summary_of;
 use crate::tokens::{CharCounts, Measure, Meter, TextSize};
 use crate::transform::{self, Transform};
@@ -319,6 +320,9 @@ pub struct MeasuredConversation {
     /// The calibration applied (fitted by the calibration module): the unrecorded overhead and the ratio
     /// of provider tokens to report tokens.
     pub calibration: Calibration,
+    /// Where the agent first reuses its tool results' terms (built from the raw texts, which are
+    /// not kept): what the reuse analysis checks a run's prunes against.
+    pub reuse: Arc<ReuseIndex>,
     /// [`MeasuredConversation::result_calls`] and the number of tool calls, worked out on first
     /// use.
     links: OnceLock<(Vec<Option<usize>>, usize)>,
@@ -335,6 +339,8 @@ pub struct MeasureOptions<'a> {
     /// an [`Category::Unrecorded`] item at the start of the conversation and after every
     /// compaction (the system prompt is sent again with the summary).
     pub overhead: Tokens,
+    /// Build the [`ReuseIndex`] (what the reuse analysis of `compare` reads); off, it is empty.
+    pub reuse: bool,
 }
 
 /// The measure of `tokens` unrecorded tokens: as many tokens under every counter, and four ASCII
@@ -358,13 +364,15 @@ impl MeasuredConversation {
     ) -> MeasuredConversation {
         // Small items are cheap: handing them out one by one would cost more than measuring them.
         const ITEMS_PER_TASK: usize = 8;
-        let measured: Vec<MeasuredItem> = conversation
-            .items
-            .par_iter()
-            .with_min_len(ITEMS_PER_TASK)
-            .map(|item| measure_item(item, meter, opts))
-            .collect();
-        let mut measured = measured;
+        let measure = || -> Vec<MeasuredItem> {
+            conversation.items.par_iter().with_min_len(ITEMS_PER_TASK).map(|item| measure_item(item, meter, opts)).collect()
+        };
+        // The reuse index only for the analyses that read it: it costs a fifth of a replay.
+        let (mut measured, reuse) = if opts.reuse {
+            rayon::join(measure, || ReuseIndex::new(conversation))
+        } else {
+            (measure(), ReuseIndex::default())
+        };
         scope_reasoning(&mut measured);
         let mut m = MeasuredConversation {
             id: conversation.id.clone(),
@@ -372,6 +380,7 @@ impl MeasuredConversation {
             recorded_total: conversation.recorded_total,
             transforms: opts.transforms.iter().map(|t| t.spec()).collect(),
             calibration: Calibration::NONE,
+            reuse: Arc::new(reuse),
             links: OnceLock::new(),
         };
         if opts.overhead > 0 {

@@ -44,14 +44,21 @@ pub struct Job<'a> {
     /// Calibrate every conversation ([`crate::calibrate`]) when `overhead` is 0: what the command
     /// line does unless `--overhead` is given.
     pub calibrate: bool,
+    /// Build each conversation's reuse index ([`MeasureOptions::reuse`]): for `compare`, `cost`
+    /// and `report`, whose rows say how many pruned results the agent reused.
+    pub reuse: bool,
 }
 
 impl Job<'_> {
     /// `conversation` (of a file read by `format`) measured as the job says: with the fixed
     /// overhead, or calibrated.
     pub fn measure(&self, conversation: &Conversation, format: &str, meter: &Meter) -> MeasuredConversation {
-        let opts =
-            MeasureOptions { resplit: self.resplit, transforms: self.transforms, overhead: self.overhead };
+        let opts = MeasureOptions {
+            resplit: self.resplit,
+            transforms: self.transforms,
+            overhead: self.overhead,
+            reuse: self.reuse,
+        };
         let mut m = MeasuredConversation::new(conversation, meter, &opts);
         if self.calibrate && self.overhead == 0 {
             let c = crate::calibrate::calibrate(&m, format, meter.report_tokenizer());

@@ -87,6 +87,7 @@ pub fn exercise(trace: &Trace) {
             input_format: None,
             // Calibrated (as the command line does by default) when no overhead is given.
             calibrate: true,
+            reuse: true,
         };
         let (runs, _warnings) = pipeline::replay_trace_with_warnings(PATH, trace, &job, &meter);
         check_runs(&runs);

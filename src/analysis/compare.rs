@@ -4,17 +4,18 @@
 //! policy's own effect is isolated; `none` is always replayed, first when it is not asked for),
 //! prune events, requests whose context exceeds the window, and the cache-aware cost of
 //! [`super::cost`], also against `none`. A policy that saves tokens but costs more is flagged: the
-//! rewrites its prunes force can outweigh what they free. Any [`PolicySpec`] works, so policies
-//! added to the registry later compare without a change here. Pure: no I/O.
+//! rewrites its prunes force can outweigh what they free. Each run also counts the pruned results
+//! the agent reused later ([`super::reuse`]), the risk a prune takes. Any [`PolicySpec`] works, so
+//! policies added to the registry later compare without a change here. Pure: no I/O.
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::cost::{CacheModel, CostTotals, PruneEvent, cost_of_run};
+use super::reuse::{RunReuse, replay_with_reuse};
 use crate::measure::MeasuredConversation;
 use crate::model::Tokens;
 use crate::policy::{Policy, PolicySpec};
-use crate::replay::replay;
 use crate::result::Run;
 use crate::tokens::Meter;
 
@@ -62,6 +63,14 @@ pub struct PolicyRow {
     pub cost_change: f64,
     /// The policy saves input tokens but costs more than `none`.
     pub saves_tokens_costs_more: bool,
+    /// Results whose content the policy removed (docs/reuse.md).
+    pub pruned_results: usize,
+    /// Of those, results the agent reused after the prune ([`super::reuse`]).
+    pub reused_results: usize,
+    /// `reused_results / pruned_results` (0 when nothing was pruned).
+    pub reuse_share: f64,
+    /// Tokens removed from the reused results.
+    pub reused_tokens: Tokens,
 }
 
 /// A prune event with where it happened.
@@ -197,6 +206,7 @@ struct PolicyRun {
     over_window: usize,
     cost: CostTotals,
     events: Vec<PruneEvent>,
+    reuse: RunReuse,
 }
 
 impl Replayed {
@@ -227,8 +237,7 @@ pub fn replay_conversation(
     let runs = policies
         .iter()
         .map(|source| {
-            let mut policy = source.fresh();
-            let mut run = replay(c, settings.threshold, &mut *policy, meter);
+            let (mut run, reuse) = replay_with_reuse(c, settings.threshold, source.fresh(), meter, true);
             run.summary.trace = trace.to_owned();
             run.summary.policy = source.label().to_owned();
             run.summary.tokenizer = meter.report_tokenizer().name().to_owned();
@@ -238,7 +247,7 @@ pub fn replay_conversation(
             if !keep_rows {
                 run.rows = Vec::new();
             }
-            PolicyRun { run, over_window, cost, events }
+            PolicyRun { run, over_window, cost, events, reuse }
         })
         .collect();
     Replayed { trace: trace.to_owned(), conversation: c.id.clone(), runs, rows: keep_rows }
@@ -292,6 +301,9 @@ impl<'a> Sum<'a> {
             row.prune_events += s.prune_events;
             row.over_window += r.over_window;
             row.cost += r.cost;
+            row.pruned_results += r.reuse.pruned_results;
+            row.reused_results += r.reuse.reused_results;
+            row.reused_tokens += r.reuse.reused_tokens;
             self.events.extend(r.events.into_iter().map(|event| EventRow {
                 trace: conversation.trace.clone(),
                 conversation: conversation.conversation.clone(),
@@ -312,6 +324,14 @@ impl<'a> Sum<'a> {
     /// The comparison of everything added.
     pub fn finish(self, settings: &CompareSettings) -> Comparison {
         let Sum { mut rows, events, runs_out, .. } = self;
+        for r in &mut rows {
+            r.reuse_share = RunReuse {
+                pruned_results: r.pruned_results,
+                reused_results: r.reused_results,
+                reused_tokens: r.reused_tokens,
+            }
+            .share();
+        }
         if let Some(none) = rows.iter().find(|r| r.policy == "none").cloned() {
             for r in &mut rows {
                 r.savings = ratio_change(none.total_input_tokens as f64, r.total_input_tokens as f64);

@@ -268,7 +268,9 @@ pub(super) fn load_found_each<T: Send>(
     f: impl Fn(usize, MeasuredFile, &Meter) -> T + Sync,
 ) -> Loaded<T> {
     let bar = progress_bar(found.files.len(), message);
-    let walked = pass::walk(f, found, &input.job(), &meter, &|| bar.inc(1));
+    // Its callers (compare, cost, report) report reuse, so the conversations carry the index.
+    let job = crate::pipeline::Job { reuse: true, ..input.job() };
+    let walked = pass::walk(f, found, &job, &meter, &|| bar.inc(1));
     bar.finish_and_clear();
     let pass::Walked { output: files, read, errors, warnings } = walked;
     Loaded { meter, files, read, errors, warnings }

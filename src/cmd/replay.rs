@@ -323,6 +323,7 @@ mod tests {
                 overhead: 0,
                 input_format: None,
                 calibrate: false,
+                reuse: false,
             };
             let first = timeline_first_pass(&found, &job, &meter, &|| ());
             if changed {

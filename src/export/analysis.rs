@@ -190,6 +190,9 @@ pub fn compare_policies(c: &Comparison) -> Tabular {
             "over_window",
             "cost",
             "cost_change",
+            "reuse_share",
+            "reused_results",
+            "reused_tokens",
             "note",
         ],
         rows: c
@@ -206,6 +209,9 @@ pub fn compare_policies(c: &Comparison) -> Tabular {
                     p.over_window.to_string(),
                     money(p.cost.cost, unit),
                     pct(p.cost_change),
+                    pct(p.reuse_share),
+                    p.reused_results.to_string(),
+                    p.reused_tokens.to_string(),
                     policy_note(p),
                 ]
             })

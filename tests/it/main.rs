@@ -40,6 +40,7 @@ mod policies;
 mod properties;
 mod readme;
 mod report;
+mod reuse;
 mod snapshots;
 
 /// The guard of `common::corpus_root`'s promise: a test that found the corpus by a path of its own

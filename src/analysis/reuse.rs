@@ -1,0 +1,315 @@
+//! The risk of pruning what is still used: of the tool results a run pruned, how many did the
+//! agent reuse afterwards, when nothing else in the context still sent held what it reused
+//! (docs/reuse.md).
+//!
+//! A result is **reused after prune** when some term of it (a path, identifier or line, as
+//! [`crate::reuse_index`] defines them) has its first use in the response to a request at which
+//! the run had removed the content of every result holding the term (and, for a policy on the
+//! seed's contents, the term is not in that result's summary, which stays). The replay tells which
+//! result was pruned at which request through [`Recording`], a wrapper around the policy that
+//! watches its edits, so the replay engine is untouched. Per run: results pruned, of which
+//! reused ([`RunReuse`]), and the tokens their pruned parts held. Linear in the first uses plus a
+//! log per lookup. Pure: no I/O, no printing.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::AddAssign;
+
+use serde::{Deserialize, Serialize};
+
+use crate::measure::{MeasuredConversation, MeasuredItem};
+use crate::model::Tokens;
+use crate::policy::{Content, Edit, On, Policy, View};
+use crate::replay::{replay, replay_summary};
+use crate::result::Run;
+use crate::tokens::Meter;
+
+/// Of the results a run pruned, those reused later, and the tokens involved.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunReuse {
+    /// Results whose content (or whole output, for a policy on whole outputs) the run removed
+    /// or replaced before some request.
+    pub pruned_results: usize,
+    /// Of those, results reused after prune.
+    pub reused_results: usize,
+    /// Tokens of what the run removed from the reused results (contents, or whole outputs).
+    pub reused_tokens: Tokens,
+}
+
+impl RunReuse {
+    /// `reused_results / pruned_results`, 0 when nothing was pruned.
+    pub fn share(&self) -> f64 {
+        if self.pruned_results == 0 { 0.0 } else { self.reused_results as f64 / self.pruned_results as f64 }
+    }
+}
+
+impl AddAssign for RunReuse {
+    fn add_assign(&mut self, other: RunReuse) {
+        self.pruned_results += other.pruned_results;
+        self.reused_results += other.reused_results;
+        self.reused_tokens += other.reused_tokens;
+    }
+}
+
+/// The requests at which a run did not send each result's content: per result, half-open
+/// ranges of request indices (`to` is `usize::MAX` while it stays pruned).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PruneLog {
+    ranges: BTreeMap<usize, Vec<(usize, usize)>>,
+}
+
+impl PruneLog {
+    /// Whether the run had removed result `result`'s content when request `request` was made.
+    pub fn pruned_at(&self, result: usize, request: usize) -> bool {
+        self.ranges.get(&result).is_some_and(|r| r.iter().any(|&(from, to)| from <= request && request < to))
+    }
+
+    /// The first request at which result `result`'s content was not sent, if any.
+    pub fn first_pruned(&self, result: usize) -> Option<usize> {
+        self.ranges.get(&result).and_then(|r| r.first()).map(|r| r.0)
+    }
+
+    /// Results pruned at some request.
+    pub fn results(&self) -> impl Iterator<Item = usize> + '_ {
+        self.ranges.keys().copied()
+    }
+}
+
+/// A policy that records, request by request, which results the policy it wraps has removed the
+/// content of, and otherwise behaves exactly as that policy (same edits, stickiness, unit and
+/// warnings): the replay of it is the replay of the policy.
+pub struct Recording {
+    inner: Box<dyn Policy>,
+    /// Results removed for the current request, with the request they were first removed at.
+    current: BTreeMap<usize, usize>,
+    log: PruneLog,
+}
+
+impl Recording {
+    /// Records `inner`.
+    pub fn new(inner: Box<dyn Policy>) -> Recording {
+        Recording { inner, current: BTreeMap::new(), log: PruneLog::default() }
+    }
+
+    /// What was recorded.
+    pub fn into_log(mut self) -> PruneLog {
+        for (result, from) in std::mem::take(&mut self.current) {
+            self.log.ranges.entry(result).or_default().push((from, usize::MAX));
+        }
+        self.log
+    }
+}
+
+impl Policy for Recording {
+    fn sticky(&self) -> bool {
+        self.inner.sticky()
+    }
+
+    fn on(&self) -> On {
+        self.inner.on()
+    }
+
+    fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
+        self.inner.before_request(view, edits);
+        let request = view.request;
+        // What the replay will remove: a prune or replacement of a result whose content is there.
+        let removed = edits.iter().filter_map(|e| match e {
+            Edit::Prune(i) | Edit::Replace(i, _) => Some(*i),
+            Edit::ClearCall(..) | Edit::KeepPrevious => None,
+        });
+        let removed = removed.filter(|&i| {
+            view.result(i).is_some_and(|r| matches!(r.content, Content::Present(_) | Content::Replaced(_)))
+        });
+        let accumulates = self.inner.sticky() || edits.contains(&Edit::KeepPrevious);
+        if accumulates {
+            for i in removed {
+                self.current.entry(i).or_insert(request);
+            }
+            return;
+        }
+        // A non-sticky policy's edits are the whole set for this request.
+        let now: BTreeSet<usize> = removed.collect();
+        let ended: Vec<usize> = self.current.keys().filter(|i| !now.contains(i)).copied().collect();
+        for i in ended {
+            if let Some(from) = self.current.remove(&i) {
+                self.log.ranges.entry(i).or_default().push((from, request));
+            }
+        }
+        for i in now {
+            self.current.entry(i).or_insert(request);
+        }
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.inner.warnings()
+    }
+}
+
+/// The reuse of a run of `conversation` at `threshold` whose prunes `log` recorded, on the unit
+/// `on` (a policy on whole outputs removes summaries too).
+pub fn run_reuse(conversation: &MeasuredConversation, log: &PruneLog, threshold: usize, on: On) -> RunReuse {
+    let mut reused = BTreeSet::new();
+    for u in &conversation.reuse.uses {
+        let lost = u
+            .holders
+            .iter()
+            .all(|h| log.pruned_at(h.result, u.request) && (on == On::Output || !h.in_summary));
+        if lost {
+            reused.extend(u.holders.iter().map(|h| h.result));
+        }
+    }
+    let mut out =
+        RunReuse { pruned_results: log.results().count(), reused_results: reused.len(), reused_tokens: 0 };
+    if reused.is_empty() {
+        return out;
+    }
+    let results = conversation.items.iter().filter_map(|i| match i {
+        MeasuredItem::ToolResult(sizes, _) => Some(sizes),
+        _ => None,
+    });
+    for (_, sizes) in results.enumerate().filter(|(k, _)| reused.contains(k)) {
+        let (summary, content) = sizes.split_at(threshold);
+        let content = content.map_or(0, |c| c.tokens);
+        out.reused_tokens += if on == On::Output { summary.tokens + content } else { content };
+    }
+    out
+}
+
+/// Replays `conversation` at `threshold` under `policy` (as [`replay`], or [`replay_summary`]
+/// without `keep_rows`) and measures the run's reuse: what the comparison and the recommendation
+/// call for each run.
+pub fn replay_with_reuse(
+    conversation: &MeasuredConversation,
+    threshold: usize,
+    policy: Box<dyn Policy>,
+    meter: &Meter,
+    keep_rows: bool,
+) -> (Run, RunReuse) {
+    let on = policy.on();
+    let mut recording = Recording::new(policy);
+    let run = if keep_rows {
+        replay(conversation, threshold, &mut recording, meter)
+    } else {
+        replay_summary(conversation, threshold, &mut recording, meter)
+    };
+    let log = recording.into_log();
+    (run, run_reuse(conversation, &log, threshold, on))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::testing::{measured, meter, request, result, user};
+    use crate::model::Item;
+
+    fn call(id: &str, arguments: &str) -> Item {
+        Item::ToolCall { call_id: id.into(), name: "tool".into(), arguments: arguments.into() }
+    }
+
+    /// Removes the contents of `results` before request `at`, and keeps them removed if sticky (a
+    /// non-sticky one removes them for that request only); on the unit `on`.
+    struct PruneAt {
+        results: Vec<usize>,
+        at: usize,
+        sticky: bool,
+        on: On,
+    }
+    impl Policy for PruneAt {
+        fn sticky(&self) -> bool {
+            self.sticky
+        }
+        fn on(&self) -> On {
+            self.on
+        }
+        fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
+            if view.request == self.at {
+                edits.extend(self.results.iter().map(|&i| Edit::Prune(i)));
+            }
+        }
+    }
+
+    /// A file read whose content names `compute_total_cost` (not in its first line, the summary),
+    /// then an edit that uses it in the response to request 1. With `second`, another result holds
+    /// the identifier too.
+    fn session(second: bool) -> Vec<Item> {
+        let read = "fn main() {}\nfn compute_total_cost() -> u64 { 0 }\n".to_owned();
+        let mut items =
+            vec![user("fix the cost"), call("c1", r#"{"path":"a.txt"}"#), result("c1", "read", read)];
+        if second {
+            items.push(call("c2", r#"{"pattern":"cost"}"#));
+            items.push(result("c2", "grep", "hits:\na.txt: fn compute_total_cost() -> u64\n".into()));
+        }
+        items.extend([
+            request(None),
+            Item::Assistant { text: "Looking.".into() },
+            request(None),
+            call("e", r#"{"old_string":"compute_total_cost","new_string":"total_cost"}"#),
+            result("e", "edit", "ok".into()),
+            request(None),
+        ]);
+        items
+    }
+
+    fn reuse_of(items: Vec<Item>, policy: PruneAt) -> (Run, RunReuse) {
+        let meter = meter().0;
+        let m = measured(items, &meter);
+        replay_with_reuse(&m, 16, Box::new(policy), &meter, true)
+    }
+
+    fn sticky(results: &[usize], at: usize) -> PruneAt {
+        PruneAt { results: results.to_vec(), at, sticky: true, on: On::Content }
+    }
+
+    #[test]
+    fn an_identifier_used_after_its_only_result_was_pruned_is_reused() {
+        let (run, reuse) = reuse_of(session(false), sticky(&[0], 1));
+        let content = run.rows[0].categories.tool_contents;
+        assert_eq!(reuse, RunReuse { pruned_results: 1, reused_results: 1, reused_tokens: content });
+        assert!(content > 0 && (reuse.share() - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_use_before_the_prune_is_not_reuse_after_it() {
+        let (_, reuse) = reuse_of(session(false), sticky(&[0], 2));
+        assert_eq!((reuse.pruned_results, reuse.reused_results, reuse.reused_tokens), (1, 0, 0));
+    }
+
+    #[test]
+    fn a_term_another_result_still_sends_is_not_reused_until_both_are_pruned() {
+        let (_, one) = reuse_of(session(true), sticky(&[0], 1));
+        assert_eq!((one.pruned_results, one.reused_results), (1, 0));
+        let (_, both) = reuse_of(session(true), sticky(&[0, 1], 1));
+        assert_eq!((both.pruned_results, both.reused_results), (2, 2));
+    }
+
+    #[test]
+    fn a_term_in_the_summary_survives_a_content_prune_but_not_a_whole_output_one() {
+        let mut items = session(false);
+        items[2] = result("c1", "read", "fn compute_total_cost() -> u64 { 0 }\n// the end of it\n".into());
+        let (_, content) = reuse_of(items.clone(), sticky(&[0], 1));
+        assert_eq!(content.reused_results, 0, "the summary still names it");
+        let (_, output) = reuse_of(items, PruneAt { on: On::Output, ..sticky(&[0], 1) });
+        assert_eq!(output.reused_results, 1);
+    }
+
+    #[test]
+    fn a_non_sticky_prune_counts_only_at_the_requests_it_applies_to() {
+        let transient = |at| PruneAt { results: vec![0], at, sticky: false, on: On::Content };
+        let (_, at_use) = reuse_of(session(false), transient(1));
+        assert_eq!((at_use.pruned_results, at_use.reused_results), (1, 1));
+        let (_, before) = reuse_of(session(false), transient(0));
+        assert_eq!((before.pruned_results, before.reused_results), (1, 0), "sent again at request 1");
+    }
+
+    #[test]
+    fn recording_a_policy_changes_nothing_in_its_replay() {
+        let meter = meter().0;
+        let m = measured(session(true), &meter);
+        for policy in ["none", "keep-results:n=0", "keep-turns:n=1", "anthropic"] {
+            let spec = crate::policy::PolicySpec::parse(policy).unwrap();
+            let plain = replay(&m, 16, &mut *spec.build(), &meter);
+            let (recorded, _) = replay_with_reuse(&m, 16, spec.build(), &meter, true);
+            assert_eq!(plain, recorded, "{policy}");
+        }
+    }
+}

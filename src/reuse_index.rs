@@ -1,0 +1,313 @@
+//! The reuse index of a conversation: which tool results' texts the agent quotes later, and where
+//! it first does (docs/reuse.md has the definition, its limits and measured shares).
+//!
+//! A *term* is a path, an identifier or a whole line (as [`terms`] finds them). For each term, the
+//! index keeps the agent's **first use** in a context (between two compactions): the first
+//! assistant text, reasoning or tool-call argument that contains it, provided no always-sent item
+//! before it (system or user text, a compaction summary, an earlier assistant text or call)
+//! contains it, and provided a tool result sent before the request that produced the use does.
+//! Those results are the term's *holders*. A policy that has removed every holder's content when
+//! that request is made has removed the only copy of a term the agent then quoted: that is what
+//! the reuse analysis (`analysis::reuse`) counts. Later uses of the same term need no check: the first use
+//! is itself an always-sent item holding it.
+//!
+//! Built once per conversation from its raw texts (the measured conversation keeps only tool
+//! results' texts), in one pass with hash sets of 64-bit term hashes: linear in the text. Terms
+//! are told apart by their xxh3 hash; two terms with one hash (odds about 2^-64 per pair) would
+//! be read as one. Pure: no I/O, no policy, no counting.
+
+use std::collections::{HashMap, HashSet};
+
+use xxhash_rust::xxh3::xxh3_64_with_seed;
+
+use crate::model::{Conversation, Item, Output};
+use crate::split::summary_of;
+
+/// Shortest path or identifier counted as a term, in bytes: shorter ones (`id`, `src`, `x.y`)
+/// recur by chance.
+pub const MIN_TERM_BYTES: usize = 6;
+
+/// Shortest line counted as a term, in bytes after trimming: shorter lines (`}`, `return x;`,
+/// `fi`) recur by chance.
+pub const MIN_LINE_BYTES: usize = 24;
+
+/// A tool result that held a term when the agent first used it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Holder {
+    /// Index of the result among the conversation's tool results.
+    pub result: usize,
+    /// The term is also in the result's summary (the seed's automatic one, or the one the tool
+    /// wrote), which a prune of the content leaves in the context.
+    pub in_summary: bool,
+}
+
+/// The agent's first use of a term that only tool results held before it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FirstUse {
+    /// Index of the request whose response used the term (0-based).
+    pub request: usize,
+    /// The results that held it and were sent with that request, oldest first.
+    pub holders: Vec<Holder>,
+}
+
+/// The first uses of a conversation, in the order of the uses.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReuseIndex {
+    /// Every first use that some result held.
+    pub uses: Vec<FirstUse>,
+    /// Tool results in the conversation.
+    pub results: usize,
+}
+
+/// A holder while the index is built: with the requests made before the result.
+#[derive(Debug, Clone, Copy)]
+struct Held {
+    holder: Holder,
+    requests_before: usize,
+}
+
+/// The state of one context (between two compactions) while the index is built.
+#[derive(Default)]
+struct Context {
+    /// Terms some always-sent item holds.
+    sent: HashSet<u64>,
+    /// Terms only results hold, with those results.
+    held: HashMap<u64, Vec<Held>>,
+}
+
+impl ReuseIndex {
+    /// The index of `conversation`.
+    pub fn new(conversation: &Conversation) -> ReuseIndex {
+        let mut index = ReuseIndex::default();
+        let mut context = Context::default();
+        let mut requests = 0usize;
+        let mut scratch = Vec::new();
+        for item in &conversation.items {
+            match item {
+                Item::System { text } | Item::User { text, .. } => {
+                    terms(text, &mut scratch);
+                    context.send(&scratch);
+                }
+                Item::Assistant { text } | Item::Thinking { text } => {
+                    terms(text, &mut scratch);
+                    context.use_terms(&scratch, requests, &mut index.uses);
+                }
+                Item::ToolCall { arguments, .. } => {
+                    argument_terms(arguments, &mut scratch);
+                    context.use_terms(&scratch, requests, &mut index.uses);
+                }
+                Item::ToolResult(r) => {
+                    context.hold(&r.output, index.results, requests, &mut scratch);
+                    index.results += 1;
+                }
+                Item::Request(_) => requests += 1,
+                Item::Compaction { summary } => {
+                    context = Context::default();
+                    if let Some(s) = summary {
+                        terms(s, &mut scratch);
+                        context.send(&scratch);
+                    }
+                }
+                Item::Unseen { .. } => {}
+            }
+        }
+        index
+    }
+}
+
+impl Context {
+    /// An always-sent item holds `found`: none of them can be lost any more.
+    fn send(&mut self, found: &[u64]) {
+        for t in found {
+            self.sent.insert(*t);
+            self.held.remove(t);
+        }
+    }
+
+    /// The agent used `found` in the response to the request made last (`requests` made so far):
+    /// the first use of each term only results hold.
+    fn use_terms(&mut self, found: &[u64], requests: usize, uses: &mut Vec<FirstUse>) {
+        for t in found {
+            if !self.sent.insert(*t) {
+                continue;
+            }
+            let Some(held) = self.held.remove(t) else { continue };
+            // A result that came after the request (in the same response) was not sent with it.
+            let holders: Vec<Holder> =
+                held.iter().filter(|h| h.requests_before < requests).map(|h| h.holder).collect();
+            if let (Some(request), false) = (requests.checked_sub(1), holders.is_empty()) {
+                uses.push(FirstUse { request, holders });
+            }
+        }
+    }
+
+    /// Result `result` (made after `requests` requests) holds the terms of `output`.
+    fn hold(&mut self, output: &Output, result: usize, requests: usize, scratch: &mut Vec<u64>) {
+        let (summary, content) = match output {
+            Output::Raw { output } => (summary_of(output), output.as_str()),
+            Output::Split { summary, content } => (summary.clone(), content.as_deref().unwrap_or("")),
+        };
+        terms(&summary, scratch);
+        let in_summary: HashSet<u64> = scratch.iter().copied().collect();
+        terms(content, scratch);
+        scratch.extend(in_summary.iter().copied());
+        scratch.sort_unstable();
+        scratch.dedup();
+        for t in scratch.iter() {
+            if self.sent.contains(t) {
+                continue;
+            }
+            let holder = Holder { result, in_summary: in_summary.contains(t) };
+            self.held.entry(*t).or_default().push(Held { holder, requests_before: requests });
+        }
+    }
+}
+
+/// Whether `b` can be part of a path or identifier term.
+fn term_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/' | b'-')
+}
+
+/// Whether `t` is distinctive enough to be a term: long enough, with a letter, and with a mark
+/// that plain English words lack (`_`, `.`, `/`, a digit, or a capital after the first letter,
+/// as in `camelCase`).
+fn distinctive(t: &[u8]) -> bool {
+    t.len() >= MIN_TERM_BYTES
+        && t.iter().any(u8::is_ascii_alphabetic)
+        && (t.iter().any(|b| matches!(b, b'_' | b'.' | b'/') || b.is_ascii_digit())
+            || t[1..].iter().any(u8::is_ascii_uppercase))
+}
+
+/// The terms of `text`, hashed, sorted and without repeats, into `out`: every distinctive run of
+/// term bytes (trimmed of `.` and `-` at either end and `/` at the end), each path's suffixes
+/// after a `/` (so `src/main.rs` matches `/home/me/src/main.rs`), and every normalised line of at
+/// least [`MIN_LINE_BYTES`] with a letter ([`normalise_line`]).
+pub fn terms(text: &str, out: &mut Vec<u64>) {
+    out.clear();
+    add_terms(text, out);
+    out.sort_unstable();
+    out.dedup();
+}
+
+fn add_terms(text: &str, out: &mut Vec<u64>) {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if !term_byte(bytes[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && term_byte(bytes[i]) {
+            i += 1;
+        }
+        add_run(&bytes[start..i], out);
+    }
+    for line in text.lines() {
+        let line = normalise_line(line);
+        if line.len() >= MIN_LINE_BYTES && line.bytes().any(|b| b.is_ascii_alphabetic()) {
+            out.push(xxh3_64_with_seed(line.as_bytes(), 1));
+        }
+    }
+}
+
+/// A run of term bytes: the run trimmed, and each of its path suffixes, when distinctive.
+fn add_run(run: &[u8], out: &mut Vec<u64>) {
+    let start = run.iter().position(|b| !matches!(b, b'.' | b'-')).unwrap_or(run.len());
+    let end = run.iter().rposition(|b| !matches!(b, b'.' | b'-' | b'/')).map_or(start, |e| e + 1);
+    if start >= end {
+        return;
+    }
+    let run = &run[start..end];
+    if distinctive(run) {
+        out.push(xxh3_64_with_seed(run, 0));
+    }
+    for (k, _) in run.iter().enumerate().filter(|(_, b)| **b == b'/') {
+        let suffix = &run[k + 1..];
+        if distinctive(suffix) {
+            out.push(xxh3_64_with_seed(suffix, 0));
+        }
+    }
+}
+
+/// A line as compared: trimmed, without a leading line number as file viewers print them
+/// (`12→`, `12\t`, `12:`, `12|`) and without one leading diff mark (`+` or `-`), so a line read
+/// from `cat -n` matches the same line in a patch or an edit's `old_string`.
+pub fn normalise_line(line: &str) -> &str {
+    let mut l = line.trim();
+    let digits = l.bytes().take_while(u8::is_ascii_digit).count();
+    if digits > 0 {
+        let rest = &l[digits..];
+        for mark in ["→", "\t", ":", "|"] {
+            if let Some(r) = rest.strip_prefix(mark) {
+                l = r.trim();
+                break;
+            }
+        }
+    }
+    if let Some(r) = l.strip_prefix(['+', '-']) {
+        l = r.trim();
+    }
+    l
+}
+
+/// The terms of a tool call's arguments: of each string in them when they are JSON (so lines of
+/// an escaped `old_string` or patch are lines again), else of the text as is.
+pub fn argument_terms(arguments: &str, out: &mut Vec<u64>) {
+    out.clear();
+    match serde_json::from_str::<serde_json::Value>(arguments) {
+        Ok(value) => add_value_terms(&value, out),
+        Err(_) => add_terms(arguments, out),
+    }
+    out.sort_unstable();
+    out.dedup();
+}
+
+fn add_value_terms(value: &serde_json::Value, out: &mut Vec<u64>) {
+    match value {
+        serde_json::Value::String(s) => add_terms(s, out),
+        serde_json::Value::Array(items) => items.iter().for_each(|v| add_value_terms(v, out)),
+        serde_json::Value::Object(map) => map.values().for_each(|v| add_value_terms(v, out)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(text: &str) -> Vec<u64> {
+        let mut out = Vec::new();
+        terms(text, &mut out);
+        out
+    }
+
+    fn has(text: &str, term: &str) -> bool {
+        found(text).contains(&xxh3_64_with_seed(term.as_bytes(), 0))
+    }
+
+    #[test]
+    fn paths_and_identifiers_are_terms_and_plain_words_are_not() {
+        let text = "Because the function parse_config in src/config.rs calls MeasuredConversation.";
+        assert!(has(text, "parse_config"));
+        assert!(has(text, "src/config.rs"));
+        assert!(has(text, "config.rs"), "a path's suffix after a slash");
+        assert!(has(text, "MeasuredConversation"), "trailing full stop trimmed");
+        assert!(!has(text, "Because") && !has(text, "function"), "plain words");
+        assert!(!has("x.rs a_b", "x.rs"), "too short");
+        assert!(!has("1234567", "1234567"), "no letter");
+    }
+
+    #[test]
+    fn a_line_read_with_numbers_matches_the_line_in_a_patch_or_an_edit() {
+        let line = "    let total = items.iter().sum();";
+        let read = found(&format!("   12→{line}\n"));
+        let mut edit = Vec::new();
+        argument_terms(&serde_json::json!({"old_string": format!("{line}\n}}")}).to_string(), &mut edit);
+        let patch = found(&format!("@@\n-{line}\n+    let total = 0;\n"));
+        let want = xxh3_64_with_seed(line.trim().as_bytes(), 1);
+        assert!(read.contains(&want) && edit.contains(&want) && patch.contains(&want));
+        assert_eq!(normalise_line("  7\tfoo"), "foo");
+        assert_eq!(normalise_line("2024-01-01 is a date"), "2024-01-01 is a date");
+    }
+}
