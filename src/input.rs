@@ -10,7 +10,8 @@
 //! shell's `<(zcat session.jsonl.gz)`, is read, opened without blocking and given
 //! [`PIPE_WAIT`] for a writer to show: [`open_input`]).
 //!
-//! **Bad files.** An empty file, a binary file (a NUL byte in its first bytes) and a file no format
+//! **Bad files.** An empty file, a binary file (a NUL byte in its first bytes, but for an Inspect
+//! `.eval` zip, the one binary format read) and a file no format
 //! recognises (the first two with `--input-format` too) are errors when named explicitly and
 //! skipped with a warning in a directory walk; a folder named on the command line that holds no
 //! file to read is a warning (not an error: a script may well walk an empty day's folder); a run
@@ -483,7 +484,10 @@ pub fn load(path: &Path, forced: Option<&'static dyn Format>) -> Result<Trace, T
              re-save the file as UTF-8",
         ));
     }
-    if let Some(offset) = head.iter().position(|&b| b == 0) {
+    // An Inspect `.eval` log is the one binary format read (a zip of JSON).
+    let eval_zip = format::inspect_eval::is_eval_zip(path, &head)
+        && forced.is_none_or(|f| f.name() == format::inspect_eval::InspectEval.name());
+    if let Some(offset) = head.iter().position(|&b| b == 0).filter(|_| !eval_zip) {
         return Err(TraceError::NotText { path: path.to_owned(), offset });
     }
     let format = match forced {

@@ -17,6 +17,7 @@ pub mod codex_exec;
 pub mod codex_legacy;
 pub mod gemini_cli;
 pub mod inspect;
+pub mod inspect_eval;
 pub mod mini_swe_agent;
 pub mod native;
 pub mod openai_chat;
@@ -98,6 +99,7 @@ pub fn all() -> Vec<&'static dyn Format> {
         &openai_responses::OpenAiResponses,
         &cassette::Cassette,
         &inspect::Inspect,
+        &inspect_eval::InspectEval,
     ]
 }
 
