@@ -62,15 +62,16 @@ impl Discovered {
     }
 }
 
-/// Names of files a directory walk passes over: documentation, Claude Code subagent metadata, and
-/// the files of a Cline task folder read with its history (or not sessions at all), when the
-/// history is beside them.
+/// Names of files a directory walk passes over: documentation, Claude Code subagent metadata, the
+/// files of a Cline task folder read with its history (or not sessions at all), when the history is
+/// beside them, and the records of an OpenCode storage folder but its sessions (read through them).
 fn is_obviously_not_a_trace(path: &Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     name.ends_with(".md")
         || name.ends_with(".meta.json")
         || (format::cline::COMPANION_FILES.contains(&name)
             && path.with_file_name(format::cline::HISTORY_FILE).is_file())
+        || format::opencode::is_storage_record(path)
 }
 
 /// Directories a walk does not enter: tool state, not sessions.

@@ -22,6 +22,7 @@ pub mod mini_swe_agent;
 pub mod native;
 pub mod openai_chat;
 pub mod openai_responses;
+pub mod opencode;
 pub mod openhands;
 pub mod shared;
 pub mod swe_agent;
@@ -93,6 +94,7 @@ pub fn all() -> Vec<&'static dyn Format> {
         &codex_legacy::CodexLegacy,
         &cline::Cline,
         &aider::Aider,
+        &opencode::OpenCode,
         &native::Native,
         &openai_chat::OpenAiChat,
         &anthropic_messages::AnthropicMessages,

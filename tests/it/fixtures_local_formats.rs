@@ -135,3 +135,60 @@ fn a_zip_that_is_not_an_inspect_log_is_binary_not_a_format() {
     let e = input::load(&path, None).unwrap_err().to_string();
     assert!(e.contains("not a text file") || e.contains("binary"), "{e}");
 }
+
+/// (step-start parts, tool parts, each step-finish's input + cache read + cache write) of an
+/// OpenCode session, counted from the part files of its messages.
+fn count_opencode(storage: &Path, session: &str) -> (usize, usize, Vec<u64>) {
+    let read = |p: PathBuf| -> Value { serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap() };
+    let sorted = |dir: PathBuf| {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+        files.sort();
+        files
+    };
+    let (mut steps, mut tools, mut sizes) = (0, 0, Vec::new());
+    for message in sorted(storage.join("message").join(session)) {
+        let id = read(message)["id"].as_str().unwrap().to_owned();
+        for part in sorted(storage.join("part").join(id)).into_iter().map(read) {
+            match part["type"].as_str().unwrap() {
+                "step-start" => steps += 1,
+                "tool" => tools += 1,
+                "step-finish" => {
+                    let t = &part["tokens"];
+                    let n = |p: &str| t.pointer(p).unwrap().as_u64().unwrap();
+                    sizes.push(n("/input") + n("/cache/read") + n("/cache/write"));
+                }
+                _ => {}
+            }
+        }
+    }
+    (steps, tools, sizes)
+}
+
+#[test]
+fn an_opencode_session_reads_its_steps_tool_parts_and_recorded_tokens() {
+    let storage = fixture("opencode/storage");
+    let session = "ses_6a1f0c2b3ffeAbCdEfGhIjKlMn";
+    let (steps, tools, sizes) = count_opencode(&storage, session);
+    // A walk of the data folder finds the session file alone: messages, parts and projects are
+    // read through it or are not traces.
+    let found = input::discover(&[fixture("opencode")]).files;
+    assert_eq!(found.len(), 1, "{found:?}");
+    let trace = input::load(&found[0], None).unwrap();
+    assert_eq!(trace.format, "opencode");
+    assert_eq!(trace.conversations.len(), 1);
+    assert_eq!(trace.conversations[0].id, session);
+    assert_eq!((requests(&trace), tool_results(&trace)), (steps, tools));
+    assert_eq!(recorded(&trace), sizes.iter().map(|&n| Some(n)).collect::<Vec<_>>());
+    assert_eq!((steps, tools, sizes.iter().sum::<u64>()), (4, 4, 51_668));
+    let errors = trace.conversations[0]
+        .items
+        .iter()
+        .filter(|i| matches!(i, Item::ToolResult(r) if r.is_error))
+        .count();
+    assert_eq!(errors, 2, "the failed edit and the call left running");
+    assert!(
+        trace.warnings.iter().any(|w| w.starts_with("1 tool output(s) were pruned by OpenCode")),
+        "{:?}",
+        trace.warnings
+    );
+}
