@@ -24,7 +24,8 @@
 //! Skipped are the folders that hold tool state rather than sessions — version-control metadata
 //! (`.git`, `.hg`, `.svn`, `.jj`) and Python environments and caches (`.venv`, `.tox`,
 //! `.mypy_cache`, `.pytest_cache`, `.ruff_cache`) — see [`SKIPPED_DIRS`], and hidden *files*
-//! (`.DS_Store`, `.gitignore`, …; all but aider's `.aider.llm.history`), which are never traces and would each be an "unrecognised file"
+//! (`.DS_Store`, `.gitignore`, …; all but aider's `.aider.llm.history`, and its
+//! `.aider.chat.history.md` when no LLM log is beside it), which are never traces and would each be an "unrecognised file"
 //! warning. A hidden file or directory named explicitly is read like any other.
 //!
 //! [`agent_homes`] gives the places agents write sessions to, read in place: `~/.claude/projects`
@@ -366,7 +367,14 @@ fn walk_dir(dir: &Path, w: &mut Walk, found: &mut Discovered) {
             Ok(t) if t.is_dir() => walk_dir(&path, w, found),
             // FIFOs, sockets and devices are never sessions, and opening a FIFO would block.
             Ok(t) if !t.is_file() => {}
-            // aider's LLM log is a hidden file beside the repository: the one hidden file read.
+            // aider's logs are hidden files beside the repository: the hidden files read. The
+            // chat history only when the LLM log, which holds what was sent, is not beside it.
+            Ok(_) if name == crate::format::aider_chat::CHAT_FILE => {
+                if !path.with_file_name(crate::format::aider::LOG_FILE).is_file() {
+                    found.files.push(path);
+                    found.explicit.push(false);
+                }
+            }
             Ok(_) if hidden && name != crate::format::aider::LOG_FILE => {}
             Ok(_) if is_obviously_not_a_trace(&path) => {}
             Ok(_) => {

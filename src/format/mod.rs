@@ -7,6 +7,7 @@
 //! report problems as [`TraceError`]s (fatal) or trace warnings (the rest of the file is usable).
 
 pub mod aider;
+pub mod aider_chat;
 pub mod anthropic_messages;
 pub mod cassette;
 pub mod claude_code;
@@ -94,6 +95,7 @@ pub fn all() -> Vec<&'static dyn Format> {
         &codex_legacy::CodexLegacy,
         &cline::Cline,
         &aider::Aider,
+        &aider_chat::AiderChat,
         &opencode::OpenCode,
         &native::Native,
         &openai_chat::OpenAiChat,

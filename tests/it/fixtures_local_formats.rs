@@ -192,3 +192,26 @@ fn an_opencode_session_reads_its_steps_tool_parts_and_recorded_tokens() {
         trace.warnings
     );
 }
+
+#[test]
+fn an_aider_chat_history_alone_reads_its_token_lines_and_says_what_it_lacks() {
+    let dir = fixture("aider-chat");
+    let found = input::discover(std::slice::from_ref(&dir)).files;
+    assert_eq!(found, [dir.join(".aider.chat.history.md")], "read although hidden and markdown");
+    let text = std::fs::read_to_string(&found[0]).unwrap();
+    let runs = text.lines().filter(|l| l.starts_with("# aider chat started at")).count();
+    let token_lines: Vec<&str> = text.lines().filter(|l| l.starts_with("> Tokens: ")).collect();
+    let trace = input::load(&found[0], None).unwrap();
+    assert_eq!(trace.format, "aider-chat");
+    assert_eq!((trace.conversations.len(), requests(&trace)), (runs, token_lines.len()));
+    assert_eq!(recorded(&trace), [Some(2300), Some(4104), Some(2410)]);
+    assert!(trace.warnings[0].contains("lacks the system prompt, the repo map"), "{:?}", trace.warnings);
+    assert_eq!(tool_results(&trace), 0, "aider has no tool calls");
+}
+
+#[test]
+fn a_walk_prefers_aiders_llm_log_to_the_chat_history_beside_it() {
+    let dir = fixture("aider");
+    assert!(dir.join(".aider.chat.history.md").is_file());
+    assert_eq!(input::discover(std::slice::from_ref(&dir)).files, [dir.join(".aider.llm.history")]);
+}
