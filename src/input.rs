@@ -10,7 +10,8 @@
 //! shell's `<(zcat session.jsonl.gz)`, is read, opened without blocking and given
 //! [`PIPE_WAIT`] for a writer to show: [`open_input`]).
 //!
-//! **Bad files.** An empty file, a binary file (a NUL byte in its first bytes) and a file no format
+//! **Bad files.** An empty file, a binary file (a NUL byte in its first bytes, but for an Inspect
+//! `.eval` zip, the one binary format read) and a file no format
 //! recognises (the first two with `--input-format` too) are errors when named explicitly and
 //! skipped with a warning in a directory walk; a folder named on the command line that holds no
 //! file to read is a warning (not an error: a script may well walk an empty day's folder); a run
@@ -23,7 +24,8 @@
 //! Skipped are the folders that hold tool state rather than sessions — version-control metadata
 //! (`.git`, `.hg`, `.svn`, `.jj`) and Python environments and caches (`.venv`, `.tox`,
 //! `.mypy_cache`, `.pytest_cache`, `.ruff_cache`) — see [`SKIPPED_DIRS`], and hidden *files*
-//! (`.DS_Store`, `.gitignore`, …; all but aider's `.aider.llm.history`), which are never traces and would each be an "unrecognised file"
+//! (`.DS_Store`, `.gitignore`, …; all but aider's `.aider.llm.history`, and its
+//! `.aider.chat.history.md` when no LLM log is beside it), which are never traces and would each be an "unrecognised file"
 //! warning. A hidden file or directory named explicitly is read like any other.
 //!
 //! [`agent_homes`] gives the places agents write sessions to, read in place: `~/.claude/projects`
@@ -61,15 +63,16 @@ impl Discovered {
     }
 }
 
-/// Names of files a directory walk passes over: documentation, Claude Code subagent metadata, and
-/// the files of a Cline task folder read with its history (or not sessions at all), when the
-/// history is beside them.
+/// Names of files a directory walk passes over: documentation, Claude Code subagent metadata, the
+/// files of a Cline task folder read with its history (or not sessions at all), when the history is
+/// beside them, and the records of an OpenCode storage folder but its sessions (read through them).
 fn is_obviously_not_a_trace(path: &Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     name.ends_with(".md")
         || name.ends_with(".meta.json")
         || (format::cline::COMPANION_FILES.contains(&name)
             && path.with_file_name(format::cline::HISTORY_FILE).is_file())
+        || format::opencode::is_storage_record(path)
 }
 
 /// Directories a walk does not enter: tool state, not sessions.
@@ -364,7 +367,14 @@ fn walk_dir(dir: &Path, w: &mut Walk, found: &mut Discovered) {
             Ok(t) if t.is_dir() => walk_dir(&path, w, found),
             // FIFOs, sockets and devices are never sessions, and opening a FIFO would block.
             Ok(t) if !t.is_file() => {}
-            // aider's LLM log is a hidden file beside the repository: the one hidden file read.
+            // aider's logs are hidden files beside the repository: the hidden files read. The
+            // chat history only when the LLM log, which holds what was sent, is not beside it.
+            Ok(_) if name == crate::format::aider_chat::CHAT_FILE => {
+                if !path.with_file_name(crate::format::aider::LOG_FILE).is_file() {
+                    found.files.push(path);
+                    found.explicit.push(false);
+                }
+            }
             Ok(_) if hidden && name != crate::format::aider::LOG_FILE => {}
             Ok(_) if is_obviously_not_a_trace(&path) => {}
             Ok(_) => {
@@ -483,7 +493,10 @@ pub fn load(path: &Path, forced: Option<&'static dyn Format>) -> Result<Trace, T
              re-save the file as UTF-8",
         ));
     }
-    if let Some(offset) = head.iter().position(|&b| b == 0) {
+    // An Inspect `.eval` log is the one binary format read (a zip of JSON).
+    let eval_zip = format::inspect_eval::is_eval_zip(path, &head)
+        && forced.is_none_or(|f| f.name() == format::inspect_eval::InspectEval.name());
+    if let Some(offset) = head.iter().position(|&b| b == 0).filter(|_| !eval_zip) {
         return Err(TraceError::NotText { path: path.to_owned(), offset });
     }
     let format = match forced {

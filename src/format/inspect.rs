@@ -1,7 +1,7 @@
 //! `inspect`: Inspect AI evaluation logs in their JSON form (`FORMATS.md` §7 of the shared corpus;
 //! schema: `src/inspect_ai/log/_log.py`, `src/inspect_ai/model/_chat_message.py` in
-//! UKGovernmentBEIS/inspect_ai). The binary `.eval` form is a zip of the same parts: convert it
-//! with `inspect log convert --to json` first.
+//! UKGovernmentBEIS/inspect_ai). The binary `.eval` form is a zip of the same parts, read by
+//! [`inspect_eval`](super::inspect_eval), which reads each sample here ([`read_sample_into`]).
 //!
 //! A log is `{version, status, eval{task, model, …}, plan, results, stats, samples[]}`; each sample
 //! has `messages[]` (the final transcript), `events[]`, and `attachments{<md5>: text}`. Every string
@@ -37,6 +37,9 @@
 //!   Inspect's normalised `output.usage`: `input_tokens` alone, except for Anthropic models
 //!   (`anthropic/…`, `…claude…`), whose `input_tokens` exclude the disjoint
 //!   `input_tokens_cache_read`/`input_tokens_cache_write`, which are then added.
+//! - **Message pool** (log version 3): a sample's `message_pool` holds each message once and a
+//!   model event's empty `input` is given by `input_refs`, `[start, end)` ranges into it; the
+//!   ranges are expanded into the call's input (attachments resolved), as Inspect reads them.
 //! - Errors name the file and the JSON path (`samples[0].events[3].input[2]: …`).
 //!
 //! The corpus holds no Inspect log; `tests/fixtures/inspect/eval-log.json` is a small hand-made
@@ -94,21 +97,81 @@ impl Format for Inspect {
                 return Err(fail(format!("samples: expected an array, found {}", kind_of(&other))));
             }
         };
-        for (i, mut sample) in samples.into_iter().enumerate() {
-            let at = format!("samples[{i}]");
-            let attachments = Attachments::take(&mut sample);
-            let unresolved = attachments.unresolved(&sample);
-            if unresolved > 0 {
-                trace.warnings.push(format!(
-                    "{at}: {unresolved} `attachment://` reference(s) have no attachment; kept as they are"
-                ));
-            }
-            let (conversations, warnings) =
-                read_sample(&mut sample, &attachments, &at, &model).map_err(fail)?;
-            trace.conversations.extend(conversations);
-            trace.warnings.extend(warnings);
+        for (i, sample) in samples.into_iter().enumerate() {
+            read_sample_into(sample, &format!("samples[{i}]"), &model, &mut trace).map_err(fail)?;
         }
         Ok(trace)
+    }
+}
+
+/// Reads one sample (`at` names it in errors and warnings) into `trace`: its conversations and
+/// warnings. The JSON form and the `.eval` zip ([`super::inspect_eval`]) both read samples here.
+pub(super) fn read_sample_into(
+    mut sample: Value,
+    at: &str,
+    model: &str,
+    trace: &mut Trace,
+) -> Result<(), String> {
+    let attachments = Attachments::take(&mut sample);
+    let pool = MessagePool::take(&mut sample);
+    let unresolved =
+        attachments.unresolved(&sample) + pool.0.iter().map(|m| attachments.unresolved(m)).sum::<usize>();
+    if unresolved > 0 {
+        trace.warnings.push(format!(
+            "{at}: {unresolved} `attachment://` reference(s) have no attachment; kept as they are"
+        ));
+    }
+    let (conversations, warnings) = read_sample(&mut sample, &attachments, &pool, at, model)?;
+    trace.conversations.extend(conversations);
+    trace.warnings.extend(warnings);
+    Ok(())
+}
+
+/// A sample's `message_pool` (log version 3): each message sent once, which model events name by
+/// `input_refs`, `[start, end)` ranges into it, instead of repeating their whole `input`
+/// (`src/inspect_ai/event/_pool.py`, `_expand_refs`, in UKGovernmentBEIS/inspect_ai at
+/// 499e6152e7b8fc8cbd8ac5283536572aa6e4ab17).
+struct MessagePool(Vec<Value>);
+
+impl MessagePool {
+    /// Moves the `message_pool` out of a sample.
+    fn take(sample: &mut Value) -> MessagePool {
+        match sample.get_mut("message_pool").map(Value::take) {
+            Some(Value::Array(messages)) => MessagePool(messages),
+            _ => MessagePool(Vec::new()),
+        }
+    }
+
+    /// The input of a model event whose `input` is empty and whose `input_refs` name pool ranges:
+    /// those messages, attachments resolved. `None` when the event holds its input itself.
+    fn input(
+        &self,
+        event: &Value,
+        attachments: &Attachments,
+        at: &str,
+    ) -> Option<Result<Vec<Value>, String>> {
+        let refs = event.get("input_refs")?.as_array()?;
+        if event.get("input").and_then(Value::as_array).is_some_and(|input| !input.is_empty()) {
+            return None;
+        }
+        let mut input = Vec::new();
+        for (k, range) in refs.iter().enumerate() {
+            let bound = |j: usize| range.get(j).and_then(Value::as_u64).and_then(|n| usize::try_from(n).ok());
+            let (Some(start), Some(end)) = (bound(0), bound(1)) else {
+                return Some(Err(format!(
+                    "{at}.input_refs[{k}]: expected a [start, end] pair of message indices"
+                )));
+            };
+            let Some(messages) = self.0.get(start..end) else {
+                return Some(Err(format!(
+                    "{at}.input_refs[{k}]: messages {start}..{end} are not in the sample's message_pool ({} messages)",
+                    self.0.len()
+                )));
+            };
+            input.extend(messages.iter().cloned());
+        }
+        input.iter_mut().for_each(|m| attachments.resolve(m));
+        Some(Ok(input))
     }
 }
 
@@ -182,6 +245,7 @@ impl Attachments {
 fn read_sample(
     sample: &mut Value,
     attachments: &Attachments,
+    pool: &MessagePool,
     at: &str,
     eval_model: &str,
 ) -> Result<(Vec<Conversation>, Vec<String>), String> {
@@ -205,10 +269,14 @@ fn read_sample(
         let at = format!("{at}.events[{k}]");
         let mut b = Builder::default();
         openai_chat::tools(&mut b, event.get("tools"));
-        let input = event
-            .get("input")
-            .and_then(Value::as_array)
-            .ok_or_else(|| format!("{at}.input: expected an array of messages"))?;
+        let pooled = pool.input(event, attachments, &at).transpose()?;
+        let input = match &pooled {
+            Some(input) => input.as_slice(),
+            None => event
+                .get("input")
+                .and_then(Value::as_array)
+                .ok_or_else(|| format!("{at}.input: expected an array of messages"))?,
+        };
         openai_chat::messages(&mut b, input, &format!("{at}.input"), Calls::None)?;
         let history = b.take_items();
         let model = event.get("model").and_then(Value::as_str).unwrap_or(eval_model);
@@ -321,7 +389,8 @@ mod tests {
         let mut sample = json!({"id": 1, "messages": [user], "events": events,
             "attachments": {"abc": text, "id": "resp_1"}});
         let attachments = Attachments::take(&mut sample);
-        let (conversations, _) = read_sample(&mut sample, &attachments, "samples[0]", "m").unwrap();
+        let (conversations, _) =
+            read_sample(&mut sample, &attachments, &MessagePool(Vec::new()), "samples[0]", "m").unwrap();
         let items = &conversations[0].items;
         assert!(matches!(&items[0], Item::User { text: t, .. } if *t == text), "{items:?}");
         assert!(matches!(&items[1], Item::Request(r) if r.id.as_deref() == Some("resp_1")), "{items:?}");

@@ -7,6 +7,7 @@
 //! report problems as [`TraceError`]s (fatal) or trace warnings (the rest of the file is usable).
 
 pub mod aider;
+pub mod aider_chat;
 pub mod anthropic_messages;
 pub mod cassette;
 pub mod claude_code;
@@ -17,10 +18,12 @@ pub mod codex_exec;
 pub mod codex_legacy;
 pub mod gemini_cli;
 pub mod inspect;
+pub mod inspect_eval;
 pub mod mini_swe_agent;
 pub mod native;
 pub mod openai_chat;
 pub mod openai_responses;
+pub mod opencode;
 pub mod openhands;
 pub mod shared;
 pub mod swe_agent;
@@ -92,12 +95,15 @@ pub fn all() -> Vec<&'static dyn Format> {
         &codex_legacy::CodexLegacy,
         &cline::Cline,
         &aider::Aider,
+        &aider_chat::AiderChat,
+        &opencode::OpenCode,
         &native::Native,
         &openai_chat::OpenAiChat,
         &anthropic_messages::AnthropicMessages,
         &openai_responses::OpenAiResponses,
         &cassette::Cassette,
         &inspect::Inspect,
+        &inspect_eval::InspectEval,
     ]
 }
 

@@ -92,8 +92,8 @@ fn shown(p: &Path) -> String {
 }
 
 const NATIVE_FORMATS: &str = "claude-code, swe-agent, mini-swe-agent, openhands, gemini-cli, claude-stream, \
-                              codex, codex-exec, codex-legacy, cline, aider, native, openai-chat, \
-                              anthropic-messages, openai-responses, cassette, inspect";
+                              codex, codex-exec, codex-legacy, cline, aider, aider-chat, opencode, native, openai-chat, \
+                              anthropic-messages, openai-responses, cassette, inspect, inspect-eval";
 
 const NATIVE_TYPES: &str = "(types: conversation, system, user, assistant, thinking, tool_call, tool_result, request, unseen, compaction)";
 const INCOMPLETE: &str =

@@ -30,6 +30,7 @@ mod counters;
 mod determinism;
 mod fixtures_agent_formats;
 mod fixtures_api_formats;
+mod fixtures_local_formats;
 mod fixtures_user_formats;
 mod fuzz_regressions;
 mod json_contract;
