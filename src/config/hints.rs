@@ -49,7 +49,10 @@ pub(super) fn policy_error(spec: &str, e: crate::error::SpecError) -> UsageError
         _ => (name.trim(), None),
     };
     let hint = match (registry.iter().find(|k| k.name == name), value, &e) {
-        (Some(kind), Some(value), SpecError::UnknownName { .. } | SpecError::Syntax { .. }) => {
+        // `keep-turns:n` names a key without its value: the error says so, with no guess.
+        (Some(kind), Some(value), SpecError::UnknownName { .. } | SpecError::Syntax { .. })
+            if !kind.params.iter().any(|p| p.key == value) =>
+        {
             match kind.params.first() {
                 Some(p) => format!(
                     "; did you mean `{name}:{}={value}`? (parameters follow a colon, as key=value)",
@@ -113,6 +116,7 @@ mod tests {
         let hint = |spec: &str| policy_error(spec, crate::policy::PolicySpec::parse(spec).unwrap_err()).0;
         assert!(hint("budget=40k").contains("did you mean `budget:max=40k`?"), "{}", hint("budget=40k"));
         assert!(hint("none:x").contains("`none` takes no parameters"), "{}", hint("none:x"));
+        assert!(!hint("keep-turns:n").contains("did you mean"), "{}", hint("keep-turns:n"));
         assert!(hint("opencod").contains("did you mean `opencode`, "), "{}", hint("opencod"));
         assert!(!hint("zzzzzz").contains("did you mean"), "{}", hint("zzzzzz"));
     }
