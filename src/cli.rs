@@ -41,6 +41,19 @@ pub enum Command {
     Count(CountArgs),
     /// List every policy and record-time transform with its parameters, defaults and source.
     Policies,
+    /// Print a shell completion script to stdout (e.g. `ctxbudget completions bash >
+    /// ~/.local/share/bash-completion/completions/ctxbudget`).
+    Completions(CompletionsArgs),
+    /// Print the man page (roff) to stdout (e.g. `ctxbudget man > ctxbudget.1; man ./ctxbudget.1`).
+    Man,
+}
+
+/// Options of `completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete in.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// Tokenizers.
@@ -97,8 +110,9 @@ pub struct ReplayArgs {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub input: InputArgs,
-    /// SUMMARY_THRESHOLD in bytes: outputs longer than this are split into summary + content.
-    #[arg(long, default_value_t = 256)]
+    /// SUMMARY_THRESHOLD in bytes: outputs longer than this are split into summary + content
+    /// (`1KB` and `1K` are 1,000 bytes, `1KiB` 1,024).
+    #[arg(long, default_value_t = 256, value_parser = crate::spec::parse_size_usize)]
     pub threshold: usize,
     #[command(flatten)]
     #[allow(missing_docs)]
@@ -154,7 +168,7 @@ pub struct SplitArgs {
     /// Read the output from this file instead of stdin (`-`: stdin).
     pub file: Option<PathBuf>,
     /// SUMMARY_THRESHOLD in bytes.
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = 256, value_parser = crate::spec::parse_size_usize)]
     pub threshold: usize,
     /// Print the split as JSON: the output's bytes and lines, the threshold, whether it was split,
     /// and its summary and content.
@@ -241,7 +255,7 @@ pub struct InputArgs {
     /// conversation is calibrated against its recorded usage (overhead and provider-token ratio,
     /// docs/calibration.md); a number here replaces that, and 0 counts only what the log holds.
     /// At most 2^32.
-    #[arg(long, value_name = "TOKENS")]
+    #[arg(long, value_name = "TOKENS", value_parser = crate::spec::parse_size)]
     pub overhead: Option<u64>,
 }
 
@@ -259,11 +273,11 @@ pub struct OutputArgs {
 /// Context window and prompt-cache pricing.
 #[derive(Debug, Args)]
 pub struct CacheArgs {
-    /// Context window in tokens: requests whose context exceeds it are counted.
-    #[arg(long, default_value_t = 200_000)]
+    /// Context window in tokens (`200k` is 200,000): requests whose context exceeds it are counted.
+    #[arg(long, default_value_t = 200_000, value_parser = crate::spec::parse_size)]
     pub window: u64,
-    /// How long a cached prompt prefix lives after a request: 5m, 300s, 1h, 0 or never. Requests
-    /// without timestamps count as warm.
+    /// How long a cached prompt prefix lives after a request: a duration (5m, 5min, 300s, 1h,
+    /// 1h30m), 0 or never. Requests without timestamps count as warm.
     #[arg(long, default_value = "5m")]
     pub cache_ttl: String,
     /// Prices: anthropic (write 1.25x, read 0.1x; write 2x with a --cache-ttl over 5m, the 1-hour
@@ -279,14 +293,15 @@ pub struct SweepArgs {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub input: InputArgs,
-    /// Thresholds in bytes: numbers and ranges A..B:xK (geometric) or A..B:+K, comma-separated.
-    /// Default: 0,64..65536:x2.
+    /// Thresholds in bytes: numbers and ranges A..B:xK (geometric) or A..B:+K, comma-separated;
+    /// a number may take a suffix (`1KB` is 1,000 bytes, `64KiB` 65,536). Default: 0,64..65536:x2.
     #[arg(long)]
     pub thresholds: Option<String>,
     /// The policy replayed at every threshold.
     #[arg(long = "policy", value_name = "SPEC", default_value = "keep-turns:n=3")]
     pub policy: String,
-    /// Recommend the largest threshold whose savings are within this many percent of the best.
+    /// Recommend the largest threshold whose savings are within this many percent of the best
+    /// (`5%`; a bare number is a percentage too, and one below 1, such as 0.05, gets a warning).
     #[arg(long, default_value = "5%")]
     pub tolerance: String,
     /// How many dominant tools (by output tokens) get their own recommendation.
@@ -312,7 +327,7 @@ pub struct CompareArgs {
     #[allow(missing_docs)]
     pub policies: PolicyArgs,
     /// SUMMARY_THRESHOLD in bytes.
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = 256, value_parser = crate::spec::parse_size_usize)]
     pub threshold: usize,
     #[command(flatten)]
     #[allow(missing_docs)]
@@ -346,7 +361,7 @@ pub struct ReportArgs {
     #[allow(missing_docs)]
     pub policies: PolicyArgs,
     /// SUMMARY_THRESHOLD of the comparison, in bytes.
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = 256, value_parser = crate::spec::parse_size_usize)]
     pub threshold: usize,
     /// Thresholds of the sweep (default 0,64..65536:x2).
     #[arg(long)]

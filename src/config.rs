@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::analysis::compare::CompareSettings;
-use crate::analysis::cost::{CacheModel, Prices, parse_ttl};
+use crate::analysis::cost::{CacheModel, Prices};
 use crate::analysis::sweep::{self, SweepSettings};
 use crate::cli::{self, Cli, CounterArg, DecideArg, FormatArg, TokenizerArg};
 use crate::export::{ExportFormat, Output};
@@ -50,6 +50,10 @@ pub enum Config {
     Calibrate(CalibrateConfig),
     /// `report`.
     Report(ReportConfig),
+    /// `completions`: the script for this shell.
+    Completions(clap_complete::Shell),
+    /// `man`.
+    Man,
 }
 
 /// Resolved `reconcile` options.
@@ -82,6 +86,8 @@ pub struct SourceConfig {
     pub count_cache: Option<PathBuf>,
     /// Follow symbolic links out of the folders walked (`--follow`).
     pub follow: bool,
+    /// No path was given: `paths` is the bundled sample traces, which the run says on stderr.
+    pub bundled: bool,
 }
 
 /// Resolved inputs and counting options of `replay` and the analyses.
@@ -197,7 +203,8 @@ impl SourceConfig {
         traces_by_default: bool,
         command: &str,
     ) -> Result<SourceConfig, UsageError> {
-        let paths = if a.paths.is_empty() && !a.claude && !a.codex {
+        let bundled = a.paths.is_empty() && !a.claude && !a.codex;
+        let paths = if bundled {
             if !traces_by_default {
                 return Err(usage(format!(
                     "{command} needs trace files or directories, or --claude/--codex"
@@ -219,6 +226,7 @@ impl SourceConfig {
             input_format: input_format(a.input_format.as_deref())?,
             jobs: a.jobs,
             follow: a.follow,
+            bundled,
             count_cache: a
                 .count_cache
                 .or_else(|| std::env::var_os(COUNT_CACHE_VAR).filter(|v| !v.is_empty()).map(PathBuf::from)),
@@ -268,7 +276,13 @@ impl InputConfig {
     }
 }
 
-/// Parses a tolerance in percent (`5`, `5%`, `2.5%`).
+mod hints;
+
+pub use hints::{notices, tolerance_notice};
+use hints::{policies_file_hint, policy_error};
+
+/// Parses a tolerance in percent (`5%`, `2.5%`, or a bare `5`, also in percent), as a fraction.
+/// A bare number below 1 (`0.05`) may have been meant as a fraction: [`tolerance_notice`] warns.
 pub fn tolerance(text: &str) -> Result<f64, UsageError> {
     let t = text.trim();
     let number = t.strip_suffix('%').unwrap_or(t).trim();
@@ -288,7 +302,7 @@ fn sweep_settings(
         .map_err(|e| usage(format!("--thresholds: {e}")))?;
     Ok(SweepSettings {
         thresholds,
-        policy: PolicySpec::parse(policy).map_err(usage)?,
+        policy: PolicySpec::parse(policy).map_err(|e| policy_error(policy, e))?,
         tolerance: tolerance(tolerance_text)?,
         top_tools: tools,
     })
@@ -305,7 +319,8 @@ fn compare_settings(
         window: cache.window,
         cache: {
             let prices = Prices::parse(&cache.prices).map_err(|e| usage(format!("--prices: {e}")))?;
-            let ttl_ms = parse_ttl(&cache.cache_ttl).map_err(|e| usage(format!("--cache-ttl: {e}")))?;
+            let ttl_ms = crate::spec::parse_ttl_ms(&cache.cache_ttl)
+                .map_err(|e| usage(format!("--cache-ttl: {e}")))?;
             CacheModel { prices: prices.for_ttl(ttl_ms), ttl_ms }
         },
     })
@@ -460,7 +475,7 @@ pub fn policies(specs: &[String]) -> Result<Vec<PolicySpec>, UsageError> {
 
 /// `specs` parsed, in order.
 fn parsed(specs: &[String]) -> Result<Vec<PolicySpec>, UsageError> {
-    specs.iter().map(|s| PolicySpec::parse(s).map_err(|e| UsageError(e.to_string()))).collect()
+    specs.iter().map(|s| PolicySpec::parse(s).map_err(|e| policy_error(s, e))).collect()
 }
 
 /// Where a policy was given, so that a mistake found once every policy is known (two of one name)
@@ -529,7 +544,8 @@ fn distinct_names(all: Vec<(PolicySpec, Given<'_>)>) -> Result<Vec<PolicySpec>, 
 /// neither gives any.
 pub fn policies_with_file(specs: &[String], file: Option<&Path>) -> Result<Vec<PolicySpec>, UsageError> {
     let Some(file) = file else { return policies(specs) };
-    let from_file = input::read_policies(file).map_err(|e| UsageError(e.to_string()))?;
+    let from_file =
+        input::read_policies(file).map_err(|e| UsageError(format!("{e}{}", policies_file_hint(file))))?;
     let mut all: Vec<(PolicySpec, Given<'_>)> =
         parsed(specs)?.into_iter().map(|p| (p, Given::Flag)).collect();
     all.extend(from_file.into_iter().enumerate().map(|(i, p)| (p, Given::File(file, i + 1))));
@@ -584,6 +600,8 @@ impl Config {
                 counter: Backend::from(a.counter).built().map_err(usage)?,
             }),
             cli::Command::Policies => Config::Policies,
+            cli::Command::Completions(a) => Config::Completions(a.shell),
+            cli::Command::Man => Config::Man,
             cli::Command::Reconcile(a) => Config::Reconcile(ReconcileConfig {
                 source: SourceConfig::from_args(a.source, false, "reconcile")?,
                 format: a.format.into(),

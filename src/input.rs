@@ -75,6 +75,43 @@ fn is_obviously_not_a_trace(path: &Path) -> bool {
         || format::opencode::is_storage_record(path)
 }
 
+/// Extensions of files a directory walk passes over as no agent log: source code, build files,
+/// styles, images, fonts, binaries and test snapshots (a log is JSON, JSON Lines, YAML or text:
+/// `.json`, `.jsonl`, `.traj`, `.yaml`, `.txt`, `.log`, aider's `.history`, or no extension).
+/// Walking a project folder would otherwise try every source file as a trace, each a warning.
+/// They are counted in one line per folder named ([`discover_following`]); a file named
+/// explicitly is read whatever its name.
+pub const NOT_LOG_EXTENSIONS: &[&str] = &[
+    "rs", "py", "pyc", "js", "mjs", "cjs", "ts", "tsx", "jsx", "go", "c", "h", "cc", "cpp", "hpp", "java",
+    "kt", "rb", "php", "cs", "swift", "scala", "sh", "bash", "zsh", "toml", "lock", "ini", "cfg", "css",
+    "scss", "html", "htm", "svg", "png", "jpg", "jpeg", "gif", "webp", "ico", "pdf", "wasm", "so", "o", "a",
+    "dll", "exe", "rlib", "woff2", "ttf", "snap",
+];
+
+/// The extension of `path` when it marks a file that is no agent log ([`NOT_LOG_EXTENSIONS`]),
+/// compared case-insensitively.
+fn not_a_log_extension(path: &Path) -> Option<String> {
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    NOT_LOG_EXTENSIONS.contains(&ext.as_str()).then_some(ext)
+}
+
+/// The line naming the files of folder `dir` passed over by extension: how many, and of which.
+fn not_logs_line(dir: &Path, by_extension: &std::collections::BTreeMap<String, usize>) -> Option<String> {
+    let total: usize = by_extension.values().sum();
+    if total == 0 {
+        return None;
+    }
+    let mut counts: Vec<(&String, &usize)> = by_extension.iter().collect();
+    counts.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let listed: Vec<String> = counts.iter().map(|(ext, n)| format!(".{ext} {n}")).collect();
+    Some(format!(
+        "{}: {total} file(s) passed over as no agent log, by their extension ({}); name a file to read it \
+         anyway",
+        dir.display(),
+        listed.join(", ")
+    ))
+}
+
 /// Directories a walk does not enter: tool state, not sessions.
 pub const SKIPPED_DIRS: [&str; 9] =
     [".git", ".hg", ".svn", ".jj", ".venv", ".tox", ".mypy_cache", ".pytest_cache", ".ruff_cache"];
@@ -196,6 +233,7 @@ pub fn discover_following(paths: &[PathBuf], follow: bool) -> Discovered {
                     seen: std::collections::BTreeMap::new(),
                     inside: if follow { None } else { path.canonicalize().ok() },
                     left_out: Vec::new(),
+                    not_logs: std::collections::BTreeMap::new(),
                 };
                 let (files, errors) = (found.files.len(), found.errors.len());
                 walk_dir(path, &mut walk, &mut found);
@@ -208,6 +246,7 @@ pub fn discover_following(paths: &[PathBuf], follow: bool) -> Discovered {
                         first.display()
                     ));
                 }
+                found.warnings.extend(not_logs_line(path, &walk.not_logs));
                 if found.files.len() == files && found.errors.len() == errors {
                     found.warnings.push(format!(
                         "{}: no file to read in this folder (hidden files, `*.md`, `*.meta.json` and \
@@ -293,6 +332,8 @@ struct Walk {
     inside: Option<PathBuf>,
     /// The links not followed.
     left_out: Vec<PathBuf>,
+    /// Files passed over as no agent log, by extension ([`NOT_LOG_EXTENSIONS`]).
+    not_logs: std::collections::BTreeMap<String, usize>,
 }
 
 impl Walk {
@@ -377,10 +418,13 @@ fn walk_dir(dir: &Path, w: &mut Walk, found: &mut Discovered) {
             }
             Ok(_) if hidden && name != crate::format::aider::LOG_FILE => {}
             Ok(_) if is_obviously_not_a_trace(&path) => {}
-            Ok(_) => {
-                found.files.push(path);
-                found.explicit.push(false);
-            }
+            Ok(_) => match not_a_log_extension(&path) {
+                Some(ext) => *w.not_logs.entry(ext).or_default() += 1,
+                None => {
+                    found.files.push(path);
+                    found.explicit.push(false);
+                }
+            },
             Err(e) => found.errors.push(format!("{}: {}", path.display(), describe_followed(&path, &e))),
         }
     }

@@ -49,7 +49,7 @@ pub fn parse_thresholds(spec: &str) -> Result<Vec<usize>, String> {
     const MAX: usize = 1000;
     let mut out = BTreeSet::new();
     let number = |s: &str| -> Result<usize, String> {
-        s.trim().parse().map_err(|_| format!("`{}` in `{spec}` is not a number of bytes", s.trim()))
+        crate::spec::parse_size_usize(s).map_err(|e| format!("{e} (in `{spec}`)"))
     };
     for part in spec.split(',').map(str::trim) {
         if part.is_empty() {

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use super::opening::{Opened, Target, corpus_command, keep_counts, load_each, writes};
+use super::opening::{Opened, Target, corpus_command, keep_counts, load_each, writes_as};
 use crate::analysis;
 use crate::config::CalibrateConfig;
 use crate::export;
@@ -24,7 +24,7 @@ pub(super) fn run(c: CalibrateConfig) -> Result<ExitCode> {
         let samples: Vec<_> = std::mem::take(&mut loaded.files).into_iter().flatten().collect();
         let result =
             analysis::calibration::calibrate_samples(&samples, &estimators, c.input.source.tokenizer.name());
-        if writes(Some(&c.output), loaded.read, &mut loaded.errors) {
+        if writes_as(&c.output, c.format, loaded.read, &mut loaded.errors) {
             let sections = || export::analysis::calibration_sections(&result);
             export::analysis::write(&c.output, c.format, sections, &result)?;
         }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::opening::{
-    Opened, Target, add_replayed, corpus_command, keep_counts, load_found_each, replay_file, writes,
+    Opened, Target, add_replayed, corpus_command, keep_counts, load_found_each, replay_file, writes_as,
 };
 use crate::analysis;
 use crate::config::CompareConfig;
@@ -25,8 +25,9 @@ pub(super) fn run(c: CompareConfig, cost: bool) -> Result<ExitCode> {
         let mut loaded = load_found_each(&c.input, &found, meter, "measuring", |index, file, meter| {
             sum.put(index, replay_file(&file, &sources, &c.settings, meter, false));
         });
+        loaded.check_tool_names(&c.settings.policies);
         let result = sum.finish().finish(&c.settings);
-        if writes(Some(&c.output), loaded.read, &mut loaded.errors) {
+        if writes_as(&c.output, c.format, loaded.read, &mut loaded.errors) {
             if cost {
                 export::analysis::write_cost(&c.output, c.format, &result)?;
             } else {

@@ -9,6 +9,7 @@
 
 mod calibrate;
 mod compare;
+mod completions;
 mod count;
 mod opening;
 mod policies;
@@ -51,6 +52,8 @@ pub fn run(config: Config) -> Result<ExitCode> {
         Config::Cost(c) => compare::run(c, true),
         Config::Calibrate(c) => calibrate::run(c),
         Config::Report(c) => report::run(c),
+        Config::Completions(shell) => completions::completions(shell),
+        Config::Man => completions::man(),
     }
 }
 

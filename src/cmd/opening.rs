@@ -4,6 +4,7 @@
 //! commands' bodies share: loading with a progress bar, whether a report is written, keeping the
 //! counts, and the per-file helpers of the replaying commands.
 
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -15,7 +16,7 @@ use super::{print_problems, say};
 use crate::analysis;
 use crate::analysis::compare::PolicySource;
 use crate::config::{InputConfig, SourceConfig, UsageError};
-use crate::export::{self, Output};
+use crate::export::{self, ExportFormat, Output};
 use crate::input::{self, Discovered};
 use crate::pass;
 use crate::pipeline::{MeasuredFile, prefix_path};
@@ -52,6 +53,13 @@ pub(super) fn corpus_command(
     meter: Meter,
     body: impl FnOnce(Opened) -> Result<ExitCode> + Send,
 ) -> Result<ExitCode> {
+    if let Some(folder) = source.paths.first().filter(|_| source.bundled) {
+        say(format_args!(
+            "note: no path given, so this reads the bundled sample traces in {}; to analyse your own \
+             logs pass files or folders, or --claude / --codex (~/.claude/projects, ~/.codex/sessions)",
+            folder.display()
+        ));
+    }
     match open(target, source, meter)? {
         Ok(opened) => with_jobs(source.jobs, || body(opened)),
         Err(code) => Ok(code),
@@ -96,13 +104,36 @@ fn open(target: Target<'_>, source: &SourceConfig, meter: Meter) -> Result<Resul
 /// being replaced by an empty one (decision). A folder that exists but holds no session is not a
 /// failure: its report is an empty one, as before.
 fn discover_or_stop(source: &SourceConfig) -> std::result::Result<Discovered, ExitCode> {
-    let found = input::discover_following(&source.paths, source.follow);
+    let (paths, missing): (Vec<PathBuf>, Vec<PathBuf>) =
+        source.paths.iter().cloned().partition(|p| missing_agent_flag(p).is_none());
+    let mut found = input::discover_following(&paths, source.follow);
+    let missing_warnings = missing.iter().map(|p| {
+        format!(
+            "{}: no such folder, so {} reads nothing (no sessions recorded on this machine?)",
+            p.display(),
+            missing_agent_flag(p).unwrap_or("--claude/--codex")
+        )
+    });
+    found.warnings.splice(0..0, missing_warnings);
+    if paths.is_empty() && !missing.is_empty() {
+        found.errors.push("no agent folder asked for exists; pass trace files or folders".to_owned());
+    }
     if !found.files.is_empty() || found.errors.is_empty() {
         return Ok(found);
     }
     let mut errors = found.errors;
     errors.push(NOTHING_READ.to_owned());
     Err(print_problems(&found.warnings, &errors))
+}
+
+/// The flag that asked for `path`, when it is an agent's session folder under `$HOME`
+/// (`~/.codex/sessions`, [`input::agent_homes`]) that does not exist: a machine without that agent
+/// is no mistake, so the folder is named in a warning, and the other inputs are read.
+fn missing_agent_flag(path: &Path) -> Option<&'static str> {
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
+    let agents = [(input::AgentHome::Claude, "--claude"), (input::AgentHome::Codex, "--codex")];
+    let (_, flag) = agents.iter().find(|(agent, _)| Path::new(&home).join(agent.relative()) == path)?;
+    (!path.exists()).then_some(*flag)
 }
 
 /// The last error of a run with no input to read (`discover_or_stop`, `writes`).
@@ -120,6 +151,22 @@ pub(super) fn writes(output: Option<&Output>, read: usize, errors: &mut Vec<Stri
         return false;
     }
     true
+}
+
+/// [`writes`] for a command that renders `format` to `output` once every file is read: and, when
+/// no file could be read, not standard output either unless as JSON. A table of zeros under the
+/// error (`sweep Cargo.toml`) reads as a result; the error alone says what happened (exit 1),
+/// while JSON keeps the errors where a script reads them.
+pub(super) fn writes_as(
+    output: &Output,
+    format: ExportFormat,
+    read: usize,
+    errors: &mut Vec<String>,
+) -> bool {
+    if read == 0 && !errors.is_empty() && format != ExportFormat::Json && matches!(output, Output::Stdout) {
+        return false;
+    }
+    writes(Some(output), read, errors)
 }
 
 /// Runs `f` on `jobs` threads when set, else on rayon's default pool.
@@ -236,9 +283,20 @@ pub struct Loaded<T> {
     pub errors: Vec<String>,
     /// Non-fatal problems, prefixed with their file.
     pub warnings: Vec<String>,
+    /// The names of the tools the inputs call, for [`Loaded::check_tool_names`].
+    pub tools: BTreeSet<String>,
 }
 
 impl<T> Loaded<T> {
+    /// Adds a warning for every tool name given in a parameter of `policies` (`tools`,
+    /// `exclude_tools`, `tools_allow`, ...) that no tool of the inputs is called, with the closest
+    /// names the inputs do have: `claude-code-micro:tools=read` compacts nothing when the tool is
+    /// `Read`. Only names given (a parameter left at its default names every agent's tools), and
+    /// only when the inputs call some tool.
+    pub fn check_tool_names(&mut self, policies: &[crate::policy::PolicySpec]) {
+        self.warnings.extend(unknown_tool_names(policies, &self.tools));
+    }
+
     /// Prints warnings and errors to stderr and returns the exit code they imply.
     pub fn finish(&self) -> ExitCode {
         print_problems(&self.warnings, &self.errors)
@@ -268,12 +326,95 @@ pub(super) fn load_found_each<T: Send>(
     f: impl Fn(usize, MeasuredFile, &Meter) -> T + Sync,
 ) -> Loaded<T> {
     let bar = progress_bar(found.files.len(), message);
+    let tools = std::sync::Mutex::new(BTreeSet::new());
+    let f = |index, file: MeasuredFile, meter: &Meter| {
+        let names = tool_names(&file);
+        tools.lock().unwrap_or_else(std::sync::PoisonError::into_inner).extend(names);
+        f(index, file, meter)
+    };
     // Its callers (compare, cost, report) report reuse, so the conversations carry the index.
     let job = crate::pipeline::Job { reuse: true, ..input.job() };
     let walked = pass::walk(f, found, &job, &meter, &|| bar.inc(1));
     bar.finish_and_clear();
     let pass::Walked { output: files, read, errors, warnings } = walked;
-    Loaded { meter, files, read, errors, warnings }
+    let tools = tools.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+    Loaded { meter, files, read, errors, warnings, tools }
+}
+
+/// The names of the tools `file`'s conversations call: of their calls, and of their results (a
+/// log may record a result's tool without its call).
+fn tool_names(file: &MeasuredFile) -> BTreeSet<String> {
+    use crate::measure::MeasuredItem;
+    let items = file.conversations.iter().flat_map(|c| &c.items);
+    items
+        .filter_map(|item| match item {
+            MeasuredItem::ToolCall { name, .. } => Some(name.clone()),
+            MeasuredItem::ToolResult(_, result) => result.name.clone(),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Whether a policy parameter lists tool names, and whether they match case-insensitively with
+/// `*` wildcards (OpenClaw's `tools_allow`/`tools_deny`) rather than exactly.
+fn tool_parameter(key: &str) -> Option<bool> {
+    if key.starts_with("tools_") {
+        Some(true)
+    } else if key == "tools" || key.ends_with("_tools") {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// The warnings of [`Loaded::check_tool_names`].
+fn unknown_tool_names(policies: &[crate::policy::PolicySpec], tools: &BTreeSet<String>) -> Vec<String> {
+    if tools.is_empty() {
+        return Vec::new();
+    }
+    let mut warnings = Vec::new();
+    for policy in policies {
+        for param in policy.kind().params {
+            let Some(patterns) = tool_parameter(param.key) else { continue };
+            let value = policy.params.text(param.key);
+            if value == param.default {
+                continue;
+            }
+            for name in value.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                let matches = |tool: &String| {
+                    tool == name
+                        || ((patterns || name.contains('*')) && crate::policy::wildcard_match(name, tool))
+                };
+                if tools.iter().any(matches) {
+                    continue;
+                }
+                let close = crate::spec::closest_names(name, tools.iter().map(String::as_str), 3);
+                let hint = if close.is_empty() {
+                    format!("the inputs' tools: {}", listed(tools.iter().map(String::as_str), 8))
+                } else {
+                    format!("did you mean {}?", listed(close.into_iter(), 3))
+                };
+                let compared = if patterns { "" } else { " (names are compared exactly)" };
+                warnings.push(format!(
+                    "policy `{}`: `{}` names the tool `{name}`, which no tool of the inputs is \
+                     called{compared}; {hint}",
+                    policy.as_str(),
+                    param.key
+                ));
+            }
+        }
+    }
+    warnings
+}
+
+/// Up to `n` names, quoted and comma-separated, with how many more there are.
+fn listed<'a>(names: impl Iterator<Item = &'a str>, n: usize) -> String {
+    let names: Vec<&str> = names.collect();
+    let shown: Vec<String> = names.iter().take(n).map(|t| format!("`{t}`")).collect();
+    match names.len().saturating_sub(n) {
+        0 => shown.join(", "),
+        more => format!("{} and {more} more", shown.join(", ")),
+    }
 }
 
 /// A progress bar over `files` files on stderr when it is a terminal; hidden otherwise.
@@ -289,6 +430,22 @@ pub(super) fn progress_bar(files: usize, message: &'static str) -> indicatif::Pr
         bar.set_style(style.progress_chars("=> "));
     }
     bar.set_message(message);
+    bar
+}
+
+/// A spinner saying `message` on stderr while a phase with no count of its own runs (the report's
+/// charts), when stderr is a terminal; hidden otherwise.
+pub(super) fn spinner(message: &'static str) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new_spinner();
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {msg} ({elapsed})") {
+        bar.set_style(style);
+    }
+    bar.set_message(message);
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
     bar
 }
 

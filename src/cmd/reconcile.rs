@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use super::opening::{Opened, Target, corpus_command, keep_counts, writes};
+use super::opening::{Opened, Target, corpus_command, keep_counts, writes_as};
 use super::print_problems;
 use crate::config::ReconcileConfig;
 use crate::pipeline::reconcile_files;
@@ -17,7 +17,7 @@ pub(super) fn run(c: ReconcileConfig) -> Result<ExitCode> {
         let Opened { found, mut meter, .. } = opened;
         let (mut report, read) =
             reconcile_files(&found, c.source.input_format, &meter, c.per_request, c.worst);
-        if writes(Some(&c.output), read, &mut report.errors) {
+        if writes_as(&c.output, c.format, read, &mut report.errors) {
             let bytes = crate::export::reconcile::render(&report, c.format, c.per_request)?;
             c.output.write(&bytes)?;
         }

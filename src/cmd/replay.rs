@@ -9,7 +9,7 @@ use anyhow::Result;
 
 use super::opening::{
     Opened, Target, add_problems, corpus_command, csv_lines, keep_counts, progress_bar, put_timeline_lines,
-    writes,
+    writes, writes_as,
 };
 use super::print_problems;
 use crate::config::ReplayConfig;
@@ -43,7 +43,7 @@ pub(super) fn run(c: ReplayConfig) -> Result<ExitCode> {
         } else {
             let (mut report, read) = replay_report(&c, &found, &job, &meter, &|| bar.inc(1));
             bar.finish_and_clear();
-            if writes(Some(&c.output), read, &mut report.errors) {
+            if writes_as(&c.output, c.format, read, &mut report.errors) {
                 let mut out = c.output.stream()?;
                 c.format.exporter().write(&report, c.per_request, &mut out)?;
                 out.finish()?;
@@ -155,7 +155,7 @@ fn replay_twice(
     done: &(dyn Fn() + Sync),
 ) -> Result<ExitCode> {
     let mut first = timeline_first_pass(found, job, meter, done);
-    if !writes(Some(&c.output), first.read, &mut first.report.errors) {
+    if !writes_as(&c.output, c.format, first.read, &mut first.report.errors) {
         return Ok(print_problems(&first.report.warnings, &first.report.errors));
     }
     let report = timeline_second_pass(&c.output, found, job, meter, parts, first, done)?;

@@ -148,11 +148,12 @@ pub(super) fn run(c: ReportConfig) -> Result<ExitCode> {
             estimators: analysis::calibration::default_estimators(),
             choice: crate::report::TimelineChoice::new(c.timelines),
         };
-        let loaded = load_found_each(&c.input, &found, meter, "measuring", |index, file, meter| {
+        let mut loaded = load_found_each(&c.input, &found, meter, "measuring", |index, file, meter| {
             pass.file(index, file, meter)
         });
+        loaded.check_tool_names(&c.compare.policies);
         let ReportPass { timeline_csv, sweep, compared, estimators, choice, .. } = pass;
-        let Loaded { meter, files, read, mut errors, mut warnings } = loaded;
+        let Loaded { meter, files, read, mut errors, mut warnings, .. } = loaded;
         let gathered = Gathered::of(files)?;
         if !writes(None, read, &mut errors) {
             // Dropped unfinished, timeline.csv's temporary copy is removed.
@@ -194,7 +195,10 @@ pub(super) fn run(c: ReportConfig) -> Result<ExitCode> {
             errors: &errors,
             timelines: c.timelines,
         };
-        let files = crate::report::build(&input, timelines)?;
+        let drawing = super::opening::spinner("drawing the charts");
+        let files = crate::report::build(&input, timelines);
+        drawing.finish_and_clear();
+        let files = files?;
         timeline_file.finish()?;
         write_report(staged, &input, &files, &c.out)?;
         stdout(&summary(&input, &files, &c.out))?;

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use super::opening::{Opened, Target, corpus_command, keep_counts, progress_bar, writes};
+use super::opening::{Opened, Target, corpus_command, keep_counts, progress_bar, writes_as};
 use super::print_problems;
 use crate::config::SweepConfig;
 use crate::export;
@@ -20,7 +20,7 @@ pub(super) fn run(c: SweepConfig) -> Result<ExitCode> {
         let walked = pass::sweep(&found, &c.input.job(), &meter, &c.settings, c.low_memory, &progress);
         bar.finish_and_clear();
         let pass::Walked { output: result, read, mut errors, warnings } = walked;
-        if writes(Some(&c.output), read, &mut errors) {
+        if writes_as(&c.output, c.format, read, &mut errors) {
             let sections = || export::analysis::sweep_sections(&result);
             export::analysis::write(&c.output, c.format, sections, &result)?;
         }

@@ -223,7 +223,7 @@ mod tests {
         );
         assert_eq!(
             e("claude-code-micro:gap=soon"),
-            "bad value for `gap` in `claude-code-micro:gap=soon`: `soon`: expected a duration such as 500ms, 30s, 5m or 1h"
+            "bad value for `gap` in `claude-code-micro:gap=soon`: `soon`: expected a duration such as 500ms, 30s, 5m, 5min, 1.5h, 1h30m or 2d (a bare number is in minutes)"
         );
     }
 }

@@ -1298,7 +1298,10 @@ fn a_policy_spec_with_an_unknown_name_key_or_bad_value_is_a_usage_error() {
         |spec: &str, error: &str| assert_usage(&[os("replay"), os(SMALL), os("--policy"), os(spec)], error);
     run(
         "keep-last:n=3",
-        &format!("unknown policy `keep-last` in `keep-last:n=3`; valid policies: {POLICIES}"),
+        &format!(
+            "unknown policy `keep-last` in `keep-last:n=3`; valid policies: {POLICIES}; did you mean \
+             `keep-results` or `keep-turns`?"
+        ),
     );
     run(
         "budget:max=10,goal=5",

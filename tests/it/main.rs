@@ -19,6 +19,7 @@ mod anchors;
 mod bad_input;
 mod cli;
 mod cli_formats;
+mod cli_mistakes;
 mod corpus_agent_formats;
 mod corpus_api_formats;
 mod corpus_calibration;
