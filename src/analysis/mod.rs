@@ -10,6 +10,7 @@ pub mod calibration;
 pub mod compare;
 pub mod cost;
 pub mod reconcile;
+pub mod summarization;
 pub mod sweep;
 #[cfg(test)]
 mod testing;

@@ -18,6 +18,7 @@ mod analysis;
 mod bad_input;
 mod cli;
 mod cli_formats;
+mod compaction;
 mod corpus_agent_formats;
 mod corpus_api_formats;
 mod corpus_calibration;
