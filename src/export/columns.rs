@@ -116,10 +116,6 @@ pub fn runs_brief(runs: &[RunSummary]) -> Tabular {
             "total_input_tokens",
             "pruned_tokens",
             "prune_events",
-            "compactions",
-            "summary_tokens",
-            "summarization_input_tokens",
-            "summarization_output_tokens",
             "recorded_input_tokens",
         ],
         rows: runs
@@ -137,10 +133,6 @@ pub fn runs_brief(runs: &[RunSummary]) -> Tabular {
                     r.total_input_tokens.to_string(),
                     r.pruned_tokens.to_string(),
                     r.prune_events.to_string(),
-                    r.compactions.to_string(),
-                    r.summary_tokens.to_string(),
-                    r.summarization_input_tokens.to_string(),
-                    r.summarization_output_tokens.to_string(),
                     opt(r.recorded_input_tokens),
                 ]
             })

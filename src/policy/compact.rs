@@ -99,15 +99,29 @@ pub struct Summarizer {
     pub prompt_tokens: Tokens,
 }
 
+/// The summary's keys of every compaction policy's parameters.
+#[derive(Debug, Clone, serde::Deserialize)]
+struct SummaryParams {
+    summary_ratio: f64,
+    summary_tokens: u64,
+    summary_from_log: bool,
+    prompt_tokens: u64,
+}
+
 impl Summarizer {
-    /// Checks the ratio (from 0 to 1) of the spec behind `p`.
-    pub fn checked(self, p: &super::Params) -> Result<Summarizer, crate::error::SpecError> {
-        if !(0.0..=1.0).contains(&self.ratio) {
-            return Err(
-                p.bad("summary_ratio", format!("must be a fraction from 0 to 1, got `{}`", self.ratio))
-            );
+    /// The summariser a compaction policy's parameters `p` describe (the ratio from 0 to 1).
+    pub fn from_params(p: &super::Params) -> Result<Summarizer, crate::error::SpecError> {
+        let q: SummaryParams = p.typed()?;
+        if !(0.0..=1.0).contains(&q.summary_ratio) {
+            let got = format!("must be a fraction from 0 to 1, got `{}`", q.summary_ratio);
+            return Err(p.bad("summary_ratio", got));
         }
-        Ok(self)
+        Ok(Summarizer {
+            ratio: q.summary_ratio,
+            tokens: q.summary_tokens,
+            from_log: q.summary_from_log,
+            prompt_tokens: q.prompt_tokens,
+        })
     }
 
     /// The compaction to make now, keeping the items from `keep_from` on.

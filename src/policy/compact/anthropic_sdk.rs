@@ -24,13 +24,7 @@ pub const KIND: Kind = Kind {
     build: |p| {
         let q: AnthropicSdkParams = p.typed()?;
         p.at_least("context_token_threshold", q.context_token_threshold, 1)?;
-        let summarizer = Summarizer {
-            ratio: q.summary_ratio,
-            tokens: q.summary_tokens,
-            from_log: q.summary_from_log,
-            prompt_tokens: q.prompt_tokens,
-        }
-        .checked(p)?;
+        let summarizer = Summarizer::from_params(p)?;
         // "Exceeds": one token over the threshold.
         let limit = q.context_token_threshold + 1;
         Ok(crate::policy::builder(move || {
@@ -40,17 +34,9 @@ pub const KIND: Kind = Kind {
 };
 
 /// The parameters of `compact:anthropic-sdk`.
+/// (The summary's keys are read by [`Summarizer::from_params`].)
 #[derive(Debug, Clone, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct AnthropicSdkParams {
     /// The threshold.
     pub context_token_threshold: u64,
-    /// Summary tokens per summarised token.
-    pub summary_ratio: f64,
-    /// Fixed summary size (0: the ratio).
-    pub summary_tokens: u64,
-    /// Prefer the log's own ratio.
-    pub summary_from_log: bool,
-    /// Summarisation instructions, tokens.
-    pub prompt_tokens: u64,
 }

@@ -49,13 +49,7 @@ pub const KIND: Kind = Kind {
         if q.pct > 100 {
             return Err(p.bad("pct", format!("must be a percent from 0 to 100, got {}", q.pct)));
         }
-        let summarizer = Summarizer {
-            ratio: q.summary_ratio,
-            tokens: q.summary_tokens,
-            from_log: q.summary_from_log,
-            prompt_tokens: q.prompt_tokens,
-        }
-        .checked(p)?;
+        let summarizer = Summarizer::from_params(p)?;
         let limit = threshold(q.window, q.buffer, q.pct);
         Ok(crate::policy::builder(move || {
             Box::new(super::AtLimit::new(limit, summarizer)) as Box<dyn Policy>
@@ -64,8 +58,8 @@ pub const KIND: Kind = Kind {
 };
 
 /// The parameters of `compact:claude-code`.
+/// (The summary's keys are read by [`Summarizer::from_params`].)
 #[derive(Debug, Clone, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct ClaudeCodeParams {
     /// The context window.
     pub window: u64,
@@ -73,14 +67,6 @@ pub struct ClaudeCodeParams {
     pub buffer: u64,
     /// `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE` (0: unset).
     pub pct: u64,
-    /// Summary tokens per summarised token.
-    pub summary_ratio: f64,
-    /// Fixed summary size (0: the ratio).
-    pub summary_tokens: u64,
-    /// Prefer the log's own ratio.
-    pub summary_from_log: bool,
-    /// Summarisation instructions, tokens.
-    pub prompt_tokens: u64,
 }
 
 /// The autocompact threshold: `window - buffer`, or `pct`% of the window when set and lower.

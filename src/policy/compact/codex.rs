@@ -33,13 +33,7 @@ pub const KIND: Kind = Kind {
     build: |p| {
         let q: CodexParams = p.typed()?;
         p.at_least("window", q.window, 1)?;
-        let summarizer = Summarizer {
-            ratio: q.summary_ratio,
-            tokens: q.summary_tokens,
-            from_log: q.summary_from_log,
-            prompt_tokens: q.prompt_tokens,
-        }
-        .checked(p)?;
+        let summarizer = Summarizer::from_params(p)?;
         let limit = if q.model_auto_compact_token_limit > 0 {
             q.model_auto_compact_token_limit
         } else {
@@ -52,19 +46,11 @@ pub const KIND: Kind = Kind {
 };
 
 /// The parameters of `compact:codex`.
+/// (The summary's keys are read by [`Summarizer::from_params`].)
 #[derive(Debug, Clone, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct CodexParams {
     /// The context window.
     pub window: u64,
     /// The limit (0: 90% of the window).
     pub model_auto_compact_token_limit: u64,
-    /// Summary tokens per summarised token.
-    pub summary_ratio: f64,
-    /// Fixed summary size (0: the ratio).
-    pub summary_tokens: u64,
-    /// Prefer the log's own ratio.
-    pub summary_from_log: bool,
-    /// Summarisation instructions, tokens.
-    pub prompt_tokens: u64,
 }

@@ -38,13 +38,7 @@ pub const KIND: Kind = Kind {
                 format!("must be a fraction above 0 and at most 1, got `{}`", q.threshold),
             ));
         }
-        let summarizer = Summarizer {
-            ratio: q.summary_ratio,
-            tokens: q.summary_tokens,
-            from_log: q.summary_from_log,
-            prompt_tokens: q.prompt_tokens,
-        }
-        .checked(p)?;
+        let summarizer = Summarizer::from_params(p)?;
         let limit = (q.window as f64 * q.threshold).round() as u64;
         Ok(crate::policy::builder(move || {
             Box::new(super::AtLimit::new(limit, summarizer)) as Box<dyn Policy>
@@ -53,19 +47,11 @@ pub const KIND: Kind = Kind {
 };
 
 /// The parameters of `compact:goose`.
+/// (The summary's keys are read by [`Summarizer::from_params`].)
 #[derive(Debug, Clone, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct GooseParams {
     /// The context window.
     pub window: u64,
     /// Fraction of it that triggers.
     pub threshold: f64,
-    /// Summary tokens per summarised token.
-    pub summary_ratio: f64,
-    /// Fixed summary size (0: the ratio).
-    pub summary_tokens: u64,
-    /// Prefer the log's own ratio.
-    pub summary_from_log: bool,
-    /// Summarisation instructions, tokens.
-    pub prompt_tokens: u64,
 }

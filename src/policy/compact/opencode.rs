@@ -34,13 +34,7 @@ pub const KIND: Kind = Kind {
     build: |p| {
         let q: OpencodeParams = p.typed()?;
         p.at_least("window", q.window, 1)?;
-        let summarizer = Summarizer {
-            ratio: q.summary_ratio,
-            tokens: q.summary_tokens,
-            from_log: q.summary_from_log,
-            prompt_tokens: q.prompt_tokens,
-        }
-        .checked(p)?;
+        let summarizer = Summarizer::from_params(p)?;
         let limit = q.window.saturating_sub(q.buffer);
         Ok(crate::policy::builder(move || {
             Box::new(super::AtLimit::new(limit, summarizer)) as Box<dyn Policy>
@@ -49,19 +43,11 @@ pub const KIND: Kind = Kind {
 };
 
 /// The parameters of `compact:opencode`.
+/// (The summary's keys are read by [`Summarizer::from_params`].)
 #[derive(Debug, Clone, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct OpencodeParams {
     /// The context window.
     pub window: u64,
     /// Tokens reserved below it.
     pub buffer: u64,
-    /// Summary tokens per summarised token.
-    pub summary_ratio: f64,
-    /// Fixed summary size (0: the ratio).
-    pub summary_tokens: u64,
-    /// Prefer the log's own ratio.
-    pub summary_from_log: bool,
-    /// Summarisation instructions, tokens.
-    pub prompt_tokens: u64,
 }

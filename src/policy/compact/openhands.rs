@@ -35,13 +35,7 @@ pub const KIND: Kind = Kind {
                 p.bad("keep_first", format!("must be less than half of max_size, got {}", q.keep_first))
             );
         }
-        let summarizer = Summarizer {
-            ratio: q.summary_ratio,
-            tokens: q.summary_tokens,
-            from_log: q.summary_from_log,
-            prompt_tokens: q.prompt_tokens,
-        }
-        .checked(p)?;
+        let summarizer = Summarizer::from_params(p)?;
         let (max_size, keep_first) = (q.max_size, q.keep_first);
         Ok(crate::policy::builder(move || {
             Box::new(Condenser { max_size, keep_first, summarizer }) as Box<dyn Policy>
@@ -50,21 +44,13 @@ pub const KIND: Kind = Kind {
 };
 
 /// The parameters of `compact:openhands`.
+/// (The summary's keys are read by [`Summarizer::from_params`].)
 #[derive(Debug, Clone, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct OpenhandsParams {
     /// Events before condensing.
     pub max_size: usize,
     /// First events kept.
     pub keep_first: usize,
-    /// Summary tokens per summarised token.
-    pub summary_ratio: f64,
-    /// Fixed summary size (0: the ratio).
-    pub summary_tokens: u64,
-    /// Prefer the log's own ratio.
-    pub summary_from_log: bool,
-    /// Summarisation instructions, tokens.
-    pub prompt_tokens: u64,
 }
 
 /// The condenser.
