@@ -127,6 +127,20 @@ pub struct RequestRow {
     pub recorded_input_tokens: Option<Tokens>,
     /// Of which read from the provider's cache, if recorded.
     pub recorded_cache_read_tokens: Option<Tokens>,
+    /// Input of the summarisation call a compaction policy made before this request (its
+    /// context then, plus the summarisation instructions; docs/compaction.md); 0 without one.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub summarization_input_tokens: Tokens,
+    /// Of that input, the prefix the previous request had cached.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub summarization_cached_tokens: Tokens,
+    /// Output of that call: the summary.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub summarization_output_tokens: Tokens,
+}
+
+fn is_zero(t: &Tokens) -> bool {
+    *t == 0
 }
 
 /// One conversation replayed under one policy at one threshold.
@@ -176,6 +190,22 @@ pub struct RunSummary {
     pub pruned_tokens: Tokens,
     /// Requests before which the policy changed the context (each one breaks the cached prefix).
     pub prune_events: usize,
+    /// Compactions the policy made (0 for a policy that does not compact; the log's own are
+    /// replayed as recorded and not counted here).
+    #[serde(default)]
+    pub compactions: usize,
+    /// Tokens those compactions summarised away.
+    #[serde(default)]
+    pub summarized_tokens: Tokens,
+    /// Tokens of the summaries that replaced them.
+    #[serde(default)]
+    pub summary_tokens: Tokens,
+    /// Input tokens of the summarisation calls (the context at each, plus the instructions).
+    #[serde(default)]
+    pub summarization_input_tokens: Tokens,
+    /// Output tokens of the summarisation calls (the summaries).
+    #[serde(default)]
+    pub summarization_output_tokens: Tokens,
     /// Sum of the recorded prompt sizes, or null when the trace records none.
     pub recorded_input_tokens: Option<Tokens>,
     /// Requests that carry a recorded prompt size.

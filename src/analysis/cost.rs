@@ -336,7 +336,7 @@ pub fn cost_of_run(rows: &[RequestRow], model: &CacheModel) -> (CostTotals, Vec<
         totals.read_tokens += c.read_tokens;
         totals.write_tokens += c.write_tokens;
         totals.rewritten_tokens += c.rewritten_tokens;
-        totals.cost += c.cost;
+        totals.cost += c.cost + super::summarization::summarization_cost(row, model);
         if row.changed_results > 0 {
             totals.prune_events += 1;
             totals.freed_tokens += row.freed_tokens;

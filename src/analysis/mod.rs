@@ -11,6 +11,7 @@ pub mod compare;
 pub mod cost;
 pub mod reconcile;
 pub mod reuse;
+pub mod summarization;
 pub mod sweep;
 #[cfg(test)]
 mod testing;

@@ -38,6 +38,7 @@
 pub mod anthropic;
 pub mod budget;
 pub mod claude_code_micro;
+pub mod compact;
 pub mod complexity_trap;
 pub mod estimator;
 pub mod file;
@@ -176,6 +177,9 @@ pub struct View<'a> {
     pub assistant_messages: usize,
     /// Compactions met so far in the conversation (the context restarts at each one).
     pub compactions: usize,
+    /// Tokens of summary per token summarised away in the compactions the log itself recorded,
+    /// when it recorded any and the policy compacts ([`Policy::compacts`]); `None` otherwise.
+    pub log_summary_ratio: Option<f64>,
     /// What policies decide with (`--decide-with`).
     pub decide: DecideWith,
     /// The meter of the replay, for text a policy is about to write (placeholders, previews).
@@ -292,6 +296,14 @@ impl Policy for OnUnit {
     fn warnings(&self) -> Vec<String> {
         self.inner.warnings()
     }
+
+    fn compacts(&self) -> bool {
+        self.inner.compacts()
+    }
+
+    fn compact(&mut self, view: &View<'_>) -> Option<compact::Compaction> {
+        self.inner.compact(view)
+    }
 }
 
 /// `policy` on the unit `on` names ([`ON_OUTPUT`]), for a policy named after an agent: the policy
@@ -319,6 +331,18 @@ pub trait Policy: Send {
     /// collects them after the replay into the report's warnings.
     fn warnings(&self) -> Vec<String> {
         Vec::new()
+    }
+
+    /// Whether the policy may summarise the context ([`Policy::compact`]); the replay asks
+    /// [`Policy::compact`] only then, so a prune-only replay does no more work than before.
+    fn compacts(&self) -> bool {
+        false
+    }
+
+    /// Asked after the request's edits are applied, with the context as it would be sent: a
+    /// compaction to make before the request, if the policy's trigger fires ([`compact`]).
+    fn compact(&mut self, _view: &View<'_>) -> Option<compact::Compaction> {
+        None
     }
 }
 
@@ -433,7 +457,8 @@ mod tests {
             e,
             "unknown policy `keep-last` in `keep-last:n=3`; valid policies: none, keep-turns, keep-results, \
              budget, anthropic, langchain, opencode, gemini, swe-agent, complexity-trap, openhands, \
-             openhands-amortized, openclaw, claude-code-micro"
+             openhands-amortized, openclaw, claude-code-micro, compact:claude-code, compact:codex, \
+             compact:opencode, compact:anthropic-sdk, compact:openhands, compact:goose"
         );
     }
 

@@ -5,7 +5,7 @@
 
 use super::{Builder, Kind, Params, fill_params, split_pairs};
 use super::{Policy, anthropic, budget, claude_code_micro, complexity_trap, gemini, keep_results};
-use super::{keep_turns, langchain, none, openclaw, opencode, openhands, swe_agent};
+use super::{compact, keep_turns, langchain, none, openclaw, opencode, openhands, swe_agent};
 use crate::error::SpecError;
 
 /// Every built-in policy kind, in listing order.
@@ -25,7 +25,23 @@ pub fn registry() -> &'static [Kind] {
         openhands::AMORTIZED,
         openclaw::KIND,
         claude_code_micro::KIND,
+        compact::claude_code::KIND,
+        compact::codex::KIND,
+        compact::opencode::KIND,
+        compact::anthropic_sdk::KIND,
+        compact::openhands::KIND,
+        compact::goose::KIND,
     ]
+}
+
+/// The name and the parameter text of a spec: `name[:params]`, where a compaction policy's name
+/// is `compact:<agent>`, colon included.
+fn split_name(text: &str) -> (&str, Option<&str>) {
+    let skip = if text.starts_with("compact:") { "compact:".len() } else { 0 };
+    match text[skip..].find(':') {
+        Some(i) => (text[..skip + i].trim(), Some(&text[skip + i + 1..])),
+        None => (text, None),
+    }
 }
 
 /// The policy kinds a spec may name: the built-ins ([`Registry::builtin`]) and any registered.
@@ -68,16 +84,32 @@ impl Registry {
     /// Parses `name` or `name:key=value,key=value` against these kinds ([`PolicySpec::parse`]).
     pub fn parse(&self, spec: &str) -> Result<PolicySpec, SpecError> {
         let text = spec.trim().to_owned();
-        let (name, rest) = match text.split_once(':') {
-            Some((n, r)) => (n.trim(), Some(r)),
-            None => (text.as_str(), None),
-        };
+        if let Some((prune, compaction)) = text.split_once("+compact:") {
+            return self.combined(&text, prune, &format!("compact:{compaction}"));
+        }
+        let (name, rest) = split_name(&text);
         let pairs = match rest {
             Some(rest) => split_pairs(&text, rest)?,
             None => Vec::new(),
         };
         let name = name.to_owned();
         self.from_pairs(text, &name, pairs)
+    }
+
+    /// `prune` and `compaction` run together ([`compact::combine`]), shown as `text`.
+    fn combined(&self, text: &str, prune: &str, compaction: &str) -> Result<PolicySpec, SpecError> {
+        let (prune, compaction) = (self.parse(prune)?, self.parse(compaction)?);
+        if prune.build().compacts() || !compaction.build().compacts() {
+            return Err(SpecError::Syntax {
+                spec: text.to_owned(),
+                message:
+                    "expected a prune policy, `+`, then a compaction policy (`opencode+compact:opencode`)"
+                        .into(),
+            });
+        }
+        let (p, c) = (prune.builder.clone(), compaction.builder.clone());
+        let builder = crate::spec::builder(move || compact::combine(p(), c()));
+        Ok(PolicySpec { text: text.to_owned(), kind: prune.kind, params: prune.params, builder })
     }
 
     /// A spec of kind `name` with `pairs` of key and value text, shown in reports as `text` (a

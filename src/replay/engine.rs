@@ -6,12 +6,15 @@
 use std::collections::BTreeMap;
 
 use super::prefix::Prefix;
+
+mod compact;
 use crate::measure::{Category, MeasuredConversation, MeasuredResult, ResultSizes};
 use crate::model::{Millis, Tokens, Usage};
 use crate::policy::{Content, Edit, Policy, ResultState, View};
 use crate::result::{Categories, RequestRow};
 use crate::time::format_rfc3339;
 use crate::tokens::{Meter, TextSize};
+pub(super) use compact::Summarised;
 
 /// Signed deltas of the prunable contents: real tokens and the seed's `len/4` estimate.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -141,6 +144,8 @@ pub(super) struct Engine<'a> {
     compactions: usize,
     /// Hidden reasoning of the current turn, (position, tokens): dropped when the next turn starts.
     turn_scoped: Vec<(usize, Category, TextSize)>,
+    /// The summary ratio of the log's own compactions, for a policy that compacts.
+    log_summary_ratio: Option<f64>,
 }
 
 /// Message, event and assistant-message counts of the current context, and the state of the
@@ -498,6 +503,7 @@ impl<'a> Engine<'a> {
             counts: Counts::default(),
             compactions: 0,
             turn_scoped: Vec::new(),
+            log_summary_ratio: None,
         }
     }
 
@@ -624,9 +630,21 @@ impl<'a> Engine<'a> {
         timestamp: Option<Millis>,
         edits: &mut Vec<Edit>,
     ) -> Adjustment {
+        let view = self.view(timestamp);
+        edits.clear();
+        policy.before_request(&view, edits);
+        if !sticky {
+            return self.transient_edits(edits);
+        }
+        let changed = edits.iter().map(|edit| usize::from(self.apply(edit))).sum();
+        Adjustment { changed, ..Adjustment::default() }
+    }
+
+    /// The context as a policy sees it before the request at `timestamp`.
+    fn view(&self, timestamp: Option<Millis>) -> View<'_> {
         let mut system = self.sums[slot(Category::System)];
         system += self.sums[slot(Category::Unrecorded)];
-        let view = View {
+        View {
             request: self.requests,
             timestamp,
             previous_timestamp: self.previous_timestamp,
@@ -639,16 +657,10 @@ impl<'a> Engine<'a> {
             events: self.counts.events,
             assistant_messages: self.counts.assistant_messages,
             compactions: self.compactions,
+            log_summary_ratio: self.log_summary_ratio,
             decide: self.meter.decide_with(),
             meter: self.meter,
-        };
-        edits.clear();
-        policy.before_request(&view, edits);
-        if !sticky {
-            return self.transient_edits(edits);
         }
-        let changed = edits.iter().map(|edit| usize::from(self.apply(edit))).sum();
-        Adjustment { changed, ..Adjustment::default() }
     }
 
     /// The current request's context as sent, with `adjustment` applied.
@@ -700,6 +712,7 @@ impl<'a> Engine<'a> {
             gap_ms,
             recorded_input_tokens: request.usage.map(|u| u.input_tokens),
             recorded_cache_read_tokens: request.usage.and_then(|u| u.cache_read_tokens),
+            ..RequestRow::default()
         }
     }
 
@@ -708,7 +721,9 @@ impl<'a> Engine<'a> {
     /// counted).
     fn shared_and_kept(&self, previous: Previous, sent: &Sent, adjustment: &Adjustment) -> (Tokens, Tokens) {
         let first_change = [self.changed_at, adjustment.first_change].into_iter().flatten().min();
-        let end = head(previous.position);
+        // Through the request's own head slot: a compaction made at that request put the new
+        // context's start there (nothing else is ever added at a request's position).
+        let end = tail(previous.position);
         let cut = first_change.map_or(end, |c| c.min(end));
         let base = self.prefix.before(head(self.context_start));
         let sent_before = |at: usize| self.prefix.before(at) - base + self.transient_below(at);

@@ -18,6 +18,7 @@
 
 mod engine;
 mod prefix;
+pub mod recorded;
 #[cfg(test)]
 mod tests;
 
@@ -26,7 +27,7 @@ use crate::model::Tokens;
 use crate::policy::{On, Policy};
 use crate::result::{Run, RunSummary};
 use crate::tokens::{Meter, TextSize};
-use engine::{Engine, RequestItem};
+use engine::{Engine, RequestItem, Summarised};
 
 /// Replays `conversation` at `threshold` under `policy`, measuring any text the policy writes with
 /// `meter`. The summary's labels (trace, format, policy, tokenizer) are left for the caller to fill.
@@ -60,6 +61,10 @@ fn replay_keeping(
     let mut e = Engine::new(conversation, threshold, meter);
     let sticky = policy.sticky();
     let whole_outputs = policy.on() == On::Output;
+    let compacts = policy.compacts();
+    if compacts {
+        e.set_log_summary_ratio(recorded::summary_ratio(conversation));
+    }
     let mut summary = RunSummary { threshold, calibration: conversation.calibration, ..Default::default() };
     let mut rows = Vec::new();
     let mut edits = Vec::new();
@@ -79,7 +84,9 @@ fn replay_keeping(
             }
             MeasuredItem::Compaction { summary: text } => e.compaction_marker(position, *text),
             MeasuredItem::Request { id, timestamp, usage } => {
-                let adjustment = e.edit(policy, sticky, *timestamp, &mut edits);
+                let mut adjustment = e.edit(policy, sticky, *timestamp, &mut edits);
+                let summarised =
+                    if compacts { e.compact(policy, position, *timestamp, &mut adjustment) } else { None };
                 let sent = e.sent(&adjustment);
                 let (context_tokens, pruned) = (sent.context_tokens, sent.pruned);
                 if let Some(u) = usage {
@@ -91,7 +98,16 @@ fn replay_keeping(
                 summary.final_context_tokens = context_tokens;
                 if keep_rows {
                     let request = RequestItem { id, timestamp: *timestamp, usage: usage.as_ref() };
-                    rows.push(e.row(&request, sent, &adjustment));
+                    let mut row = e.row(&request, sent, &adjustment);
+                    if let Some(s) = summarised {
+                        row.summarization_input_tokens = s.input_tokens;
+                        row.summarization_cached_tokens = s.cached_tokens;
+                        row.summarization_output_tokens = s.summary_tokens;
+                    }
+                    rows.push(row);
+                }
+                if let Some(s) = summarised {
+                    add_summarised(&mut summary, s);
                 }
                 if adjustment.changed > 0 {
                     summary.prune_events += 1;
@@ -106,6 +122,15 @@ fn replay_keeping(
     summary.conversation = conversation.id.clone();
     summary.transforms = conversation.transforms.clone();
     Run { summary, rows }
+}
+
+/// Adds a compaction the policy made to the run's totals.
+fn add_summarised(summary: &mut RunSummary, s: Summarised) {
+    summary.compactions += 1;
+    summary.summarized_tokens += s.summarized_tokens;
+    summary.summary_tokens += s.summary_tokens;
+    summary.summarization_input_tokens += s.input_tokens;
+    summary.summarization_output_tokens += s.summary_tokens;
 }
 
 /// Adds a tool result's output (and its content, when split) to the run's totals.

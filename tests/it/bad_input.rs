@@ -1290,7 +1290,9 @@ fn a_socket_is_an_error_when_named_and_passed_over_in_a_walk() {
 
 const SMALL: &str = "tests/fixtures/native/small.jsonl";
 const POLICIES: &str = "none, keep-turns, keep-results, budget, anthropic, langchain, opencode, gemini, swe-agent, \
-                        complexity-trap, openhands, openhands-amortized, openclaw, claude-code-micro";
+                        complexity-trap, openhands, openhands-amortized, openclaw, claude-code-micro, \
+                        compact:claude-code, compact:codex, compact:opencode, compact:anthropic-sdk, \
+                        compact:openhands, compact:goose";
 
 #[test]
 fn a_policy_spec_with_an_unknown_name_key_or_bad_value_is_a_usage_error() {

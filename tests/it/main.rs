@@ -20,6 +20,7 @@ mod bad_input;
 mod cli;
 mod cli_formats;
 mod cli_mistakes;
+mod compaction;
 mod corpus_agent_formats;
 mod corpus_api_formats;
 mod corpus_calibration;

@@ -1,0 +1,248 @@
+//! Compaction policies: when a harness summarises its context, how large the summary is, and what
+//! it keeps after it. `compact:<agent>` names each agent's trigger with its defaults (one file per
+//! agent below, each citing its source); `PRUNE+compact:<agent>` runs a prune policy and a
+//! compaction policy together ([`combine`]), as the agents ship them.
+//!
+//! A compaction policy answers [`Policy::compact`] (asked only when [`Policy::compacts`]) with a
+//! [`Compaction`]: the replay then summarises everything in the context before the request, except
+//! the system prompt and the recent tail the agent keeps, into a summary of the size
+//! [`Summary`] gives, and bills the summarisation call (docs/compaction.md). No LLM is called: the
+//! summary's size is the ratio of summary to summarised tokens that the log's own recorded
+//! compactions show ([`View::log_summary_ratio`]) where it has any, else the agent's default
+//! ratio (measured on the corpus), or a fixed size. Triggers count the context as sent, in
+//! provider tokens (the calibrated replay, docs/calibration.md): what the agents read from the
+//! provider's reported usage. Nothing here prints or does I/O.
+
+pub mod anthropic_sdk;
+pub mod claude_code;
+pub mod codex;
+pub mod goose;
+pub mod opencode;
+pub mod openhands;
+
+use super::{Edit, Param, Policy, View};
+use crate::model::Tokens;
+
+/// A compaction a policy asks for before a request.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Compaction {
+    /// How large the summary is.
+    pub summary: Summary,
+    /// Items at this conversation position and after are kept after the summary (the recent
+    /// tail), as one block that later edits cannot change; `None` keeps nothing but the system
+    /// prompt.
+    pub keep_from: Option<usize>,
+    /// Tokens of the summarisation instructions sent with the context in the summarisation call.
+    pub prompt_tokens: Tokens,
+    /// The summarisation call sends the whole context, whose prefix the provider's cache holds
+    /// from the previous request (most agents); `false`: only what is summarised away, with no
+    /// cache (OpenHands' condenser turns prompt caching off).
+    pub whole_context: bool,
+}
+
+/// The size of a compaction's summary.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Summary {
+    /// A fixed number of tokens.
+    Tokens(Tokens),
+    /// This many tokens per token summarised away.
+    Ratio(f64),
+}
+
+impl Summary {
+    /// The summary's tokens when `summarised` tokens are summarised away.
+    pub fn tokens(self, summarised: Tokens) -> Tokens {
+        match self {
+            Summary::Tokens(t) => t,
+            Summary::Ratio(r) => (summarised as f64 * r).round() as Tokens,
+        }
+    }
+}
+
+/// Summary tokens per token summarised away, measured on the one compaction the shared corpus
+/// records (Claude Code, `session-624a4a58.jsonl`: 3,371 summary tokens for 103,260 replaced;
+/// docs/compaction.md); the default of every agent, whose own logs the corpus has none of.
+pub const MEASURED_SUMMARY_RATIO: &str = "0.0326";
+
+/// The `summary_ratio` parameter, with the measured default.
+pub const SUMMARY_RATIO: Param = Param {
+    key: "summary_ratio",
+    default: MEASURED_SUMMARY_RATIO,
+    about: "summary tokens per token summarised away, when the log records no compaction of its own \
+            (or summary_from_log=false)",
+};
+
+/// The `summary_tokens` parameter.
+pub const SUMMARY_TOKENS: Param = Param {
+    key: "summary_tokens",
+    default: "0",
+    about: "a fixed summary size in tokens instead of a ratio (0: use the ratio)",
+};
+
+/// The `summary_from_log` parameter.
+pub const SUMMARY_FROM_LOG: Param = Param {
+    key: "summary_from_log",
+    default: "true",
+    about: "size summaries by the ratio of the compactions the log itself recorded, where it has any",
+};
+
+/// How a compaction policy sizes its summaries and its summarisation call.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Summarizer {
+    /// Summary tokens per token summarised away.
+    pub ratio: f64,
+    /// A fixed summary size (0: use the ratio).
+    pub tokens: Tokens,
+    /// Prefer the ratio the log's own compactions show.
+    pub from_log: bool,
+    /// Tokens of the summarisation instructions.
+    pub prompt_tokens: Tokens,
+}
+
+/// The summary's keys of every compaction policy's parameters.
+#[derive(Debug, Clone, serde::Deserialize)]
+struct SummaryParams {
+    summary_ratio: f64,
+    summary_tokens: u64,
+    summary_from_log: bool,
+    prompt_tokens: u64,
+}
+
+impl Summarizer {
+    /// The summariser a compaction policy's parameters `p` describe (the ratio from 0 to 1).
+    pub fn from_params(p: &super::Params) -> Result<Summarizer, crate::error::SpecError> {
+        let q: SummaryParams = p.typed()?;
+        if !(0.0..=1.0).contains(&q.summary_ratio) {
+            let got = format!("must be a fraction from 0 to 1, got `{}`", q.summary_ratio);
+            return Err(p.bad("summary_ratio", got));
+        }
+        Ok(Summarizer {
+            ratio: q.summary_ratio,
+            tokens: q.summary_tokens,
+            from_log: q.summary_from_log,
+            prompt_tokens: q.prompt_tokens,
+        })
+    }
+
+    /// The compaction to make now, keeping the items from `keep_from` on.
+    pub fn compaction(&self, view: &View<'_>, keep_from: Option<usize>) -> Compaction {
+        let summary = if self.tokens > 0 {
+            Summary::Tokens(self.tokens)
+        } else {
+            Summary::Ratio(view.log_summary_ratio.filter(|_| self.from_log).unwrap_or(self.ratio))
+        };
+        Compaction { summary, keep_from, prompt_tokens: self.prompt_tokens, whole_context: true }
+    }
+}
+
+/// A compaction policy that fires when the context as sent reaches `limit` tokens and keeps
+/// nothing after the summary but the system prompt (Claude Code, Codex, opencode, the Anthropic
+/// SDK and Goose, each with its own limit).
+pub struct AtLimit {
+    /// The trigger, in provider tokens.
+    pub limit: Tokens,
+    /// The summary's size.
+    pub summarizer: Summarizer,
+    /// The request that was last compacted before: a context the summary does not bring under the
+    /// limit is not compacted again at the very next request (the agents stop retrying too).
+    last: Option<usize>,
+}
+
+impl AtLimit {
+    /// Fires at `limit` tokens.
+    pub fn new(limit: Tokens, summarizer: Summarizer) -> AtLimit {
+        AtLimit { limit, summarizer, last: None }
+    }
+}
+
+impl Policy for AtLimit {
+    fn before_request(&mut self, _view: &View<'_>, _edits: &mut Vec<Edit>) {}
+
+    fn compacts(&self) -> bool {
+        true
+    }
+
+    fn compact(&mut self, view: &View<'_>) -> Option<Compaction> {
+        let again = self.last.is_some_and(|r| r + 1 == view.request);
+        if view.context.tokens < self.limit || again {
+            return None;
+        }
+        self.last = Some(view.request);
+        Some(self.summarizer.compaction(view, None))
+    }
+}
+
+/// A prune policy and a compaction policy run together (`PRUNE+compact:AGENT`): the prune policy
+/// edits the context before each request, the compaction policy then sees the pruned context.
+struct Combined {
+    prune: Box<dyn Policy>,
+    compact: Box<dyn Policy>,
+}
+
+impl Policy for Combined {
+    fn sticky(&self) -> bool {
+        self.prune.sticky()
+    }
+
+    fn on(&self) -> super::On {
+        self.prune.on()
+    }
+
+    fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
+        self.prune.before_request(view, edits);
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        let mut w = self.prune.warnings();
+        w.extend(self.compact.warnings());
+        w
+    }
+
+    fn compacts(&self) -> bool {
+        true
+    }
+
+    fn compact(&mut self, view: &View<'_>) -> Option<Compaction> {
+        self.compact.compact(view)
+    }
+}
+
+/// `prune` and `compact` together: `prune`'s edits, then `compact`'s compactions.
+pub fn combine(prune: Box<dyn Policy>, compact: Box<dyn Policy>) -> Box<dyn Policy> {
+    Box::new(Combined { prune, compact })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::PolicySpec;
+
+    #[test]
+    fn a_ratio_summary_scales_with_what_it_replaces_and_a_fixed_one_does_not() {
+        assert_eq!(Summary::Ratio(0.05).tokens(100_000), 5_000);
+        assert_eq!(Summary::Tokens(3_000).tokens(100_000), 3_000);
+    }
+
+    #[test]
+    fn every_compaction_kind_compacts_and_a_prune_kind_does_not() {
+        for name in ["compact:claude-code", "compact:codex", "compact:opencode", "compact:anthropic-sdk"] {
+            assert!(PolicySpec::parse(name).unwrap().build().compacts(), "{name}");
+        }
+        assert!(PolicySpec::parse("compact:openhands").unwrap().build().compacts());
+        assert!(PolicySpec::parse("compact:goose").unwrap().build().compacts());
+        assert!(!PolicySpec::parse("opencode").unwrap().build().compacts());
+        let both = PolicySpec::parse("opencode+compact:opencode").unwrap();
+        assert_eq!(both.as_str(), "opencode+compact:opencode");
+        assert!(both.build().compacts());
+    }
+
+    #[test]
+    fn a_bad_summary_ratio_is_refused_with_its_key() {
+        let e = PolicySpec::parse("compact:codex:summary_ratio=2").unwrap_err().to_string();
+        assert!(e.contains("summary_ratio") && e.contains("fraction"), "{e}");
+        let e = PolicySpec::parse("compact:codex+compact:opencode").unwrap_err().to_string();
+        assert!(e.contains("prune policy") && e.contains("compaction policy"), "{e}");
+        let e = PolicySpec::parse("compact:codex+opencode").unwrap_err().to_string();
+        assert!(e.starts_with("unknown policy `compact:codex+opencode`"), "{e}");
+    }
+}

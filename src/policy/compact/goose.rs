@@ -1,0 +1,57 @@
+//! `compact:goose` — Goose's auto-compaction: when the context reaches
+//! `GOOSE_AUTO_COMPACT_THRESHOLD` (0.8) of the window, the old messages are hidden from the agent
+//! and a summary is appended (`crates/goose/src/context_mgmt/mod.rs`). Goose's tool-pair
+//! summarisation (batches of 10 old tool calls summarised in the background) is not replayed:
+//! each batch is an extra LLM call whose size the logs in the corpus give nothing to measure by.
+
+use super::{SUMMARY_FROM_LOG, SUMMARY_RATIO, SUMMARY_TOKENS, Summarizer};
+use crate::policy::{Kind, Param, Policy};
+
+/// The `compact:goose` policy.
+pub const KIND: Kind = Kind {
+    name: "compact:goose",
+    about: "Goose auto-compaction: summarise the conversation when the context reaches 0.8 of the window",
+    source: "block/goose crates/goose/src/context_mgmt/mod.rs@331a84297237 (GOOSE_AUTO_COMPACT_THRESHOLD 0.8)",
+    params: &[
+        Param { key: "window", default: "128000", about: "the model's context window, tokens" },
+        Param {
+            key: "threshold",
+            default: "0.8",
+            about: "GOOSE_AUTO_COMPACT_THRESHOLD: fraction of the window",
+        },
+        SUMMARY_RATIO,
+        SUMMARY_TOKENS,
+        SUMMARY_FROM_LOG,
+        Param {
+            key: "prompt_tokens",
+            default: "253",
+            about: "tokens of the summarisation instructions (not measured for Goose: the Anthropic \
+                    SDK's, measured, stands in)",
+        },
+    ],
+    build: |p| {
+        let q: GooseParams = p.typed()?;
+        p.at_least("window", q.window, 1)?;
+        if !(q.threshold > 0.0 && q.threshold <= 1.0) {
+            return Err(p.bad(
+                "threshold",
+                format!("must be a fraction above 0 and at most 1, got `{}`", q.threshold),
+            ));
+        }
+        let summarizer = Summarizer::from_params(p)?;
+        let limit = (q.window as f64 * q.threshold).round() as u64;
+        Ok(crate::policy::builder(move || {
+            Box::new(super::AtLimit::new(limit, summarizer)) as Box<dyn Policy>
+        }))
+    },
+};
+
+/// The parameters of `compact:goose`.
+/// (The summary's keys are read by [`Summarizer::from_params`].)
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct GooseParams {
+    /// The context window.
+    pub window: u64,
+    /// Fraction of it that triggers.
+    pub threshold: f64,
+}

@@ -1,0 +1,53 @@
+//! `compact:opencode` — opencode's overflow compaction: when the last response's token count
+//! reaches the usable window (the window less `COMPACTION_BUFFER` = 20,000 reserved for the
+//! summary's output, `packages/opencode/src/session/overflow.ts`), the session is summarised and
+//! continues from the summary. Newer versions also keep a recent tail of 2k-15k tokens
+//! (`preserve_recent_tokens`, `compaction.ts`); the replay keeps none.
+
+use super::{SUMMARY_FROM_LOG, SUMMARY_RATIO, SUMMARY_TOKENS, Summarizer};
+use crate::policy::{Kind, Param, Policy};
+
+/// The `compact:opencode` policy.
+pub const KIND: Kind = Kind {
+    name: "compact:opencode",
+    about: "opencode overflow compaction: summarise the session when the context reaches the window \
+            less the 20k compaction buffer",
+    source: "sst/opencode packages/opencode/src/session/overflow.ts@31e22f65a23c (COMPACTION_BUFFER = \
+             20_000, usable = limit - reserved) and session/compaction.ts@31e22f65a23c",
+    params: &[
+        Param { key: "window", default: "200000", about: "the model's context window, tokens" },
+        Param {
+            key: "buffer",
+            default: "20000",
+            about: "tokens reserved below the window (compaction.reserved)",
+        },
+        SUMMARY_RATIO,
+        SUMMARY_TOKENS,
+        SUMMARY_FROM_LOG,
+        Param {
+            key: "prompt_tokens",
+            default: "253",
+            about: "tokens of the summarisation instructions (not measured for opencode: the Anthropic \
+                    SDK's, measured, stands in)",
+        },
+    ],
+    build: |p| {
+        let q: OpencodeParams = p.typed()?;
+        p.at_least("window", q.window, 1)?;
+        let summarizer = Summarizer::from_params(p)?;
+        let limit = q.window.saturating_sub(q.buffer);
+        Ok(crate::policy::builder(move || {
+            Box::new(super::AtLimit::new(limit, summarizer)) as Box<dyn Policy>
+        }))
+    },
+};
+
+/// The parameters of `compact:opencode`.
+/// (The summary's keys are read by [`Summarizer::from_params`].)
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct OpencodeParams {
+    /// The context window.
+    pub window: u64,
+    /// Tokens reserved below it.
+    pub buffer: u64,
+}
