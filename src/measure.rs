@@ -365,7 +365,12 @@ impl MeasuredConversation {
         // Small items are cheap: handing them out one by one would cost more than measuring them.
         const ITEMS_PER_TASK: usize = 8;
         let measure = || -> Vec<MeasuredItem> {
-            conversation.items.par_iter().with_min_len(ITEMS_PER_TASK).map(|item| measure_item(item, meter, opts)).collect()
+            conversation
+                .items
+                .par_iter()
+                .with_min_len(ITEMS_PER_TASK)
+                .map(|item| measure_item(item, meter, opts))
+                .collect()
         };
         // The reuse index only for the analyses that read it: it costs a fifth of a replay.
         let (mut measured, reuse) = if opts.reuse {

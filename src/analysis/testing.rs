@@ -52,7 +52,7 @@ pub fn result(call_id: &str, tool: &str, output: String) -> Item {
 /// Measures `items` as conversation `main`.
 pub fn measured(items: Vec<Item>, meter: &Meter) -> MeasuredConversation {
     let conv = Conversation { id: "main".into(), items, recorded_total: None };
-    MeasuredConversation::new(&conv, meter, &MeasureOptions::default())
+    MeasuredConversation::new(&conv, meter, &MeasureOptions { reuse: true, ..MeasureOptions::default() })
 }
 
 /// The cache trap: "hi" (2) and a 100-byte `read` result (summary 93 + content 100 at threshold

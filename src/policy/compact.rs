@@ -212,6 +212,61 @@ pub fn combine(prune: Box<dyn Policy>, compact: Box<dyn Policy>) -> Box<dyn Poli
     Box::new(Combined { prune, compact })
 }
 
+/// A compaction policy that notes when the log compacted by itself: the log's recorded compactions
+/// stay where they were recorded (the harness's own compaction is not simulated on the policy's
+/// context yet, docs/compaction.md), so on such a conversation the policy's tokens and costs are
+/// not what the agent would have sent, and the run says so.
+struct Harnessed {
+    inner: Box<dyn Policy>,
+    /// Compactions this policy made.
+    own: usize,
+    /// Compactions the log recorded, as far as seen.
+    recorded: usize,
+}
+
+impl Policy for Harnessed {
+    fn sticky(&self) -> bool {
+        self.inner.sticky()
+    }
+
+    fn on(&self) -> super::On {
+        self.inner.on()
+    }
+
+    fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
+        self.inner.before_request(view, edits);
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        let mut w = self.inner.warnings();
+        if self.recorded > 0 {
+            w.push(format!(
+                "the log compacted {} time(s) by itself; those compactions stay where they were recorded \
+                 beside this policy's (the harness's compaction is not re-simulated on this policy's \
+                 context), so its tokens and cost here overstate what the agent would have sent",
+                self.recorded
+            ));
+        }
+        w
+    }
+
+    fn compacts(&self) -> bool {
+        true
+    }
+
+    fn compact(&mut self, view: &View<'_>) -> Option<Compaction> {
+        self.recorded = self.recorded.max(view.compactions.saturating_sub(self.own));
+        let c = self.inner.compact(view);
+        self.own += usize::from(c.is_some());
+        c
+    }
+}
+
+/// `policy`, if it compacts, warning when the log compacted by itself ([`Harnessed`]).
+pub fn harnessed(policy: Box<dyn Policy>) -> Box<dyn Policy> {
+    if policy.compacts() { Box::new(Harnessed { inner: policy, own: 0, recorded: 0 }) } else { policy }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

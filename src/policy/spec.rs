@@ -180,7 +180,7 @@ impl PolicySpec {
 
     /// A fresh policy for one conversation.
     pub fn build(&self) -> Box<dyn Policy> {
-        (self.builder)()
+        super::compact::harnessed((self.builder)())
     }
 }
 
