@@ -562,7 +562,7 @@ pub fn tools_by_output(conversations: &[&MeasuredConversation]) -> Vec<(String, 
 }
 
 /// Per tool: results and output tokens.
-fn output_by_tool(conversations: &[&MeasuredConversation]) -> BTreeMap<String, (usize, Tokens)> {
+pub(crate) fn output_by_tool(conversations: &[&MeasuredConversation]) -> BTreeMap<String, (usize, Tokens)> {
     let mut by: BTreeMap<String, (usize, Tokens)> = BTreeMap::new();
     for (sizes, r) in conversations.iter().flat_map(|c| results(c)) {
         let e = by.entry(tool_of(r).to_owned()).or_default();
@@ -572,7 +572,7 @@ fn output_by_tool(conversations: &[&MeasuredConversation]) -> BTreeMap<String, (
     by
 }
 
-fn sorted_tools(by: BTreeMap<String, (usize, Tokens)>) -> Vec<(String, usize, Tokens)> {
+pub(crate) fn sorted_tools(by: BTreeMap<String, (usize, Tokens)>) -> Vec<(String, usize, Tokens)> {
     let mut out: Vec<(String, usize, Tokens)> = by.into_iter().map(|(n, (k, t))| (n, k, t)).collect();
     out.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
     out

@@ -37,6 +37,7 @@ mod parallel;
 mod policies;
 mod properties;
 mod readme;
+mod recommend;
 mod report;
 mod snapshots;
 
