@@ -193,6 +193,8 @@ pub struct ReportConfig {
     pub sweep: SweepSettings,
     /// The comparison.
     pub compare: CompareSettings,
+    /// The recommendation's grid (no per-tool step: the sweep's per-tool rows are the report's).
+    pub recommend: Box<crate::analysis::recommend::RecommendSettings>,
     /// How many conversations get a timeline chart (`None`: all).
     pub timelines: Option<usize>,
     /// Read the inputs twice rather than hold them, whatever their size.
@@ -347,6 +349,7 @@ impl Config {
                 output: Output::from_arg(a.output.output.as_deref()),
             }),
             cli::Command::Report(a) => Config::Report(ReportConfig {
+                recommend: Box::new(report_recommend(&a)?),
                 sweep: sweep_settings(a.thresholds.as_deref(), &a.sweep_policy, &a.tolerance, a.tools)?,
                 compare: compare_settings(&a.policies, a.threshold, &a.cache)?,
                 timelines: timelines(&a.timelines)?,
@@ -389,6 +392,28 @@ pub fn recommend_policies() -> Vec<PolicySpec> {
         }
     }
     names.iter().filter_map(|n| PolicySpec::parse(n).ok()).collect()
+}
+
+/// The report's recommendation: the grid of `recommend` (its policies, or the ones given), the
+/// sweep's thresholds and the comparison's prices and window.
+fn report_recommend(
+    a: &cli::ReportArgs,
+) -> Result<crate::analysis::recommend::RecommendSettings, UsageError> {
+    let compare = compare_settings(&a.policies, a.threshold, &a.cache)?;
+    let given = !a.policies.specs.is_empty() || a.policies.file.is_some();
+    Ok(crate::analysis::recommend::RecommendSettings {
+        policies: if given {
+            crate::analysis::compare::with_baseline(&compare.policies)
+        } else {
+            recommend_policies()
+        },
+        thresholds: sweep::parse_thresholds(a.thresholds.as_deref().unwrap_or(sweep::DEFAULT_THRESHOLDS))
+            .map_err(|e| usage(format!("--thresholds: {e}")))?,
+        cache: compare.cache,
+        window: compare.window,
+        max_reuse: Some(crate::analysis::recommend::DEFAULT_MAX_REUSE),
+        top_tools: 0,
+    })
 }
 
 fn recommend_config(a: cli::RecommendArgs) -> Result<RecommendConfig, UsageError> {

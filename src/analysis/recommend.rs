@@ -370,7 +370,7 @@ pub fn finish(grids: &[ConversationGrid], settings: &RecommendSettings) -> (Reco
 
 /// The recommendation over conversations held in memory: every grid, the answer, then the
 /// dominant tools swept under the answer's policy. A caller that streams its files runs the same
-/// steps file by file ([`crate::pass::recommend`]).
+/// steps file by file (`pass::recommend`).
 pub fn recommend(
     conversations: &[&MeasuredConversation],
     settings: &RecommendSettings,

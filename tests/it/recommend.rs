@@ -160,3 +160,36 @@ fn the_recommended_pair_is_the_cheapest_candidate_on_every_real_session() {
     }
     assert!(sessions >= 40, "{sessions} sessions recommended on");
 }
+
+fn json_of(args: &[&str]) -> serde_json::Value {
+    let run = common::ctxbudget().args(args).output().unwrap();
+    assert!(run.status.success(), "{args:?}: {}", String::from_utf8_lossy(&run.stderr));
+    serde_json::from_slice(&run.stdout).unwrap()
+}
+
+#[test]
+fn sweep_compare_and_recommend_agree_to_the_digit_on_one_baseline() {
+    let policy = "keep-turns:n=3";
+    let sweep = json_of(&["sweep", "traces", "--format", "json", "--policy", policy]);
+    let compare =
+        json_of(&["compare", "traces", "--format", "json", "--policy", policy, "--threshold", "256"]);
+    let recommend = json_of(&["recommend", "traces", "--format", "json", "--policy", policy]);
+    let row = sweep["rows"].as_array().unwrap().iter().find(|r| r["threshold"] == 256).unwrap();
+    let compared = compare["policies"].as_array().unwrap().iter().find(|p| p["policy"] == policy).unwrap();
+    let candidate = recommend["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["policy"] == policy && c["threshold"] == 256)
+        .unwrap();
+    // One baseline: the sessions as recorded, in all three.
+    assert_eq!(sweep["baseline_total_tokens"], compare["baseline_input_tokens"]);
+    assert_eq!(sweep["baseline_total_tokens"], recommend["recommendation"]["baseline"]["input_tokens"]);
+    assert_eq!(row["total_input_tokens"], compared["total_input_tokens"]);
+    assert_eq!(row["total_input_tokens"], candidate["input_tokens"]);
+    assert_eq!(row["savings"], compared["savings"], "the same savings, to the last digit");
+    assert_eq!(row["savings"], candidate["savings"]);
+    assert_eq!(compared["cost_change"], candidate["cost_change"]);
+    assert_eq!(compared["cost"]["cost"], candidate["cost"]);
+    assert_eq!(compare["baseline_cost"], recommend["recommendation"]["baseline"]["cost"]);
+}
