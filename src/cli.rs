@@ -20,6 +20,9 @@ pub enum Command {
     /// Write one self-contained HTML report (charts, tables, the recommendation in words, the
     /// settings) plus the CSV and JSON behind it.
     Report(ReportArgs),
+    /// Recommend the (policy, SUMMARY_THRESHOLD) pair that costs least with the prompt cache,
+    /// within the context window, against the sessions as recorded.
+    Recommend(RecommendArgs),
     /// Replay sessions request by request under prune policies and report their context budget.
     Replay(ReplayArgs),
     /// Sweep SUMMARY_THRESHOLD under one policy and recommend a threshold (overall and per tool).
@@ -273,7 +276,8 @@ pub struct OutputArgs {
 /// Context window and prompt-cache pricing.
 #[derive(Debug, Args)]
 pub struct CacheArgs {
-    /// Context window in tokens (`200k` is 200,000): requests whose context exceeds it are counted.
+    /// Context window in tokens (`200k` is 200,000): requests whose context exceeds it are counted
+    /// (`recommend` rules out pairs whose peak context exceeds it).
     #[arg(long, default_value_t = 200_000, value_parser = crate::spec::parse_size)]
     pub window: u64,
     /// How long a cached prompt prefix lives after a request: a duration (5m, 5min, 300s, 1h,
@@ -312,6 +316,42 @@ pub struct SweepArgs {
     /// automatic above 256 MB of input. Same output.
     #[arg(long)]
     pub low_memory: bool,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub output: OutputArgs,
+}
+
+/// Options of `recommend`.
+#[derive(Debug, Args)]
+pub struct RecommendArgs {
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub input: InputArgs,
+    /// Prune policy of the grid as name:key=value,... (repeatable). Default: none, the four
+    /// defaults of `replay` and every other registered policy at its defaults.
+    #[arg(long = "policy", value_name = "SPEC")]
+    pub specs: Vec<String>,
+    /// Policies of the grid named and configured in a TOML file (see docs/policies.md);
+    /// combinable with --policy.
+    #[arg(long = "policies", value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// Thresholds of the grid in bytes, as sweep takes them. Default: 0,64..65536:x2.
+    #[arg(long)]
+    pub thresholds: Option<String>,
+    /// Rule out pairs whose share of pruned results used again later exceeds this (percent),
+    /// where that share is known.
+    #[arg(long, default_value = "25%")]
+    pub max_reuse: String,
+    /// How many dominant tools (by output tokens) get their own cheapest threshold.
+    #[arg(long, default_value_t = 5)]
+    pub tools: usize,
+    /// Do not hold the inputs in memory: the per-tool step reads the files again; automatic above
+    /// 256 MB of input. Same output.
+    #[arg(long)]
+    pub low_memory: bool,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub cache: CacheArgs,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub output: OutputArgs,

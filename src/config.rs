@@ -44,6 +44,8 @@ pub enum Config {
     Sweep(SweepConfig),
     /// `compare`.
     Compare(CompareConfig),
+    /// `recommend`.
+    Recommend(RecommendConfig),
     /// `cost` (the comparison, shown as cost tables).
     Cost(CompareConfig),
     /// `calibrate`.
@@ -163,6 +165,20 @@ pub struct CompareConfig {
     pub output: Output,
 }
 
+/// Resolved `recommend` options.
+pub struct RecommendConfig {
+    /// Inputs.
+    pub input: InputConfig,
+    /// What to evaluate.
+    pub settings: crate::analysis::recommend::RecommendSettings,
+    /// Read the inputs twice rather than hold them, whatever their size.
+    pub low_memory: bool,
+    /// Output format.
+    pub format: ExportFormat,
+    /// Where it goes.
+    pub output: Output,
+}
+
 /// Resolved `calibrate` options.
 pub struct CalibrateConfig {
     /// Inputs.
@@ -183,6 +199,8 @@ pub struct ReportConfig {
     pub sweep: SweepSettings,
     /// The comparison.
     pub compare: CompareSettings,
+    /// The recommendation's grid (no per-tool step: the sweep's per-tool rows are the report's).
+    pub recommend: Box<crate::analysis::recommend::RecommendSettings>,
     /// How many conversations get a timeline chart (`None`: all).
     pub timelines: Option<usize>,
     /// Read the inputs twice rather than hold them, whatever their size.
@@ -338,6 +356,7 @@ impl Config {
                 output: Output::from_arg(a.output.output.as_deref()),
             }),
             cli::Command::Compare(a) => Config::Compare(compare_config(a)?),
+            cli::Command::Recommend(a) => Config::Recommend(recommend_config(a)?),
             cli::Command::Cost(a) => Config::Cost(compare_config(a)?),
             cli::Command::Calibrate(a) => Config::Calibrate(CalibrateConfig {
                 input: InputConfig::from_args(a.input)?,
@@ -345,6 +364,7 @@ impl Config {
                 output: Output::from_arg(a.output.output.as_deref()),
             }),
             cli::Command::Report(a) => Config::Report(ReportConfig {
+                recommend: Box::new(report_recommend(&a)?),
                 sweep: sweep_settings(a.thresholds.as_deref(), &a.sweep_policy, &a.tolerance, a.tools)?,
                 compare: compare_settings(&a.policies, a.threshold, &a.cache)?,
                 timelines: timelines(&a.timelines)?,
@@ -371,6 +391,68 @@ fn timelines(arg: &str) -> Result<Option<usize>, UsageError> {
 fn compare_config(a: cli::CompareArgs) -> Result<CompareConfig, UsageError> {
     Ok(CompareConfig {
         settings: compare_settings(&a.policies, a.threshold, &a.cache)?,
+        input: InputConfig::from_args(a.input)?,
+        format: a.output.format.into(),
+        output: Output::from_arg(a.output.output.as_deref()),
+    })
+}
+
+/// The policies `recommend` evaluates when none is given: the defaults of `replay`, then every
+/// other registered policy at its defaults, in registry order.
+pub fn recommend_policies() -> Vec<PolicySpec> {
+    let mut names: Vec<&str> = DEFAULT_POLICIES.to_vec();
+    for kind in crate::policy::registry() {
+        if !names.iter().any(|n| n.split(':').next() == Some(kind.name)) {
+            names.push(kind.name);
+        }
+    }
+    names.iter().filter_map(|n| PolicySpec::parse(n).ok()).collect()
+}
+
+/// The report's recommendation: the grid of `recommend` (its policies, or the ones given), the
+/// sweep's thresholds and the comparison's prices and window.
+fn report_recommend(
+    a: &cli::ReportArgs,
+) -> Result<crate::analysis::recommend::RecommendSettings, UsageError> {
+    let compare = compare_settings(&a.policies, a.threshold, &a.cache)?;
+    let given = !a.policies.specs.is_empty() || a.policies.file.is_some();
+    Ok(crate::analysis::recommend::RecommendSettings {
+        policies: if given {
+            crate::analysis::compare::with_baseline(&compare.policies)
+        } else {
+            recommend_policies()
+        },
+        thresholds: sweep::parse_thresholds(a.thresholds.as_deref().unwrap_or(sweep::DEFAULT_THRESHOLDS))
+            .map_err(|e| usage(format!("--thresholds: {e}")))?,
+        cache: compare.cache,
+        window: compare.window,
+        max_reuse: Some(crate::analysis::recommend::DEFAULT_MAX_REUSE),
+        top_tools: 0,
+    })
+}
+
+fn recommend_config(a: cli::RecommendArgs) -> Result<RecommendConfig, UsageError> {
+    let given = cli::PolicyArgs { specs: a.specs, file: a.file };
+    let policies = if given.specs.is_empty() && given.file.is_none() {
+        recommend_policies()
+    } else {
+        crate::analysis::compare::with_baseline(&policies_with_file(&given.specs, given.file.as_deref())?)
+    };
+    let cache = compare_settings(&cli::PolicyArgs { specs: Vec::new(), file: None }, 0, &a.cache)?;
+    let max_reuse = tolerance(&a.max_reuse).map_err(|_| {
+        usage(format!("--max-reuse `{}`: expected a percentage from 0 to 100, e.g. 25%", a.max_reuse.trim()))
+    })?;
+    Ok(RecommendConfig {
+        settings: crate::analysis::recommend::RecommendSettings {
+            policies,
+            thresholds: sweep::parse_thresholds(a.thresholds.as_deref().unwrap_or(sweep::DEFAULT_THRESHOLDS))
+                .map_err(|e| usage(format!("--thresholds: {e}")))?,
+            cache: cache.cache,
+            window: cache.window,
+            max_reuse: Some(max_reuse),
+            top_tools: a.tools,
+        },
+        low_memory: a.low_memory,
         input: InputConfig::from_args(a.input)?,
         format: a.output.format.into(),
         output: Output::from_arg(a.output.output.as_deref()),

@@ -8,8 +8,10 @@
 //!
 //! Nothing here prints: progress is a callback the caller supplies, called once per file.
 
+mod recommend;
 mod sweep;
 
+pub use recommend::recommend;
 pub use sweep::{FirstRead, Step, SweepPart, SweepPass, sweep};
 
 use crate::input::{self, Discovered};

@@ -14,11 +14,11 @@ use serde::Serialize;
 
 use crate::analysis::calibration::Calibration;
 use crate::analysis::compare::{Comparison, ConversationRuns, EventRow};
-use crate::analysis::cost::format_ttl;
+use crate::analysis::recommend::Recommendation;
 use crate::analysis::reconcile::Calibrated;
 use crate::analysis::sweep::Sweep;
 use crate::chart::{self, Chart, ChartError};
-use crate::export::analysis::{self as tables, money, pct, sentence};
+use crate::export::analysis::{self as tables, pct, sentence};
 use crate::export::columns::Tabular;
 
 mod page;
@@ -79,6 +79,8 @@ pub struct ReportInput<'a> {
     pub sweep: &'a Sweep,
     /// The policy comparison with costs.
     pub comparison: &'a Comparison,
+    /// The recommended (policy, threshold) pair, in cost, against the sessions as recorded.
+    pub recommendation: &'a Recommendation,
     /// Estimate versus real.
     pub calibration: &'a Calibration,
     /// How closely the calibrated replay reproduces the recorded prompt sizes, each request
@@ -247,10 +249,11 @@ fn largest(n: usize, limit: usize, key: impl Fn(usize) -> u64) -> Vec<usize> {
 
 /// The findings in words.
 pub fn findings(input: &ReportInput<'_>) -> Vec<String> {
-    let mut out = fidelity(input);
+    let mut out = vec![input.recommendation.sentence.clone()];
+    out.extend(fidelity(input));
     match &input.sweep.recommendation {
         Some(r) => out.push(format!(
-            "Recommended SUMMARY_THRESHOLD under {}, against none with nothing split: {} bytes. {}.",
+            "By input tokens alone (no cache), under {}: SUMMARY_THRESHOLD {} bytes. {}.",
             input.sweep.policy,
             r.threshold,
             sentence(&r.reason)
@@ -270,35 +273,15 @@ pub fn findings(input: &ReportInput<'_>) -> Vec<String> {
     if !moved.is_empty() {
         out.push(format!("Per tool, the recommendation moves: {}.", moved.join(", ")));
     }
+    // The cheapest policy at the comparison's one threshold is left to the recommendation above,
+    // which prices every policy at every threshold; what stays is why a prune can cost more.
     let c = input.comparison;
-    let unit = &c.cache.prices.unit;
-    // With no request replayed every policy costs 0 and "the cheapest" would be the first one.
-    let replayed = c.replayed_any();
-    if let Some(cheapest) =
-        c.policies.iter().filter(|_| replayed).min_by(|a, b| a.cost.cost.total_cmp(&b.cost.cost))
-    {
-        let cost = money(cheapest.cost.cost, unit);
-        // The baseline itself: "0.0% against none" would say nothing.
-        let detail = if cheapest.policy == "none" {
-            format!("{cost} {unit}; no policy tried costs less than keeping every output")
-        } else {
-            let (change, savings) = (pct(cheapest.cost_change), pct(cheapest.savings));
-            format!("{cost} {unit}, {change} against none; {savings} of input tokens saved")
-        };
-        out.push(format!(
-            "Cheapest policy at threshold {} with `{}` prices and a {} cache: {} ({detail}).",
-            c.threshold,
-            c.cache.prices.name,
-            format_ttl(c.cache.ttl_ms),
-            cheapest.policy,
-        ));
-    }
     for p in c.policies.iter().filter(|p| p.saves_tokens_costs_more) {
         out.push(format!(
-            "{} saves {} of input tokens against none at threshold {}, but costs {} more: its prunes force {} cached tokens to be written again for {} tokens freed.",
+            "{} at threshold {} saves {} of input tokens against the sessions as recorded, but costs {} more: its prunes force {} cached tokens to be written again for {} tokens freed.",
             p.policy,
-            pct(p.savings),
             c.threshold,
+            pct(p.savings),
             pct(p.cost_change),
             p.cost.rewritten_tokens,
             p.cost.freed_tokens

@@ -1,12 +1,14 @@
 //! The policy comparison: several policies side by side on the same conversations at one threshold.
 //!
-//! Per policy: peak and total input tokens, savings against `none` at the same threshold (so the
-//! policy's own effect is isolated; `none` is always replayed, first when it is not asked for),
-//! prune events, requests whose context exceeds the window, and the cache-aware cost of
-//! [`super::cost`], also against `none`. A policy that saves tokens but costs more is flagged: the
+//! Per policy: peak and total input tokens, savings against the sessions as recorded (`none` with
+//! nothing split: the one baseline of the sweep, the comparison and the recommendation, so the
+//! same pair reads the same savings in each; `none` at the threshold is still replayed, first when
+//! it is not asked for, and shows what the split alone costs), prune events, requests whose
+//! context exceeds the window, and the cache-aware cost of [`super::cost`], also against that
+//! baseline. A policy that saves tokens but costs more is flagged: the
 //! rewrites its prunes force can outweigh what they free. Each run also counts the pruned results
-//! the agent reused later ([`super::reuse`]), the risk a prune takes. Any [`PolicySpec`] works, so
-//! policies added to the registry later compare without a change here. Pure: no I/O.
+//! the agent reused later ([`super::reuse`]), the risk a prune takes. Any [`PolicySpec`] works, so policies
+//! added to the registry later compare without a change here. Pure: no I/O.
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -49,7 +51,7 @@ pub struct PolicyRow {
     pub peak_context_tokens: Tokens,
     /// Sum of every request's context.
     pub total_input_tokens: Tokens,
-    /// `1 − total / total under none`.
+    /// `1 − total / baseline_input_tokens` (the sessions as recorded).
     pub savings: f64,
     /// Tokens the policy removed.
     pub pruned_tokens: Tokens,
@@ -59,9 +61,9 @@ pub struct PolicyRow {
     pub over_window: usize,
     /// Cache-aware cost totals.
     pub cost: CostTotals,
-    /// `cost / cost under none − 1` (negative is cheaper).
+    /// `cost / baseline_cost − 1` (negative is cheaper).
     pub cost_change: f64,
-    /// The policy saves input tokens but costs more than `none`.
+    /// The policy saves input tokens but costs more than the sessions as recorded.
     pub saves_tokens_costs_more: bool,
     /// Results whose content the policy removed (docs/reuse.md).
     pub pruned_results: usize,
@@ -108,6 +110,10 @@ pub struct Comparison {
     pub window: Tokens,
     /// Cache model used.
     pub cache: CacheModel,
+    /// Input tokens of the sessions as recorded (`none`, nothing split): the savings baseline.
+    pub baseline_input_tokens: Tokens,
+    /// Their cost: the baseline of `cost_change`.
+    pub baseline_cost: f64,
     /// One row per policy, `none` first.
     pub policies: Vec<PolicyRow>,
     /// Every prune event, by conversation, policy and request.
@@ -171,7 +177,7 @@ pub fn compare(
 }
 
 /// Compares any policies, in the order given (`settings.policies` is not used). Savings and cost
-/// changes are against the source labelled `none`, when there is one. Every run keeps its rows.
+/// changes are against the sessions as recorded. Every run keeps its rows.
 pub fn compare_sources(
     conversations: &[(&str, &MeasuredConversation)],
     policies: &[&dyn PolicySource],
@@ -198,6 +204,8 @@ pub struct Replayed {
     runs: Vec<PolicyRun>,
     /// Whether the runs keep their rows.
     rows: bool,
+    /// Input tokens and cost of the conversation as recorded.
+    baseline: (Tokens, f64),
 }
 
 #[derive(Debug, Clone)]
@@ -250,7 +258,22 @@ pub fn replay_conversation(
             PolicyRun { run, over_window, cost, events, reuse }
         })
         .collect();
-    Replayed { trace: trace.to_owned(), conversation: c.id.clone(), runs, rows: keep_rows }
+    Replayed {
+        trace: trace.to_owned(),
+        conversation: c.id.clone(),
+        runs,
+        rows: keep_rows,
+        baseline: as_recorded(c, &settings.cache, meter),
+    }
+}
+
+/// Input tokens and cost of `c` as recorded: `none` with nothing split, the one baseline of every
+/// savings figure.
+pub fn as_recorded(c: &MeasuredConversation, cache: &CacheModel, meter: &Meter) -> (Tokens, f64) {
+    let mut none =
+        PolicySpec::parse("none").unwrap_or_else(|e| unreachable!("`none` is registered: {e}")).build();
+    let run = replay(c, usize::MAX, &mut *none, meter);
+    (run.summary.total_input_tokens, cost_of_run(&run.rows, cache).0.cost)
 }
 
 /// Adds up replayed conversations into the comparison of `policies` (the ones they were replayed
@@ -276,6 +299,7 @@ pub struct Sum<'a> {
     rows: Vec<PolicyRow>,
     events: Vec<EventRow>,
     runs_out: Vec<ConversationRuns>,
+    baseline: (Tokens, f64),
 }
 
 impl<'a> Sum<'a> {
@@ -285,11 +309,13 @@ impl<'a> Sum<'a> {
             .iter()
             .map(|p| PolicyRow { policy: p.label().to_owned(), ..Default::default() })
             .collect();
-        Sum { policies, rows, events: Vec::new(), runs_out: Vec::new() }
+        Sum { policies, rows, events: Vec::new(), runs_out: Vec::new(), baseline: (0, 0.0) }
     }
 
     /// Adds the next conversation.
     pub fn add(&mut self, conversation: Replayed) {
+        self.baseline.0 += conversation.baseline.0;
+        self.baseline.1 += conversation.baseline.1;
         let mut runs = Vec::with_capacity(self.policies.len());
         for ((source, row), r) in self.policies.iter().zip(&mut self.rows).zip(conversation.runs) {
             let s = &r.run.summary;
@@ -323,7 +349,7 @@ impl<'a> Sum<'a> {
 
     /// The comparison of everything added.
     pub fn finish(self, settings: &CompareSettings) -> Comparison {
-        let Sum { mut rows, events, runs_out, .. } = self;
+        let Sum { mut rows, events, runs_out, baseline: (tokens, cost), .. } = self;
         for r in &mut rows {
             r.reuse_share = RunReuse {
                 pruned_results: r.pruned_results,
@@ -331,18 +357,16 @@ impl<'a> Sum<'a> {
                 reused_tokens: r.reused_tokens,
             }
             .share();
-        }
-        if let Some(none) = rows.iter().find(|r| r.policy == "none").cloned() {
-            for r in &mut rows {
-                r.savings = ratio_change(none.total_input_tokens as f64, r.total_input_tokens as f64);
-                r.cost_change = if none.cost.cost == 0.0 { 0.0 } else { r.cost.cost / none.cost.cost - 1.0 };
-                r.saves_tokens_costs_more = r.savings > 0.0 && r.cost_change > 0.0;
-            }
+            r.savings = ratio_change(tokens as f64, r.total_input_tokens as f64);
+            r.cost_change = if cost == 0.0 { 0.0 } else { r.cost.cost / cost - 1.0 };
+            r.saves_tokens_costs_more = r.savings > 0.0 && r.cost_change > 0.0;
         }
         Comparison {
             threshold: settings.threshold,
             window: settings.window,
             cache: settings.cache.clone(),
+            baseline_input_tokens: tokens,
+            baseline_cost: cost,
             policies: rows,
             events,
             conversations: runs_out,
@@ -391,14 +415,19 @@ mod tests {
         assert_eq!((none.total_input_tokens, none.peak_context_tokens, none.over_window), (3780, 1195, 3));
         // keep-turns:n=2 prunes before request 2: 195, 1195, 1095, 1095.
         assert_eq!((turns.total_input_tokens, turns.prune_events, turns.over_window), (3580, 1, 1));
-        assert!((turns.savings - 200.0 / 3780.0).abs() < 1e-12);
-        // Costs (see cost.rs): none 1752.25, keep-turns 2882.25: it saves tokens and costs more.
+        // Savings and cost changes are against the sessions as recorded: the 100-byte result
+        // whole, 102, then 1102 × 3 = 3408 tokens, costing 102×1.25 + (1000×1.25 + 102×0.1) +
+        // 2 × 1102×0.1 = 1608.1; the split alone (none at 16 bytes) costs more.
+        assert_eq!((c.baseline_input_tokens, none.savings), (3408, 1.0 - 3780.0 / 3408.0));
+        assert!((c.baseline_cost - 1608.1).abs() < 1e-9);
+        assert!((turns.savings - (1.0 - 3580.0 / 3408.0)).abs() < 1e-12);
+        // Costs (see cost.rs): none 1752.25, keep-turns 2882.25.
         assert!((none.cost.cost - 1752.25).abs() < 1e-9 && (turns.cost.cost - 2882.25).abs() < 1e-9);
-        assert!((turns.cost_change - (2882.25 / 1752.25 - 1.0)).abs() < 1e-12);
-        assert!(turns.saves_tokens_costs_more && !none.saves_tokens_costs_more);
+        assert!((turns.cost_change - (2882.25 / 1608.1 - 1.0)).abs() < 1e-12);
+        assert!(!turns.saves_tokens_costs_more && !none.saves_tokens_costs_more);
         // keep-results:n=0 prunes before request 0, before anything is cached: 95, 1095, 1095, 1095.
         assert_eq!(results.total_input_tokens, 3380);
-        assert!(!results.saves_tokens_costs_more && results.cost_change < 0.0);
+        assert!(!results.saves_tokens_costs_more && results.cost_change < 0.0 && results.savings > 0.0);
         // One event each for the two pruning policies, with their rewrites.
         let ev: Vec<(&str, usize, Tokens, Tokens)> = c
             .events
@@ -485,6 +514,8 @@ mod tests {
         );
         // The placeholder clears a at request 1, before the 1,000-byte message is cached: no rewrite.
         assert_eq!(c.events[0].event.rewritten_tokens, 0);
-        assert!(c.policies[1].savings > 0.0 && c.policies[1].cost_change < 0.0);
+        // It sends fewer tokens than `none` at the same threshold, and costs less.
+        assert!(c.policies[1].savings > c.policies[0].savings);
+        assert!(c.policies[1].cost_change < c.policies[0].cost_change);
     }
 }

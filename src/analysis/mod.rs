@@ -9,6 +9,7 @@
 pub mod calibration;
 pub mod compare;
 pub mod cost;
+pub mod recommend;
 pub mod reconcile;
 pub mod reuse;
 pub mod summarization;

@@ -11,7 +11,7 @@
 //! different thresholds compare.
 //!
 //! **Recommendation**: the largest threshold whose savings stay within `tolerance` (relative, default
-//! 5%) of the best threshold's, because a larger threshold leaves more outputs whole (fewer lossy
+//! 5%) of the best threshold's (the reason also says it in input tokens), because a larger threshold leaves more outputs whole (fewer lossy
 //! summaries for the model) for almost the same saving. Then, for the tools whose outputs dominate,
 //! the same recommendation with only that tool's threshold varied (every other tool kept at the
 //! overall recommendation), which shows where a per-tool threshold would move. Pure: no I/O.
@@ -453,10 +453,11 @@ pub fn recommend(rows: &[SweepRow], tolerance: f64) -> Option<Recommendation> {
             "the best of all thresholds tried".to_owned()
         } else {
             format!(
-                "within {} of the best ({} at {} bytes)",
+                "within {} of the best ({} at {} bytes; {} input tokens more than it)",
                 pct(tolerance),
                 pct(best.savings),
-                best.threshold
+                best.threshold,
+                chosen.total_input_tokens.saturating_sub(best.total_input_tokens)
             )
         };
         format!(
@@ -562,7 +563,7 @@ pub fn tools_by_output(conversations: &[&MeasuredConversation]) -> Vec<(String, 
 }
 
 /// Per tool: results and output tokens.
-fn output_by_tool(conversations: &[&MeasuredConversation]) -> BTreeMap<String, (usize, Tokens)> {
+pub(crate) fn output_by_tool(conversations: &[&MeasuredConversation]) -> BTreeMap<String, (usize, Tokens)> {
     let mut by: BTreeMap<String, (usize, Tokens)> = BTreeMap::new();
     for (sizes, r) in conversations.iter().flat_map(|c| results(c)) {
         let e = by.entry(tool_of(r).to_owned()).or_default();
@@ -572,7 +573,7 @@ fn output_by_tool(conversations: &[&MeasuredConversation]) -> BTreeMap<String, (
     by
 }
 
-fn sorted_tools(by: BTreeMap<String, (usize, Tokens)>) -> Vec<(String, usize, Tokens)> {
+pub(crate) fn sorted_tools(by: BTreeMap<String, (usize, Tokens)>) -> Vec<(String, usize, Tokens)> {
     let mut out: Vec<(String, usize, Tokens)> = by.into_iter().map(|(n, (k, t))| (n, k, t)).collect();
     out.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
     out

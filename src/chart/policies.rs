@@ -1,5 +1,5 @@
 //! The policy comparison chart: total input tokens and cache-aware cost of each policy, as a
-//! percentage of `none`, side by side, so a policy that saves tokens but costs more stands out (its
+//! percentage of the sessions as recorded (`none`, nothing split), side by side, so a policy that saves tokens but costs more stands out (its
 //! cost bar is above its token bar, possibly above 100%).
 
 use super::{BarChart, OrPlaceholder};
@@ -18,26 +18,26 @@ pub fn prepare_or_placeholder(c: &Comparison) -> OrPlaceholder<BarChart> {
 
 fn title(c: &Comparison) -> String {
     format!(
-        "Input tokens and cost per policy, % of none (threshold {}, prices {}, cache TTL {})",
+        "Input tokens and cost per policy, % of the sessions as recorded (threshold {}, prices {}, cache TTL {})",
         c.threshold,
         c.cache.prices.name,
         crate::analysis::cost::format_ttl(c.cache.ttl_ms)
     )
 }
 
-/// Prepares the chart from a comparison: input tokens, then cost, as percentages of `none`.
+/// Prepares the chart from a comparison: input tokens, then cost, as percentages of the sessions as recorded.
 pub fn prepare(c: &Comparison) -> BarChart {
     let percent = |change: f64| (1.0 + change) * 100.0;
     BarChart {
         title: title(c),
-        y_desc: "% of none".into(),
+        y_desc: "% of as recorded".into(),
         x_desc: "policy".into(),
         categories: c.policies.iter().map(|p| p.policy.clone()).collect(),
         series: vec![
             ("input tokens".into(), c.policies.iter().map(|p| percent(-p.savings)).collect()),
             ("cost".into(), c.policies.iter().map(|p| percent(p.cost_change)).collect()),
         ],
-        reference: Some((100.0, "none = 100%".into())),
+        reference: Some((100.0, "as recorded = 100%".into())),
     }
 }
 
@@ -60,6 +60,8 @@ mod tests {
             threshold: 256,
             window: 200_000,
             cache: CacheModel::default(),
+            baseline_input_tokens: 0,
+            baseline_cost: 0.0,
             policies: vec![row("none", 0.0, 0.0), row("keep-results:n=5", 0.5, 0.12)],
             events: Vec::new(),
             conversations: Vec::new(),
@@ -91,19 +93,19 @@ mod tests {
             &svg,
             "Not drawn: nothing was replayed, the inputs hold no requests."
         ));
-        assert!(!super::super::has_text(&svg, "none = 100%"), "bars drawn");
+        assert!(!super::super::has_text(&svg, "as recorded = 100%"), "bars drawn");
     }
 
     #[test]
     fn the_svg_has_the_title_axes_series_and_policies() {
         let svg = super::super::svg(&prepare(&comparison())).unwrap();
         for needle in [
-            "Input tokens and cost per policy, % of none (threshold 256, prices anthropic, cache TTL 5m)",
-            "% of none",
+            "Input tokens and cost per policy, % of the sessions as recorded (threshold 256, prices anthropic, cache TTL 5m)",
+            "% of as recorded",
             "policy",
             "input tokens",
             "cost",
-            "none = 100%",
+            "as recorded = 100%",
             "keep-results:n=5",
         ] {
             assert!(super::super::has_text(&svg, needle), "missing {needle}");

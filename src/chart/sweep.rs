@@ -41,6 +41,9 @@ pub struct SweepChart {
     pub split_share: Vec<f64>,
     /// Index of the recommended threshold.
     pub recommended: Option<usize>,
+    /// The tolerance as a band of savings, in percent: `(floor, best)`, and the input tokens it
+    /// allows beyond the best's.
+    pub band: Option<(f64, f64, u64)>,
 }
 
 /// The chart of a sweep, or a placeholder when there were no tool results to split: every
@@ -70,6 +73,11 @@ pub fn prepare(sweep: &Sweep) -> SweepChart {
         savings: sweep.rows.iter().map(|r| r.savings * 100.0).collect(),
         split_share: sweep.rows.iter().map(|r| r.split_share * 100.0).collect(),
         recommended: sweep.rows.iter().position(|r| Some(r.threshold) == rec),
+        band: sweep.recommendation.as_ref().map(|r| {
+            let allowed = r.tolerance * r.best_savings.abs();
+            let tokens = (allowed * sweep.baseline_total_tokens as f64).round() as u64;
+            ((r.best_savings - allowed) * 100.0, r.best_savings * 100.0, tokens)
+        }),
     }
 }
 
@@ -163,10 +171,20 @@ impl Chart for SweepChart {
             .axis_desc_style((FONT, AXIS_SIZE))
             .label_style((FONT, LABEL_SIZE))
             .draw()?;
-        for (s, (name, values)) in
-            [("savings against none, nothing split", &self.savings), ("results split", &self.split_share)]
-                .into_iter()
-                .enumerate()
+        if let Some((floor, best, tokens)) = self.band {
+            let (lo, hi) = (x_range(&self.positions).start, x_range(&self.positions).end);
+            let fill = MARK_COLOR.mix(0.15);
+            chart
+                .draw_series([Rectangle::new([(lo, floor), (hi, best)], fill.filled())])?
+                .label(format!("tolerance: within {tokens} input tokens of the best"))
+                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], fill.filled()));
+        }
+        for (s, (name, values)) in [
+            ("savings against the sessions as recorded", &self.savings),
+            ("results split", &self.split_share),
+        ]
+        .into_iter()
+        .enumerate()
         {
             let color = series_color(s + 1);
             chart
@@ -240,6 +258,13 @@ mod tests {
         assert!(c.savings.iter().zip(expected).all(|(a, b)| (a - b).abs() < 1e-9), "{:?}", c.savings);
         assert_eq!(c.split_share, [100.0, 50.0, 10.0]);
         assert_eq!(c.recommended, Some(1));
+        let r = sweep().recommendation.unwrap();
+        let (floor, best, tokens) = c.band.expect("a recommendation has a tolerance band");
+        let svg = super::super::svg(&c).unwrap();
+        let label = format!("tolerance: within {tokens} input tokens of the best");
+        assert!(super::super::has_text(&svg, &label), "the band is in the legend: {label}");
+        assert!((best - r.best_savings * 100.0).abs() < 1e-9);
+        assert!((best - floor - r.tolerance * r.best_savings.abs() * 100.0).abs() < 1e-9);
         assert_eq!(c.title, "Threshold sweep under keep-turns:n=3");
     }
 
@@ -250,7 +275,7 @@ mod tests {
             "Threshold sweep under keep-turns:n=3",
             "SUMMARY_THRESHOLD (bytes, log scale; 0 is drawn a doubling below 256)",
             "percent",
-            "savings against none, nothing split",
+            "savings against the sessions as recorded",
             "results split",
             "recommended: 256 bytes",
             "4096",

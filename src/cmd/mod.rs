@@ -13,6 +13,7 @@ mod completions;
 mod count;
 mod opening;
 mod policies;
+mod recommend;
 mod reconcile;
 mod replay;
 mod report;
@@ -49,6 +50,7 @@ pub fn run(config: Config) -> Result<ExitCode> {
         Config::Reconcile(c) => reconcile::run(c),
         Config::Sweep(c) => sweep::run(c),
         Config::Compare(c) => compare::run(c, false),
+        Config::Recommend(c) => recommend::run(c),
         Config::Cost(c) => compare::run(c, true),
         Config::Calibrate(c) => calibrate::run(c),
         Config::Report(c) => report::run(c),

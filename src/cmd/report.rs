@@ -166,6 +166,7 @@ pub(super) fn run(c: ReportConfig) -> Result<ExitCode> {
         let timeline_file = timeline_csv.finish(found.files.len())?;
         let timelines = gathered.timelines(choice);
         let comparison = compared.finish().finish(&c.compare);
+        let (recommendation, _) = analysis::recommend::finish(&gathered.grids, &c.recommend);
         let calibration = analysis::calibration::calibrate_samples(
             &gathered.samples,
             &estimators,
@@ -188,6 +189,7 @@ pub(super) fn run(c: ReportConfig) -> Result<ExitCode> {
             settings: report_settings(&c),
             sweep: &sweep,
             comparison: &comparison,
+            recommendation: &recommendation,
             calibration: &calibration,
             fidelity: gathered.fidelity.calibrated(),
             calibration_methods: gathered.fidelity.methods,
@@ -228,6 +230,7 @@ struct FilePart {
     rendered: std::result::Result<(), csv::Error>,
     samples: Vec<analysis::calibration::Sample>,
     fidelity: Fidelity,
+    grids: Vec<analysis::recommend::ConversationGrid>,
     sweep: SweepPart,
 }
 
@@ -249,8 +252,10 @@ impl<'a, F: Fn(&mut analysis::compare::Sum<'a>, Vec<analysis::compare::Replayed>
         let samples = analysis::calibration::samples(&conversations, &self.estimators);
         let fidelity = Fidelity::of(&conversations);
         self.compared.put(index, replayed);
+        let grids =
+            conversations.iter().map(|c| analysis::recommend::grid_of(c, &self.c.recommend, meter)).collect();
         let sweep = self.sweep.file(index, file, meter);
-        FilePart { shown, rendered, samples, fidelity, sweep }
+        FilePart { shown, rendered, samples, fidelity, grids, sweep }
     }
 }
 
@@ -259,6 +264,7 @@ struct Gathered {
     shown: Vec<crate::report::InputFile>,
     samples: Vec<analysis::calibration::Sample>,
     fidelity: Fidelity,
+    grids: Vec<analysis::recommend::ConversationGrid>,
     parts: Vec<SweepPart>,
 }
 
@@ -269,6 +275,7 @@ impl Gathered {
             shown: Vec::new(),
             samples: Vec::new(),
             fidelity: Fidelity::default(),
+            grids: Vec::new(),
             parts: Vec::new(),
         };
         for f in files {
@@ -276,6 +283,7 @@ impl Gathered {
             g.shown.push(f.shown);
             g.samples.extend(f.samples);
             g.fidelity.add(f.fidelity);
+            g.grids.extend(f.grids);
             g.parts.push(f.sweep);
         }
         Ok(g)

@@ -345,13 +345,15 @@ pub fn compare_sections(c: &Comparison) -> Vec<Section> {
     let mut text = vec![
         cache_line(c),
         format!(
-            "savings and cost_change are against `none` at the same threshold ({} bytes), its outputs split as every policy's are.",
+            "savings and cost_change are against the sessions as recorded (`none`, nothing split: {} input tokens, cost {}), the baseline of sweep and recommend too; `none` at {} bytes shows what the split alone costs.",
+            c.baseline_input_tokens,
+            money(c.baseline_cost, &c.cache.prices.unit),
             c.threshold
         ),
     ];
     for p in c.policies.iter().filter(|p| p.saves_tokens_costs_more) {
         text.push(format!(
-            "{} saves {} of input tokens but costs {} more than `none`: its prunes force cached tokens to be written again.",
+            "{} saves {} of input tokens but costs {} more than the sessions as recorded: its prunes force cached tokens to be written again.",
             p.policy,
             pct(p.savings),
             pct(p.cost_change)

@@ -14,6 +14,7 @@ pub mod columns;
 pub mod csv;
 pub mod json;
 pub mod markdown;
+pub mod recommend;
 pub mod reconcile;
 pub mod staged;
 pub mod table;

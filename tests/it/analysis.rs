@@ -41,7 +41,9 @@ fn the_comparison_matches_the_hand_count_and_flags_the_costly_prune() {
     let (none, pruned) = (&c.policies[0], &c.policies[1]);
     assert_eq!((none.total_input_tokens, none.peak_context_tokens), (3892, 1223));
     assert_eq!((pruned.total_input_tokens, pruned.prune_events), (3692, 1));
-    assert!((pruned.savings - 200.0 / 3892.0).abs() < 1e-12);
+    // Savings are against the sessions as recorded: the 100-byte result whole, 3800 tokens.
+    assert_eq!(c.baseline_input_tokens, 3800);
+    assert!((pruned.savings - (1.0 - 3692.0 / 3800.0)).abs() < 1e-12);
     assert!((none.cost.cost - 1795.65).abs() < 1e-9, "{}", none.cost.cost);
     assert!((pruned.cost.cost - 2925.65).abs() < 1e-9, "{}", pruned.cost.cost);
     assert!(pruned.saves_tokens_costs_more);
@@ -121,8 +123,8 @@ fn csv_gives_the_main_table() {
     assert!(
         lines.next().unwrap().starts_with("policy,requests,peak_context_tokens,total_input_tokens,savings")
     );
-    assert!(lines.next().unwrap().starts_with("none,4,1223,3892,0.0%"));
-    assert!(lines.next().unwrap().starts_with("keep-turns:n=2,4,1223,3692,5.1%"));
+    assert!(lines.next().unwrap().starts_with("none,4,1223,3892,-2.4%"));
+    assert!(lines.next().unwrap().starts_with("keep-turns:n=2,4,1223,3692,2.8%"));
 }
 
 #[test]
@@ -131,8 +133,8 @@ fn a_policy_that_never_fires_says_so_with_the_peak_it_did_not_cut() {
     // keep-turns:n=2 prunes once.
     let csv = run(&["compare", "--policy", "anthropic", TRAP[0], TRAP[1], "--format", "csv"]);
     let rows: Vec<&str> = csv.lines().collect();
-    assert!(rows[1].starts_with("none,") && rows[1].ends_with(",0.0%,0.0%,0,0,"), "{}", rows[1]);
-    assert!(rows[2].starts_with("anthropic,4,1223,3892,0.0%,0,"), "{}", rows[2]);
+    assert!(rows[1].starts_with("none,") && rows[1].ends_with(",2.0%,0.0%,0,0,"), "{}", rows[1]);
+    assert!(rows[2].starts_with("anthropic,4,1223,3892,-2.4%,0,"), "{}", rows[2]);
     assert!(rows[2].ends_with(",never fired (peak context 1223 tokens)"), "{}", rows[2]);
     assert!(!rows[3].contains("never fired"), "{}", rows[3]);
 }

@@ -123,3 +123,9 @@ fn the_reports_json_has_exactly_the_contracted_keys() {
     let text = std::fs::read(Path::new(&out).join("report.json")).unwrap();
     insta::assert_snapshot!("report", key_paths(&serde_json::from_slice(&text).unwrap()));
 }
+
+#[test]
+fn recommend_json_has_exactly_the_contracted_keys() {
+    let args = with_inputs(&["recommend", "--format", "json"]);
+    insta::assert_snapshot!("recommend", key_paths(&json_of(&args)));
+}

@@ -42,6 +42,7 @@ mod parallel;
 mod policies;
 mod properties;
 mod readme;
+mod recommend;
 mod report;
 mod reuse;
 mod snapshots;

@@ -33,10 +33,11 @@ fn the_report_writes_every_file_and_says_the_recommendation_in_words() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("rep");
     let said = report(&out);
-    assert!(said.contains("Recommended SUMMARY_THRESHOLD under keep-turns:n=3"), "{said}");
+    assert!(said.starts_with("Ship no prune and no split (the sessions as recorded)"), "{said}");
+    assert!(said.contains("By input tokens alone (no cache), under keep-turns:n=3"), "{said}");
     assert!(
         said.contains(
-            "keep-turns:n=2 saves 5.1% of input tokens against none at threshold 256, but costs 62.9% more"
+            "keep-turns:n=2 at threshold 256 saves 2.8% of input tokens against the sessions as recorded, but costs 66.2% more"
         ),
         "{said}"
     );
@@ -108,7 +109,10 @@ fn with_nothing_replayed_each_chart_is_a_placeholder_that_says_why() {
         assert!(out.join(format!("charts/{stem}.png")).is_file(), "{stem}.png");
     }
     // No policy drawn at 100% of a none of nothing, no bare axes.
-    assert!(!html.contains("none = 100%") && !html.contains("SUMMARY_THRESHOLD (bytes"), "a chart was drawn");
+    assert!(
+        !html.contains("as recorded = 100%") && !html.contains("SUMMARY_THRESHOLD (bytes"),
+        "a chart was drawn"
+    );
 }
 
 #[test]

@@ -103,7 +103,7 @@ fn the_recommendation_is_the_largest_threshold_within_tolerance_of_the_best() {
     assert_eq!((r.threshold, r.best_threshold, r.next), (256, 64, Some((512, 0.40))));
     assert!(
         r.reason.starts_with(
-            "256 bytes saves 49.5% of input tokens, within 5.0% of the best (52.0% at 64 bytes)"
+            "256 bytes saves 49.5% of input tokens, within 5.0% of the best (52.0% at 64 bytes; 0 input tokens more than it)"
         )
     );
     assert_eq!(recommend(&rows, 0.0).unwrap().threshold, 64);

@@ -1,0 +1,142 @@
+use super::*;
+use crate::analysis::compare::{CompareSettings, compare};
+use crate::analysis::cost::Prices;
+use crate::analysis::testing::{self, cache_trap};
+
+fn settings(policies: &[&str], window: Tokens) -> RecommendSettings {
+    RecommendSettings {
+        policies: policies.iter().map(|p| PolicySpec::parse(p).unwrap()).collect(),
+        thresholds: vec![1000, 16],
+        cache: CacheModel { prices: Prices::anthropic(), ttl_ms: Some(300_000) },
+        window,
+        max_reuse: Some(DEFAULT_MAX_REUSE),
+        top_tools: 3,
+    }
+}
+
+const POLICIES: [&str; 3] = ["none", "keep-turns:n=2", "keep-results:n=0"];
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9
+}
+
+#[test]
+fn the_cheapest_pair_wins_against_the_sessions_as_recorded_by_a_hand_count() {
+    let meter = testing::meter().0;
+    let m = testing::measured(cache_trap([None; 4]), &meter);
+    let r = recommend(&[&m], &settings(&POLICIES, 200_000), &meter);
+    // As recorded: "hi" and the whole 100-byte result (102), then the 1,000-byte message: 102,
+    // 1102, 1102, 1102; cost 102×1.25 + (1000×1.25 + 102×0.1) + 2 × 1102×0.1 = 1608.1.
+    let base = &r.candidates[0];
+    assert_eq!((base.policy.as_str(), base.threshold, base.input_tokens), ("none", None, 3408));
+    assert!(close(base.cost, 1608.1), "{}", base.cost);
+    // keep-results:n=0 at 16 bytes prunes the content before anything is cached: 95, 1095 × 3;
+    // 95×1.25 + (1000×1.25 + 95×0.1) + 2 × 1095×0.1 = 1597.25, the cheapest.
+    let rec = r.recommendation.as_ref().unwrap();
+    assert_eq!((rec.pick.policy.as_str(), rec.pick.threshold), ("keep-results:n=0", Some(16)));
+    assert_eq!(rec.pick.input_tokens, 3380);
+    assert!(close(rec.pick.cost, 1597.25) && close(rec.pick.cost_change, 1597.25 / 1608.1 - 1.0));
+    assert!(close(rec.pick.savings, 1.0 - 3380.0 / 3408.0));
+    assert_eq!(rec.baseline, *base);
+    assert!(
+        r.sentence.starts_with("Ship keep-results:n=0 with SUMMARY_THRESHOLD = 16 bytes: \u{2212}0.8% input"),
+        "{}",
+        r.sentence
+    );
+    // One candidate per pair after the baseline; each runner-up costs more than the pick.
+    assert_eq!(r.candidates.len(), 1 + POLICIES.len() * 2);
+    assert!(r.runners_up.iter().all(|u| u.extra_cost > 0.0), "{:?}", r.runners_up);
+    assert!(r.interval.is_none(), "no interval from one conversation");
+}
+
+#[test]
+fn a_window_rules_out_the_pairs_whose_peak_exceeds_it() {
+    let meter = testing::meter().0;
+    let m = testing::measured(cache_trap([None; 4]), &meter);
+    // Peaks: as recorded 1102, keep-results:n=0 at 16 bytes 1095, every other pair at least 1102.
+    let r = recommend(&[&m], &settings(&POLICIES, 1100), &meter);
+    assert!(!r.candidates[0].meets_constraints);
+    let rec = r.recommendation.as_ref().unwrap();
+    assert_eq!((rec.pick.policy.as_str(), rec.pick.peak_context_tokens), ("keep-results:n=0", 1095));
+    let none = recommend(&[&m], &settings(&POLICIES, 1000), &meter);
+    assert!(none.recommendation.is_none());
+    assert!(none.sentence.contains("no pair tried meets the constraints"), "{}", none.sentence);
+}
+
+#[test]
+fn a_tie_goes_to_the_larger_threshold_and_so_to_the_sessions_as_recorded() {
+    let meter = testing::meter().0;
+    // Idle 19 minutes before request 2: the cache is cold there, and keep-turns' prune is free but
+    // the split's summary overhead still costs more than the recorded output.
+    let times = [
+        Some("2025-01-01T00:00:00Z"),
+        Some("2025-01-01T00:01:00Z"),
+        Some("2025-01-01T00:20:00Z"),
+        Some("2025-01-01T00:21:00Z"),
+    ];
+    let m = testing::measured(cache_trap(times), &meter);
+    let r = recommend(&[&m], &settings(&["none", "keep-turns:n=2"], 200_000), &meter);
+    // At 1000 bytes nothing is split, so both policies cost what the baseline does.
+    let rec = r.recommendation.as_ref().unwrap();
+    assert_eq!((rec.pick.policy.as_str(), rec.pick.threshold), ("none", None));
+    assert!(r.candidates.iter().filter(|c| c.threshold == Some(1000)).all(|c| c.cost == rec.pick.cost));
+    assert!(r.sentence.starts_with("Ship no prune and no split"), "{}", r.sentence);
+}
+
+#[test]
+fn every_candidate_is_the_comparison_of_its_pair() {
+    let meter = testing::meter().0;
+    let conversations: Vec<MeasuredConversation> = [None, Some("2025-01-01T00:00:00Z")]
+        .into_iter()
+        .map(|at| testing::measured(cache_trap([at; 4]), &meter))
+        .collect();
+    let refs: Vec<&MeasuredConversation> = conversations.iter().collect();
+    let s = settings(&POLICIES, 200_000);
+    let r = recommend(&refs, &s, &meter);
+    let pairs: Vec<(&str, &MeasuredConversation)> = refs.iter().map(|c| ("t", *c)).collect();
+    for threshold in [16, 1000] {
+        let c = compare(
+            &pairs,
+            &CompareSettings {
+                policies: s.policies.clone(),
+                threshold,
+                window: s.window,
+                cache: s.cache.clone(),
+            },
+            &meter,
+        );
+        for p in &c.policies {
+            let cand = r.candidates[1..]
+                .iter()
+                .find(|x| x.policy == p.policy && x.threshold == Some(threshold))
+                .unwrap();
+            assert_eq!(
+                (cand.input_tokens, cand.peak_context_tokens),
+                (p.total_input_tokens, p.peak_context_tokens)
+            );
+            assert!(close(cand.cost, p.cost.cost), "{} at {threshold}", p.policy);
+        }
+    }
+    // Two conversations: an interval, the same at every call, around the point estimate.
+    let i = r.interval.as_ref().unwrap();
+    let rec = r.recommendation.as_ref().unwrap();
+    assert!(i.cost_change[0] <= rec.pick.cost_change && rec.pick.cost_change <= i.cost_change[1], "{i:?}");
+    assert_eq!(recommend(&refs, &s, &meter).interval.as_ref(), Some(i));
+}
+
+#[test]
+fn a_low_memory_recommendation_is_the_held_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cache-trap/session.jsonl");
+    std::fs::copy(fixture, dir.path().join("session.jsonl")).unwrap();
+    let found = crate::input::discover(&[dir.path().to_owned()]);
+    let meter = testing::meter().0;
+    let s = settings(&POLICIES, 200_000);
+    let job = crate::pipeline::Job::default();
+    let low = crate::pass::recommend(&found, &job, &meter, &s, true, &|| {});
+    let held = crate::pass::recommend(&found, &job, &meter, &s, false, &|| {});
+    assert_eq!((low.read, low.errors.len()), (1, 0), "{:?}", low.errors);
+    assert!(!low.output.per_tool.is_empty(), "the fixture has a tool");
+    assert_eq!(low.output, held.output);
+}

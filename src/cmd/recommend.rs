@@ -1,0 +1,31 @@
+//! `ctxbudget recommend`: the (policy, threshold) grid priced over the corpus, one library call
+//! ([`crate::pass::recommend`], which holds small inputs and reads large ones again for the
+//! per-tool step), with a progress bar and the output written.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use super::opening::{Opened, Target, corpus_command, keep_counts, progress_bar, writes};
+use super::print_problems;
+use crate::config::RecommendConfig;
+use crate::export;
+use crate::pass;
+
+pub(super) fn run(c: RecommendConfig) -> Result<ExitCode> {
+    corpus_command(Target::Output(&c.output), &c.input.source, c.input.meter(), |opened| {
+        let Opened { found, mut meter, .. } = opened;
+        let bar = progress_bar(found.files.len(), "measuring");
+        let progress = || bar.inc(1);
+        let walked = pass::recommend(&found, &c.input.job(), &meter, &c.settings, c.low_memory, &progress);
+        bar.finish_and_clear();
+        let pass::Walked { output: result, read, mut errors, warnings } = walked;
+        if writes(Some(&c.output), read, &mut errors) {
+            let every_pair = c.format == export::ExportFormat::Csv;
+            let sections = || export::recommend::sections(&result, every_pair);
+            export::analysis::write(&c.output, c.format, sections, &result)?;
+        }
+        keep_counts(c.input.source.count_cache.as_deref(), &mut meter);
+        Ok(print_problems(&warnings, &errors))
+    })
+}

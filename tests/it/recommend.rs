@@ -1,0 +1,195 @@
+//! `recommend`: its JSON read back through strict types local to this test (an added or renamed
+//! field fails here), and the recommended pair recomputed from the candidates, on the bundled
+//! traces (black box) and on every real session of the shared corpus (through the library, each
+//! file measured once). A corpus test: fails when `CI` is set and the corpus is missing.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::common;
+use ctxbudget::analysis::recommend::{self as rec, RecommendSettings};
+use ctxbudget::analysis::sweep::{DEFAULT_THRESHOLDS, parse_thresholds};
+use ctxbudget::pipeline::Job;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Pair {
+    policy: String,
+    threshold: Option<u64>,
+    input_tokens: u64,
+    cost: f64,
+    peak_context_tokens: u64,
+    reuse_share: Option<f64>,
+    savings: f64,
+    cost_change: f64,
+    prune_events: u64,
+    meets_constraints: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Picked {
+    policy: String,
+    threshold: Option<u64>,
+    input_tokens: u64,
+    cost: f64,
+    peak_context_tokens: u64,
+    reuse_share: Option<f64>,
+    savings: f64,
+    cost_change: f64,
+    prune_events: u64,
+    meets_constraints: bool,
+    baseline: Pair,
+}
+
+#[derive(Debug, Deserialize)]
+struct Output {
+    window: u64,
+    max_reuse: Option<f64>,
+    sentence: String,
+    recommendation: Option<Picked>,
+    candidates: Vec<Pair>,
+}
+
+/// The pair a reader would pick from the candidates alone: within the window and the reuse bound
+/// (where known), the cheapest; on a tie the larger threshold (none: nothing split), then the first.
+fn pick(out: &Output) -> Option<&Pair> {
+    let fits = |c: &&Pair| {
+        c.peak_context_tokens <= out.window
+            && match (c.reuse_share, out.max_reuse) {
+                (Some(s), Some(m)) => s <= m,
+                _ => true,
+            }
+    };
+    let mut best: Option<&Pair> = None;
+    for c in out.candidates.iter().filter(fits) {
+        let better = best.is_none_or(|b| {
+            c.cost < b.cost
+                || (c.cost == b.cost && c.threshold.unwrap_or(u64::MAX) > b.threshold.unwrap_or(u64::MAX))
+        });
+        if better {
+            best = Some(c);
+        }
+    }
+    best
+}
+
+/// Checks `out`'s recommendation against the candidates and the baseline; `what` names the input.
+fn check(out: &Output, what: &str) {
+    let Some(r) = &out.recommendation else {
+        assert!(
+            out.candidates.iter().all(|c| c.input_tokens == 0),
+            "{what}: no pick, yet requests were replayed"
+        );
+        return;
+    };
+    let expected = pick(out).unwrap_or_else(|| panic!("{what}: the baseline always fits"));
+    assert_eq!(
+        (&r.policy, r.threshold, r.cost, r.input_tokens),
+        (&expected.policy, expected.threshold, expected.cost, expected.input_tokens),
+        "{what}"
+    );
+    assert!(r.meets_constraints && r.peak_context_tokens <= out.window, "{what}");
+    let base = &out.candidates[0];
+    assert_eq!((base.policy.as_str(), base.threshold), ("none", None), "{what}: the baseline comes first");
+    assert_eq!((r.baseline.input_tokens, r.baseline.cost), (base.input_tokens, base.cost), "{what}");
+    assert!(r.cost <= base.cost, "{what}: the pick never costs more than the sessions as recorded");
+    assert_eq!(base.prune_events, 0, "{what}: nothing is pruned as recorded");
+    for c in &out.candidates {
+        let savings = 1.0 - c.input_tokens as f64 / base.input_tokens as f64;
+        let change = c.cost / base.cost - 1.0;
+        assert!(
+            (c.savings - savings).abs() < 1e-12 && (c.cost_change - change).abs() < 1e-12,
+            "{what}: {c:?}"
+        );
+    }
+    let savings = 1.0 - r.input_tokens as f64 / base.input_tokens as f64;
+    assert!(
+        (r.savings - savings).abs() < 1e-12 && (r.cost_change - (r.cost / base.cost - 1.0)).abs() < 1e-12,
+        "{what}"
+    );
+    assert!(r.reuse_share.is_none() && r.prune_events <= r.input_tokens, "{what}");
+    assert!(out.sentence.starts_with("Ship "), "{what}: {}", out.sentence);
+}
+
+#[test]
+fn the_recommended_pair_is_the_cheapest_candidate_within_the_window_on_the_bundled_traces() {
+    for window in ["200000", "9000"] {
+        let run = common::ctxbudget()
+            .args(["recommend", "traces", "--format", "json", "--window", window])
+            .output()
+            .unwrap();
+        assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+        let out: Output = serde_json::from_slice(&run.stdout).unwrap();
+        check(&out, &format!("traces, window {window}"));
+        if window == "9000" {
+            // The baseline peaks at 9770 tokens: a window below it rules it out.
+            assert!(!out.candidates[0].meets_constraints);
+            assert!(out.recommendation.as_ref().unwrap().peak_context_tokens <= 9000);
+        }
+    }
+}
+
+#[test]
+fn the_recommended_pair_is_the_cheapest_candidate_on_every_real_session() {
+    let Some(corpus) = common::corpus_root() else { return };
+    let meter = ctxbudget::Meter::new(ctxbudget::Tokenizer::O200k, ctxbudget::Tokenizer::Estimate)
+        .deciding(ctxbudget::DecideWith::Anchor);
+    let found = ctxbudget::input::discover(std::slice::from_ref(&corpus));
+    let job = Job { calibrate: true, ..Job::default() };
+    let files = ctxbudget::pipeline::measure_files(&found, &job, &meter, &|| {});
+    let settings = RecommendSettings {
+        policies: ctxbudget::config::recommend_policies(),
+        thresholds: parse_thresholds(DEFAULT_THRESHOLDS).unwrap(),
+        cache: ctxbudget::CacheModel::default(),
+        window: 200_000,
+        max_reuse: Some(rec::DEFAULT_MAX_REUSE),
+        top_tools: 0,
+    };
+    let mut sessions = 0;
+    for file in files.iter().filter(|f| !f.conversations.is_empty()) {
+        let conversations: Vec<_> = file.conversations.iter().collect();
+        let result = rec::recommend(&conversations, &settings, &meter);
+        let out: Output = serde_json::from_value(serde_json::to_value(&result).unwrap()).unwrap();
+        let name = Path::new(&file.path)
+            .strip_prefix(&corpus)
+            .map_or(file.path.clone(), |p| p.display().to_string());
+        check(&out, &name);
+        sessions += 1;
+    }
+    assert!(sessions >= 40, "{sessions} sessions recommended on");
+}
+
+fn json_of(args: &[&str]) -> serde_json::Value {
+    let run = common::ctxbudget().args(args).output().unwrap();
+    assert!(run.status.success(), "{args:?}: {}", String::from_utf8_lossy(&run.stderr));
+    serde_json::from_slice(&run.stdout).unwrap()
+}
+
+#[test]
+fn sweep_compare_and_recommend_agree_to_the_digit_on_one_baseline() {
+    let policy = "keep-turns:n=3";
+    let sweep = json_of(&["sweep", "traces", "--format", "json", "--policy", policy]);
+    let compare =
+        json_of(&["compare", "traces", "--format", "json", "--policy", policy, "--threshold", "256"]);
+    let recommend = json_of(&["recommend", "traces", "--format", "json", "--policy", policy]);
+    let row = sweep["rows"].as_array().unwrap().iter().find(|r| r["threshold"] == 256).unwrap();
+    let compared = compare["policies"].as_array().unwrap().iter().find(|p| p["policy"] == policy).unwrap();
+    let candidate = recommend["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["policy"] == policy && c["threshold"] == 256)
+        .unwrap();
+    // One baseline: the sessions as recorded, in all three.
+    assert_eq!(sweep["baseline_total_tokens"], compare["baseline_input_tokens"]);
+    assert_eq!(sweep["baseline_total_tokens"], recommend["recommendation"]["baseline"]["input_tokens"]);
+    assert_eq!(row["total_input_tokens"], compared["total_input_tokens"]);
+    assert_eq!(row["total_input_tokens"], candidate["input_tokens"]);
+    assert_eq!(row["savings"], compared["savings"], "the same savings, to the last digit");
+    assert_eq!(row["savings"], candidate["savings"]);
+    assert_eq!(compared["cost_change"], candidate["cost_change"]);
+    assert_eq!(compared["cost"]["cost"], candidate["cost"]);
+    assert_eq!(compare["baseline_cost"], recommend["recommendation"]["baseline"]["cost"]);
+}
