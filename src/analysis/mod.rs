@@ -9,6 +9,7 @@
 pub mod calibration;
 pub mod compare;
 pub mod cost;
+pub mod prices;
 pub mod reconcile;
 pub mod sweep;
 #[cfg(test)]

@@ -78,7 +78,7 @@ fn replay_keeping(
                 add_tool_result(&mut summary, sizes.output(), content);
             }
             MeasuredItem::Compaction { summary: text } => e.compaction_marker(position, *text),
-            MeasuredItem::Request { id, timestamp, usage } => {
+            MeasuredItem::Request { id, timestamp, usage, model } => {
                 let adjustment = e.edit(policy, sticky, *timestamp, &mut edits);
                 let sent = e.sent(&adjustment);
                 let (context_tokens, pruned) = (sent.context_tokens, sent.pruned);
@@ -90,7 +90,7 @@ fn replay_keeping(
                 summary.total_input_tokens += context_tokens;
                 summary.final_context_tokens = context_tokens;
                 if keep_rows {
-                    let request = RequestItem { id, timestamp: *timestamp, usage: usage.as_ref() };
+                    let request = RequestItem { id, timestamp: *timestamp, usage: usage.as_ref(), model };
                     rows.push(e.row(&request, sent, &adjustment));
                 }
                 if adjustment.changed > 0 {
