@@ -47,6 +47,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+pub use super::prices::MAX_PRICE;
 use super::prices::PriceTable;
 use crate::model::Tokens;
 use crate::result::RequestRow;
@@ -197,10 +198,6 @@ impl Prices {
         (read as f64 * self.read + written as f64 * self.write) / self.per_tokens
     }
 }
-
-/// The largest price accepted, in USD per million tokens: far above any provider's, and small
-/// enough that a cost over a whole corpus stays finite (`1e308` gave `inf` and `NaN%`).
-pub const MAX_PRICE: f64 = 1e6;
 
 /// Parses a cache lifetime: `never`, or a number with `ms`, `s`, `m` or `h` (`0` alone is allowed).
 /// Returns milliseconds, or `None` for a cache that never expires.

@@ -17,7 +17,9 @@ use std::sync::{Arc, LazyLock};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::cost::MAX_PRICE;
+/// The largest price accepted, in USD per million tokens: far above any provider's, and small
+/// enough that a cost over a whole corpus stays finite (`1e308` gave `inf` and `NaN%`).
+pub const MAX_PRICE: f64 = 1e6;
 
 /// One model's prices, in USD per million tokens.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

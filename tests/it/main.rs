@@ -35,6 +35,7 @@ mod module_graph;
 mod output_safety;
 mod parallel;
 mod policies;
+mod prices;
 mod properties;
 mod readme;
 mod report;
