@@ -72,7 +72,12 @@ impl Session {
     }
 
     fn request(&mut self) {
-        self.items().push(Item::Request(Request { id: None, timestamp: Some(now_ms()), usage: None }));
+        self.items().push(Item::Request(Request {
+            id: None,
+            timestamp: Some(now_ms()),
+            usage: None,
+            model: None,
+        }));
     }
 
     /// One model step: a request, the assistant's text, then a tool call and its real output.

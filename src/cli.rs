@@ -286,7 +286,9 @@ pub struct CacheArgs {
     pub cache_ttl: String,
     /// Prices: anthropic (write 1.25x, read 0.1x; write 2x with a --cache-ttl over 5m, the 1-hour
     /// cache), openai (write 1x, read 0.1x), none (no cache), all in input-token equivalents; or
-    /// input=X,write=Y,read=Z in USD per million tokens.
+    /// input=X,write=Y,read=Z[,output=W] in USD per million tokens; or a prices file (.toml/.json,
+    /// LiteLLM's model_prices_and_context_window.json too) for cost_usd. cost_usd is always USD,
+    /// at the prices of each request's model (docs/prices.md).
     #[arg(long, default_value = "anthropic")]
     pub prices: String,
 }

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::analysis::compare::CompareSettings;
 use crate::analysis::cost::{CacheModel, Prices};
+use crate::analysis::prices::{PriceTable, names_fallback};
 use crate::analysis::sweep::{self, SweepSettings};
 use crate::cli::{self, Cli, CounterArg, DecideArg, FormatArg, TokenizerArg};
 use crate::export::{ExportFormat, Output};
@@ -336,12 +337,29 @@ fn compare_settings(
         threshold,
         window: cache.window,
         cache: {
-            let prices = Prices::parse(&cache.prices).map_err(|e| usage(format!("--prices: {e}")))?;
+            let prices = prices(&cache.prices)?;
             let ttl_ms = crate::spec::parse_ttl_ms(&cache.cache_ttl)
                 .map_err(|e| usage(format!("--cache-ttl: {e}")))?;
             CacheModel { prices: prices.for_ttl(ttl_ms), ttl_ms }
         },
     })
+}
+
+/// `--prices`: a preset, explicit USD prices, or a prices file (`.toml` or `.json`, this
+/// project's table or LiteLLM's) whose rows price `cost_usd` over the built-in table's, with the
+/// `anthropic` preset for the relative cost.
+fn prices(spec: &str) -> Result<Prices, UsageError> {
+    let path = Path::new(spec.trim());
+    let is_file =
+        [".toml", ".json"].iter().any(|e| spec.trim().to_ascii_lowercase().ends_with(e)) || path.is_file();
+    if !is_file {
+        return Prices::parse(spec).map_err(|e| usage(format!("--prices: {e}")));
+    }
+    let origin = path.display().to_string();
+    let text =
+        std::fs::read_to_string(path).map_err(|e| usage(format!("--prices: cannot read {origin}: {e}")))?;
+    let table = PriceTable::from_text(&text, &origin).map_err(|e| usage(format!("--prices: {e}")))?;
+    Ok(Prices::anthropic().with_table(table.over_built_in(names_fallback(&text))))
 }
 
 impl Config {

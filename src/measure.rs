@@ -281,6 +281,8 @@ pub enum MeasuredItem {
         timestamp: Option<Millis>,
         /// Recorded usage.
         usage: Option<Usage>,
+        /// The model the log names.
+        model: Option<Arc<str>>,
     },
     /// The context is replaced; the optional summary starts the new one (as user text).
     Compaction {
@@ -598,9 +600,12 @@ fn measure_item(item: &Item, meter: &Meter, opts: &MeasureOptions<'_>) -> Measur
                 }),
             )
         }
-        Item::Request(r) => {
-            MeasuredItem::Request { id: r.id.clone(), timestamp: r.timestamp, usage: r.usage }
-        }
+        Item::Request(r) => MeasuredItem::Request {
+            id: r.id.clone(),
+            timestamp: r.timestamp,
+            usage: r.usage,
+            model: r.model.as_deref().map(Arc::from),
+        },
         Item::Unseen { kind, tokens } => {
             text_item(Category::of_unseen(*kind), overhead_measure(*tokens), false)
         }

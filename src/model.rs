@@ -204,6 +204,10 @@ pub struct Request {
     /// Usage the provider reported for this call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// The model the log names for this call, as written there (untrusted text: neutralise it
+    /// wherever it is shown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 /// Usage recorded by the provider for one call. `input_tokens` is the whole prompt size,
@@ -223,6 +227,22 @@ pub struct Usage {
     /// Tokens generated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_tokens: Option<Tokens>,
+    /// What the call cost as the log records it, in millionths of a USD (Cline's `cost`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_micro_usd: Option<u64>,
+}
+
+/// The largest recorded cost of one call believed, in millionths of a USD: $1,000,000.
+pub const MAX_RECORDED_COST_MICRO_USD: u64 = 1_000_000_000_000;
+
+impl Usage {
+    /// A recorded cost in USD as millionths of a USD, when it is a number from 0 to
+    /// [`MAX_RECORDED_COST_MICRO_USD`] (a negative, infinite or larger cost is not believed).
+    pub fn micro_usd(cost: f64) -> Option<u64> {
+        let micro = (cost * 1e6).round();
+        (micro.is_finite() && (0.0..=MAX_RECORDED_COST_MICRO_USD as f64).contains(&micro))
+            .then_some(micro as u64)
+    }
 }
 
 /// One conversation: a single context window evolving request by request.
@@ -298,6 +318,17 @@ impl Conversation {
             ));
         }
         (!parts.is_empty()).then(|| format!("conversation `{}`: {}", self.id, parts.join("; ")))
+    }
+
+    /// Names `model` (when given) as the model of every request that names none: for logs that
+    /// record the model once for the whole conversation (a request body's `model`).
+    pub fn name_model(&mut self, model: Option<&str>) {
+        let Some(model) = model.filter(|m| !m.is_empty()) else { return };
+        for item in &mut self.items {
+            if let Item::Request(r) = item {
+                r.model.get_or_insert_with(|| model.to_owned());
+            }
+        }
     }
 
     /// A conversation with the given id and no items yet.
@@ -452,7 +483,7 @@ mod tests {
                 is_error: true,
                 images: 0,
             }),
-            Item::Request(Request { id: None, timestamp: Some(1_700_000_000_123), usage: None }),
+            Item::Request(Request { id: None, timestamp: Some(1_700_000_000_123), usage: None, model: None }),
         ];
         for item in items {
             let json = serde_json::to_string(&item).unwrap();

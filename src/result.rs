@@ -127,6 +127,16 @@ pub struct RequestRow {
     pub recorded_input_tokens: Option<Tokens>,
     /// Of which read from the provider's cache, if recorded.
     pub recorded_cache_read_tokens: Option<Tokens>,
+    /// Output tokens the provider recorded for this request, if any (priced by the cost model;
+    /// not part of the row's JSON).
+    #[serde(skip)]
+    pub recorded_output_tokens: Option<Tokens>,
+    /// What the log records this request cost, in millionths of a USD (not part of the JSON).
+    #[serde(skip)]
+    pub recorded_cost_micro_usd: Option<u64>,
+    /// The model the log names for this request (untrusted text; not part of the JSON).
+    #[serde(skip)]
+    pub model: Option<std::sync::Arc<str>>,
     /// Input of the summarisation call a compaction policy made before this request (its
     /// context then, plus the summarisation instructions; docs/compaction.md); 0 without one.
     #[serde(default, skip_serializing_if = "is_zero")]

@@ -119,7 +119,8 @@ fn sample_conversation() -> Conversation {
     };
     let call =
         |id: &str| Item::ToolCall { call_id: id.into(), name: "bash".into(), arguments: "{\"c\":1}".into() };
-    let request = |ms: i64| Item::Request(Request { id: None, timestamp: Some(ms), usage: None });
+    let request =
+        |ms: i64| Item::Request(Request { id: None, timestamp: Some(ms), usage: None, model: None });
     c.items.push(Item::System { text: "system prompt".into() });
     c.items.push(Item::User { text: "do it".into(), meta: false, images: 0 });
     for i in 0..12i64 {

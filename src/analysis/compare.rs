@@ -18,6 +18,7 @@ use super::reuse::{RunReuse, replay_with_reuse};
 use crate::measure::MeasuredConversation;
 use crate::model::Tokens;
 use crate::policy::{Policy, PolicySpec};
+use crate::replay::replay;
 use crate::result::Run;
 use crate::tokens::Meter;
 

@@ -28,12 +28,27 @@
 //!   0.5×, per OpenAI's pricing page, developers.openai.com/api/docs/pricing);
 //! - `none`: no cache (every token 1×), so cost equals input tokens.
 //!
-//! Explicit prices (`input=2,write=2.5,read=0.2`) are in USD per million tokens and give USD. Not
-//! modelled: output tokens (the same under every policy), minimum cacheable lengths (1,024 tokens on
-//! both providers) and OpenAI's 128-token cache granularity. Pure: no I/O.
+//! Explicit prices (`input=2,write=2.5,read=0.2[,output=10]`) are in USD per million tokens and
+//! give USD.
+//!
+//! **The bill in USD** (`cost_usd`) is priced beside that cost, per request, at the prices of the
+//! model the log names for it ([`super::prices`]: the built-in table, or a prices file): reads at
+//! the cache-read price, writes at the 5-minute or 1-hour write price by the TTL (the input price
+//! for providers that charge no write premium), and the recorded output tokens at the output
+//! price. Output is the same under every policy; a request whose log records no output tokens adds
+//! none (counted in `output_unrecorded`). With explicit prices, those prices apply to every model
+//! (output at `output=`, or the table's output price of the model when not given). Where the log
+//! records what each request cost (Cline), the recorded total is kept beside it, to hold the
+//! as-recorded baseline against. Not modelled: minimum cacheable lengths (1,024 tokens on both
+//! providers), OpenAI's 128-token cache granularity and long-context tiers. Pure: no I/O.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+pub use super::prices::MAX_PRICE;
+use super::prices::PriceTable;
 use crate::model::Tokens;
 use crate::result::RequestRow;
 
@@ -53,6 +68,13 @@ pub struct Prices {
     pub per_tokens: f64,
     /// Unit of every cost computed with these prices.
     pub unit: String,
+    /// Explicit prices only: USD per million output tokens (`output=`); `None` takes the output
+    /// price of the log's model from the table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<f64>,
+    /// The per-model USD prices of `cost_usd`: built in, or read from a prices file.
+    #[serde(skip)]
+    pub table: Arc<PriceTable>,
 }
 
 /// The unit of relative presets.
@@ -66,7 +88,21 @@ impl Prices {
     pub const PRESETS: [&'static str; 3] = ["anthropic", "openai", "none"];
 
     fn relative(name: &str, write: f64, read: f64) -> Prices {
-        Prices { name: name.into(), input: 1.0, write, read, per_tokens: 1.0, unit: RELATIVE_UNIT.into() }
+        Prices {
+            name: name.into(),
+            input: 1.0,
+            write,
+            read,
+            per_tokens: 1.0,
+            unit: RELATIVE_UNIT.into(),
+            output: None,
+            table: PriceTable::built_in(),
+        }
+    }
+
+    /// These prices with `table` for the per-model USD bill.
+    pub fn with_table(self, table: PriceTable) -> Prices {
+        Prices { table: Arc::new(table), ..self }
     }
 
     /// Anthropic's 5-minute cache: write 1.25×, read 0.1×.
@@ -84,7 +120,14 @@ impl Prices {
     /// offers that lives longer; every other price is the same at any TTL.
     pub fn for_ttl(self, ttl_ms: Option<i64>) -> Prices {
         let longer_than_5m = ttl_ms.is_none_or(|t| t > ANTHROPIC_SHORT_TTL_MS);
-        if self == Prices::anthropic() && longer_than_5m { Prices::anthropic_1h() } else { self }
+        let a = Prices::anthropic();
+        let is_anthropic = (self.name.as_str(), self.write, self.read, self.unit.as_str())
+            == (a.name.as_str(), a.write, a.read, a.unit.as_str());
+        if is_anthropic && longer_than_5m {
+            Prices { write: Prices::anthropic_1h().write, ..self }
+        } else {
+            self
+        }
     }
 
     /// OpenAI's automatic cache: no write premium, read 0.1× (GPT-5 family).
@@ -97,8 +140,8 @@ impl Prices {
         Prices::relative("none", 1.0, 1.0)
     }
 
-    /// Parses a preset name or `input=X[,write=Y][,read=Z]` in USD per million tokens (`write` and
-    /// `read` default to `input`), each from 0 to [`MAX_PRICE`] and given once.
+    /// Parses a preset name or `input=X[,write=Y][,read=Z][,output=W]` in USD per million tokens
+    /// (`write` and `read` default to `input`), each from 0 to [`MAX_PRICE`] and given once.
     pub fn parse(spec: &str) -> Result<Prices, String> {
         let spec = spec.trim();
         match spec {
@@ -107,11 +150,12 @@ impl Prices {
             "none" => return Ok(Prices::none()),
             _ => {}
         }
-        let (mut input, mut write, mut read) = (None, None, None);
+        let (mut input, mut write, mut read, mut output) = (None, None, None, None);
         for pair in spec.split(',') {
             let Some((key, value)) = pair.split_once('=') else {
                 return Err(format!(
-                    "`{spec}` is neither a preset ({}) nor input=X,write=Y,read=Z (USD per million tokens)",
+                    "`{spec}` is neither a preset ({}), input=X,write=Y,read=Z,output=W (USD per million tokens) \
+                     nor a prices file (.toml or .json)",
                     Prices::PRESETS.join(", ")
                 ));
             };
@@ -125,8 +169,11 @@ impl Prices {
                 "input" => &mut input,
                 "write" => &mut write,
                 "read" => &mut read,
+                "output" => &mut output,
                 other => {
-                    return Err(format!("unknown price `{other}` in `{spec}`; valid: input, write, read"));
+                    return Err(format!(
+                        "unknown price `{other}` in `{spec}`; valid: input, write, read, output"
+                    ));
                 }
             };
             if slot.replace(v).is_some() {
@@ -141,6 +188,8 @@ impl Prices {
             read: read.unwrap_or(input),
             per_tokens: 1_000_000.0,
             unit: "USD".into(),
+            output,
+            table: PriceTable::built_in(),
         })
     }
 
@@ -149,10 +198,6 @@ impl Prices {
         (read as f64 * self.read + written as f64 * self.write) / self.per_tokens
     }
 }
-
-/// The largest price accepted, in USD per million tokens: far above any provider's, and small
-/// enough that a cost over a whole corpus stays finite (`1e308` gave `inf` and `NaN%`).
-pub const MAX_PRICE: f64 = 1e6;
 
 /// Parses a cache lifetime: `never`, or a number with `ms`, `s`, `m` or `h` (`0` alone is allowed).
 /// Returns milliseconds, or `None` for a cache that never expires.
@@ -219,10 +264,57 @@ pub struct RequestCost {
     pub rewritten_tokens: Tokens,
     /// The cost.
     pub cost: f64,
+    /// The bill in USD: reads, writes and the recorded output at the model's prices.
+    pub cost_usd: f64,
 }
 
-/// The cost of one request row; `previous` is the row before it in the same run.
+/// USD per token of one request's model: what [`request_cost`] prices a request's bill with.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct UsdRates {
+    /// A token read from the cache.
+    pub read: f64,
+    /// A token written (or sent uncached).
+    pub write: f64,
+    /// An output token.
+    pub output: f64,
+}
+
+impl UsdRates {
+    /// The rates of `model` (the log's name) under `cache`, and whether it was priced at the
+    /// table's fallback. Explicit USD prices apply to every model; their output price, when not
+    /// given, is the model's.
+    pub fn of(cache: &CacheModel, model: Option<&str>) -> (UsdRates, bool) {
+        let p = &cache.prices;
+        let found = p.table.lookup(model);
+        let row = found.price;
+        let per = 1e-6;
+        let rates = if p.unit == "USD" {
+            let scale = 1.0 / p.per_tokens;
+            UsdRates {
+                read: p.read * scale,
+                write: p.write * scale,
+                output: p.output.unwrap_or(row.output) * per,
+            }
+        } else {
+            UsdRates { read: row.read * per, write: row.write(cache.ttl_ms) * per, output: row.output * per }
+        };
+        (rates, found.fallback && !(p.unit == "USD" && p.output.is_some()))
+    }
+}
+
+/// The cost of one request row; `previous` is the row before it in the same run. Its bill in USD
+/// is at the prices of the row's model ([`request_cost_at`] takes the rates instead).
 pub fn request_cost(row: &RequestRow, previous: Option<&RequestRow>, model: &CacheModel) -> RequestCost {
+    request_cost_at(row, previous, model, &UsdRates::of(model, row.model.as_deref()).0)
+}
+
+/// [`request_cost`] with the USD rates of the row's model given.
+pub fn request_cost_at(
+    row: &RequestRow,
+    previous: Option<&RequestRow>,
+    model: &CacheModel,
+    usd: &UsdRates,
+) -> RequestCost {
     let expired = matches!((model.ttl_ms, row.gap_ms), (Some(ttl), Some(gap)) if gap > ttl);
     let cold = row.previous_context_tokens == 0 || expired;
     let read = if cold { 0 } else { row.shared_prefix_tokens.min(row.context_tokens) };
@@ -244,6 +336,9 @@ pub fn request_cost(row: &RequestRow, previous: Option<&RequestRow>, model: &Cac
         write_tokens: write,
         rewritten_tokens: rewritten,
         cost: model.prices.cost(read, write),
+        cost_usd: read as f64 * usd.read
+            + write as f64 * usd.write
+            + row.recorded_output_tokens.unwrap_or(0) as f64 * usd.output,
     }
 }
 
@@ -280,7 +375,7 @@ impl PruneEvent {
 }
 
 /// Cost totals of one run or many (they add up).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CostTotals {
     /// Requests priced.
@@ -301,10 +396,42 @@ pub struct CostTotals {
     pub prune_events: usize,
     /// The cost.
     pub cost: f64,
+    /// Output tokens the log records (the same under every policy).
+    pub output_tokens: Tokens,
+    /// Requests whose log records no output tokens: their output is not in `cost_usd`.
+    pub output_unrecorded: usize,
+    /// The whole bill in USD: cache reads, writes and output, at the prices of each request's
+    /// model.
+    pub cost_usd: f64,
+    /// Of `cost_usd`, the output.
+    pub output_cost_usd: f64,
+    /// What the log records the requests cost, in USD, summed over the requests that record it
+    /// (`None`: no request does). Recorded, so the same under every policy.
+    pub recorded_cost_usd: Option<f64>,
+    /// Requests whose log records what they cost.
+    pub recorded_cost_requests: usize,
+    /// Requests priced at the table's fallback, by the model name the log gives (`(none)` when it
+    /// gives none): names the price table does not know.
+    pub fallback_models: BTreeMap<String, usize>,
 }
+
+/// The key of [`CostTotals::fallback_models`] for requests whose log names no model.
+pub const NO_MODEL: &str = "(none)";
 
 impl std::ops::AddAssign for CostTotals {
     fn add_assign(&mut self, o: CostTotals) {
+        self.output_tokens += o.output_tokens;
+        self.output_unrecorded += o.output_unrecorded;
+        self.cost_usd += o.cost_usd;
+        self.output_cost_usd += o.output_cost_usd;
+        self.recorded_cost_usd = match (self.recorded_cost_usd, o.recorded_cost_usd) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+        };
+        self.recorded_cost_requests += o.recorded_cost_requests;
+        for (m, n) in o.fallback_models {
+            *self.fallback_models.entry(m).or_insert(0) += n;
+        }
         self.requests += o.requests;
         self.cold_requests += o.cold_requests;
         self.input_tokens += o.input_tokens;
@@ -328,8 +455,20 @@ pub fn cost_of_run(rows: &[RequestRow], model: &CacheModel) -> (CostTotals, Vec<
     for i in (0..rows.len().saturating_sub(1)).rev() {
         ends[i] = if rows[i + 1].previous_context_tokens == 0 { i + 1 } else { ends[i + 1] };
     }
+    // Rates of the last model seen: a run names one model, or a few in long stretches.
+    let mut rates: Option<(Option<&str>, UsdRates, bool)> = None;
     for (i, row) in rows.iter().enumerate() {
-        let c = request_cost(row, i.checked_sub(1).map(|j| &rows[j]), model);
+        let name = row.model.as_deref();
+        let (usd, fallback) = match rates {
+            Some((m, usd, fallback)) if m == name => (usd, fallback),
+            _ => {
+                let (usd, fallback) = UsdRates::of(model, name);
+                rates = Some((name, usd, fallback));
+                (usd, fallback)
+            }
+        };
+        let c = request_cost_at(row, i.checked_sub(1).map(|j| &rows[j]), model, &usd);
+        add_bill(&mut totals, row, &c, &usd, fallback);
         totals.requests += 1;
         totals.cold_requests += usize::from(c.cold);
         totals.input_tokens += row.context_tokens;
@@ -356,6 +495,26 @@ pub fn cost_of_run(rows: &[RequestRow], model: &CacheModel) -> (CostTotals, Vec<
         }
     }
     (totals, events)
+}
+
+/// Adds a request's bill, recorded output and recorded cost to the totals.
+fn add_bill(totals: &mut CostTotals, row: &RequestRow, c: &RequestCost, usd: &UsdRates, fallback: bool) {
+    totals.cost_usd += c.cost_usd;
+    match row.recorded_output_tokens {
+        Some(n) => {
+            totals.output_tokens += n;
+            totals.output_cost_usd += n as f64 * usd.output;
+        }
+        None => totals.output_unrecorded += 1,
+    }
+    if let Some(micro) = row.recorded_cost_micro_usd {
+        *totals.recorded_cost_usd.get_or_insert(0.0) += micro as f64 / 1e6;
+        totals.recorded_cost_requests += 1;
+    }
+    if fallback {
+        let name = row.model.as_deref().unwrap_or(NO_MODEL);
+        *totals.fallback_models.entry(name.to_owned()).or_insert(0) += 1;
+    }
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ pub mod calibration;
 pub mod compare;
 pub mod cost;
 pub mod recommend;
+pub mod prices;
 pub mod reconcile;
 pub mod reuse;
 pub mod summarization;

@@ -390,7 +390,7 @@ pub fn sent_contexts(
                 scoped_thinking = 0;
                 parts.user += summary.map_or(0, |s| s.tokens);
             }
-            (_, MeasuredItem::Request { id, timestamp, usage }) => out.push(RequestFit {
+            (_, MeasuredItem::Request { id, timestamp, usage, .. }) => out.push(RequestFit {
                 trace: trace.to_owned(),
                 conversation: conversation.id.clone(),
                 request: out.len(),

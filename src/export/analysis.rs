@@ -190,6 +190,7 @@ pub fn compare_policies(c: &Comparison) -> Tabular {
             "over_window",
             "cost",
             "cost_change",
+            "cost_usd",
             "reuse_share",
             "reused_results",
             "reused_tokens",
@@ -209,6 +210,7 @@ pub fn compare_policies(c: &Comparison) -> Tabular {
                     p.over_window.to_string(),
                     money(p.cost.cost, unit),
                     pct(p.cost_change),
+                    format!("{:.4}", p.cost.cost_usd),
                     pct(p.reuse_share),
                     p.reused_results.to_string(),
                     p.reused_tokens.to_string(),
@@ -240,6 +242,9 @@ pub fn cost_policies(c: &Comparison) -> Tabular {
             "policy",
             "cost",
             "cost_change",
+            "cost_usd",
+            "output_tokens",
+            "output_cost_usd",
             "cold_requests",
             "read_tokens",
             "write_tokens",
@@ -257,6 +262,9 @@ pub fn cost_policies(c: &Comparison) -> Tabular {
                     p.policy.clone(),
                     money(p.cost.cost, unit),
                     pct(p.cost_change),
+                    format!("{:.4}", p.cost.cost_usd),
+                    p.cost.output_tokens.to_string(),
+                    format!("{:.4}", p.cost.output_cost_usd),
                     p.cost.cold_requests.to_string(),
                     p.cost.read_tokens.to_string(),
                     p.cost.write_tokens.to_string(),
@@ -342,15 +350,16 @@ fn cache_line(c: &Comparison) -> String {
 
 /// The comparison as sections.
 pub fn compare_sections(c: &Comparison) -> Vec<Section> {
-    let mut text = vec![
-        cache_line(c),
+    let mut text = vec![cache_line(c)];
+    text.extend(super::bill::usd_lines(c));
+    text.extend([
         format!(
             "savings and cost_change are against the sessions as recorded (`none`, nothing split: {} input tokens, cost {}), the baseline of sweep and recommend too; `none` at {} bytes shows what the split alone costs.",
             c.baseline_input_tokens,
             money(c.baseline_cost, &c.cache.prices.unit),
             c.threshold
         ),
-    ];
+    ]);
     for p in c.policies.iter().filter(|p| p.saves_tokens_costs_more) {
         text.push(format!(
             "{} saves {} of input tokens but costs {} more than the sessions as recorded: its prunes force cached tokens to be written again.",
@@ -371,7 +380,7 @@ pub fn cost_sections(c: &Comparison) -> Vec<Section> {
 pub fn cost_policy_section(c: &Comparison) -> Section {
     Section {
         title: "Cache-aware cost per policy".into(),
-        text: vec![cache_line(c)],
+        text: std::iter::once(cache_line(c)).chain(super::bill::usd_lines(c)).collect(),
         table: Some(cost_policies(c)),
     }
 }

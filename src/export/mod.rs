@@ -10,6 +10,7 @@
 //! and its target replaced.
 
 pub mod analysis;
+pub mod bill;
 pub mod columns;
 pub mod csv;
 pub mod json;

@@ -60,7 +60,9 @@ impl Format for AnthropicMessages {
             other => return Err(fail(format!("expected a request body object, found {}", kind_of(other)))),
         }
         let warnings = b.warnings("");
-        let conversation = Conversation { id: "main".into(), items: b.take_items(), recorded_total: None };
+        let mut conversation =
+            Conversation { id: "main".into(), items: b.take_items(), recorded_total: None };
+        conversation.name_model(doc.get("model").and_then(Value::as_str));
         Ok(Trace { format: self.name(), conversations: vec![conversation], warnings })
     }
 }

@@ -190,6 +190,8 @@ fn interaction_into(
     if let Some(response) = &response {
         let response_at = format!("{at}.response.parsed_body");
         recorded.id = ["id", "responseId"].iter().find_map(|k| response.get(*k)?.as_str()).map(str::to_owned);
+        recorded.model =
+            ["model", "modelVersion"].iter().find_map(|k| response.get(*k)?.as_str()).map(str::to_owned);
         recorded.timestamp = ["created", "created_at"]
             .iter()
             .find_map(|k| response.get(*k)?.as_i64())

@@ -256,6 +256,7 @@ impl Reader {
         let id =
             message.id.ok_or_else(|| TraceError::line(path, line, "assistant line has no `message.id`"))?;
         let usage = self.usage_at(path, line, message.usage.as_ref());
+        let model = message.model;
         let b = &mut self.conversations[c];
         if b.open.as_deref() == Some(id.as_str()) {
             // A further block of the open response: keep the largest output count.
@@ -270,7 +271,12 @@ impl Reader {
         } else {
             b.flush();
             let timestamp = e.timestamp.as_deref().and_then(parse_rfc3339);
-            b.conversation.items.push(Item::Request(Request { id: Some(id.clone()), timestamp, usage }));
+            b.conversation.items.push(Item::Request(Request {
+                id: Some(id.clone()),
+                timestamp,
+                usage,
+                model,
+            }));
             b.open_request = b.conversation.items.len() - 1;
             b.open = Some(id);
         }
@@ -598,6 +604,7 @@ impl UsageFields {
             cache_read_tokens: Some(read),
             cache_write_tokens: Some(write),
             output_tokens,
+            cost_micro_usd: None,
         }))
     }
 }

@@ -26,7 +26,8 @@
 //!   `say: api_req_started` entry whose `text` is JSON with `tokensIn`, `tokensOut`,
 //!   `cacheWrites`, `cacheReads`, and whose `conversationHistoryIndex` + 2 is the index of the
 //!   assistant message it produced (checked on a real task: 36 of 36). The prompt size is
-//!   `tokensIn + cacheWrites + cacheReads`, as Cline sums a request's context. Entries without
+//!   `tokensIn + cacheWrites + cacheReads`, as Cline sums a request's context; `cost` (USD, as Cline
+//!   priced it) is the request's recorded cost and the entry's `modelInfo.modelId` its model. Entries without
 //!   an index (versions before it was added) are matched in order when there are as many of them
 //!   as assistant messages; otherwise the usage is left unrecorded, with a warning. Without
 //!   `ui_messages.json`, the `metrics.tokens{prompt, completion, cached}` newer versions put on
@@ -270,6 +271,9 @@ struct UiMessage {
     text: Option<String>,
     #[serde(default, rename = "conversationHistoryIndex")]
     history_index: Option<i64>,
+    /// The model of the request (newer versions: `modelInfo.modelId`).
+    #[serde(default, rename = "modelInfo")]
+    model_info: Option<Value>,
 }
 
 /// The usage fields of an `api_req_started` entry's `text`.
@@ -283,6 +287,9 @@ struct ApiRequest {
     cache_writes: Option<u64>,
     #[serde(default, rename = "cacheReads")]
     cache_reads: Option<u64>,
+    /// What the request cost in USD, as Cline priced it.
+    #[serde(default)]
+    cost: Option<f64>,
 }
 
 /// The request of each history message (by index) that `ui_messages.json` records.
@@ -297,7 +304,13 @@ fn requests_of_ui(
     let mut out: Vec<Option<Request>> = vec![None; messages.len()];
     let mut in_order = Vec::new();
     for m in ui.iter().filter(|m| m.say.as_deref() == Some("api_req_started")) {
-        let request = Request { id: None, timestamp: m.ts, usage: ui_usage(m.text.as_deref()) };
+        let model = m.model_info.as_ref().and_then(|i| i.get("modelId")).and_then(Value::as_str);
+        let request = Request {
+            id: None,
+            timestamp: m.ts,
+            usage: ui_usage(m.text.as_deref()),
+            model: model.map(str::to_owned),
+        };
         match m.history_index {
             // A retried request is recorded again with the same index: the last one counts.
             Some(index) => {
@@ -337,6 +350,7 @@ fn ui_usage(text: Option<&str>) -> Option<Usage> {
         cache_read_tokens: a.cache_reads,
         cache_write_tokens: a.cache_writes,
         output_tokens: a.tokens_out,
+        cost_micro_usd: a.cost.and_then(Usage::micro_usd),
     })
 }
 
@@ -351,8 +365,9 @@ fn metrics_usage(m: &Value) -> Option<Request> {
         cache_read_tokens: None,
         cache_write_tokens: None,
         output_tokens: tokens.get("completion").and_then(Value::as_u64),
+        cost_micro_usd: None,
     };
-    Some(Request { id: None, timestamp: None, usage: Some(usage) })
+    Some(Request { id: None, timestamp: None, usage: Some(usage), model: None })
 }
 
 /// A warning for a trace another format read with no tool result although its user text holds

@@ -136,6 +136,8 @@ struct Reader {
     unknown: BTreeMap<String, usize>,
     /// `last_token_usage` fields that are not token counts.
     bad_usage: super::shared::BadUsage,
+    /// The model of the latest `turn_context` (`payload.model`).
+    model: Option<String>,
 }
 
 impl Reader {
@@ -160,6 +162,9 @@ impl Reader {
             }
             "turn_context" => {
                 self.flush_pending();
+                if let Some(model) = payload.get("model").and_then(Value::as_str) {
+                    self.model = Some(model.to_owned());
+                }
                 self.open = None;
                 self.run_active = false;
             }
@@ -252,7 +257,12 @@ impl Reader {
     /// A `token_count` whose call left no recorded item becomes a request where it stands.
     fn flush_pending(&mut self) {
         if let Some((usage, _, timestamp)) = self.pending.take() {
-            self.items.push(Item::Request(Request { id: None, timestamp, usage: Some(usage) }));
+            self.items.push(Item::Request(Request {
+                id: None,
+                timestamp,
+                usage: Some(usage),
+                model: self.model.clone(),
+            }));
             self.open = None;
         }
     }
@@ -275,7 +285,7 @@ impl Reader {
         };
         self.run_reasoning = reasoning;
         self.run_slot = None;
-        self.items.push(Item::Request(Request { id: None, timestamp, usage }));
+        self.items.push(Item::Request(Request { id: None, timestamp, usage, model: self.model.clone() }));
         self.open = Some(self.items.len() - 1);
         self.run_active = true;
         self.turn_user_texts.clear();

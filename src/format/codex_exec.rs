@@ -132,6 +132,7 @@ impl Stream {
                         cache_read_tokens: number("cached_input_tokens"),
                         cache_write_tokens: None,
                         output_tokens: number("output_tokens"),
+                        cost_micro_usd: None,
                     });
                 }
             }

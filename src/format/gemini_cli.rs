@@ -111,12 +111,14 @@ fn gemini(c: &mut Conversation, m: &Value, with_usage: bool) {
             cache_read_tokens: n("cached"),
             cache_write_tokens: None,
             output_tokens: n("output").map(|o| o.saturating_add(n("thoughts").unwrap_or(0))),
+            cost_micro_usd: None,
         })
     });
     let calls: &[Value] = m.get("toolCalls").and_then(Value::as_array).map_or(&[], Vec::as_slice);
     let batches = batches(calls);
     let first_time = batches.first().and_then(|b| id_time(&b[0])).or(message_time);
-    c.items.push(Item::Request(Request { id: None, timestamp: first_time, usage }));
+    let model = m.get("model").and_then(Value::as_str).map(str::to_owned);
+    c.items.push(Item::Request(Request { id: None, timestamp: first_time, usage, model: model.clone() }));
     let (text, _) = content_text(m.get("content"));
     if !text.is_empty() {
         c.items.push(Item::Assistant { text });
@@ -128,6 +130,7 @@ fn gemini(c: &mut Conversation, m: &Value, with_usage: bool) {
                 id: None,
                 timestamp: id_time(&batch[0]).or(batch_time),
                 usage: None,
+                model: model.clone(),
             }));
         }
         for call in *batch {

@@ -291,6 +291,7 @@ fn read_sample(
                 }
                 None => None,
             },
+            model: Some(model.to_owned()).filter(|m| !m.is_empty()),
         };
         if let Some(message) = event.pointer("/output/choices/0/message") {
             openai_chat::message(&mut b, message, &format!("{at}.output.choices[0].message"), Calls::None)?;
@@ -336,6 +337,7 @@ fn usage(event: &Value, model: &str) -> Option<Result<Usage, String>> {
         cache_read_tokens: read,
         cache_write_tokens: write,
         output_tokens: n("output_tokens"),
+        cost_micro_usd: None,
     }))
 }
 

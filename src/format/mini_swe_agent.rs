@@ -193,7 +193,8 @@ impl Reader {
         let id = response.and_then(|r| r.get("id")).and_then(Value::as_str).map(str::to_owned);
         let timestamp = unix_seconds(m.get("extra").and_then(|e| e.get("timestamp")))
             .or_else(|| unix_seconds(response.and_then(|r| r.get("created"))));
-        self.push(Item::Request(Request { id, timestamp, usage }));
+        let model = response.and_then(|r| r.get("model")).and_then(Value::as_str).map(str::to_owned);
+        self.push(Item::Request(Request { id, timestamp, usage, model }));
         self.seen_assistant = true;
         self.pending.clear();
         if let Some(calls) = m.get("tool_calls").and_then(Value::as_array).filter(|c| !c.is_empty()) {
@@ -315,6 +316,7 @@ mod tests {
             cache_read_tokens: Some(1000),
             cache_write_tokens: None,
             output_tokens: Some(164),
+            cost_micro_usd: None,
         };
         assert_eq!(r.usage, Some(want));
     }

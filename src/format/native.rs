@@ -173,7 +173,12 @@ mod tests {
     fn written_conversations_read_back_identically() {
         let mut main = Conversation::new("main");
         main.items.push(Item::System { text: "sys".into() });
-        main.items.push(Item::Request(Request { id: Some("r1".into()), timestamp: Some(1000), usage: None }));
+        main.items.push(Item::Request(Request {
+            id: Some("r1".into()),
+            timestamp: Some(1000),
+            usage: None,
+            model: None,
+        }));
         let mut sub = Conversation::new("agent-1");
         sub.items.push(Item::Compaction { summary: Some("sum".into()) });
         let mut out = Vec::new();

@@ -153,11 +153,9 @@ impl Format for OpenAiChat {
                 body(&mut b, &doc, "", Calls::BeforeEachAssistant).map_err(fail)?;
                 b.request();
                 trace.warnings.extend(b.warnings(""));
-                trace.conversations.push(Conversation {
-                    id: "main".into(),
-                    items: b.take_items(),
-                    recorded_total: None,
-                });
+                let mut c = Conversation { id: "main".into(), items: b.take_items(), recorded_total: None };
+                c.name_model(doc.get("model").and_then(Value::as_str));
+                trace.conversations.push(c);
             }
             other => {
                 return Err(fail(format!(

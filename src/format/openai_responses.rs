@@ -83,6 +83,7 @@ impl Format for OpenAiResponses {
             Value::Object(o) if o.contains_key("output") => {
                 let mut request = Request {
                     id: o.get("id").and_then(Value::as_str).map(str::to_owned),
+                    model: o.get("model").and_then(Value::as_str).map(str::to_owned),
                     ..Default::default()
                 };
                 match wire::usage_of_response(&doc) {

@@ -189,12 +189,14 @@ fn assistant(items: &mut Vec<Item>, message: &Value, parts: &[&Value]) -> usize 
         }
     }
     let created = message.pointer("/time/created").and_then(Value::as_i64);
+    let model = message.get("modelID").and_then(Value::as_str).map(str::to_owned);
     let steps = parts.iter().filter(|p| str_of(p, "type") == "step-start").count();
     if steps == 0 && !parts.is_empty() {
         items.push(Item::Request(Request {
             id: None,
             timestamp: created,
             usage: message.get("tokens").and_then(usage),
+            model: model.clone(),
         }));
     }
     let mut pruned = 0;
@@ -213,6 +215,7 @@ fn assistant(items: &mut Vec<Item>, message: &Value, parts: &[&Value]) -> usize 
                     id: None,
                     timestamp,
                     usage: finish.and_then(|f| f.get("tokens")).and_then(usage),
+                    model: model.clone(),
                 }));
             }
             "text" => items.push(Item::Assistant { text: str_of(part, "text").to_owned() }),
@@ -269,6 +272,7 @@ fn usage(tokens: &Value) -> Option<Usage> {
         cache_read_tokens: Some(read),
         cache_write_tokens: Some(write),
         output_tokens: n("/output"),
+        cost_micro_usd: None,
     })
 }
 

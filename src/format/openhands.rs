@@ -236,7 +236,7 @@ fn action_event(b: &mut Builder, e: &Value, action: &str, usages: &BTreeMap<Stri
                 b.flush();
                 let id = e.get("response_id").and_then(Value::as_str).map(str::to_owned);
                 let usage = id.as_ref().and_then(|id| usages.get(id)).copied();
-                b.push(Item::Request(Request { id, timestamp, usage }));
+                b.push(Item::Request(Request { id, timestamp, usage, model: None }));
                 b.push(Item::Assistant { text: str_at(&args, "content") });
             }
             ("think", _) => {
@@ -274,7 +274,8 @@ fn action_event(b: &mut Builder, e: &Value, action: &str, usages: &BTreeMap<Stri
             }
         };
         let usage = recorded.or_else(|| response_id.as_ref().and_then(|id| usages.get(id)).copied());
-        b.conversation.items.push(Item::Request(Request { id: response_id, timestamp, usage }));
+        let model = response.and_then(|r| r.get("model")).and_then(Value::as_str).map(str::to_owned);
+        b.conversation.items.push(Item::Request(Request { id: response_id, timestamp, usage, model }));
         let (text, _) = content_text(message.and_then(|m| m.get("content")));
         let text = if text.is_empty() { str_at(&args, "thought") } else { text };
         if !text.is_empty() {

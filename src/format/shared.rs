@@ -473,6 +473,7 @@ fn openai_counts(u: &Value) -> Result<Option<Usage>, String> {
         cache_read_tokens,
         cache_write_tokens: recorded_count(u, "cache_creation_input_tokens")?,
         output_tokens: recorded_count(u, "completion_tokens")?,
+        cost_micro_usd: None,
     }))
 }
 
@@ -493,6 +494,7 @@ pub fn usage_from(
         cache_read_tokens: optional(read)?,
         cache_write_tokens: optional(write)?,
         output_tokens: recorded_count(u, output)?,
+        cost_micro_usd: None,
     }))
 }
 

@@ -542,6 +542,7 @@ pub(crate) fn usage_of_response(body: &Value) -> Option<Result<Usage, String>> {
             cache_read_tokens: n(u, "cachedContentTokenCount"),
             cache_write_tokens: None,
             output_tokens: n(u, "candidatesTokenCount").map(|c| c + n(u, "thoughtsTokenCount").unwrap_or(0)),
+            cost_micro_usd: None,
         }
     } else {
         let u = body.get("usage")?;
@@ -551,6 +552,7 @@ pub(crate) fn usage_of_response(body: &Value) -> Option<Result<Usage, String>> {
                 cache_read_tokens: u.get("prompt_tokens_details").and_then(|d| n(d, "cached_tokens")),
                 cache_write_tokens: None,
                 output_tokens: n(u, "completion_tokens"),
+                cost_micro_usd: None,
             }
         } else if u.get("cache_creation_input_tokens").is_some()
             || u.get("cache_read_input_tokens").is_some()
@@ -566,6 +568,7 @@ pub(crate) fn usage_of_response(body: &Value) -> Option<Result<Usage, String>> {
                 cache_read_tokens: Some(read),
                 cache_write_tokens: Some(write),
                 output_tokens: n(u, "output_tokens"),
+                cost_micro_usd: None,
             }
         } else {
             Usage {
@@ -573,6 +576,7 @@ pub(crate) fn usage_of_response(body: &Value) -> Option<Result<Usage, String>> {
                 cache_read_tokens: u.get("input_tokens_details").and_then(|d| n(d, "cached_tokens")),
                 cache_write_tokens: None,
                 output_tokens: n(u, "output_tokens"),
+                cost_micro_usd: None,
             }
         }
     };

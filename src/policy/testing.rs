@@ -133,7 +133,7 @@ impl Convo {
 
     /// An LLM request boundary (timestamped when [`Convo::at`] was called).
     pub fn request(mut self) -> Self {
-        self.items.push(Item::Request(Request { id: None, timestamp: self.now, usage: None }));
+        self.items.push(Item::Request(Request { id: None, timestamp: self.now, usage: None, model: None }));
         self
     }
 

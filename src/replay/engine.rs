@@ -55,6 +55,8 @@ pub(super) struct RequestItem<'c> {
     pub(super) timestamp: Option<Millis>,
     /// Recorded usage.
     pub(super) usage: Option<&'c Usage>,
+    /// The model the log names.
+    pub(super) model: &'c Option<std::sync::Arc<str>>,
 }
 
 /// A request's context as sent, after the policy's edits.
@@ -712,6 +714,9 @@ impl<'a> Engine<'a> {
             gap_ms,
             recorded_input_tokens: request.usage.map(|u| u.input_tokens),
             recorded_cache_read_tokens: request.usage.and_then(|u| u.cache_read_tokens),
+            recorded_output_tokens: request.usage.and_then(|u| u.output_tokens),
+            recorded_cost_micro_usd: request.usage.and_then(|u| u.cost_micro_usd),
+            model: request.model.clone(),
             ..RequestRow::default()
         }
     }

@@ -83,7 +83,7 @@ fn replay_keeping(
                 add_tool_result(&mut summary, sizes.output(), content);
             }
             MeasuredItem::Compaction { summary: text } => e.compaction_marker(position, *text),
-            MeasuredItem::Request { id, timestamp, usage } => {
+            MeasuredItem::Request { id, timestamp, usage, model } => {
                 let mut adjustment = e.edit(policy, sticky, *timestamp, &mut edits);
                 let summarised =
                     if compacts { e.compact(policy, position, *timestamp, &mut adjustment) } else { None };
@@ -97,7 +97,7 @@ fn replay_keeping(
                 summary.total_input_tokens += context_tokens;
                 summary.final_context_tokens = context_tokens;
                 if keep_rows {
-                    let request = RequestItem { id, timestamp: *timestamp, usage: usage.as_ref() };
+                    let request = RequestItem { id, timestamp: *timestamp, usage: usage.as_ref(), model };
                     let mut row = e.row(&request, sent, &adjustment);
                     if let Some(s) = summarised {
                         row.summarization_input_tokens = s.input_tokens;

@@ -40,6 +40,7 @@ mod module_graph;
 mod output_safety;
 mod parallel;
 mod policies;
+mod prices;
 mod properties;
 mod readme;
 mod recommend;

@@ -89,7 +89,7 @@ fn item() -> impl Strategy<Value = Item> {
         }),
         4 => proptest::option::of(0i64..7_200_000).prop_map(|gap| {
             // The gap is turned into an increasing timestamp below.
-            Item::Request(Request { id: None, timestamp: gap, usage: None })
+            Item::Request(Request { id: None, timestamp: gap, usage: None, model: None })
         }),
         1 => proptest::option::of(text()).prop_map(|summary| Item::Compaction { summary }),
     ]
