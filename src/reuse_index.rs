@@ -57,6 +57,9 @@ pub struct ReuseIndex {
     pub uses: Vec<FirstUse>,
     /// Tool results in the conversation.
     pub results: usize,
+    /// Whether the index was built (an empty default stands for one not asked for:
+    /// [`crate::measure::MeasureOptions::reuse`]).
+    pub built: bool,
 }
 
 /// A holder while the index is built: with the requests made before the result.
@@ -78,7 +81,7 @@ struct Context {
 impl ReuseIndex {
     /// The index of `conversation`.
     pub fn new(conversation: &Conversation) -> ReuseIndex {
-        let mut index = ReuseIndex::default();
+        let mut index = ReuseIndex { built: true, ..ReuseIndex::default() };
         let mut context = Context::default();
         let mut requests = 0usize;
         let mut scratch = Vec::new();

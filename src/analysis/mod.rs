@@ -9,8 +9,8 @@
 pub mod calibration;
 pub mod compare;
 pub mod cost;
-pub mod recommend;
 pub mod prices;
+pub mod recommend;
 pub mod reconcile;
 pub mod reuse;
 pub mod summarization;

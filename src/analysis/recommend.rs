@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use super::compare::PolicySource;
 use super::cost::{CacheModel, CostTotals, cost_of_run};
+use super::reuse::{RunReuse, replay_with_reuse};
 use crate::measure::MeasuredConversation;
 use crate::model::Tokens;
 use crate::policy::PolicySpec;
@@ -85,6 +86,9 @@ pub struct Cell {
     pub peak: Tokens,
     /// Requests before which the policy changed the context.
     pub prune_events: usize,
+    /// Results the policy pruned, and of those the agent reused later ([`super::reuse`]); `None`
+    /// where the conversation was measured without its reuse index.
+    pub reuse: Option<(usize, usize)>,
 }
 
 impl Cell {
@@ -93,6 +97,15 @@ impl Cell {
         self.cost += o.cost;
         self.peak = self.peak.max(o.peak);
         self.prune_events += o.prune_events;
+        self.reuse = match (self.reuse, o.reuse) {
+            (Some(a), Some(b)) => Some((a.0 + b.0, a.1 + b.1)),
+            (a, b) => a.or(b),
+        };
+    }
+
+    /// The share of pruned results reused later (0 when nothing was pruned), where known.
+    pub fn reuse_share(&self) -> Option<f64> {
+        self.reuse.map(|(pruned, reused)| if pruned == 0 { 0.0 } else { reused as f64 / pruned as f64 })
     }
 }
 
@@ -102,12 +115,13 @@ pub fn price(run: &Run, cache: &CacheModel) -> CostTotals {
     cost_of_run(&run.rows, cache).0
 }
 
-fn cell_of(run: &Run, cache: &CacheModel) -> Cell {
+fn cell_of(run: &Run, reuse: Option<RunReuse>, cache: &CacheModel) -> Cell {
     Cell {
         input_tokens: run.summary.total_input_tokens,
         cost: price(run, cache).cost,
         peak: run.summary.peak_context_tokens,
         prune_events: run.summary.prune_events,
+        reuse: reuse.map(|r| (r.pruned_results, r.reused_results)),
     }
 }
 
@@ -133,8 +147,12 @@ pub fn run_cell(
     settings: &RecommendSettings,
     meter: &Meter,
 ) -> Cell {
+    if c.reuse.built {
+        let (run, reuse) = replay_with_reuse(c, threshold, source.fresh(), meter, true);
+        return cell_of(&run, Some(reuse), &settings.cache);
+    }
     let mut policy = source.fresh();
-    cell_of(&replay(c, threshold, &mut *policy, meter), &settings.cache)
+    cell_of(&replay(c, threshold, &mut *policy, meter), None, &settings.cache)
 }
 
 /// The grid of one conversation: every policy at every threshold, each distinct split replayed
@@ -279,7 +297,7 @@ fn candidate(
     base: &Cell,
     s: &RecommendSettings,
 ) -> Candidate {
-    let reuse_share = None;
+    let reuse_share = c.reuse_share();
     let within_reuse = match (reuse_share, s.max_reuse) {
         (Some(share), Some(max)) => share <= max,
         _ => true,

@@ -17,7 +17,9 @@ pub(super) fn run(c: RecommendConfig) -> Result<ExitCode> {
         let Opened { found, mut meter, .. } = opened;
         let bar = progress_bar(found.files.len(), "measuring");
         let progress = || bar.inc(1);
-        let walked = pass::recommend(&found, &c.input.job(), &meter, &c.settings, c.low_memory, &progress);
+        // The reuse index, so each candidate's reuse share is known and `--max-reuse` applies.
+        let job = crate::pipeline::Job { reuse: true, ..c.input.job() };
+        let walked = pass::recommend(&found, &job, &meter, &c.settings, c.low_memory, &progress);
         bar.finish_and_clear();
         let pass::Walked { output: result, read, mut errors, warnings } = walked;
         if writes(Some(&c.output), read, &mut errors) {

@@ -69,7 +69,7 @@ fn messages(items: &[MeasuredItem], offset: usize) -> (u64, Vec<(usize, bool)>) 
         match item {
             MeasuredItem::Request { .. } => opened = false,
             MeasuredItem::Text { category, measure, .. } => match category {
-                Category::System | Category::Unrecorded | Category::Images => {}
+                Category::System | Category::Unrecorded | Category::Framing | Category::Images => {}
                 Category::Assistant
                 | Category::Thinking
                 | Category::HiddenReasoning

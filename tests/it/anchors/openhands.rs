@@ -50,7 +50,8 @@ fn events(items: &[MeasuredItem]) -> (Vec<(usize, usize)>, usize) {
                         n += 1;
                     }
                 }
-                Category::Images => {}
+                // Message structure around items already counted (the calibration's framing).
+                Category::Images | Category::Framing => {}
                 _ => n += 1 + usize::from(*turn_start),
             },
             MeasuredItem::ToolCall { .. } => {
