@@ -58,7 +58,7 @@ pub struct ReuseIndex {
     /// Tool results in the conversation.
     pub results: usize,
     /// Whether the index was built (an empty default stands for one not asked for:
-    /// [`crate::measure::MeasureOptions::reuse`]).
+    /// `MeasureOptions::reuse` in the measure module).
     pub built: bool,
 }
 

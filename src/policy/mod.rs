@@ -160,8 +160,9 @@ pub struct View<'a> {
     /// The whole context as currently sent.
     pub context: TextSize,
     /// Of which the system prompt, recorded or not: the trace's own and the `--overhead` that
-    /// stands for what it does not hold (the system prompt and tool schemas). Anchors that count
-    /// only the message list leave it out.
+    /// stands for what it does not hold (the system prompt and tool schemas), with the
+    /// calibration's framing (the provider's message structure). Anchors that count only the
+    /// message list leave it out.
     pub system: TextSize,
     /// Chat messages in the context after the system prompt, as chat APIs with a separate system
     /// field list them: each user text, each tool result, and one assistant message per model

@@ -646,6 +646,7 @@ impl<'a> Engine<'a> {
     fn view(&self, timestamp: Option<Millis>) -> View<'_> {
         let mut system = self.sums[slot(Category::System)];
         system += self.sums[slot(Category::Unrecorded)];
+        system += self.sums[slot(Category::Framing)];
         View {
             request: self.requests,
             timestamp,

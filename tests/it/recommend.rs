@@ -109,7 +109,10 @@ fn check(out: &Output, what: &str) {
         (r.savings - savings).abs() < 1e-12 && (r.cost_change - (r.cost / base.cost - 1.0)).abs() < 1e-12,
         "{what}"
     );
-    assert!(r.reuse_share.is_none() && r.prune_events <= r.input_tokens, "{what}");
+    // The command builds the reuse index: every candidate's share is known, and the pick's is
+    // within --max-reuse (25%).
+    assert!(out.candidates.iter().all(|c| c.reuse_share.is_some_and(|s| (0.0..=1.0).contains(&s))), "{what}");
+    assert!(r.reuse_share.is_some_and(|s| s <= 0.25) && r.prune_events <= r.input_tokens, "{what}");
     assert!(out.sentence.starts_with("Ship "), "{what}: {}", out.sentence);
 }
 
@@ -137,7 +140,7 @@ fn the_recommended_pair_is_the_cheapest_candidate_on_every_real_session() {
     let meter = ctxbudget::Meter::new(ctxbudget::Tokenizer::O200k, ctxbudget::Tokenizer::Estimate)
         .deciding(ctxbudget::DecideWith::Anchor);
     let found = ctxbudget::input::discover(std::slice::from_ref(&corpus));
-    let job = Job { calibrate: true, ..Job::default() };
+    let job = Job { calibrate: true, reuse: true, ..Job::default() };
     let files = ctxbudget::pipeline::measure_files(&found, &job, &meter, &|| {});
     let settings = RecommendSettings {
         policies: ctxbudget::config::recommend_policies(),
