@@ -115,6 +115,9 @@ pub struct Comparison {
     pub baseline_input_tokens: Tokens,
     /// Their cost: the baseline of `cost_change`.
     pub baseline_cost: f64,
+    /// Their whole bill in USD at each request's model price ([`super::prices`]): the baseline of
+    /// `recommend`, which ranks in USD.
+    pub baseline_cost_usd: f64,
     /// One row per policy, `none` first.
     pub policies: Vec<PolicyRow>,
     /// Every prune event, by conversation, policy and request.
@@ -205,8 +208,8 @@ pub struct Replayed {
     runs: Vec<PolicyRun>,
     /// Whether the runs keep their rows.
     rows: bool,
-    /// Input tokens and cost of the conversation as recorded.
-    baseline: (Tokens, f64),
+    /// Input tokens, cost and cost in USD of the conversation as recorded.
+    baseline: (Tokens, f64, f64),
 }
 
 #[derive(Debug, Clone)]
@@ -268,13 +271,14 @@ pub fn replay_conversation(
     }
 }
 
-/// Input tokens and cost of `c` as recorded: `none` with nothing split, the one baseline of every
-/// savings figure.
-pub fn as_recorded(c: &MeasuredConversation, cache: &CacheModel, meter: &Meter) -> (Tokens, f64) {
+/// Input tokens, cost and cost in USD of `c` as recorded: `none` with nothing split, the one
+/// baseline of every savings figure.
+pub fn as_recorded(c: &MeasuredConversation, cache: &CacheModel, meter: &Meter) -> (Tokens, f64, f64) {
     let mut none =
         PolicySpec::parse("none").unwrap_or_else(|e| unreachable!("`none` is registered: {e}")).build();
     let run = replay(c, usize::MAX, &mut *none, meter);
-    (run.summary.total_input_tokens, cost_of_run(&run.rows, cache).0.cost)
+    let cost = cost_of_run(&run.rows, cache).0;
+    (run.summary.total_input_tokens, cost.cost, cost.cost_usd)
 }
 
 /// Adds up replayed conversations into the comparison of `policies` (the ones they were replayed
@@ -300,7 +304,7 @@ pub struct Sum<'a> {
     rows: Vec<PolicyRow>,
     events: Vec<EventRow>,
     runs_out: Vec<ConversationRuns>,
-    baseline: (Tokens, f64),
+    baseline: (Tokens, f64, f64),
 }
 
 impl<'a> Sum<'a> {
@@ -310,13 +314,14 @@ impl<'a> Sum<'a> {
             .iter()
             .map(|p| PolicyRow { policy: p.label().to_owned(), ..Default::default() })
             .collect();
-        Sum { policies, rows, events: Vec::new(), runs_out: Vec::new(), baseline: (0, 0.0) }
+        Sum { policies, rows, events: Vec::new(), runs_out: Vec::new(), baseline: (0, 0.0, 0.0) }
     }
 
     /// Adds the next conversation.
     pub fn add(&mut self, conversation: Replayed) {
         self.baseline.0 += conversation.baseline.0;
         self.baseline.1 += conversation.baseline.1;
+        self.baseline.2 += conversation.baseline.2;
         let mut runs = Vec::with_capacity(self.policies.len());
         for ((source, row), r) in self.policies.iter().zip(&mut self.rows).zip(conversation.runs) {
             let s = &r.run.summary;
@@ -350,7 +355,7 @@ impl<'a> Sum<'a> {
 
     /// The comparison of everything added.
     pub fn finish(self, settings: &CompareSettings) -> Comparison {
-        let Sum { mut rows, events, runs_out, baseline: (tokens, cost), .. } = self;
+        let Sum { mut rows, events, runs_out, baseline: (tokens, cost, cost_usd), .. } = self;
         for r in &mut rows {
             r.reuse_share = RunReuse {
                 pruned_results: r.pruned_results,
@@ -368,6 +373,7 @@ impl<'a> Sum<'a> {
             cache: settings.cache.clone(),
             baseline_input_tokens: tokens,
             baseline_cost: cost,
+            baseline_cost_usd: cost_usd,
             policies: rows,
             events,
             conversations: runs_out,

@@ -109,16 +109,20 @@ impl Cell {
     }
 }
 
-/// The cost of a run: the one function every cost of the recommendation goes through, so a
-/// change of unit (USD per model) is made here once.
+/// The cost of a run: the one function every cost of the recommendation goes through. The
+/// recommendation ranks by its `cost_usd`, the whole bill at each request's model price
+/// ([`super::prices`]; explicit `--prices` apply to every model), in [`COST_UNIT`].
 pub fn price(run: &Run, cache: &CacheModel) -> CostTotals {
     cost_of_run(&run.rows, cache).0
 }
 
+/// The unit of every cost of the recommendation.
+pub const COST_UNIT: &str = "USD";
+
 fn cell_of(run: &Run, reuse: Option<RunReuse>, cache: &CacheModel) -> Cell {
     Cell {
         input_tokens: run.summary.total_input_tokens,
-        cost: price(run, cache).cost,
+        cost: price(run, cache).cost_usd,
         peak: run.summary.peak_context_tokens,
         prune_events: run.summary.prune_events,
         reuse: reuse.map(|r| (r.pruned_results, r.reused_results)),
@@ -360,7 +364,7 @@ pub fn finish(grids: &[ConversationGrid], settings: &RecommendSettings) -> (Reco
     let thresholds = settings.swept();
     let sum = add_up(grids, settings.policies.len() * thresholds.len());
     let candidates = candidates(&sum, settings);
-    let unit = settings.cache.prices.unit.clone();
+    let unit = COST_UNIT.to_owned();
     let mut out = Recommendation {
         conversations: grids.len(),
         requests: sum.requests,

@@ -62,6 +62,7 @@ mod tests {
             cache: CacheModel::default(),
             baseline_input_tokens: 0,
             baseline_cost: 0.0,
+            baseline_cost_usd: 0.0,
             policies: vec![row("none", 0.0, 0.0), row("keep-results:n=5", 0.5, 0.12)],
             events: Vec::new(),
             conversations: Vec::new(),

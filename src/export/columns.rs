@@ -29,7 +29,9 @@ fn opt<T: ToString>(v: Option<T>) -> String {
 
 /// Percentage with one decimal, or empty.
 pub fn percent(v: Option<f64>) -> String {
-    v.map(|v| format!("{:.1}%", v * 100.0)).unwrap_or_default()
+    // A value that rounds to zero prints as 0.0%, never -0.0%.
+    let shown = |v: f64| if (v * 100.0).abs() < 0.05 { 0.0 } else { v * 100.0 };
+    v.map(|v| format!("{:.1}%", shown(v))).unwrap_or_default()
 }
 
 /// Every field of every run summary (the CSV shape).

@@ -105,9 +105,15 @@ pub fn sections(r: &Recommendation, every_pair: bool) -> Vec<Section> {
     }
     let mut text = vec![r.sentence.clone()];
     text.extend(interval_line(r));
+    // A relative preset (`anthropic`, `openai`, `none`) does not price in USD: the bill is then at
+    // each request's model price; explicit prices apply to every model (docs/prices.md).
+    let prices = if r.cache.prices.unit == "USD" {
+        "the prices given".to_owned()
+    } else {
+        "each request's model price (docs/prices.md)".to_owned()
+    };
     text.push(format!(
-        "Costs in {unit} with `{}` prices (cache TTL {}); baseline: the sessions as recorded (none, nothing split); constraints: peak context within {} tokens{}.",
-        r.cache.prices.name,
+        "Costs in {unit}, the whole bill at {prices}; cache TTL {}; baseline: the sessions as recorded (none, nothing split); constraints: peak context within {} tokens{}.",
         crate::analysis::cost::format_ttl(r.cache.ttl_ms),
         r.window,
         r.max_reuse.map_or_else(String::new, |m| format!(", reuse share at most {} where known", pct(m)))

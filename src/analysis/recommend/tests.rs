@@ -16,6 +16,11 @@ fn settings(policies: &[&str], window: Tokens) -> RecommendSettings {
 
 const POLICIES: [&str; 3] = ["none", "keep-turns:n=2", "keep-results:n=0"];
 
+/// USD per input-token equivalent: the test conversations name no model, so they are priced as
+/// the fallback `claude-sonnet-4-5` ($3 input, $3.75 5-minute write, $0.30 read per million
+/// tokens: the anthropic preset's 1.25 and 0.1 times $3), and record no output.
+const USD: f64 = 3.0 / 1e6;
+
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-9
 }
@@ -29,13 +34,13 @@ fn the_cheapest_pair_wins_against_the_sessions_as_recorded_by_a_hand_count() {
     // 1102, 1102, 1102; cost 102×1.25 + (1000×1.25 + 102×0.1) + 2 × 1102×0.1 = 1608.1.
     let base = &r.candidates[0];
     assert_eq!((base.policy.as_str(), base.threshold, base.input_tokens), ("none", None, 3408));
-    assert!(close(base.cost, 1608.1), "{}", base.cost);
+    assert!(close(base.cost, 1608.1 * USD), "{}", base.cost);
     // keep-results:n=0 at 16 bytes prunes the content before anything is cached: 95, 1095 × 3;
     // 95×1.25 + (1000×1.25 + 95×0.1) + 2 × 1095×0.1 = 1597.25, the cheapest.
     let rec = r.recommendation.as_ref().unwrap();
     assert_eq!((rec.pick.policy.as_str(), rec.pick.threshold), ("keep-results:n=0", Some(16)));
     assert_eq!(rec.pick.input_tokens, 3380);
-    assert!(close(rec.pick.cost, 1597.25) && close(rec.pick.cost_change, 1597.25 / 1608.1 - 1.0));
+    assert!(close(rec.pick.cost, 1597.25 * USD) && close(rec.pick.cost_change, 1597.25 / 1608.1 - 1.0));
     assert!(close(rec.pick.savings, 1.0 - 3380.0 / 3408.0));
     assert_eq!(rec.baseline, *base);
     assert!(
@@ -114,7 +119,7 @@ fn every_candidate_is_the_comparison_of_its_pair() {
                 (cand.input_tokens, cand.peak_context_tokens),
                 (p.total_input_tokens, p.peak_context_tokens)
             );
-            assert!(close(cand.cost, p.cost.cost), "{} at {threshold}", p.policy);
+            assert!(close(cand.cost, p.cost.cost_usd), "{} at {threshold}", p.policy);
         }
     }
     // Two conversations: an interval, the same at every call, around the point estimate.
