@@ -208,6 +208,17 @@ pub struct SourceArgs {
     /// Also read Codex CLI rollouts in place, from ~/.codex/sessions.
     #[arg(long)]
     pub codex: bool,
+    /// Also read Cline's tasks in place, from VS Code's global storage
+    /// (~/.config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks on Linux).
+    #[arg(long)]
+    pub cline: bool,
+    /// Also read Roo Code's tasks in place, from VS Code's global storage
+    /// (.../globalStorage/rooveterinaryinc.roo-cline/tasks).
+    #[arg(long)]
+    pub roo: bool,
+    /// Also read OpenCode's sessions in place, from ~/.local/share/opencode/storage.
+    #[arg(long)]
+    pub opencode: bool,
     /// In a folder, follow symbolic links that lead out of it (by default only links to places
     /// inside the folder walked are followed).
     #[arg(long, short = 'L')]

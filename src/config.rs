@@ -110,23 +110,26 @@ pub struct InputConfig {
     pub overhead: Option<Tokens>,
 }
 
-/// The paths given plus the agent folders asked for with `--claude`/`--codex`, read under `$HOME`.
-pub fn with_agent_homes(
-    mut paths: Vec<PathBuf>,
-    claude: bool,
-    codex: bool,
-) -> Result<Vec<PathBuf>, UsageError> {
-    let agents: Vec<AgentHome> = [(claude, AgentHome::Claude), (codex, AgentHome::Codex)]
-        .into_iter()
-        .filter_map(|(on, a)| on.then_some(a))
-        .collect();
+/// The agents whose session folders `a` asks for, in [`AgentHome::ALL`]'s order.
+fn agents_asked(a: &cli::SourceArgs) -> Vec<AgentHome> {
+    let asked = [a.claude, a.codex, a.cline, a.roo, a.opencode];
+    AgentHome::ALL.into_iter().zip(asked).filter_map(|(agent, on)| on.then_some(agent)).collect()
+}
+
+/// The paths given plus the agent folders asked for (`--claude`, `--codex`, `--cline`, `--roo`,
+/// `--opencode`), read under `$HOME`.
+pub fn with_agent_homes(mut paths: Vec<PathBuf>, agents: &[AgentHome]) -> Result<Vec<PathBuf>, UsageError> {
     if agents.is_empty() {
         return Ok(paths);
     }
     let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).ok_or_else(|| {
-        UsageError("--claude/--codex read under $HOME, which is not set; pass the folders as paths".into())
+        let flags: Vec<&str> = agents.iter().map(|a| a.flag()).collect();
+        UsageError(format!(
+            "{} read under $HOME, which is not set; pass the folders as paths",
+            flags.join("/")
+        ))
     })?;
-    paths.extend(agent_homes(Path::new(&home), &agents));
+    paths.extend(agent_homes(Path::new(&home), agents));
     Ok(paths)
 }
 
@@ -222,18 +225,19 @@ impl SourceConfig {
         traces_by_default: bool,
         command: &str,
     ) -> Result<SourceConfig, UsageError> {
-        let bundled = a.paths.is_empty() && !a.claude && !a.codex;
+        let agents = agents_asked(&a);
+        let bundled = a.paths.is_empty() && agents.is_empty();
         let paths = if bundled {
             if !traces_by_default {
                 return Err(usage(format!(
-                    "{command} needs trace files or directories, or --claude/--codex"
+                    "{command} needs trace files or directories, or --claude/--codex/--cline/--roo/--opencode"
                 )));
             }
             vec![default_traces().ok_or_else(|| {
                 usage("no input given and no traces/ directory here; pass trace files or directories")
             })?]
         } else {
-            with_agent_homes(a.paths, a.claude, a.codex)?
+            with_agent_homes(a.paths, &agents)?
         };
         if let Some(jobs) = a.jobs.filter(|j| !(1..=MAX_JOBS).contains(j)) {
             return Err(usage(format!("--jobs must be between 1 and {MAX_JOBS}, not {jobs}")));

@@ -29,7 +29,8 @@
 //! warning. A hidden file or directory named explicitly is read like any other.
 //!
 //! [`agent_homes`] gives the places agents write sessions to, read in place: `~/.claude/projects`
-//! (Claude Code) and `~/.codex/sessions` (Codex CLI). A file is read in one pass: the first bytes go to detection, then
+//! (Claude Code), `~/.codex/sessions` (Codex CLI), Cline's and Roo Code's task folders in VS Code's
+//! global storage, and OpenCode's `~/.local/share/opencode/storage`. A file is read in one pass: the first bytes go to detection, then
 //! the same bytes and the rest of the file stream into the format's reader.
 
 use std::fs::File;
@@ -123,14 +124,49 @@ pub enum AgentHome {
     Claude,
     /// Codex CLI: `~/.codex/sessions`.
     Codex,
+    /// Cline's task folders in VS Code's global storage ([`VSCODE_GLOBAL_STORAGE`]).
+    Cline,
+    /// Roo Code's task folders in VS Code's global storage.
+    Roo,
+    /// OpenCode's JSON-file session storage: `~/.local/share/opencode/storage`.
+    OpenCode,
 }
 
+/// VS Code's global storage under the home directory, where Cline and Roo Code keep their tasks:
+/// `~/.config/Code/User/globalStorage` on Linux, `~/Library/Application Support/...` on macOS,
+/// `%APPDATA%` (`~/AppData/Roaming/...`) on Windows (docs/formats.md, Cline).
+pub const VSCODE_GLOBAL_STORAGE: &str = if cfg!(target_os = "macos") {
+    "Library/Application Support/Code/User/globalStorage"
+} else if cfg!(windows) {
+    "AppData/Roaming/Code/User/globalStorage"
+} else {
+    ".config/Code/User/globalStorage"
+};
+
 impl AgentHome {
+    /// Every agent, in the order their flags are listed.
+    pub const ALL: [AgentHome; 5] =
+        [AgentHome::Claude, AgentHome::Codex, AgentHome::Cline, AgentHome::Roo, AgentHome::OpenCode];
+
     /// The folder under the home directory.
-    pub fn relative(self) -> &'static str {
+    pub fn relative(self) -> PathBuf {
         match self {
-            AgentHome::Claude => ".claude/projects",
-            AgentHome::Codex => ".codex/sessions",
+            AgentHome::Claude => PathBuf::from(".claude/projects"),
+            AgentHome::Codex => PathBuf::from(".codex/sessions"),
+            AgentHome::Cline => Path::new(VSCODE_GLOBAL_STORAGE).join("saoudrizwan.claude-dev/tasks"),
+            AgentHome::Roo => Path::new(VSCODE_GLOBAL_STORAGE).join("rooveterinaryinc.roo-cline/tasks"),
+            AgentHome::OpenCode => PathBuf::from(".local/share/opencode/storage"),
+        }
+    }
+
+    /// The command-line flag that asks for it.
+    pub fn flag(self) -> &'static str {
+        match self {
+            AgentHome::Claude => "--claude",
+            AgentHome::Codex => "--codex",
+            AgentHome::Cline => "--cline",
+            AgentHome::Roo => "--roo",
+            AgentHome::OpenCode => "--opencode",
         }
     }
 }
@@ -694,6 +730,22 @@ mod tests {
     }
 
     #[cfg(unix)]
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn every_agent_folder_is_where_its_agent_keeps_sessions_on_linux() {
+        let homes = agent_homes(Path::new("/h"), &AgentHome::ALL);
+        let want = [
+            "/h/.claude/projects",
+            "/h/.codex/sessions",
+            "/h/.config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks",
+            "/h/.config/Code/User/globalStorage/rooveterinaryinc.roo-cline/tasks",
+            "/h/.local/share/opencode/storage",
+        ];
+        assert_eq!(homes, want.map(PathBuf::from));
+        let flags: Vec<&str> = AgentHome::ALL.iter().map(|a| a.flag()).collect();
+        assert_eq!(flags, ["--claude", "--codex", "--cline", "--roo", "--opencode"]);
+    }
+
     #[test]
     fn a_symlink_loop_is_walked_once() {
         let dir = tempfile::tempdir().unwrap();

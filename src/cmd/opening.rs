@@ -56,7 +56,8 @@ pub(super) fn corpus_command(
     if let Some(folder) = source.paths.first().filter(|_| source.bundled) {
         say(format_args!(
             "note: no path given, so this reads the bundled sample traces in {}; to analyse your own \
-             logs pass files or folders, or --claude / --codex (~/.claude/projects, ~/.codex/sessions)",
+             logs pass files or folders, or --claude, --codex, --cline, --roo or --opencode (the folders \
+             those agents keep their sessions in)",
             folder.display()
         ));
     }
@@ -111,7 +112,7 @@ fn discover_or_stop(source: &SourceConfig) -> std::result::Result<Discovered, Ex
         format!(
             "{}: no such folder, so {} reads nothing (no sessions recorded on this machine?)",
             p.display(),
-            missing_agent_flag(p).unwrap_or("--claude/--codex")
+            missing_agent_flag(p).unwrap_or("--claude/--codex/--cline/--roo/--opencode")
         )
     });
     found.warnings.splice(0..0, missing_warnings);
@@ -131,9 +132,8 @@ fn discover_or_stop(source: &SourceConfig) -> std::result::Result<Discovered, Ex
 /// is no mistake, so the folder is named in a warning, and the other inputs are read.
 fn missing_agent_flag(path: &Path) -> Option<&'static str> {
     let home = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
-    let agents = [(input::AgentHome::Claude, "--claude"), (input::AgentHome::Codex, "--codex")];
-    let (_, flag) = agents.iter().find(|(agent, _)| Path::new(&home).join(agent.relative()) == path)?;
-    (!path.exists()).then_some(*flag)
+    let agent = input::AgentHome::ALL.into_iter().find(|a| Path::new(&home).join(a.relative()) == path)?;
+    (!path.exists()).then_some(agent.flag())
 }
 
 /// The last error of a run with no input to read (`discover_or_stop`, `writes`).

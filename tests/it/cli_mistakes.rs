@@ -137,6 +137,50 @@ fn a_missing_agent_folder_is_a_warning_and_the_others_are_read() {
     assert!(String::from_utf8(out.stderr).unwrap().contains("no agent folder asked for exists"));
 }
 
+/// Copies the folder `from` (a fixture) to `to`, recursively.
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// `--cline` and `--opencode` read the folders those agents keep (Linux's paths, as
+/// `input::AgentHome` gives them), and `--roo` with no Roo Code folder is a warning naming it.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_cline_opencode_and_roo_flags_read_their_agents_folders() {
+    let home = tempfile::tempdir().unwrap();
+    let fixtures = crate::common::root().join("tests/fixtures");
+    let cline =
+        home.path().join(".config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks/1700000000000");
+    copy_dir(&fixtures.join("cline/task"), &cline);
+    copy_dir(&fixtures.join("opencode/storage"), &home.path().join(".local/share/opencode/storage"));
+    let out = ctxbudget()
+        .env("HOME", home.path())
+        .args(["replay", "--cline", "--opencode", "--roo", "--policy", "none", "--format", "csv"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap());
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stdout.lines().any(|l| l.contains("saoudrizwan.claude-dev") && l.contains(",cline,")),
+        "{stdout}"
+    );
+    assert!(stdout.lines().any(|l| l.contains("opencode/storage") && l.contains(",opencode,")), "{stdout}");
+    let roo = home.path().join(".config/Code/User/globalStorage/rooveterinaryinc.roo-cline/tasks");
+    assert!(
+        stderr.contains(&format!("warning: {}: no such folder, so --roo reads nothing", roo.display())),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn no_path_says_the_bundled_traces_are_read_and_how_to_read_your_own() {
     let (code, _, err) = run(&["replay", "--policy", "none", "--format", "csv"]);
