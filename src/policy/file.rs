@@ -28,6 +28,7 @@ use std::path::Path;
 
 use toml::Value;
 
+use super::spec::combine_specs;
 use super::{PolicySpec, Registry};
 use crate::error::{PolicyFileError, SpecError};
 
@@ -92,7 +93,8 @@ pub fn parse_with(kinds: &Registry, text: &str, path: &Path) -> Result<Vec<Polic
         // Parameters in the order the kind declares them, then any unknown key (an error below).
         let declared: Vec<&str> =
             kinds.get(kind).map_or(Vec::new(), |k| k.params.iter().map(|p| p.key).collect());
-        let mut keys: Vec<&String> = entry.keys().filter(|k| *k != "kind" && *k != "name").collect();
+        let mut keys: Vec<&String> =
+            entry.keys().filter(|k| !["kind", "name", "compact"].contains(&k.as_str())).collect();
         keys.sort_by_key(|k| declared.iter().position(|d| d == k).unwrap_or(usize::MAX));
         let mut pairs = Vec::with_capacity(keys.len());
         for key in keys {
@@ -111,21 +113,41 @@ pub fn parse_with(kinds: &Registry, text: &str, path: &Path) -> Result<Vec<Polic
             })?;
             pairs.push((key.clone(), value));
         }
-        let spec_text = if pairs.is_empty() {
+        let compaction =
+            compaction_of(entry).map_err(|m| shape(format!("policy #{number} (`{kind}`): {m}")))?;
+        let prune_text = if pairs.is_empty() {
             kind.to_owned()
         } else {
             let params: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
             format!("{kind}:{}", params.join(","))
         };
+        let spec_text = compaction.map_or_else(|| prune_text.clone(), |c| format!("{prune_text}+{c}"));
         let label = name.unwrap_or(spec_text);
         if !labels.insert(label.clone()) {
             return Err(shape(format!(
                 "policy #{number}: `{label}` is already the name of an earlier policy"
             )));
         }
-        specs.push(kinds.from_pairs(label, kind, pairs).map_err(spec_error)?);
+        specs.push(match compaction {
+            Some(c) => {
+                let prune = kinds.from_pairs(prune_text, kind, pairs).map_err(spec_error)?;
+                combine_specs(&label, prune, kinds.parse(c).map_err(spec_error)?).map_err(spec_error)?
+            }
+            None => kinds.from_pairs(label, kind, pairs).map_err(spec_error)?,
+        });
     }
     Ok(specs)
+}
+
+/// The compaction policy a table's `compact` key names (`compact = "compact:opencode"`, any
+/// `compact:AGENT[:key=value,...]` spec), run together with the table's prune policy as
+/// `PRUNE+compact:AGENT` runs them.
+fn compaction_of(entry: &toml::Table) -> Result<Option<&str>, String> {
+    match entry.get("compact") {
+        None => Ok(None),
+        Some(Value::String(s)) if s.starts_with("compact:") => Ok(Some(s.as_str())),
+        Some(_) => Err("`compact` must be a compaction policy spec such as \"compact:opencode\"".into()),
+    }
 }
 
 /// A TOML value as the text a spec would give it.
@@ -150,6 +172,27 @@ mod tests {
 
     fn parse_str(text: &str) -> Result<Vec<PolicySpec>, PolicyFileError> {
         parse(text, Path::new("policies.toml"))
+    }
+
+    #[test]
+    fn a_compact_key_runs_the_prune_policy_with_a_compaction_policy_as_plus_does() {
+        let specs = parse_str(
+            "[[policy]]\nkind = \"keep-turns\"\nn = 3\ncompact = \"compact:opencode\"\n\n\
+             [[policy]]\nkind = \"opencode\"\nname = \"both\"\ncompact = \"compact:claude-code\"\n",
+        )
+        .unwrap();
+        let texts: Vec<&str> = specs.iter().map(|s| s.as_str()).collect();
+        assert_eq!(texts, ["keep-turns:n=3+compact:opencode", "both"]);
+        assert!(specs.iter().all(|s| s.build().compacts()));
+        let plus = PolicySpec::parse("keep-turns:n=3+compact:opencode").unwrap();
+        assert_eq!((plus.kind().name, &plus.params), (specs[0].kind().name, &specs[0].params));
+        // Not a compaction spec, or a compaction policy as the prune policy: named errors.
+        let e = parse_str("[[policy]]\nkind = \"keep-turns\"\ncompact = 3\n").unwrap_err().to_string();
+        assert!(e.contains("policy #1 (`keep-turns`): `compact` must be a compaction policy spec"), "{e}");
+        let e = parse_str("[[policy]]\nkind = \"compact:codex\"\ncompact = \"compact:opencode\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("expected a prune policy"), "{e}");
     }
 
     #[test]

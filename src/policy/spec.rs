@@ -98,18 +98,7 @@ impl Registry {
 
     /// `prune` and `compaction` run together ([`compact::combine`]), shown as `text`.
     fn combined(&self, text: &str, prune: &str, compaction: &str) -> Result<PolicySpec, SpecError> {
-        let (prune, compaction) = (self.parse(prune)?, self.parse(compaction)?);
-        if prune.build().compacts() || !compaction.build().compacts() {
-            return Err(SpecError::Syntax {
-                spec: text.to_owned(),
-                message:
-                    "expected a prune policy, `+`, then a compaction policy (`opencode+compact:opencode`)"
-                        .into(),
-            });
-        }
-        let (p, c) = (prune.builder.clone(), compaction.builder.clone());
-        let builder = crate::spec::builder(move || compact::combine(p(), c()));
-        Ok(PolicySpec { text: text.to_owned(), kind: prune.kind, params: prune.params, builder })
+        combine_specs(text, self.parse(prune)?, self.parse(compaction)?)
     }
 
     /// A spec of kind `name` with `pairs` of key and value text, shown in reports as `text` (a
@@ -182,6 +171,22 @@ impl PolicySpec {
     pub fn build(&self) -> Box<dyn Policy> {
         super::compact::harnessed((self.builder)())
     }
+}
+
+/// The prune policy `prune` and the compaction policy `compaction` run together
+/// ([`compact::combine`]), shown as `text`: what `PRUNE+compact:AGENT` and a policies file's
+/// `compact` key build.
+pub fn combine_specs(text: &str, prune: PolicySpec, compaction: PolicySpec) -> Result<PolicySpec, SpecError> {
+    if prune.build().compacts() || !compaction.build().compacts() {
+        return Err(SpecError::Syntax {
+            spec: text.to_owned(),
+            message: "expected a prune policy, `+`, then a compaction policy (`opencode+compact:opencode`)"
+                .into(),
+        });
+    }
+    let (p, c) = (prune.builder.clone(), compaction.builder.clone());
+    let builder = crate::spec::builder(move || compact::combine(p(), c()));
+    Ok(PolicySpec { text: text.to_owned(), kind: prune.kind, params: prune.params, builder })
 }
 
 #[cfg(test)]
