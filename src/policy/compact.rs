@@ -172,6 +172,12 @@ impl Policy for AtLimit {
     }
 }
 
+/// The builder of [`AtLimit`] at `limit` with `summarizer`: what every compaction kind that fires at
+/// a token limit builds.
+pub fn at_limit(limit: Tokens, summarizer: Summarizer) -> crate::spec::Builder<dyn Policy> {
+    crate::policy::builder(move || Box::new(AtLimit::new(limit, summarizer)) as Box<dyn Policy>)
+}
+
 /// A prune policy and a compaction policy run together (`PRUNE+compact:AGENT`): the prune policy
 /// edits the context before each request, the compaction policy then sees the pruned context.
 struct Combined {

@@ -5,7 +5,7 @@
 //! whole message list with it.
 
 use super::{SUMMARY_FROM_LOG, SUMMARY_RATIO, SUMMARY_TOKENS, Summarizer};
-use crate::policy::{Kind, Param, Policy};
+use crate::policy::{Kind, Param};
 
 /// The `compact:anthropic-sdk` policy.
 pub const KIND: Kind = Kind {
@@ -27,9 +27,7 @@ pub const KIND: Kind = Kind {
         let summarizer = Summarizer::from_params(p)?;
         // "Exceeds": one token over the threshold.
         let limit = q.context_token_threshold + 1;
-        Ok(crate::policy::builder(move || {
-            Box::new(super::AtLimit::new(limit, summarizer)) as Box<dyn Policy>
-        }))
+        Ok(super::at_limit(limit, summarizer))
     },
 };
 

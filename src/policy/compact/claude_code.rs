@@ -14,7 +14,7 @@
 //! requests in the log).
 
 use super::{SUMMARY_FROM_LOG, SUMMARY_RATIO, SUMMARY_TOKENS, Summarizer};
-use crate::policy::{Kind, Param, Policy};
+use crate::policy::{Kind, Param};
 
 /// The `compact:claude-code` policy.
 pub const KIND: Kind = Kind {
@@ -51,9 +51,7 @@ pub const KIND: Kind = Kind {
         }
         let summarizer = Summarizer::from_params(p)?;
         let limit = threshold(q.window, q.buffer, q.pct);
-        Ok(crate::policy::builder(move || {
-            Box::new(super::AtLimit::new(limit, summarizer)) as Box<dyn Policy>
-        }))
+        Ok(super::at_limit(limit, summarizer))
     },
 };
 

@@ -9,7 +9,7 @@
 //! `templates/compact/prompt.md`: 95 o200k tokens (`ctxbudget count`, docs/compaction.md).
 
 use super::{SUMMARY_FROM_LOG, SUMMARY_RATIO, SUMMARY_TOKENS, Summarizer};
-use crate::policy::{Kind, Param, Policy};
+use crate::policy::{Kind, Param};
 
 /// The `compact:codex` policy.
 pub const KIND: Kind = Kind {
@@ -39,9 +39,7 @@ pub const KIND: Kind = Kind {
         } else {
             q.window * 9 / 10
         };
-        Ok(crate::policy::builder(move || {
-            Box::new(super::AtLimit::new(limit, summarizer)) as Box<dyn Policy>
-        }))
+        Ok(super::at_limit(limit, summarizer))
     },
 };
 

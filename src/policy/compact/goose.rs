@@ -5,7 +5,7 @@
 //! each batch is an extra LLM call whose size the logs in the corpus give nothing to measure by.
 
 use super::{SUMMARY_FROM_LOG, SUMMARY_RATIO, SUMMARY_TOKENS, Summarizer};
-use crate::policy::{Kind, Param, Policy};
+use crate::policy::{Kind, Param};
 
 /// The `compact:goose` policy.
 pub const KIND: Kind = Kind {
@@ -40,9 +40,7 @@ pub const KIND: Kind = Kind {
         }
         let summarizer = Summarizer::from_params(p)?;
         let limit = (q.window as f64 * q.threshold).round() as u64;
-        Ok(crate::policy::builder(move || {
-            Box::new(super::AtLimit::new(limit, summarizer)) as Box<dyn Policy>
-        }))
+        Ok(super::at_limit(limit, summarizer))
     },
 };
 

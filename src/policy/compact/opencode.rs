@@ -5,7 +5,7 @@
 //! (`preserve_recent_tokens`, `compaction.ts`); the replay keeps none.
 
 use super::{SUMMARY_FROM_LOG, SUMMARY_RATIO, SUMMARY_TOKENS, Summarizer};
-use crate::policy::{Kind, Param, Policy};
+use crate::policy::{Kind, Param};
 
 /// The `compact:opencode` policy.
 pub const KIND: Kind = Kind {
@@ -36,9 +36,7 @@ pub const KIND: Kind = Kind {
         p.at_least("window", q.window, 1)?;
         let summarizer = Summarizer::from_params(p)?;
         let limit = q.window.saturating_sub(q.buffer);
-        Ok(crate::policy::builder(move || {
-            Box::new(super::AtLimit::new(limit, summarizer)) as Box<dyn Policy>
-        }))
+        Ok(super::at_limit(limit, summarizer))
     },
 };
 
