@@ -300,6 +300,7 @@ impl InputConfig {
 }
 
 mod hints;
+pub mod settings;
 
 pub use hints::{notices, tolerance_notice};
 use hints::{policies_file_hint, policy_error};

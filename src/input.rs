@@ -12,8 +12,11 @@
 //!
 //! **Bad files.** An empty file, a binary file (a NUL byte in its first bytes, but for an Inspect
 //! `.eval` zip, the one binary format read) and a file no format
-//! recognises (the first two with `--input-format` too) are errors when named explicitly and
-//! skipped with a warning in a directory walk; a folder named on the command line that holds no
+//! recognises (the first two with `--input-format` too) are errors when named explicitly; in a
+//! directory walk they are passed over by their content ([`not_a_log`], the same decision from
+//! the same first bytes as [`load`]) and counted in the folder's one line with the files passed
+//! over by extension (with `--input-format`, each is read and skipped with its own warning); a
+//! folder named on the command line that holds no
 //! file to read is a warning (not an error: a script may well walk an empty day's folder); a run
 //! with no file at all builds no tokenizer tables. A UTF-8 byte-order mark at the start of a file
 //! is ignored. An error that names a place in a JSON document gets the line that place starts on.
@@ -96,21 +99,61 @@ fn not_a_log_extension(path: &Path) -> Option<String> {
     NOT_LOG_EXTENSIONS.contains(&ext.as_str()).then_some(ext)
 }
 
-/// The line naming the files of folder `dir` passed over by extension: how many, and of which.
-fn not_logs_line(dir: &Path, by_extension: &std::collections::BTreeMap<String, usize>) -> Option<String> {
-    let total: usize = by_extension.values().sum();
+/// How many of the files passed over by their content [`not_logs_line`] names.
+const NAMED_NOT_LOGS: usize = 3;
+
+/// The line naming the files of folder `dir` passed over: by extension (how many, and of which)
+/// and by content (`by_content`: how many, and the first few, each with why, named from `dir`).
+fn not_logs_line(
+    dir: &Path,
+    by_extension: &std::collections::BTreeMap<String, usize>,
+    by_content: &[(PathBuf, TraceError)],
+) -> Option<String> {
+    let extension: usize = by_extension.values().sum();
+    let total = extension + by_content.len();
     if total == 0 {
         return None;
     }
     let mut counts: Vec<(&String, &usize)> = by_extension.iter().collect();
     counts.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
     let listed: Vec<String> = counts.iter().map(|(ext, n)| format!(".{ext} {n}")).collect();
+    let mut why = Vec::new();
+    if extension > 0 {
+        why.push(format!("by their extension ({})", listed.join(", ")));
+    }
+    if !by_content.is_empty() {
+        let named: Vec<String> = by_content
+            .iter()
+            .take(NAMED_NOT_LOGS)
+            .map(|(path, e)| {
+                format!("{}: {}", path.strip_prefix(dir).unwrap_or(path).display(), not_a_log_why(e))
+            })
+            .collect();
+        let more = by_content.len().saturating_sub(NAMED_NOT_LOGS);
+        let more = if more > 0 { format!("; and {more} more") } else { String::new() };
+        why.push(format!("by their content ({}{more})", named.join("; ")));
+    }
     Some(format!(
-        "{}: {total} file(s) passed over as no agent log, by their extension ({}); name a file to read it \
-         anyway",
+        "{}: {total} file(s) passed over as no agent log, {}; name a file to read it anyway",
         dir.display(),
-        listed.join(", ")
+        why.join(" and ")
     ))
+}
+
+/// Why a file is no log, in a few words ([`not_a_log`]'s error).
+fn not_a_log_why(e: &TraceError) -> String {
+    match e {
+        TraceError::Empty { .. } => "empty".into(),
+        TraceError::NotText { .. } => "binary".into(),
+        TraceError::Unrecognised { broken, .. } if broken.contains("its JSON breaks") => {
+            let at = broken.trim_start_matches("; ");
+            at.split(": ").next().unwrap_or(at).to_owned()
+        }
+        TraceError::Unrecognised { broken, .. } if broken.contains("one JSON array") => {
+            "one JSON array, not JSON Lines".into()
+        }
+        _ => "no format recognises it".into(),
+    }
 }
 
 /// Directories a walk does not enter: tool state, not sessions.
@@ -258,8 +301,18 @@ pub fn discover(paths: &[PathBuf]) -> Discovered {
 /// Finds the trace files under `paths`; `-` is standard input ([`given`]). In a folder, a
 /// symbolic link that leads out of it is followed only when `follow` is set (as ripgrep's
 /// `--follow`): `replay /proc/self/` would otherwise walk the whole file system through `root`
-/// and `cwd`; those passed over are counted in one warning per folder.
+/// and `cwd`; those passed over are counted in one warning per folder. Files found in a folder
+/// that no format can read ([`not_a_log`]) are passed over too: [`discover_logs`].
 pub fn discover_following(paths: &[PathBuf], follow: bool) -> Discovered {
+    discover_logs(paths, follow, true)
+}
+
+/// [`discover_following`], which passes over the files found in a folder that no format can read
+/// (empty, binary, or recognised by none: [`not_a_log`]) when `by_content` is set, counting them
+/// in the folder's one line with those passed over by extension; else (a format forced with
+/// `--input-format`, which reads what detection would not) each is left to be read. Each file's
+/// first bytes are read on the current rayon pool, in parallel. A file named is never passed over.
+pub fn discover_logs(paths: &[PathBuf], follow: bool, by_content: bool) -> Discovered {
     let mut found = Discovered::default();
     for path in paths {
         let path = given(path);
@@ -273,6 +326,7 @@ pub fn discover_following(paths: &[PathBuf], follow: bool) -> Discovered {
                 };
                 let (files, errors) = (found.files.len(), found.errors.len());
                 walk_dir(path, &mut walk, &mut found);
+                let not_logs = if by_content { pass_over_not_logs(&mut found, files) } else { Vec::new() };
                 if let Some(first) = walk.left_out.first() {
                     found.warnings.push(format!(
                         "{}: {} symbolic link(s) leading out of this folder not followed (first: {}); pass \
@@ -282,7 +336,7 @@ pub fn discover_following(paths: &[PathBuf], follow: bool) -> Discovered {
                         first.display()
                     ));
                 }
-                found.warnings.extend(not_logs_line(path, &walk.not_logs));
+                found.warnings.extend(not_logs_line(path, &walk.not_logs, &not_logs));
                 if found.files.len() == files && found.errors.len() == errors {
                     found.warnings.push(format!(
                         "{}: no file to read in this folder (hidden files, `*.md`, `*.meta.json` and \
@@ -300,6 +354,30 @@ pub fn discover_following(paths: &[PathBuf], follow: bool) -> Discovered {
     }
     read_once(&mut found);
     found
+}
+
+/// Takes out of `found` the files from place `from` on (found in one folder, never named) that no
+/// format can read ([`not_a_log`]), and returns them with why, in order.
+fn pass_over_not_logs(found: &mut Discovered, from: usize) -> Vec<(PathBuf, TraceError)> {
+    use rayon::prelude::*;
+    let verdicts: Vec<Option<TraceError>> = found.files[from..].par_iter().map(|f| not_a_log(f)).collect();
+    let mut passed_over = Vec::new();
+    let kept: Vec<PathBuf> = found
+        .files
+        .drain(from..)
+        .zip(verdicts)
+        .filter_map(|(file, verdict)| match verdict {
+            Some(e) => {
+                passed_over.push((file, e));
+                None
+            }
+            None => Some(file),
+        })
+        .collect();
+    found.explicit.truncate(from);
+    found.explicit.extend(std::iter::repeat_n(false, kept.len()));
+    found.files.extend(kept);
+    passed_over
 }
 
 /// Keeps the first of the files found that are one file (given twice, given and found in a folder
@@ -560,35 +638,7 @@ pub fn load(path: &Path, forced: Option<&'static dyn Format>) -> Result<Trace, T
     if head.starts_with(BOM) {
         head.drain(..BOM.len());
     }
-    // Whether the format is detected or forced (`--input-format`): no format reads an empty file,
-    // UTF-16 or binary data, and each says so better than a format's first error would.
-    if whole && head.iter().all(u8::is_ascii_whitespace) {
-        return Err(TraceError::Empty { path: path.to_owned() });
-    }
-    if head.starts_with(b"\xFF\xFE") || head.starts_with(b"\xFE\xFF") {
-        // What a Windows shell's `>` writes: text, but not UTF-8.
-        return Err(TraceError::content(
-            path,
-            "UTF-16 text (the file starts with a UTF-16 byte-order mark); session logs are UTF-8: \
-             re-save the file as UTF-8",
-        ));
-    }
-    // An Inspect `.eval` log is the one binary format read (a zip of JSON).
-    let eval_zip = format::inspect_eval::is_eval_zip(path, &head)
-        && forced.is_none_or(|f| f.name() == format::inspect_eval::InspectEval.name());
-    if let Some(offset) = head.iter().position(|&b| b == 0).filter(|_| !eval_zip) {
-        return Err(TraceError::NotText { path: path.to_owned(), offset });
-    }
-    let format = match forced {
-        Some(f) => f,
-        None => {
-            format::with_head(path, &head, whole, format::guess).ok_or_else(|| TraceError::Unrecognised {
-                path: path.to_owned(),
-                tried: format::names(),
-                broken: broken_json(&head, whole) + &array_in_json_lines(path, &head),
-            })?
-        }
-    };
+    let format = format_of(path, &head, whole, forced)?;
     // What detection would have chosen, to say so when a forced format finds nothing.
     let detected = forced.map(|_| format::with_head(path, &head, whole, format::guess));
     let mut reader = BufReader::new(Cursor::new(head).chain(file));
@@ -617,6 +667,60 @@ pub fn load(path: &Path, forced: Option<&'static dyn Format>) -> Result<Trace, T
         }
     }
     Ok(trace)
+}
+
+/// The format that reads the file `path`, which starts with `head` (all of it when `whole`, a
+/// byte-order mark taken off): `forced`, or the one detection finds. Whether the format is
+/// detected or forced (`--input-format`): no format reads an empty file, UTF-16 or binary data,
+/// and each says so better than a format's first error would.
+fn format_of(
+    path: &Path,
+    head: &[u8],
+    whole: bool,
+    forced: Option<&'static dyn Format>,
+) -> Result<&'static dyn Format, TraceError> {
+    if whole && head.iter().all(u8::is_ascii_whitespace) {
+        return Err(TraceError::Empty { path: path.to_owned() });
+    }
+    if head.starts_with(b"\xFF\xFE") || head.starts_with(b"\xFE\xFF") {
+        // What a Windows shell's `>` writes: text, but not UTF-8.
+        return Err(TraceError::content(
+            path,
+            "UTF-16 text (the file starts with a UTF-16 byte-order mark); session logs are UTF-8: \
+             re-save the file as UTF-8",
+        ));
+    }
+    // An Inspect `.eval` log is the one binary format read (a zip of JSON).
+    let eval_zip = format::inspect_eval::is_eval_zip(path, head)
+        && forced.is_none_or(|f| f.name() == format::inspect_eval::InspectEval.name());
+    if let Some(offset) = head.iter().position(|&b| b == 0).filter(|_| !eval_zip) {
+        return Err(TraceError::NotText { path: path.to_owned(), offset });
+    }
+    match forced {
+        Some(f) => Ok(f),
+        None => format::with_head(path, head, whole, format::guess).ok_or_else(|| TraceError::Unrecognised {
+            path: path.to_owned(),
+            tried: format::names(),
+            broken: broken_json(head, whole) + &array_in_json_lines(path, head),
+        }),
+    }
+}
+
+/// What a directory walk makes of the file `path`, from its first bytes read as [`load`] reads
+/// them: `None` when it is a log to read, else why no format can read it (it is empty, not text,
+/// or no format recognises it: [`TraceError::is_skippable`]), so that the walk passes it over
+/// with the files it passes over by name. A file that cannot be opened or read here is left to
+/// [`load`], which says why.
+pub fn not_a_log(path: &Path) -> Option<TraceError> {
+    let file = File::open(path).ok()?;
+    let whole_len = file.metadata().map(|m| m.len()).ok();
+    let mut head = Vec::with_capacity(HEAD_BYTES);
+    file.take(HEAD_BYTES as u64).read_to_end(&mut head).ok()?;
+    let whole = whole_len == Some(head.len() as u64);
+    if head.starts_with(BOM) {
+        head.drain(..BOM.len());
+    }
+    format_of(path, &head, whole, None).err().filter(TraceError::is_skippable)
 }
 
 /// Where `head` (a file's first bytes, all of it when `whole`) stops being valid JSON, as

@@ -14,8 +14,11 @@ mod sweep;
 pub use recommend::recommend;
 pub use sweep::{FirstRead, Step, SweepPart, SweepPass, sweep};
 
+use std::collections::BTreeSet;
+
 use crate::input::{self, Discovered};
 use crate::pipeline::{Job, MeasuredFile, measure_each, prefix_path};
+use crate::result::InputFile;
 use crate::tokens::Meter;
 
 /// An analysis as one walk over a corpus.
@@ -59,6 +62,11 @@ pub struct Walked<O> {
     pub errors: Vec<String>,
     /// Non-fatal problems, each prefixed with its file, in the same order.
     pub warnings: Vec<String>,
+    /// Every file found, in input order, with what was read from it (the first read's).
+    pub inputs: Vec<InputFile>,
+    /// The names of the tools the inputs call (of their calls, and of their results: a log may
+    /// record a result's tool without its call), to check the tool names a policy is given.
+    pub tools: BTreeSet<String>,
 }
 
 /// Runs `pass` over the files `found`, each loaded and measured as `job` says with `meter` (the
@@ -75,19 +83,47 @@ pub fn walk<P: Pass>(
     let files = measure_each(found, job, meter, progress, |index, mut file| {
         let warnings: Vec<String> = file.warnings.drain(..).map(|w| prefix_path(&file.path, &w)).collect();
         let error = file.error.take();
-        let read = file.format.is_some();
-        (warnings, error, read, pass.file(index, file, meter))
+        let input = InputFile {
+            path: file.path.clone(),
+            format: file.format.map(str::to_owned),
+            conversations: file.conversations.len(),
+            requests: file.conversations.iter().map(|c| c.requests()).sum(),
+        };
+        let tools = tool_names(&file);
+        (warnings, error, input, tools, pass.file(index, file, meter))
     });
     let (warnings, errors) = found.problems();
-    let mut walked = Walked { output: Vec::with_capacity(files.len()), read: 0, errors, warnings };
-    for (warnings, error, read, part) in files {
-        walked.read += usize::from(read);
+    let mut walked = Walked {
+        output: Vec::with_capacity(files.len()),
+        read: 0,
+        errors,
+        warnings,
+        inputs: Vec::with_capacity(files.len()),
+        tools: BTreeSet::new(),
+    };
+    for (warnings, error, input, tools, part) in files {
+        walked.read += usize::from(input.format.is_some());
         walked.warnings.extend(warnings);
         walked.errors.extend(error);
+        walked.inputs.push(input);
+        walked.tools.extend(tools);
         walked.output.push(part);
     }
-    let Walked { output, read, errors, warnings } = walked;
-    Walked { output: pass.finish(output), read, errors, warnings }
+    let Walked { output, read, errors, warnings, inputs, tools } = walked;
+    Walked { output: pass.finish(output), read, errors, warnings, inputs, tools }
+}
+
+/// The names of the tools `file`'s conversations call: of their calls, and of their results.
+fn tool_names(file: &MeasuredFile) -> BTreeSet<String> {
+    use crate::measure::MeasuredItem;
+    let items = file.conversations.iter().flat_map(|c| &c.items);
+    items
+        .filter_map(|item| match item {
+            MeasuredItem::ToolCall { name, .. } => Some(name.clone()),
+            MeasuredItem::ToolResult(_, result) => result.name.clone(),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The files of `found` at `places` (in that order), for a second pass over them alone.

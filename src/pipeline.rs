@@ -120,6 +120,22 @@ pub struct FileOutcome {
     pub warnings: Vec<String>,
     /// Why the file could not be replayed, if it could not.
     pub error: Option<String>,
+    /// The names of the tools its conversations call (of their calls and of their results).
+    pub tools: std::collections::BTreeSet<String>,
+}
+
+/// The names of the tools `trace`'s conversations call: of their calls, and of their results (a
+/// log may record a result's tool without its call).
+pub fn tool_names(trace: &Trace) -> std::collections::BTreeSet<String> {
+    use crate::model::Item;
+    let items = trace.conversations.iter().flat_map(|c| &c.items);
+    items
+        .filter_map(|item| match item {
+            Item::ToolCall { name, .. } => Some(name.clone()),
+            Item::ToolResult(result) => result.name.clone(),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Replays one loaded trace.
@@ -335,7 +351,8 @@ fn replay_files_keeping<T: Send>(
             Loaded::Trace(trace, mut warnings) => {
                 let (runs, policy_warnings) = replay_trace_keeping(&shown, &trace, job, meter, rows);
                 warnings.extend(policy_warnings);
-                FileOutcome { runs, format: Some(trace.format), warnings, path: shown, error: None }
+                let tools = tool_names(&trace);
+                FileOutcome { runs, format: Some(trace.format), warnings, path: shown, error: None, tools }
             }
         };
         let out = f(index, outcome);
@@ -506,8 +523,8 @@ pub fn reconcile_files(
         let mut fits = Vec::new();
         let mut rows: Vec<RequestFit> = Vec::new();
         let (trace, warnings) = match loaded {
-            Loaded::Skipped(w) => return (shown, false, fits, rows, vec![w], None),
-            Loaded::Failed(e) => return (shown, false, fits, rows, Vec::new(), Some(e)),
+            Loaded::Skipped(w) => return (shown, None, fits, rows, vec![w], None),
+            Loaded::Failed(e) => return (shown, None, fits, rows, Vec::new(), Some(e)),
             Loaded::Trace(trace, warnings) => (trace, warnings),
         };
         for conversation in &trace.conversations {
@@ -522,15 +539,17 @@ pub fn reconcile_files(
             fits.push(fit);
             rows.extend(fitted);
         }
-        (shown, true, fits, rows, warnings, None)
+        (shown, Some(trace.format), fits, rows, warnings, None)
     });
     let (warnings, errors) = found.problems();
     let mut report =
         ReconcileReport { tokenizer: tokenizer.name().to_owned(), errors, warnings, ..Default::default() };
     let mut all_rows = Vec::new();
     let mut read = 0;
-    for (path, was_read, fits, rows, warnings, error) in outcomes {
-        read += usize::from(was_read);
+    for (path, format, fits, rows, warnings, error) in outcomes {
+        read += usize::from(format.is_some());
+        let conversations = fits.iter().map(|f| (f.conversation.as_str(), f.requests));
+        report.inputs.push(crate::result::input_file(&path, format, conversations));
         report.warnings.extend(warnings.iter().map(|w| prefix_path(&path, w)));
         report.errors.extend(error);
         for fit in &fits {

@@ -244,6 +244,12 @@ pub struct Run {
 pub struct ReplayReport {
     /// Every run, in input order (file, conversation, policy, threshold).
     pub runs: Vec<RunSummary>,
+    /// Every file found, in input order ([`Envelope::inputs`]).
+    #[serde(default)]
+    pub inputs: Vec<InputFile>,
+    /// The options that changed the numbers ([`Envelope::settings`]).
+    #[serde(default)]
+    pub settings: Settings,
     /// Files that could not be read, with the reason.
     pub errors: Vec<String>,
     /// Non-fatal problems, per file.
@@ -365,5 +371,73 @@ mod tests {
         let names: Vec<&str> = c.named().iter().map(|(name, _)| *name).collect();
         let order: Vec<&str> = crate::measure::Category::ALL.iter().map(|c| c.name()).collect();
         assert_eq!(names, order, "the same names in the same order as the categories");
+    }
+}
+
+/// One file a command found, as its JSON lists it among its `inputs`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InputFile {
+    /// The path as given or found.
+    pub path: String,
+    /// The format that read it; `null` when it could not be read (`errors` or `warnings` say why).
+    pub format: Option<String>,
+    /// Conversations read from it.
+    pub conversations: usize,
+    /// LLM requests in those conversations.
+    pub requests: usize,
+}
+
+/// The options of a run that changed its numbers, by name (`tokenizer`, `policies`, `threshold`,
+/// `cache_ttl_ms`, ...), as JSON values: sorted by name, so the same options give the same bytes.
+pub type Settings = std::collections::BTreeMap<String, serde_json::Value>;
+
+/// The keys every command's JSON carries beside its results: what was read, with which options,
+/// and what went wrong. `errors` and `warnings` are the lines the command prints on stderr (without
+/// their `error: ` / `warning: ` prefix), each naming its file first (and its line, where known).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Envelope {
+    /// Every file found, in input order, read or not.
+    pub inputs: Vec<InputFile>,
+    /// The options that changed the numbers.
+    pub settings: Settings,
+    /// Files or paths that could not be read, with the reason.
+    pub errors: Vec<String>,
+    /// Non-fatal problems, each naming its file first where it has one.
+    pub warnings: Vec<String>,
+}
+
+/// An analysis's result with the [`Envelope`] beside it: the document `sweep`, `compare`, `cost`,
+/// `calibrate` and `recommend` write with `--format json`, the result's keys then the envelope's,
+/// in one object. Read back, the result's own keys go to `result` (which must have every one of
+/// them), the envelope's to `envelope`; a key neither knows is passed over.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Enveloped<T> {
+    /// The analysis's result.
+    #[serde(flatten)]
+    pub result: T,
+    /// What was read, with which options, and what went wrong.
+    #[serde(flatten)]
+    pub envelope: Envelope,
+}
+
+/// The inputs and their requests, as a command's JSON lists them: one [`InputFile`] per file with
+/// the requests of each conversation in it (a conversation listed once per policy and threshold
+/// is counted once, by its id).
+pub fn input_file<'c>(
+    path: &str,
+    format: Option<&str>,
+    conversations: impl IntoIterator<Item = (&'c str, usize)>,
+) -> InputFile {
+    let mut seen = std::collections::BTreeMap::new();
+    for (id, requests) in conversations {
+        seen.entry(id).or_insert(requests);
+    }
+    InputFile {
+        path: path.to_owned(),
+        format: format.map(str::to_owned),
+        conversations: seen.len(),
+        requests: seen.values().sum(),
     }
 }

@@ -326,6 +326,12 @@ pub struct ReconcileReport {
     pub worst: Vec<RequestFit>,
     /// Plain statements about what the numbers can and cannot show (proxy tokenizers).
     pub notes: Vec<String>,
+    /// Every file found, in input order ([`crate::result::Envelope::inputs`]).
+    #[serde(default)]
+    pub inputs: Vec<crate::result::InputFile>,
+    /// The options that changed the numbers ([`crate::result::Envelope::settings`]).
+    #[serde(default)]
+    pub settings: crate::result::Settings,
     /// Files that could not be read, with the reason.
     pub errors: Vec<String>,
     /// Non-fatal problems, per file.

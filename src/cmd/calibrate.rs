@@ -26,7 +26,9 @@ pub(super) fn run(c: CalibrateConfig) -> Result<ExitCode> {
             analysis::calibration::calibrate_samples(&samples, &estimators, c.input.source.tokenizer.name());
         if writes_as(&c.output, c.format, loaded.read, &mut loaded.errors) {
             let sections = || export::analysis::calibration_sections(&result);
-            export::analysis::write(&c.output, c.format, sections, &result)?;
+            let envelope = loaded.envelope(crate::config::settings::calibrate(&c));
+            let value = crate::result::Enveloped { result: &result, envelope };
+            export::analysis::write(&c.output, c.format, sections, &value)?;
         }
         keep_counts(c.input.source.count_cache.as_deref(), &mut loaded.meter);
         Ok(loaded.finish())

@@ -28,11 +28,13 @@ pub(super) fn run(c: CompareConfig, cost: bool) -> Result<ExitCode> {
         loaded.check_tool_names(&c.settings.policies);
         let result = sum.finish().finish(&c.settings);
         if writes_as(&c.output, c.format, loaded.read, &mut loaded.errors) {
+            let envelope = loaded.envelope(crate::config::settings::compare(&c));
             if cost {
-                export::analysis::write_cost(&c.output, c.format, &result)?;
+                export::analysis::write_cost(&c.output, c.format, &result, envelope)?;
             } else {
                 let sections = || export::analysis::compare_sections(&result);
-                export::analysis::write(&c.output, c.format, sections, &result)?;
+                let value = crate::result::Enveloped { result: &result, envelope };
+                export::analysis::write(&c.output, c.format, sections, &value)?;
             }
         }
         keep_counts(c.input.source.count_cache.as_deref(), &mut loaded.meter);

@@ -107,7 +107,7 @@ fn open(target: Target<'_>, source: &SourceConfig, meter: Meter) -> Result<Resul
 fn discover_or_stop(source: &SourceConfig) -> std::result::Result<Discovered, ExitCode> {
     let (paths, missing): (Vec<PathBuf>, Vec<PathBuf>) =
         source.paths.iter().cloned().partition(|p| missing_agent_flag(p).is_none());
-    let mut found = input::discover_following(&paths, source.follow);
+    let mut found = input::discover_logs(&paths, source.follow, source.input_format.is_none());
     let missing_warnings = missing.iter().map(|p| {
         format!(
             "{}: no such folder, so {} reads nothing (no sessions recorded on this machine?)",
@@ -285,6 +285,8 @@ pub struct Loaded<T> {
     pub warnings: Vec<String>,
     /// The names of the tools the inputs call, for [`Loaded::check_tool_names`].
     pub tools: BTreeSet<String>,
+    /// Every file found, with what was read from it.
+    pub inputs: Vec<crate::result::InputFile>,
 }
 
 impl<T> Loaded<T> {
@@ -295,6 +297,16 @@ impl<T> Loaded<T> {
     /// only when the inputs call some tool.
     pub fn check_tool_names(&mut self, policies: &[crate::policy::PolicySpec]) {
         self.warnings.extend(unknown_tool_names(policies, &self.tools));
+    }
+
+    /// The [`Envelope`](crate::result::Envelope) of these inputs, with `settings`.
+    pub fn envelope(&self, settings: crate::result::Settings) -> crate::result::Envelope {
+        crate::result::Envelope {
+            inputs: self.inputs.clone(),
+            settings,
+            errors: self.errors.clone(),
+            warnings: self.warnings.clone(),
+        }
     }
 
     /// Prints warnings and errors to stderr and returns the exit code they imply.
@@ -326,33 +338,12 @@ pub(super) fn load_found_each<T: Send>(
     f: impl Fn(usize, MeasuredFile, &Meter) -> T + Sync,
 ) -> Loaded<T> {
     let bar = progress_bar(found.files.len(), message);
-    let tools = std::sync::Mutex::new(BTreeSet::new());
-    let f = |index, file: MeasuredFile, meter: &Meter| {
-        let names = tool_names(&file);
-        tools.lock().unwrap_or_else(std::sync::PoisonError::into_inner).extend(names);
-        f(index, file, meter)
-    };
     // Its callers (compare, cost, report) report reuse, so the conversations carry the index.
     let job = crate::pipeline::Job { reuse: true, ..input.job() };
     let walked = pass::walk(f, found, &job, &meter, &|| bar.inc(1));
     bar.finish_and_clear();
-    let pass::Walked { output: files, read, errors, warnings } = walked;
-    let tools = tools.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
-    Loaded { meter, files, read, errors, warnings, tools }
-}
-
-/// The names of the tools `file`'s conversations call: of their calls, and of their results (a
-/// log may record a result's tool without its call).
-fn tool_names(file: &MeasuredFile) -> BTreeSet<String> {
-    use crate::measure::MeasuredItem;
-    let items = file.conversations.iter().flat_map(|c| &c.items);
-    items
-        .filter_map(|item| match item {
-            MeasuredItem::ToolCall { name, .. } => Some(name.clone()),
-            MeasuredItem::ToolResult(_, result) => result.name.clone(),
-            _ => None,
-        })
-        .collect()
+    let pass::Walked { output: files, read, errors, warnings, inputs, tools } = walked;
+    Loaded { meter, files, read, errors, warnings, tools, inputs }
 }
 
 /// Whether a policy parameter lists tool names, and whether they match case-insensitively with
@@ -367,8 +358,12 @@ fn tool_parameter(key: &str) -> Option<bool> {
     }
 }
 
-/// The warnings of [`Loaded::check_tool_names`].
-fn unknown_tool_names(policies: &[crate::policy::PolicySpec], tools: &BTreeSet<String>) -> Vec<String> {
+/// The warnings of [`Loaded::check_tool_names`]: one per tool name given to a policy in
+/// `policies` that none of `tools` (the inputs' tools) matches.
+pub(super) fn unknown_tool_names(
+    policies: &[crate::policy::PolicySpec],
+    tools: &BTreeSet<String>,
+) -> Vec<String> {
     if tools.is_empty() {
         return Vec::new();
     }

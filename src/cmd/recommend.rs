@@ -6,11 +6,12 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use super::opening::{Opened, Target, corpus_command, keep_counts, progress_bar, writes};
+use super::opening::{Opened, Target, corpus_command, keep_counts, progress_bar, unknown_tool_names, writes};
 use super::print_problems;
-use crate::config::RecommendConfig;
+use crate::config::{RecommendConfig, settings};
 use crate::export;
 use crate::pass;
+use crate::result::{Envelope, Enveloped};
 
 pub(super) fn run(c: RecommendConfig) -> Result<ExitCode> {
     corpus_command(Target::Output(&c.output), &c.input.source, c.input.meter(), |opened| {
@@ -21,11 +22,18 @@ pub(super) fn run(c: RecommendConfig) -> Result<ExitCode> {
         let job = crate::pipeline::Job { reuse: true, ..c.input.job() };
         let walked = pass::recommend(&found, &job, &meter, &c.settings, c.low_memory, &progress);
         bar.finish_and_clear();
-        let pass::Walked { output: result, read, mut errors, warnings } = walked;
+        let pass::Walked { output: result, read, mut errors, mut warnings, inputs, tools } = walked;
+        warnings.extend(unknown_tool_names(&c.settings.policies, &tools));
         if writes(Some(&c.output), read, &mut errors) {
             let every_pair = c.format == export::ExportFormat::Csv;
             let sections = || export::recommend::sections(&result, every_pair);
-            export::analysis::write(&c.output, c.format, sections, &result)?;
+            let envelope = Envelope {
+                inputs,
+                settings: settings::recommend(&c),
+                errors: errors.clone(),
+                warnings: warnings.clone(),
+            };
+            export::analysis::write(&c.output, c.format, sections, &Enveloped { result: &result, envelope })?;
         }
         keep_counts(c.input.source.count_cache.as_deref(), &mut meter);
         Ok(print_problems(&warnings, &errors))

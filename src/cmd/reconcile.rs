@@ -17,6 +17,7 @@ pub(super) fn run(c: ReconcileConfig) -> Result<ExitCode> {
         let Opened { found, mut meter, .. } = opened;
         let (mut report, read) =
             reconcile_files(&found, c.source.input_format, &meter, c.per_request, c.worst);
+        report.settings = crate::config::settings::reconcile(&c);
         if writes_as(&c.output, c.format, read, &mut report.errors) {
             let bytes = crate::export::reconcile::render(&report, c.format, c.per_request)?;
             c.output.write(&bytes)?;

@@ -9,14 +9,14 @@ use anyhow::Result;
 
 use super::opening::{
     Opened, Target, add_problems, corpus_command, csv_lines, keep_counts, progress_bar, put_timeline_lines,
-    writes, writes_as,
+    unknown_tool_names, writes, writes_as,
 };
 use super::print_problems;
 use crate::config::ReplayConfig;
 use crate::export::{self, Output};
 use crate::input::{self, Discovered};
 use crate::pipeline::{Job, replay_files, replay_files_each, replay_files_without_rows};
-use crate::result::{ReplayReport, RequestRow, RunSummary};
+use crate::result::{InputFile, ReplayReport, RequestRow, RunSummary};
 use crate::tokens::Meter;
 
 pub(super) fn run(c: ReplayConfig) -> Result<ExitCode> {
@@ -72,8 +72,10 @@ fn replay_report(
     let (warnings, errors) = found.problems();
     let mut report = ReplayReport { errors, warnings, ..Default::default() };
     let read = outcomes.iter().filter(|o| o.format.is_some()).count();
+    let mut tools = std::collections::BTreeSet::new();
     for o in outcomes {
         add_problems(&mut report.warnings, &mut report.errors, &o.path, &o.warnings, o.error);
+        tools.extend(o.tools);
         for run in o.runs {
             let mut summary = run.summary;
             if c.per_request {
@@ -82,6 +84,7 @@ fn replay_report(
             report.runs.push(summary);
         }
     }
+    report.warnings.extend(unknown_tool_names(&c.policies, &tools));
     (report, read)
 }
 
@@ -107,10 +110,18 @@ fn replay_as_it_goes(
                 .map(|r| crate::result::RunSummary { timeline: rows.then_some(r.rows), ..r.summary })
                 .collect();
             let rendered = parts.put_rendered(index, export::json::runs_part(&runs)).map_err(Into::into);
-            (outcome.path, outcome.format.is_some(), outcome.warnings, outcome.error, rendered)
+            let input = input_of(&outcome.path, outcome.format, &runs);
+            Written {
+                input,
+                warnings: outcome.warnings,
+                error: outcome.error,
+                tools: outcome.tools,
+                rendered,
+            }
         });
-        let (warnings, mut errors, read) = problems_of(found, outcomes)?;
-        let out = parts.finish(found.files.len())?.finish(&errors, &warnings)?;
+        let (rest, read) = problems_of(c, found, outcomes)?;
+        let out = parts.finish(found.files.len())?.finish(&rest)?;
+        let ReplayReport { warnings, mut errors, .. } = rest;
         // Dropped unfinished, a file's temporary copy is removed and the file left as it is.
         if writes(Some(&c.output), read, &mut errors) {
             out.finish()?;
@@ -122,16 +133,22 @@ fn replay_as_it_goes(
         let header = if rows { export::columns::timeline_csv_header()? } else { export::csv::runs_header()? };
         let lines = csv_lines(&c.output, &header)?;
         let outcomes = replay_files_each(found, job, meter, rows, done, |index, outcome| {
-            let read = outcome.format.is_some();
+            let summaries: Vec<_> = outcome.runs.iter().map(|r| r.summary.clone()).collect();
+            let input = input_of(&outcome.path, outcome.format, &summaries);
             let rendered = if rows {
                 put_timeline_lines(&lines, index, outcome.runs.iter()).map_err(Into::into)
             } else {
-                let runs: Vec<_> = outcome.runs.into_iter().map(|r| r.summary).collect();
-                lines.put_rendered(index, export::csv::runs_rows(&runs))
+                lines.put_rendered(index, export::csv::runs_rows(&summaries))
             };
-            (outcome.path, read, outcome.warnings, outcome.error, rendered)
+            Written {
+                input,
+                warnings: outcome.warnings,
+                error: outcome.error,
+                tools: outcome.tools,
+                rendered,
+            }
         });
-        let (warnings, mut errors, read) = problems_of(found, outcomes)?;
+        let (ReplayReport { warnings, mut errors, .. }, read) = problems_of(c, found, outcomes)?;
         let out = lines.finish(found.files.len())?;
         if writes(Some(&c.output), read, &mut errors) {
             out.finish()?;
@@ -154,7 +171,7 @@ fn replay_twice(
     parts: &dyn export::TimelineParts,
     done: &(dyn Fn() + Sync),
 ) -> Result<ExitCode> {
-    let mut first = timeline_first_pass(found, job, meter, done);
+    let mut first = timeline_first_pass(&c.policies, found, job, meter, done);
     if !writes_as(&c.output, c.format, first.read, &mut first.report.errors) {
         return Ok(print_problems(&first.report.warnings, &first.report.errors));
     }
@@ -179,6 +196,7 @@ fn runs_of(outcome: &crate::pipeline::FileOutcome) -> Vec<(&RunSummary, &[Reques
 }
 
 fn timeline_first_pass(
+    policies: &[crate::policy::PolicySpec],
     found: &Discovered,
     job: &Job<'_>,
     meter: &Meter,
@@ -192,7 +210,8 @@ fn timeline_first_pass(
         } else {
             (outcome.runs.iter().map(|r| r.summary.clone()).collect(), Some(outcome.runs))
         };
-        (stats, summaries, held, outcome.format.is_some(), outcome.path, outcome.warnings, outcome.error)
+        let problems = (outcome.path, outcome.warnings, outcome.error, outcome.tools);
+        (stats, summaries, held, outcome.format.is_some(), problems)
     });
     let (warnings, errors) = found.problems();
     let mut first = TimelinePass {
@@ -202,14 +221,17 @@ fn timeline_first_pass(
         read: 0,
         held: Vec::with_capacity(outcomes.len()),
     };
-    for (stats, summaries, held, read, path, warnings, error) in outcomes {
+    let mut tools = std::collections::BTreeSet::new();
+    for (stats, summaries, held, read, (path, warnings, error, file_tools)) in outcomes {
         first.read += usize::from(read);
         first.stats.merge(&stats);
         first.files.push(stats);
         first.held.push(held);
         add_problems(&mut first.report.warnings, &mut first.report.errors, &path, &warnings, error);
+        tools.extend(file_tools);
         first.report.runs.extend(summaries);
     }
+    first.report.warnings.extend(unknown_tool_names(policies, &tools));
     first
 }
 
@@ -274,22 +296,45 @@ fn timeline_second_pass(
     Ok(report)
 }
 
-/// What is left of a file written as it went: its path, whether it was read, its warnings and
-/// error, and whether its part could be rendered.
-type Written = (String, bool, Vec<String>, Option<String>, Result<()>);
+/// What is left of a file written as it went: what was read of it (its path, format,
+/// conversations and requests), its warnings, error and tools, and whether its part could be
+/// rendered.
+struct Written {
+    input: InputFile,
+    warnings: Vec<String>,
+    error: Option<String>,
+    tools: std::collections::BTreeSet<String>,
+    rendered: Result<()>,
+}
 
-/// The warnings (prefixed with their file) and errors of files replayed as they went, after the
-/// errors of the search, and how many files were read; the first part that could not be
-/// rendered, if any, instead.
-fn problems_of(found: &Discovered, outcomes: Vec<Written>) -> Result<(Vec<String>, Vec<String>, usize)> {
-    let (mut warnings, mut errors) = found.problems();
-    let mut read = 0;
-    for (path, was_read, file_warnings, error, rendered) in outcomes {
-        rendered?;
-        read += usize::from(was_read);
-        add_problems(&mut warnings, &mut errors, &path, &file_warnings, error);
+/// The file `path` as the JSON lists it among its inputs: its conversations and requests, from its
+/// runs (each conversation counted once, whatever the policies and thresholds).
+fn input_of(path: &str, format: Option<&str>, runs: &[RunSummary]) -> InputFile {
+    crate::result::input_file(path, format, runs.iter().map(|r| (r.conversation.as_str(), r.requests)))
+}
+
+/// The report of files replayed as they went, without its runs (written already): the inputs,
+/// the settings, the warnings (prefixed with their file, then those of tool names no input has)
+/// and errors, after the problems of the search; and how many files were read. The first part
+/// that could not be rendered, if any, instead.
+fn problems_of(
+    c: &ReplayConfig,
+    found: &Discovered,
+    outcomes: Vec<Written>,
+) -> Result<(ReplayReport, usize)> {
+    let (warnings, errors) = found.problems();
+    let settings = crate::config::settings::replay(c);
+    let mut rest = ReplayReport { warnings, errors, settings, ..Default::default() };
+    let (mut read, mut tools) = (0, std::collections::BTreeSet::new());
+    for w in outcomes {
+        w.rendered?;
+        read += usize::from(w.input.format.is_some());
+        add_problems(&mut rest.warnings, &mut rest.errors, &w.input.path, &w.warnings, w.error);
+        tools.extend(w.tools);
+        rest.inputs.push(w.input);
     }
-    Ok((warnings, errors, read))
+    rest.warnings.extend(unknown_tool_names(&c.policies, &tools));
+    Ok((rest, read))
 }
 
 #[cfg(test)]
@@ -325,7 +370,7 @@ mod tests {
                 calibrate: false,
                 reuse: false,
             };
-            let first = timeline_first_pass(&found, &job, &meter, &|| ());
+            let first = timeline_first_pass(&c.policies, &found, &job, &meter, &|| ());
             if changed {
                 let mut text = std::fs::read_to_string(&session).unwrap();
                 text.push_str("{\"type\": \"request\"}\n");

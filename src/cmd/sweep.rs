@@ -6,11 +6,14 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use super::opening::{Opened, Target, corpus_command, keep_counts, progress_bar, writes_as};
+use super::opening::{
+    Opened, Target, corpus_command, keep_counts, progress_bar, unknown_tool_names, writes_as,
+};
 use super::print_problems;
-use crate::config::SweepConfig;
+use crate::config::{SweepConfig, settings};
 use crate::export;
 use crate::pass::{self, Step};
+use crate::result::{Envelope, Enveloped};
 
 pub(super) fn run(c: SweepConfig) -> Result<ExitCode> {
     corpus_command(Target::Output(&c.output), &c.input.source, c.input.meter(), |opened| {
@@ -19,10 +22,17 @@ pub(super) fn run(c: SweepConfig) -> Result<ExitCode> {
         let progress = |step| progress_step(&bar, step);
         let walked = pass::sweep(&found, &c.input.job(), &meter, &c.settings, c.low_memory, &progress);
         bar.finish_and_clear();
-        let pass::Walked { output: result, read, mut errors, warnings } = walked;
+        let pass::Walked { output: result, read, mut errors, mut warnings, inputs, tools } = walked;
+        warnings.extend(unknown_tool_names(std::slice::from_ref(&c.settings.policy), &tools));
         if writes_as(&c.output, c.format, read, &mut errors) {
             let sections = || export::analysis::sweep_sections(&result);
-            export::analysis::write(&c.output, c.format, sections, &result)?;
+            let envelope = Envelope {
+                inputs,
+                settings: settings::sweep(&c),
+                errors: errors.clone(),
+                warnings: warnings.clone(),
+            };
+            export::analysis::write(&c.output, c.format, sections, &Enveloped { result: &result, envelope })?;
         }
         keep_counts(c.input.source.count_cache.as_deref(), &mut meter);
         Ok(print_problems(&warnings, &errors))

@@ -11,27 +11,35 @@ use crate::cli::{self, Cli};
 /// The warning for a `--tolerance` written as a bare number below 1 (`0.05`): it is read as
 /// 0.05%, and may have been meant as the fraction 0.05 (5%).
 pub fn tolerance_notice(text: &str) -> Option<String> {
+    percent_notice("--tolerance", text)
+}
+
+/// The warning for a percentage option `flag` (`--tolerance`, `--max-reuse`) written as a bare
+/// number below 1 (`0.05`): a bare number is a percentage, so it is read as 0.05%, and may have
+/// been meant as the fraction 0.05 (5%). `5%`, `5` and `0.05%` are read one way and say nothing.
+pub fn percent_notice(flag: &str, text: &str) -> Option<String> {
     let t = text.trim();
     let v: f64 = t.parse().ok()?;
     // Rounded to nine decimals: 0.05 x 100 is 5.000000000000001 in binary floating point.
     let percent = (v * 100.0 * 1e9).round() / 1e9;
     (v > 0.0 && v < 1.0).then(|| {
         format!(
-            "--tolerance {t} is read as {t}% (a bare number is a percentage); for {percent}% write \
-             `--tolerance {percent}%`, to keep {t}% write `--tolerance {t}%`"
+            "{flag} {t} is read as {t}% (a bare number is a percentage); for {percent}% write \
+             `{flag} {percent}%`, to keep {t}% write `{flag} {t}%`"
         )
     })
 }
 
-/// Warnings about how the command line was written, printed before the run: a `--tolerance` that
-/// may be read otherwise than meant ([`tolerance_notice`]).
+/// Warnings about how the command line was written, printed before the run: a `--tolerance` or
+/// `--max-reuse` that may be read otherwise than meant ([`percent_notice`]).
 pub fn notices(cli: &Cli) -> Vec<String> {
-    let tolerance = match &cli.command {
-        cli::Command::Sweep(a) => Some(&a.tolerance),
-        cli::Command::Report(a) => Some(&a.tolerance),
+    let percent = match &cli.command {
+        cli::Command::Sweep(a) => Some(("--tolerance", &a.tolerance)),
+        cli::Command::Report(a) => Some(("--tolerance", &a.tolerance)),
+        cli::Command::Recommend(a) => Some(("--max-reuse", &a.max_reuse)),
         _ => None,
     };
-    tolerance.and_then(|t| tolerance_notice(t)).into_iter().collect()
+    percent.and_then(|(flag, t)| percent_notice(flag, t)).into_iter().collect()
 }
 
 /// The usage error for a policy spec that does not parse, with what was likely meant: the
@@ -109,6 +117,9 @@ mod tests {
         for clear in ["5%", "5", "1", "0", "0.05%", "lots"] {
             assert_eq!(tolerance_notice(clear), None, "{clear}");
         }
+        let notice = percent_notice("--max-reuse", "0.25").unwrap();
+        assert!(notice.contains("--max-reuse 0.25 is read as 0.25%"), "{notice}");
+        assert!(notice.contains("`--max-reuse 25%`"), "{notice}");
     }
 
     #[test]

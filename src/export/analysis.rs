@@ -3,7 +3,9 @@
 //!
 //! A rendered analysis is a list of [`Section`]s (a title, an optional table, lines of text such as
 //! the recommendation). Terminal and Markdown output show every section; CSV gives the first table
-//! (the report writes each table to its own CSV file); JSON is the analysis struct verbatim.
+//! (the report writes each table to its own CSV file); JSON is the value the command gives: the
+//! analysis struct verbatim with the keys every command writes beside it
+//! ([`crate::result::Enveloped`]), and for `cost` the payoff of each policy ([`CostDocument`]).
 
 use anyhow::Result;
 use serde::Serialize;
@@ -256,8 +258,9 @@ pub fn cost_policies(c: &Comparison) -> Tabular {
         rows: c
             .policies
             .iter()
-            .map(|p| {
-                let paying = c.events.iter().filter(|e| e.policy == p.policy && e.event.pays_off()).count();
+            .zip(payoff(c))
+            .map(|(p, payoff)| {
+                let paying = payoff.events_paying_off;
                 vec![
                     p.policy.clone(),
                     money(p.cost.cost, unit),
@@ -546,12 +549,57 @@ where
     Ok(())
 }
 
+/// What `cost` shows of each policy beside the comparison: how many of its prune events recover
+/// the cached tokens they force to be written again ([`crate::analysis::cost::PruneEvent::pays_off`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Payoff {
+    /// The policy spec.
+    pub policy: String,
+    /// Requests before which the policy changed the context.
+    pub prune_events: usize,
+    /// Of them, those whose later requests recover their rewrite cost.
+    pub events_paying_off: usize,
+}
+
+/// The document `cost --format json` writes: the comparison `compare` writes, and the payoff of
+/// each policy's prune events, which `cost` shows and `compare` does not.
+#[derive(Debug, Serialize)]
+pub struct CostDocument<'a> {
+    /// The comparison.
+    #[serde(flatten)]
+    pub comparison: &'a Comparison,
+    /// One entry per policy, in the comparison's order.
+    pub payoff: Vec<Payoff>,
+}
+
+/// The [`Payoff`] of every policy of `c`.
+pub fn payoff(c: &Comparison) -> Vec<Payoff> {
+    c.policies
+        .iter()
+        .map(|p| Payoff {
+            policy: p.policy.clone(),
+            prune_events: p.cost.prune_events,
+            events_paying_off: c.events.iter().filter(|e| e.policy == p.policy && e.event.pays_off()).count(),
+        })
+        .collect()
+}
+
 /// `cost` written to `output` in `format`: [`write()`] of [`cost_sections`], except that the
 /// terminal table and Markdown draw the prune events from `c` one row at a time instead of as a
-/// table of cells (113,469 events for the generated 1 GB corpus); the same bytes.
-pub fn write_cost(output: &super::Output, format: ExportFormat, c: &Comparison) -> Result<()> {
+/// table of cells (113,469 events for the generated 1 GB corpus); the same bytes. JSON is the
+/// [`CostDocument`] with `envelope` beside it.
+pub fn write_cost(
+    output: &super::Output,
+    format: ExportFormat,
+    c: &Comparison,
+    envelope: crate::result::Envelope,
+) -> Result<()> {
     match format {
-        ExportFormat::Json | ExportFormat::Csv => write(output, format, || cost_sections(c), c),
+        ExportFormat::Json => {
+            let result = CostDocument { comparison: c, payoff: payoff(c) };
+            write(output, format, Vec::new, &crate::result::Enveloped { result, envelope })
+        }
+        ExportFormat::Csv => write(output, format, || cost_sections(c), c),
         ExportFormat::Table | ExportFormat::Markdown => {
             let mut out = output.stream()?;
             write_sections(format, &[cost_policy_section(c)], &mut out)?;

@@ -1,5 +1,8 @@
 //! JSON: the [`ReplayReport`] verbatim, pretty-printed, ending in a newline. The contract other
-//! tools read (`timeline` is present on each run only with `--per-request`).
+//! tools read (`timeline` is present on each run only with `--per-request`): the runs, then the
+//! keys every command's JSON carries (`inputs`, `settings`, `errors`, `warnings`: [`Envelope`]).
+//!
+//! [`Envelope`]: crate::result::Envelope
 //!
 //! [`JsonRuns`] writes the same bytes as the document is made, one file's runs at a time, so that
 //! `replay --per-request --format json` does not hold every request of the corpus: a run is
@@ -48,10 +51,10 @@ impl<W: Write> JsonRuns<W> {
         Ok(JsonRuns { out, any: false })
     }
 
-    /// Writes the end of the document and gives the writer back.
-    pub fn finish(mut self, errors: &[String], warnings: &[String]) -> Result<W> {
-        let rest = ReplayReport { runs: Vec::new(), errors: errors.to_vec(), warnings: warnings.to_vec() };
-        let rest = serde_json::to_vec_pretty(&rest)?;
+    /// Writes the end of the document (the keys of `rest` after its runs, which are not written)
+    /// and gives the writer back.
+    pub fn finish(mut self, rest: &ReplayReport) -> Result<W> {
+        let rest = serde_json::to_vec_pretty(&ReplayReport { runs: Vec::new(), ..rest.clone() })?;
         // `{ "runs": [` then, with no run, `],` and the rest of the document.
         let after_runs = rest.strip_prefix(START).expect("the document starts with its runs");
         if self.any {
@@ -119,7 +122,14 @@ mod tests {
         for &i in order {
             parts.put(i, runs_part(&files[i]).unwrap());
         }
-        parts.finish(files.len()).unwrap().finish(errors, warnings).unwrap()
+        let rest = ReplayReport {
+            errors: errors.to_vec(),
+            warnings: warnings.to_vec(),
+            inputs: vec![crate::result::InputFile { path: "x".into(), ..Default::default() }],
+            settings: [("threshold".to_owned(), serde_json::json!(256))].into(),
+            ..Default::default()
+        };
+        parts.finish(files.len()).unwrap().finish(&rest).unwrap()
     }
 
     #[test]
@@ -138,6 +148,8 @@ mod tests {
                     runs: files.iter().flatten().cloned().collect(),
                     errors: e.to_vec(),
                     warnings: w.to_vec(),
+                    inputs: vec![crate::result::InputFile { path: "x".into(), ..Default::default() }],
+                    settings: [("threshold".to_owned(), serde_json::json!(256))].into(),
                 };
                 let whole = JsonExporter.render(&report, true).unwrap();
                 let forward: Vec<usize> = (0..files.len()).collect();

@@ -1,6 +1,9 @@
 //! Unit tests of `input` (a sibling file, so `input.rs` stays under 800 lines).
 use super::*;
 
+/// A one-line native log: what a walk reads (a file no format reads, such as `{}`, it passes over).
+const LOG: &str = "{\"type\":\"user\",\"text\":\"hi\"}\n";
+
 #[test]
 fn directories_are_walked_in_sorted_order_with_hidden_folders_but_not_vcs_or_docs() {
     let dir = tempfile::tempdir().unwrap();
@@ -18,7 +21,7 @@ fn directories_are_walked_in_sorted_order_with_hidden_folders_but_not_vcs_or_doc
         "README.md",
         "b/agent.meta.json",
     ] {
-        std::fs::write(root.join(f), "{}").unwrap();
+        std::fs::write(root.join(f), LOG).unwrap();
     }
     let found = discover(&[root.to_owned()]);
     let rel: Vec<String> =
@@ -64,7 +67,7 @@ fn every_agent_folder_is_where_its_agent_keeps_sessions_on_linux() {
 fn a_symlink_loop_is_walked_once() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("d")).unwrap();
-    std::fs::write(dir.path().join("d/t.jsonl"), "{}").unwrap();
+    std::fs::write(dir.path().join("d/t.jsonl"), LOG).unwrap();
     std::os::unix::fs::symlink(dir.path(), dir.path().join("d/loop")).unwrap();
     let found = discover(&[dir.path().to_owned()]);
     assert_eq!(found.files.len(), 1, "{:?}", found.files);
@@ -75,8 +78,8 @@ fn one_file_given_twice_found_in_a_folder_or_through_a_link_is_read_once() {
     let dir = tempfile::tempdir().unwrap();
     let (d, t) = (dir.path().join("d"), dir.path().join("d/t.jsonl"));
     std::fs::create_dir(&d).unwrap();
-    std::fs::write(&t, "{}").unwrap();
-    std::fs::write(d.join("u.jsonl"), "{}").unwrap();
+    std::fs::write(&t, LOG).unwrap();
+    std::fs::write(d.join("u.jsonl"), LOG).unwrap();
     std::os::unix::fs::symlink(&t, d.join("v.jsonl")).unwrap();
     let found = discover(&[d.join("u.jsonl"), d.clone(), t.clone()]);
     assert_eq!(found.files, [d.join("u.jsonl"), t.clone()]);
@@ -123,4 +126,39 @@ fn a_file_larger_than_the_head_is_read_whole() {
     let t = load(&p, None).unwrap();
     assert_eq!(t.format, "native");
     assert_eq!(t.conversations[0].items.len(), 200);
+}
+
+#[test]
+fn a_walk_passes_over_the_files_no_format_reads_and_names_the_first_few_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for (name, text) in [
+        ("a.jsonl", LOG),
+        ("b.json", "{}"),
+        ("c.jsonl", ""),
+        ("d.log", "plain"),
+        ("e.txt", "x"),
+        ("f.rs", ""),
+    ] {
+        std::fs::write(root.join(name), text).unwrap();
+    }
+    let found = discover(&[root.to_owned()]);
+    assert_eq!(found.files, [root.join("a.jsonl")]);
+    assert_eq!(found.explicit, [false]);
+    assert_eq!(
+        found.warnings,
+        [format!(
+            "{}: 5 file(s) passed over as no agent log, by their extension (.rs 1) and by their content \
+             (b.json: no format recognises it; c.jsonl: empty; d.log: no format recognises it; and 1 more); \
+             name a file to read it anyway",
+            root.display()
+        )]
+    );
+    // Not by content: every file under a log's name is kept, to be read with the format forced.
+    let found = discover_logs(&[root.to_owned()], false, false);
+    assert_eq!(found.files.len(), 5, "{:?}", found.files);
+    // Named, a file is never passed over.
+    assert_eq!(discover(&[root.join("b.json")]).files, [root.join("b.json")]);
+    assert!(not_a_log(&root.join("a.jsonl")).is_none());
+    assert!(matches!(not_a_log(&root.join("c.jsonl")), Some(TraceError::Empty { .. })));
 }

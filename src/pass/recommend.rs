@@ -30,11 +30,12 @@ pub fn recommend(
             file.conversations.iter().map(|c| recommend::grid_of(c, settings, meter)).collect();
         (grids, hold.then_some(file))
     };
-    let Walked { output: parts, read, errors, warnings } = walk(first, found, job, meter, progress);
+    let Walked { output: parts, read, errors, warnings, inputs, tools } =
+        walk(first, found, job, meter, progress);
     let grids: Vec<ConversationGrid> = parts.iter().flat_map(|(g, _)| g.iter().cloned()).collect();
     let (mut out, pick) = recommend::finish(&grids, settings);
     let Some(plan) = ToolPlan::of(&out, pick, &grids, settings) else {
-        return Walked { output: out, read, errors, warnings };
+        return Walked { output: out, read, errors, warnings, inputs, tools };
     };
     let mut sum = Vec::new();
     if hold {
@@ -55,5 +56,5 @@ pub fn recommend(
         }
     }
     plan.finish(&mut out, &sum, settings);
-    Walked { output: out, read, errors, warnings }
+    Walked { output: out, read, errors, warnings, inputs, tools }
 }

@@ -64,10 +64,10 @@ pub fn sweep(
     progress: &(dyn Fn(Step) + Sync),
 ) -> Walked<Sweep> {
     let pass = SweepPass::new(found, settings, low_memory);
-    let Walked { output: first, read, errors, mut warnings } =
+    let Walked { output: first, read, errors, mut warnings, inputs, tools } =
         walk(pass, found, job, meter, &|| progress(Step::File));
     let output = first.finish(found, job, meter, &mut warnings, progress);
-    Walked { output, read, errors, warnings }
+    Walked { output, read, errors, warnings, inputs, tools }
 }
 
 /// What the first read keeps of each file for the per-tool rows.

@@ -10,6 +10,7 @@ use assert_cmd::Command;
 use ctxbudget::analysis::calibration::Calibration;
 use ctxbudget::analysis::compare::Comparison;
 use ctxbudget::analysis::sweep::Sweep;
+use ctxbudget::result::Enveloped;
 
 fn ctxbudget() -> Command {
     Command::cargo_bin("ctxbudget").unwrap()
@@ -35,7 +36,10 @@ const TRAP: [&str; 3] = ["--policy", "keep-turns:n=2", "--format"];
 
 #[test]
 fn the_comparison_matches_the_hand_count_and_flags_the_costly_prune() {
-    let c: Comparison = serde_json::from_str(&run(&["compare", TRAP[0], TRAP[1], TRAP[2], "json"])).unwrap();
+    let c: Comparison =
+        serde_json::from_str::<Enveloped<Comparison>>(&run(&["compare", TRAP[0], TRAP[1], TRAP[2], "json"]))
+            .unwrap()
+            .result;
     let names: Vec<&str> = c.policies.iter().map(|p| p.policy.as_str()).collect();
     assert_eq!(names, ["none", "keep-turns:n=2"]);
     let (none, pruned) = (&c.policies[0], &c.policies[1]);
@@ -55,29 +59,51 @@ fn the_comparison_matches_the_hand_count_and_flags_the_costly_prune() {
 
 #[test]
 fn a_ttl_shorter_than_the_gaps_makes_every_request_cold_and_the_prune_cheaper() {
-    let c: Comparison =
-        serde_json::from_str(&run(&["cost", TRAP[0], TRAP[1], "--cache-ttl", "30s", TRAP[2], "json"]))
-            .unwrap();
+    let c: Comparison = serde_json::from_str::<Enveloped<Comparison>>(&run(&[
+        "cost",
+        TRAP[0],
+        TRAP[1],
+        "--cache-ttl",
+        "30s",
+        TRAP[2],
+        "json",
+    ]))
+    .unwrap()
+    .result;
     assert!((c.policies[0].cost.cost - 4865.0).abs() < 1e-9);
     assert!((c.policies[1].cost.cost - 4615.0).abs() < 1e-9);
     assert_eq!((c.policies[0].cost.cold_requests, c.policies[1].saves_tokens_costs_more), (4, false));
-    let usd: Comparison =
-        serde_json::from_str(&run(&["cost", "--prices", "input=2,write=2.5,read=0.2", TRAP[2], "json"]))
-            .unwrap();
+    let usd: Comparison = serde_json::from_str::<Enveloped<Comparison>>(&run(&[
+        "cost",
+        "--prices",
+        "input=2,write=2.5,read=0.2",
+        TRAP[2],
+        "json",
+    ]))
+    .unwrap()
+    .result;
     // none in USD: (223 + 1000) written × 2.5 + (223 + 1223 + 1223) read × 0.2, per million tokens.
     assert!((usd.policies[0].cost.cost - (1223.0 * 2.5 + 2669.0 * 0.2) / 1e6).abs() < 1e-12);
     assert_eq!(usd.cache.prices.unit, "USD");
     // Anthropic's cache beyond 5 minutes is its 1-hour cache: writes at 2× instead of 1.25×.
-    let hour: Comparison =
-        serde_json::from_str(&run(&["cost", TRAP[0], TRAP[1], "--cache-ttl", "1h", TRAP[2], "json"]))
-            .unwrap();
+    let hour: Comparison = serde_json::from_str::<Enveloped<Comparison>>(&run(&[
+        "cost",
+        TRAP[0],
+        TRAP[1],
+        "--cache-ttl",
+        "1h",
+        TRAP[2],
+        "json",
+    ]))
+    .unwrap()
+    .result;
     assert_eq!((hour.cache.prices.name.as_str(), hour.cache.prices.write), ("anthropic", 2.0));
     assert!((hour.policies[0].cost.cost - (1223.0 * 2.0 + 2669.0 * 0.1)).abs() < 1e-9);
 }
 
 #[test]
 fn the_sweep_matches_the_hand_count() {
-    let s: Sweep = serde_json::from_str(&run(&[
+    let s: Sweep = serde_json::from_str::<Enveloped<Sweep>>(&run(&[
         "sweep",
         "--thresholds",
         "64,256,512",
@@ -86,7 +112,8 @@ fn the_sweep_matches_the_hand_count() {
         TRAP[2],
         "json",
     ]))
-    .unwrap();
+    .unwrap()
+    .result;
     assert_eq!(s.baseline_total_tokens, 3800);
     let got: Vec<(usize, u64, u64, u64, u64)> = s
         .rows
@@ -101,7 +128,10 @@ fn the_sweep_matches_the_hand_count() {
 
 #[test]
 fn calibration_reads_back_and_counts_every_output() {
-    let c: Calibration = serde_json::from_str(&run(&["calibrate", "--format", "json"])).unwrap();
+    let c: Calibration =
+        serde_json::from_str::<Enveloped<Calibration>>(&run(&["calibrate", "--format", "json"]))
+            .unwrap()
+            .result;
     let all = c.rows.iter().find(|r| r.group == "all").unwrap();
     // Measured with the estimate itself, len/4 is exact.
     assert_eq!((all.results, all.bytes, all.tokens), (1, 400, 100));
@@ -169,7 +199,7 @@ fn on_the_corpus_the_recommendation_obeys_its_rule() {
         .args(["--format", "json", "--tolerance", "5"])
         .assert()
         .success();
-    let s: Sweep = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let s: Sweep = serde_json::from_slice::<Enveloped<Sweep>>(&out.get_output().stdout).unwrap().result;
     let rec = s.recommendation.expect("the corpus has tool results");
     let best = s.rows.iter().map(|r| r.savings).fold(f64::MIN, f64::max);
     assert_eq!(rec.best_savings, best);
@@ -188,7 +218,8 @@ fn on_the_corpus_the_recommendation_obeys_its_rule() {
 fn on_the_corpus_compare_and_cost_agree_with_replay() {
     let Some(corpus) = corpus() else { return };
     let out = ctxbudget().arg("compare").arg(&corpus).args(["--format", "json"]).assert().success();
-    let c: Comparison = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let c: Comparison =
+        serde_json::from_slice::<Enveloped<Comparison>>(&out.get_output().stdout).unwrap().result;
     let replay = ctxbudget().arg("replay").arg(&corpus).args(["--format", "json"]).assert().success();
     let r: serde_json::Value = serde_json::from_slice(&replay.get_output().stdout).unwrap();
     for p in &c.policies {
@@ -221,7 +252,7 @@ fn sweep_streamed_matches(inputs: &Path) {
     };
     let (held, streamed) = (sweep(&[]), sweep(&["--low-memory"]));
     assert!(held == streamed, "{}", String::from_utf8_lossy(&streamed.1));
-    let s: Sweep = serde_json::from_slice(&held.0).unwrap();
+    let s: Sweep = serde_json::from_slice::<Enveloped<Sweep>>(&held.0).unwrap().result;
     assert!(!s.per_tool.is_empty() && s.per_tool.iter().all(|t| t.rows.len() == s.rows.len()));
 }
 
@@ -269,7 +300,7 @@ fn cost_tables_drawn_row_by_row_are_the_rendering_of_the_comparison() {
             let out = ctxbudget().arg("cost").arg(&input).args(["--format", format]).assert().success();
             out.get_output().stdout.clone()
         };
-        let c: Comparison = serde_json::from_slice(&cost("json")).unwrap();
+        let c: Comparison = serde_json::from_slice::<Enveloped<Comparison>>(&cost("json")).unwrap().result;
         assert!(!c.events.is_empty(), "{}: prune events to list", input.display());
         for (format, name) in [(ExportFormat::Table, "table"), (ExportFormat::Markdown, "markdown")] {
             let whole = render(format, &cost_sections(&c), &c).unwrap();
@@ -288,7 +319,8 @@ fn a_trace_without_tool_results_gets_no_recommendation_from_no_evidence() {
         let out = ctxbudget().args(args).arg(&trace).args(["--tokenizer", "estimate"]).assert().success();
         String::from_utf8(out.get_output().stdout.clone()).unwrap()
     };
-    let sweep: Sweep = serde_json::from_str(&output(&["sweep", "--format", "json"])).unwrap();
+    let sweep: Sweep =
+        serde_json::from_str::<Enveloped<Sweep>>(&output(&["sweep", "--format", "json"])).unwrap().result;
     assert_eq!((sweep.requests, sweep.recommendation), (0, None));
     assert!(output(&["sweep"]).contains("No recommendation: nothing to sweep."));
     let calibrate = output(&["calibrate", "--format", "csv"]);

@@ -651,15 +651,26 @@ fn an_empty_file_is_an_error_when_named_and_skipped_in_a_walk() {
     assert_error(&replay(&[&p], &["--input-format", "native"]), &empty);
     let blank = write(dir.path(), "blank.jsonl", "\n  \n");
     write(dir.path(), "small.jsonl", fixture("native/small.jsonl"));
+    // A walk passes them over by their content, in one line naming them.
+    let o = replay(&[dir.path()], &[]);
+    assert_warnings(&o, &[passed_over(dir.path(), "blank.jsonl: empty; empty.jsonl: empty", 2)]);
+    assert_eq!(o.report.runs.len(), 1);
+    // With a format forced, each is read, and skipped with its own warning.
     let skipped = [
         format!("{}: skipped: the file is empty", shown(&blank)),
         format!("{}: skipped: the file is empty", shown(&p)),
     ];
-    for forced in [&[][..], &["--input-format", "native"]] {
-        let o = replay(&[dir.path()], forced);
-        assert_warnings(&o, &skipped);
-        assert_eq!(o.report.runs.len(), 1);
-    }
+    let o = replay(&[dir.path()], &["--input-format", "native"]);
+    assert_warnings(&o, &skipped);
+    assert_eq!(o.report.runs.len(), 1);
+}
+
+/// The one line a walk of `dir` gives for the `n` files it passed over by their content, `named`.
+fn passed_over(dir: &Path, named: &str, n: usize) -> String {
+    format!(
+        "{}: {n} file(s) passed over as no agent log, by their content ({named}); name a file to read it anyway",
+        shown(dir)
+    )
 }
 
 #[test]
@@ -703,9 +714,14 @@ fn a_file_that_matches_no_format_is_an_error_when_named_and_a_warning_in_a_walk(
             shown(&p)
         ),
     );
+    let nothing_left = format!(
+        "{}: no file to read in this folder (hidden files, `*.md`, `*.meta.json` and folders such as `.git` are \
+         passed over)",
+        shown(dir.path())
+    );
     assert_warnings(
         &replay(&[dir.path()], &[]),
-        &[format!("{}: skipped: not a recognised trace format (tried {NATIVE_FORMATS})", shown(&p))],
+        &[passed_over(dir.path(), "data.csv: no format recognises it", 1), nothing_left],
     );
 }
 
@@ -762,7 +778,7 @@ fn an_input_that_gives_nothing_to_read_leaves_every_output_and_report_as_it_is()
     let folder = dir.path().join("day");
     std::fs::create_dir(&folder).unwrap();
     let bad = write(&folder, "a.jsonl", "{\"type\":\"user\",\"text\":\"hi\"}\n{\"type\":\"user\"}\n");
-    let skipped = write(&folder, "b.csv", "name,tokens\nx,1\n");
+    write(&folder, "b.csv", "name,tokens\nx,1\n");
     let cases = [
         (missing.clone(), format!("error: {}: no such file or directory\n", shown(&missing))),
         (
@@ -776,9 +792,8 @@ fn an_input_that_gives_nothing_to_read_leaves_every_output_and_report_as_it_is()
         (
             folder.clone(),
             format!(
-                "warning: {}: skipped: not a recognised trace format (tried {NATIVE_FORMATS})\n\
-                 error: {}:2: not a native item: missing field `text` {NATIVE_TYPES}\n",
-                shown(&skipped),
+                "warning: {}\nerror: {}:2: not a native item: missing field `text` {NATIVE_TYPES}\n",
+                passed_over(&folder, "b.csv: no format recognises it", 1),
                 shown(&bad)
             ),
         ),
@@ -861,16 +876,16 @@ fn one_bad_file_among_good_ones_exits_1_and_every_good_one_is_reported() {
     write(dir.path(), "a-good.jsonl", fixture("native/small.jsonl"));
     let bad = write(dir.path(), "b-bad.jsonl", "{\"type\":\"user\",\"text\":\"hi\"}\n{\"type\":\"user\"}\n");
     write(dir.path(), "c-good.jsonl", fixture("codex/rollout-0.40.jsonl"));
-    let notes = write(dir.path(), "d-notes.txt", "not a trace\n");
+    write(dir.path(), "d-notes.txt", "not a trace\n");
     let o = replay(&[dir.path()], &[]);
     assert_eq!(
         o.report.errors,
         [format!("{}:2: not a native item: missing field `text` {NATIVE_TYPES}", shown(&bad))]
     );
-    assert_eq!(
-        o.report.warnings,
-        [format!("{}: skipped: not a recognised trace format (tried {NATIVE_FORMATS})", shown(&notes))]
-    );
+    assert_eq!(o.report.warnings, [passed_over(dir.path(), "d-notes.txt: no format recognises it", 1)]);
+    // The files found, each with what was read of it: the bad one with no format.
+    let formats: Vec<Option<&str>> = o.report.inputs.iter().map(|i| i.format.as_deref()).collect();
+    assert_eq!(formats, [Some("native"), None, Some("codex")], "{:?}", o.report.inputs);
     assert_eq!(o.code, Some(1));
     let traces: Vec<&str> = o.report.runs.iter().map(|r| r.trace.as_str()).collect();
     assert_eq!(traces.len(), 2);

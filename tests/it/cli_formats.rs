@@ -107,5 +107,5 @@ fn a_walk_enters_hidden_folders_and_names_unrecognised_files() {
         .success()
         .stdout(contains(".ai-workflow/run/agent_log_raw.txt,main,claude-stream,"))
         .stdout(contains(".git/").not())
-        .stderr(contains("notes.txt: skipped: not a recognised trace format"));
+        .stderr(contains("1 file(s) passed over as no agent log, by their content (notes.txt: no format"));
 }

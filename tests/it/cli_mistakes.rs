@@ -200,13 +200,17 @@ fn an_input_that_is_no_log_prints_its_error_and_no_table() {
         assert_eq!(out, "", "{command}");
         assert!(err.starts_with("error: Cargo.toml: not a recognised trace format"), "{command}: {err}");
     }
-    // JSON is still written, and replay's carries the error where a script reads it.
-    let (code, out, _) = run(&["sweep", "Cargo.toml", "--format", "json"]);
-    assert_eq!(code, Some(1));
-    assert!(out.starts_with('{'), "{out}");
-    let (code, out, _) = run(&["replay", "Cargo.toml", "--format", "json"]);
-    assert_eq!(code, Some(1));
-    assert!(out.contains("not a recognised trace format"), "{out}");
+    // JSON is still written, every command's with the error in `errors`, where a script reads it.
+    for command in ["sweep", "compare", "cost", "calibrate", "replay", "reconcile", "recommend"] {
+        let (code, out, _) = run(&[command, "Cargo.toml", "--format", "json"]);
+        assert_eq!(code, Some(1), "{command}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let errors = v["errors"].as_array().unwrap_or_else(|| panic!("{command}: no errors in {out}"));
+        let named = |e: &serde_json::Value| {
+            e.as_str().is_some_and(|e| e.starts_with("Cargo.toml: not a recognised trace format"))
+        };
+        assert!(errors.iter().any(named), "{command}: {errors:?}");
+    }
 }
 
 #[test]
@@ -231,6 +235,74 @@ fn a_folder_walk_passes_over_source_files_in_one_line() {
     let (code, _, err) = run(&["replay", named.to_str().unwrap()]);
     assert_eq!(code, Some(1));
     assert!(err.contains("not a recognised trace format"), "{err}");
+}
+
+#[test]
+fn a_folder_walk_passes_over_logs_by_name_that_are_no_logs_by_content_in_the_same_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(dir.path().join("empty.jsonl"), "").unwrap();
+    std::fs::write(dir.path().join("notes.json"), "notes, not JSON\n").unwrap();
+    std::fs::write(dir.path().join("cut.json"), "{\"messages\": [1, 2,, 3]}\n").unwrap();
+    std::fs::write(dir.path().join("data.bin"), b"\x00\x01\x02").unwrap();
+    std::fs::write(dir.path().join("readme.txt"), "plain text\n").unwrap();
+    std::fs::copy(crate::common::root().join(SMALL), dir.path().join("s.jsonl")).unwrap();
+    let (code, out, err) =
+        run(&["replay", dir.path().to_str().unwrap(), "--policy", "none", "--format", "csv"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out.lines().filter(|l| l.contains("s.jsonl")).count(), 1, "{out}");
+    let expected = format!(
+        "warning: {}: 6 file(s) passed over as no agent log, by their extension (.rs 1) and by their \
+         content (cut.json: its JSON breaks at line 1, column 20; data.bin: binary; empty.jsonl: empty; \
+         and 2 more); name a file to read it anyway\n",
+        dir.path().display()
+    );
+    assert_eq!(err, expected);
+    // Named explicitly, each still gets its own clear error.
+    let named = dir.path().join("notes.json");
+    let (code, _, err) = run(&["replay", named.to_str().unwrap()]);
+    assert_eq!(code, Some(1));
+    assert!(err.starts_with(&format!("error: {}: not a recognised trace format", named.display())), "{err}");
+    // With a format forced, detection does not decide: each is read, and skipped with its reason.
+    let (_, _, err) =
+        run(&["replay", dir.path().to_str().unwrap(), "--input-format", "native", "--format", "csv"]);
+    assert!(err.contains("empty.jsonl: skipped: the file is empty"), "{err}");
+    assert!(!err.contains("by their content"), "{err}");
+}
+
+#[test]
+fn a_max_reuse_below_one_without_a_percent_sign_is_a_warning() {
+    let (code, _, err) = run(&["recommend", SMALL, "--max-reuse", "0.25", "--format", "csv"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("warning: --max-reuse 0.25 is read as 0.25%"), "{err}");
+    assert!(err.contains("`--max-reuse 25%`"), "{err}");
+    let (_, _, err) = run(&["recommend", SMALL, "--max-reuse", "25%", "--format", "csv"]);
+    assert!(!err.contains("--max-reuse"), "{err}");
+}
+
+#[test]
+fn every_command_given_a_policy_warns_of_a_tool_name_no_tool_of_the_input_has() {
+    for command in ["replay", "sweep", "compare", "cost", "recommend"] {
+        for format in ["csv", "json"] {
+            let (code, out, err) =
+                run(&[command, CLAUDE, "--policy", "claude-code-micro:tools=read", "--format", format]);
+            assert_eq!(code, Some(0), "{command}: {err}");
+            let warning = "names the tool `read`, which no tool of the inputs is called";
+            assert_eq!(err.matches(warning).count(), 1, "{command}: {err}");
+            assert!(err.contains("did you mean `Read`?"), "{command}: {err}");
+            if format == "json" {
+                assert!(out.contains(warning), "{command}: the JSON's warnings lack it");
+            }
+        }
+    }
+    // The issue's own example: `exclude_tools=read` when the tool is `Read`.
+    let (code, _, err) =
+        run(&["replay", CLAUDE, "--policy", "anthropic:exclude_tools=read", "--format", "csv"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("`exclude_tools` names the tool `read`") && err.contains("did you mean `Read`?"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -12,6 +12,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use ctxbudget::result::InputFile;
 use serde_json::Value;
 
 use crate::common::{ctxbudget, root};
@@ -128,4 +129,152 @@ fn the_reports_json_has_exactly_the_contracted_keys() {
 fn recommend_json_has_exactly_the_contracted_keys() {
     let args = with_inputs(&["recommend", "--format", "json"]);
     insta::assert_snapshot!("recommend", key_paths(&json_of(&args)));
+}
+
+/// Every command that writes `--format json`.
+const COMMANDS: [&str; 7] = ["replay", "sweep", "compare", "cost", "calibrate", "recommend", "reconcile"];
+
+/// A folder of one trace, one trace broken at its second line (a recognised format: an error)
+/// and one file that is no log (passed over in the walk: a warning). Returns it and the paths of
+/// the broken file and of the one passed over.
+fn folder_with_a_bad_file() -> (tempfile::TempDir, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(root().join("traces/build-and-test.jsonl"), dir.path().join("a-good.jsonl")).unwrap();
+    let bad = dir.path().join("b-bad.jsonl");
+    std::fs::write(&bad, "{\"type\":\"user\",\"text\":\"hi\"}\n{\"type\":\"user\"}\n").unwrap();
+    let notes = dir.path().join("c-notes.json");
+    std::fs::write(&notes, "these are notes, not JSON\n").unwrap();
+    let shown = |p: &Path| p.display().to_string();
+    (dir, shown(&bad), shown(&notes))
+}
+
+/// `v[key]`, which must be there.
+fn key<'v>(v: &'v Value, key: &str, what: &str) -> &'v Value {
+    v.get(key).unwrap_or_else(|| panic!("{what}: no `{key}` in {}", key_paths(v)))
+}
+
+/// The common keys of one command's JSON, with their types: `inputs` (path, format or null,
+/// conversations, requests: read through the strict type, which refuses any other key or type),
+/// `settings` (an object naming the tokenizer), `errors` and `warnings` (strings). Returns
+/// (inputs, errors, warnings).
+fn common_keys(v: &Value, what: &str) -> (Vec<InputFile>, Vec<String>, Vec<String>) {
+    let inputs = serde_json::from_value(key(v, "inputs", what).clone())
+        .unwrap_or_else(|e| panic!("{what}: inputs: {e}"));
+    let settings = key(v, "settings", what).as_object().unwrap_or_else(|| panic!("{what}: settings"));
+    assert!(settings.get("tokenizer").is_some_and(Value::is_string), "{what}: {settings:?}");
+    let strings = |k: &str| -> Vec<String> {
+        let list = key(v, k, what).as_array().unwrap_or_else(|| panic!("{what}: {k} not an array"));
+        list.iter()
+            .map(|s| s.as_str().unwrap_or_else(|| panic!("{what}: {k} holds {s}")).to_owned())
+            .collect()
+    };
+    (inputs, strings("errors"), strings("warnings"))
+}
+
+#[test]
+fn every_command_writes_its_inputs_settings_errors_and_warnings_beside_its_results() {
+    let (dir, bad, notes) = folder_with_a_bad_file();
+    for command in COMMANDS {
+        let out = ctxbudget().args([command, "traces", "--format", "json"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{command}: {}", String::from_utf8_lossy(&out.stderr));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let (inputs, errors, _) = common_keys(&v, command);
+        assert!(errors.is_empty(), "{command}: {errors:?}");
+        let names: Vec<&str> = inputs.iter().map(|i| i.path.as_str()).collect();
+        assert_eq!(
+            names,
+            ["traces/build-and-test.jsonl", "traces/explore-split.jsonl", "traces/non-ascii-review.jsonl"],
+            "{command}"
+        );
+        // build-and-test.jsonl holds two conversations; every file was read and has requests.
+        assert_eq!(inputs[0].conversations, 2, "{command}");
+        let read = |i: &InputFile| i.format.as_deref() == Some("native") && i.requests > 0;
+        assert!(inputs.iter().all(read), "{command}: {inputs:?}");
+
+        let out = ctxbudget().args([command]).arg(dir.path()).args(["--format", "json"]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{command}: {stderr}");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let (inputs, errors, warnings) = common_keys(&v, command);
+        assert!(errors.iter().any(|e| e.starts_with(&format!("{bad}:2: "))), "{command}: {errors:?}");
+        let passed_over =
+            warnings.iter().any(|w| w.contains("passed over as no agent log") && w.contains("c-notes.json"));
+        assert!(passed_over, "{command}: {warnings:?}");
+        let found: Vec<(&str, Option<&str>)> =
+            inputs.iter().map(|i| (i.path.as_str(), i.format.as_deref())).collect();
+        let good = dir.path().join("a-good.jsonl").display().to_string();
+        assert_eq!(found, [(good.as_str(), Some("native")), (bad.as_str(), None)], "{command}");
+        assert!(!inputs.iter().any(|i| i.path == notes), "{command}");
+        // What the JSON carries is what stderr says.
+        for line in errors
+            .iter()
+            .map(|e| format!("error: {e}"))
+            .chain(warnings.iter().map(|w| format!("warning: {w}")))
+        {
+            assert!(stderr.contains(&line), "{command}: {line} not on stderr:\n{stderr}");
+        }
+    }
+}
+
+#[test]
+fn settings_name_the_options_that_changed_the_numbers() {
+    let settings = |args: &[&str]| {
+        let out = ctxbudget().args(args).args(["--format", "json"]).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["settings"].clone()
+    };
+    let s = settings(&[
+        "replay",
+        "traces",
+        "--policy",
+        "keep-turns:n=3",
+        "--threshold",
+        "1k",
+        "--tokenizer",
+        "cl100k",
+    ]);
+    assert_eq!(
+        (&s["policies"], &s["threshold"], &s["tokenizer"]),
+        (&serde_json::json!(["keep-turns:n=3"]), &serde_json::json!(1000), &serde_json::json!("cl100k"))
+    );
+    let s = settings(&["compare", "traces", "--cache-ttl", "1h", "--overhead", "1200"]);
+    assert_eq!((s["cache_ttl_ms"].as_i64(), s["overhead"].as_u64()), (Some(3_600_000), Some(1200)));
+    assert_eq!(s["prices"]["name"], "anthropic");
+    let s = settings(&["sweep", "traces", "--tolerance", "2%", "--thresholds", "0,1k"]);
+    assert_eq!((s["tolerance"].as_f64(), &s["thresholds"]), (Some(0.02), &serde_json::json!([0, 1000])));
+    let s = settings(&["recommend", "traces", "--max-reuse", "10%"]);
+    assert_eq!(s["max_reuse"].as_f64(), Some(0.1));
+}
+
+#[test]
+fn cost_writes_the_comparison_and_the_payoff_of_each_policys_prune_events() {
+    let json = |command: &str| -> Value {
+        let out = ctxbudget().args([command, "traces", "--format", "json"]).output().unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let (mut cost, compare) = (json("cost"), json("compare"));
+    let payoff = cost.as_object_mut().unwrap().remove("payoff").expect("cost has a payoff");
+    assert!(compare.get("payoff").is_none());
+    // Without it, the same document: one comparison, shown two ways.
+    assert_eq!(cost, compare);
+    let policies: Vec<&str> =
+        compare["policies"].as_array().unwrap().iter().map(|p| p["policy"].as_str().unwrap()).collect();
+    let payoff = payoff.as_array().unwrap();
+    assert_eq!(payoff.iter().map(|p| p["policy"].as_str().unwrap()).collect::<Vec<_>>(), policies);
+    for p in payoff {
+        let policy = p["policy"].as_str().unwrap();
+        let events = compare["events"].as_array().unwrap().iter().filter(|e| e["policy"] == policy);
+        let paying = events
+            .filter(|e| {
+                let e = &e["event"];
+                e["rewrite_cost"] == 0.0
+                    || e["break_even_requests"]
+                        .as_f64()
+                        .is_some_and(|b| e["later_requests"].as_f64().unwrap() >= b)
+            })
+            .count();
+        assert_eq!(p["events_paying_off"].as_u64(), Some(paying as u64), "{policy}");
+        assert!(p["events_paying_off"].as_u64() <= p["prune_events"].as_u64(), "{policy}");
+    }
 }
