@@ -108,6 +108,8 @@ pub struct InputConfig {
     pub resplit: bool,
     /// Unrecorded tokens every request sends (`--overhead`); `None`: calibrate each conversation.
     pub overhead: Option<Tokens>,
+    /// What replays do with the log's own compactions (`--harness-compaction`).
+    pub harness_compaction: crate::policy::compact::harness::HarnessCompaction,
 }
 
 /// The agents whose session folders `a` asks for, in [`AgentHome::ALL`]'s order.
@@ -277,6 +279,7 @@ impl InputConfig {
             transforms: transforms(&a.transforms)?,
             resplit: a.resplit,
             overhead: a.overhead,
+            harness_compaction: a.harness_compaction.into(),
         })
     }
 
@@ -288,6 +291,7 @@ impl InputConfig {
             overhead: self.overhead.unwrap_or(0),
             calibrate: self.overhead.is_none(),
             input_format: self.source.input_format,
+            harness_compaction: self.harness_compaction,
             ..crate::pipeline::Job::default()
         }
     }

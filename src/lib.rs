@@ -109,6 +109,7 @@ pub use facade::{PolicyFn, Replayer, policy_fn};
 pub use input::load;
 pub use measure::MeasuredConversation;
 pub use model::{Conversation, Item, Output, Request, Tokens, ToolResult, Trace};
+pub use policy::compact::harness::HarnessCompaction;
 pub use policy::{Content, Edit, On, Policy, PolicySpec, ResultState, View};
 pub use result::{RequestRow, Run, RunSummary};
 pub use split::{SUMMARY_THRESHOLD, ToolOutput};

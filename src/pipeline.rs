@@ -20,6 +20,7 @@ use crate::input::{self, Discovered};
 use crate::measure::{MeasureOptions, MeasuredConversation};
 use crate::model::{Conversation, Trace};
 use crate::policy::PolicySpec;
+use crate::policy::compact::harness::{Harness, HarnessCompaction};
 use crate::replay::{replay, replay_summary};
 use crate::result::Run;
 use crate::tokens::Meter;
@@ -47,6 +48,10 @@ pub struct Job<'a> {
     /// Build each conversation's reuse index ([`MeasureOptions::reuse`]): for `compare`, `cost`
     /// and `report`, whose rows say how many pruned results the agent reused.
     pub reuse: bool,
+    /// What every replay but the baseline does with the log's own compactions
+    /// (`--harness-compaction`; [`HarnessCompaction::Simulated`] by default, which is `recorded`
+    /// for a log whose agent's trigger is not known).
+    pub harness_compaction: HarnessCompaction,
 }
 
 impl Job<'_> {
@@ -64,6 +69,7 @@ impl Job<'_> {
             let c = crate::calibrate::calibrate(&m, format, meter.report_tokenizer());
             crate::calibrate::apply(&mut m, &c);
         }
+        m.harness = Harness::resolve(self.harness_compaction, format);
         m
     }
 }

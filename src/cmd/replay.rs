@@ -324,6 +324,7 @@ mod tests {
                 input_format: None,
                 calibrate: false,
                 reuse: false,
+                harness_compaction: Default::default(),
             };
             let first = timeline_first_pass(&found, &job, &meter, &|| ());
             if changed {
