@@ -291,7 +291,7 @@ pub enum HarnessArg {
     Off,
 }
 
-impl From<HarnessArg> for crate::policy::compact::harness::HarnessCompaction {
+impl From<HarnessArg> for crate::harness::HarnessCompaction {
     fn from(a: HarnessArg) -> Self {
         match a {
             HarnessArg::Recorded => Self::Recorded,

@@ -12,10 +12,10 @@
 use crate::analysis::compare::{CompareSettings, Comparison, PolicySource, compare_sources};
 use crate::analysis::cost::CacheModel;
 use crate::analysis::sweep::{self, Sweep, SweepSettings};
+use crate::harness::HarnessCompaction;
 use crate::measure::MeasuredConversation;
 use crate::model::{Tokens, Trace};
 use crate::pipeline::{Job, Replaying, replay_measured};
-use crate::policy::compact::harness::HarnessCompaction;
 use crate::policy::{Policy, PolicySpec};
 use crate::result::Run;
 use crate::split::SUMMARY_THRESHOLD;

@@ -327,7 +327,7 @@ pub struct MeasuredConversation {
     pub reuse: Arc<ReuseIndex>,
     /// What a replay does with the compactions the log recorded (`--harness-compaction`, resolved
     /// for the agent that wrote it): kept where recorded unless the pipeline says otherwise.
-    pub harness: crate::policy::compact::harness::Harness,
+    pub harness: crate::harness::Harness,
     /// [`MeasuredConversation::result_calls`] and the number of tool calls, worked out on first
     /// use.
     links: OnceLock<(Vec<Option<usize>>, usize)>,

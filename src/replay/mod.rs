@@ -22,9 +22,10 @@ pub mod recorded;
 #[cfg(test)]
 mod tests;
 
+use crate::harness::Harness;
 use crate::measure::{Category, MeasuredConversation, MeasuredItem};
 use crate::model::Tokens;
-use crate::policy::compact::harness::{Harness, WithHarness};
+use crate::policy::compact::harness::{WithHarness, trigger};
 use crate::policy::{On, Policy};
 use crate::result::{Run, RunSummary};
 use crate::tokens::{Meter, TextSize};
@@ -61,7 +62,7 @@ fn replay_keeping(
 ) -> Run {
     let harness = if policy.as_recorded() { Harness::RECORDED } else { conversation.harness };
     let mut beside;
-    let policy: &mut dyn Policy = match harness.trigger(policy.compacts()) {
+    let policy: &mut dyn Policy = match trigger(harness, policy.compacts()) {
         Some(trigger) => {
             beside = WithHarness::new(policy, trigger);
             &mut beside

@@ -1,99 +1,21 @@
-//! The harness's own compaction under a counterfactual (`--harness-compaction`): a log written by
-//! an agent that compacts by itself (Claude Code, Codex, opencode) recorded its compactions where
-//! the *recorded* context reached the agent's trigger. A policy that keeps the context smaller
-//! would have compacted later or never, one that lets it grow earlier. [`HarnessCompaction`] says
-//! what a replay does with the log's compactions: keep them where they were recorded, drop them
-//! and apply the agent's own trigger ([`agent_policy`]) to the policy's context, or drop them and
-//! let the context grow. [`Harness`] is that choice resolved for one conversation (its format names
-//! the agent); [`WithHarness`] runs a prune policy beside the agent's trigger. The as-recorded
-//! baseline keeps the recorded compactions whatever the mode ([`as_recorded`]), so it still
-//! reproduces the bill (docs/compaction.md). Nothing here prints or does I/O.
+//! The harness's own compaction under a counterfactual ([`crate::harness`]): the agent's trigger
+//! run beside a prune policy ([`WithHarness`], built by [`trigger`]; a policy that compacts stands
+//! in for it), and the as-recorded baseline, which keeps the log's compactions where they were
+//! recorded whatever the mode ([`as_recorded`]), so it still reproduces the bill
+//! (docs/compaction.md). Nothing here prints or does I/O.
 
+use crate::harness::Harness;
 use crate::policy::{Edit, On, Policy, PolicySpec, View};
 
 use super::Compaction;
 
-/// What a replay does with the compactions the log itself recorded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum HarnessCompaction {
-    /// Kept where they were recorded: the context restarts there under every policy.
-    Recorded,
-    /// Dropped, and the trigger of the agent that wrote the log applied to each policy's own
-    /// context (for a log whose agent's compaction is not known: as `Recorded`).
-    #[default]
-    Simulated,
-    /// Dropped: the context never restarts but where a policy compacts.
-    Off,
-}
-
-impl HarnessCompaction {
-    /// The name the option and the outputs use.
-    pub fn name(self) -> &'static str {
-        match self {
-            HarnessCompaction::Recorded => "recorded",
-            HarnessCompaction::Simulated => "simulated",
-            HarnessCompaction::Off => "off",
-        }
-    }
-}
-
-/// The compaction policy of the agent whose logs `format` reads, when that agent compacts by
-/// itself by default and the format records where it did: Claude Code (`claude-code`, and
-/// `claude-stream`, its `-p` output), Codex (`codex`, `codex-exec`) and opencode. Not OpenHands
-/// (its condenser is a configuration choice, off in many setups, and the `openhands` reader does
-/// not read condensation events), nor the formats of other agents or of raw API traffic.
-pub fn agent_policy(format: &str) -> Option<&'static str> {
-    match format {
-        "claude-code" | "claude-stream" => Some("compact:claude-code"),
-        "codex" | "codex-exec" => Some("compact:codex"),
-        "opencode" => Some("compact:opencode"),
-        _ => None,
-    }
-}
-
-/// The harness's compaction as one conversation is replayed: the mode, and the agent's compaction
-/// policy when the mode is `Simulated`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Harness {
-    /// What the replay does with the log's compactions.
-    pub mode: HarnessCompaction,
-    /// The agent's compaction policy (set only when `mode` is `Simulated`).
-    pub policy: Option<&'static str>,
-}
-
-impl Harness {
-    /// The log's compactions kept where they were recorded.
-    pub const RECORDED: Harness = Harness { mode: HarnessCompaction::Recorded, policy: None };
-
-    /// `mode` for a conversation read by `format`: `Simulated` needs the agent's trigger
-    /// ([`agent_policy`]) and is `Recorded` without one.
-    pub fn resolve(mode: HarnessCompaction, format: &str) -> Harness {
-        match (mode, agent_policy(format)) {
-            (HarnessCompaction::Simulated, Some(policy)) => Harness { mode, policy: Some(policy) },
-            (HarnessCompaction::Simulated, None) => Harness::RECORDED,
-            (mode, _) => Harness { mode, policy: None },
-        }
-    }
-
-    /// Whether the replay drops the log's own compactions.
-    pub fn drops_recorded(self) -> bool {
-        self.mode != HarnessCompaction::Recorded
-    }
-
-    /// The agent's compaction policy to run beside a policy (`compacts`: whether that policy
-    /// compacts itself, in which case its compaction stands in for the agent's and nothing is
-    /// added).
-    pub fn trigger(self, compacts: bool) -> Option<Box<dyn Policy>> {
-        let name = self.policy.filter(|_| !compacts)?;
-        let spec = PolicySpec::parse(name).unwrap_or_else(|e| unreachable!("`{name}` is registered: {e}"));
-        Some(spec.build())
-    }
-}
-
-impl Default for Harness {
-    fn default() -> Harness {
-        Harness::RECORDED
-    }
+/// The agent's compaction policy of `harness` to run beside a policy (`compacts`: whether that
+/// policy compacts itself, in which case its compaction stands in for the agent's and nothing is
+/// added); `None` unless the harness is `simulated`.
+pub fn trigger(harness: Harness, compacts: bool) -> Option<Box<dyn Policy>> {
+    let name = harness.policy.filter(|_| !compacts)?;
+    let spec = PolicySpec::parse(name).unwrap_or_else(|e| unreachable!("`{name}` is registered: {e}"));
+    Some(spec.build())
 }
 
 /// A policy run beside the agent's compaction trigger: its edits, then the trigger's compactions.
@@ -178,26 +100,14 @@ pub fn as_recorded(policy: Box<dyn Policy>) -> Box<dyn Policy> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn simulated_needs_a_known_agent_and_the_other_modes_do_not() {
-        let cc = Harness::resolve(HarnessCompaction::Simulated, "claude-code");
-        assert_eq!(cc.policy, Some("compact:claude-code"));
-        assert!(cc.drops_recorded());
-        assert_eq!(Harness::resolve(HarnessCompaction::Simulated, "codex").policy, Some("compact:codex"));
-        assert_eq!(Harness::resolve(HarnessCompaction::Simulated, "native"), Harness::RECORDED);
-        assert_eq!(Harness::resolve(HarnessCompaction::Simulated, "openhands"), Harness::RECORDED);
-        let off = Harness::resolve(HarnessCompaction::Off, "native");
-        assert!(off.drops_recorded() && off.policy.is_none());
-        assert_eq!(Harness::resolve(HarnessCompaction::Recorded, "claude-code"), Harness::RECORDED);
-    }
+    use crate::harness::HarnessCompaction;
 
     #[test]
     fn a_compacting_policy_stands_in_for_the_agents_trigger() {
         let cc = Harness::resolve(HarnessCompaction::Simulated, "opencode");
-        assert!(cc.trigger(false).is_some_and(|t| t.compacts()));
-        assert!(cc.trigger(true).is_none());
-        assert!(Harness::RECORDED.trigger(false).is_none());
+        assert!(trigger(cc, false).is_some_and(|t| t.compacts()));
+        assert!(trigger(cc, true).is_none());
+        assert!(trigger(Harness::RECORDED, false).is_none());
     }
 
     use crate::measure::{MeasureOptions, MeasuredConversation};
