@@ -271,6 +271,34 @@ pub struct InputArgs {
     /// At most 2^32.
     #[arg(long, value_name = "TOKENS", value_parser = crate::spec::parse_size)]
     pub overhead: Option<u64>,
+    /// What every policy's replay does with the compactions the log itself recorded (the
+    /// as-recorded baseline keeps them): simulated drops them and applies the trigger of the agent
+    /// that wrote the log (Claude Code, Codex, opencode) to the policy's own context, recorded
+    /// keeps them where they were (for other agents' logs, simulated does too), off drops them.
+    /// docs/compaction.md.
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = HarnessArg::Simulated)]
+    pub harness_compaction: HarnessArg,
+}
+
+/// `--harness-compaction`: what replays do with the log's own compactions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HarnessArg {
+    /// Kept where they were recorded.
+    Recorded,
+    /// Dropped; the log's agent's trigger applied to each policy's context.
+    Simulated,
+    /// Dropped; the context restarts only where a policy compacts.
+    Off,
+}
+
+impl From<HarnessArg> for crate::harness::HarnessCompaction {
+    fn from(a: HarnessArg) -> Self {
+        match a {
+            HarnessArg::Recorded => Self::Recorded,
+            HarnessArg::Simulated => Self::Simulated,
+            HarnessArg::Off => Self::Off,
+        }
+    }
 }
 
 /// Where and how an analysis is written.

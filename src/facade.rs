@@ -12,6 +12,7 @@
 use crate::analysis::compare::{CompareSettings, Comparison, PolicySource, compare_sources};
 use crate::analysis::cost::CacheModel;
 use crate::analysis::sweep::{self, Sweep, SweepSettings};
+use crate::harness::HarnessCompaction;
 use crate::measure::MeasuredConversation;
 use crate::model::{Tokens, Trace};
 use crate::pipeline::{Job, Replaying, replay_measured};
@@ -85,6 +86,7 @@ pub struct Replayer {
     policies: Vec<Box<dyn PolicySource>>,
     overhead: Option<Tokens>,
     rows: bool,
+    harness_compaction: HarnessCompaction,
 }
 
 impl Default for Replayer {
@@ -103,6 +105,7 @@ impl Replayer {
             policies: Vec::new(),
             overhead: None,
             rows: true,
+            harness_compaction: HarnessCompaction::default(),
         }
     }
 
@@ -127,6 +130,14 @@ impl Replayer {
     /// Adds `tokens` of unrecorded overhead to every request instead of calibrating.
     pub fn overhead(mut self, tokens: Tokens) -> Replayer {
         self.overhead = Some(tokens);
+        self
+    }
+
+    /// What every replay but the as-recorded baseline does with the compactions a log recorded
+    /// (the command line's `--harness-compaction`; by default
+    /// [`HarnessCompaction::Simulated`], docs/compaction.md).
+    pub fn harness_compaction(mut self, mode: HarnessCompaction) -> Replayer {
+        self.harness_compaction = mode;
         self
     }
 
@@ -157,6 +168,7 @@ impl Replayer {
             overhead: self.overhead.unwrap_or(0),
             calibrate: self.overhead.is_none(),
             reuse: true,
+            harness_compaction: self.harness_compaction,
             ..Job::default()
         };
         trace.conversations.iter().map(|c| job.measure(c, trace.format, &self.meter)).collect()

@@ -84,6 +84,7 @@ pub mod error;
 pub mod export;
 mod facade;
 pub mod format;
+pub mod harness;
 pub mod input;
 pub mod measure;
 pub mod model;
@@ -106,6 +107,7 @@ pub use analysis::compare::{CompareSettings, Comparison, PolicySource, compare, 
 pub use analysis::cost::CacheModel;
 pub use analysis::sweep::{Sweep, SweepSettings, sweep, sweep_with};
 pub use facade::{PolicyFn, Replayer, policy_fn};
+pub use harness::HarnessCompaction;
 pub use input::load;
 pub use measure::MeasuredConversation;
 pub use model::{Conversation, Item, Output, Request, Tokens, ToolResult, Trace};

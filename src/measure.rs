@@ -325,6 +325,9 @@ pub struct MeasuredConversation {
     /// Where the agent first reuses its tool results' terms (built from the raw texts, which are
     /// not kept): what the reuse analysis checks a run's prunes against.
     pub reuse: Arc<ReuseIndex>,
+    /// What a replay does with the compactions the log recorded (`--harness-compaction`, resolved
+    /// for the agent that wrote it): kept where recorded unless the pipeline says otherwise.
+    pub harness: crate::harness::Harness,
     /// [`MeasuredConversation::result_calls`] and the number of tool calls, worked out on first
     /// use.
     links: OnceLock<(Vec<Option<usize>>, usize)>,
@@ -388,6 +391,7 @@ impl MeasuredConversation {
             transforms: opts.transforms.iter().map(|t| t.spec()).collect(),
             calibration: Calibration::NONE,
             reuse: Arc::new(reuse),
+            harness: Default::default(),
             links: OnceLock::new(),
         };
         if opts.overhead > 0 {

@@ -16,6 +16,7 @@ use rayon::prelude::*;
 use crate::analysis::compare::PolicySource;
 use crate::analysis::reconcile::ReconcileReport;
 use crate::format::Format;
+use crate::harness::{Harness, HarnessCompaction};
 use crate::input::{self, Discovered};
 use crate::measure::{MeasureOptions, MeasuredConversation};
 use crate::model::{Conversation, Trace};
@@ -47,6 +48,10 @@ pub struct Job<'a> {
     /// Build each conversation's reuse index ([`MeasureOptions::reuse`]): for `compare`, `cost`
     /// and `report`, whose rows say how many pruned results the agent reused.
     pub reuse: bool,
+    /// What every replay but the baseline does with the log's own compactions
+    /// (`--harness-compaction`; [`HarnessCompaction::Simulated`] by default, which is `recorded`
+    /// for a log whose agent's trigger is not known).
+    pub harness_compaction: HarnessCompaction,
 }
 
 impl Job<'_> {
@@ -64,6 +69,7 @@ impl Job<'_> {
             let c = crate::calibrate::calibrate(&m, format, meter.report_tokenizer());
             crate::calibrate::apply(&mut m, &c);
         }
+        m.harness = Harness::resolve(self.harness_compaction, format);
         m
     }
 }

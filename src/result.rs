@@ -173,6 +173,15 @@ pub struct RunSummary {
     pub tokenizer: String,
     /// Tokenizer the policy decided with.
     pub decide_with: String,
+    /// What the replay did with the compactions the log recorded (`--harness-compaction`):
+    /// `recorded` (kept where they were), `simulated` (dropped, the agent's trigger applied to this
+    /// run's context) or `off` (dropped). docs/compaction.md.
+    #[serde(default)]
+    pub harness_compaction: String,
+    /// Under `simulated`, the agent's compaction policy applied (a run whose policy compacts
+    /// applies its own instead); otherwise null.
+    #[serde(default)]
+    pub harness_compaction_policy: Option<String>,
     /// LLM requests replayed.
     pub requests: usize,
     /// Tool results in the conversation.
@@ -200,8 +209,8 @@ pub struct RunSummary {
     pub pruned_tokens: Tokens,
     /// Requests before which the policy changed the context (each one breaks the cached prefix).
     pub prune_events: usize,
-    /// Compactions the policy made (0 for a policy that does not compact; the log's own are
-    /// replayed as recorded and not counted here).
+    /// Compactions the run made: the policy's, and the agent's trigger's under `simulated` (the
+    /// log's own, replayed as recorded, are not counted here).
     #[serde(default)]
     pub compactions: usize,
     /// Tokens those compactions summarised away.

@@ -88,6 +88,7 @@ pub fn exercise(trace: &Trace) {
             // Calibrated (as the command line does by default) when no overhead is given.
             calibrate: true,
             reuse: true,
+            harness_compaction: Default::default(),
         };
         let (runs, _warnings) = pipeline::replay_trace_with_warnings(PATH, trace, &job, &meter);
         check_runs(&runs);

@@ -169,6 +169,22 @@ impl PolicySource for PolicySpec {
     }
 }
 
+/// The baseline: `none`, replayed on the log's compactions as recorded whatever
+/// `--harness-compaction` says ([`crate::policy::compact::harness::as_recorded`]), so that it is
+/// the sessions as recorded, the bill they reproduce (docs/compaction.md). Replayed with nothing
+/// split, it is the one baseline of every savings figure.
+pub struct Baseline;
+
+impl PolicySource for Baseline {
+    fn label(&self) -> &str {
+        "none"
+    }
+    fn fresh(&self) -> Box<dyn Policy> {
+        let none = PolicySpec::parse("none").unwrap_or_else(|e| unreachable!("`none` is registered: {e}"));
+        crate::policy::compact::harness::as_recorded(none.build())
+    }
+}
+
 /// Compares `settings.policies` (with `none` first when missing) on `conversations` (input path,
 /// measured conversation).
 pub fn compare(
@@ -274,8 +290,7 @@ pub fn replay_conversation(
 /// Input tokens, cost and cost in USD of `c` as recorded: `none` with nothing split, the one
 /// baseline of every savings figure.
 pub fn as_recorded(c: &MeasuredConversation, cache: &CacheModel, meter: &Meter) -> (Tokens, f64, f64) {
-    let mut none =
-        PolicySpec::parse("none").unwrap_or_else(|e| unreachable!("`none` is registered: {e}")).build();
+    let mut none = Baseline.fresh();
     let run = replay(c, usize::MAX, &mut *none, meter);
     let cost = cost_of_run(&run.rows, cache).0;
     (run.summary.total_input_tokens, cost.cost, cost.cost_usd)

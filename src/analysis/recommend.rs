@@ -166,7 +166,7 @@ pub fn grid_of(c: &MeasuredConversation, settings: &RecommendSettings, meter: &M
     let (slots, firsts) = c.split_plan(&thresholds);
     let tasks: Vec<(usize, usize)> =
         (0..settings.policies.len()).flat_map(|p| firsts.iter().map(move |&t| (p, t))).collect();
-    let none = baseline_policy();
+    let none = super::compare::Baseline;
     let mut replayed: Vec<Cell> = std::iter::once((usize::MAX, usize::MAX))
         .chain(tasks.iter().copied())
         .collect::<Vec<_>>()

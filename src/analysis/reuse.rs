@@ -109,6 +109,18 @@ impl Policy for Recording {
         self.inner.on()
     }
 
+    fn compacts(&self) -> bool {
+        self.inner.compacts()
+    }
+
+    fn compact(&mut self, view: &View<'_>) -> Option<crate::policy::compact::Compaction> {
+        self.inner.compact(view)
+    }
+
+    fn as_recorded(&self) -> bool {
+        self.inner.as_recorded()
+    }
+
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
         self.inner.before_request(view, edits);
         let request = view.request;

@@ -265,6 +265,18 @@ impl Policy for Observed<'_> {
         self.inner.on()
     }
 
+    fn compacts(&self) -> bool {
+        self.inner.compacts()
+    }
+
+    fn compact(&mut self, view: &View<'_>) -> Option<crate::policy::compact::Compaction> {
+        self.inner.compact(view)
+    }
+
+    fn as_recorded(&self) -> bool {
+        self.inner.as_recorded()
+    }
+
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
         if view.compactions != self.compactions {
             self.compactions = view.compactions;
@@ -680,11 +692,10 @@ fn totals_with(
     policy: &dyn PolicySource,
     meter: &Meter,
 ) -> SweepTotals {
-    let none = PolicySpec::parse("none").unwrap_or_else(|e| unreachable!("`none` is registered: {e}"));
     SweepTotals {
         conversations: conversations.len(),
         requests: conversations.iter().map(|c| c.requests()).sum(),
-        baseline: row_at(conversations, usize::MAX, &none, meter),
+        baseline: row_at(conversations, usize::MAX, &crate::analysis::compare::Baseline, meter),
         rows: rows_at(conversations, &swept(settings), policy, meter),
         tools: output_by_tool(conversations),
     }

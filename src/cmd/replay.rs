@@ -369,6 +369,7 @@ mod tests {
                 input_format: None,
                 calibrate: false,
                 reuse: false,
+                harness_compaction: Default::default(),
             };
             let first = timeline_first_pass(&c.policies, &found, &job, &meter, &|| ());
             if changed {

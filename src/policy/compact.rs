@@ -17,6 +17,7 @@ pub mod anthropic_sdk;
 pub mod claude_code;
 pub mod codex;
 pub mod goose;
+pub mod harness;
 pub mod opencode;
 pub mod openhands;
 
@@ -211,6 +212,10 @@ impl Policy for Combined {
     fn compact(&mut self, view: &View<'_>) -> Option<Compaction> {
         self.compact.compact(view)
     }
+
+    fn as_recorded(&self) -> bool {
+        self.prune.as_recorded()
+    }
 }
 
 /// `prune` and `compact` together: `prune`'s edits, then `compact`'s compactions.
@@ -218,10 +223,10 @@ pub fn combine(prune: Box<dyn Policy>, compact: Box<dyn Policy>) -> Box<dyn Poli
     Box::new(Combined { prune, compact })
 }
 
-/// A compaction policy that notes when the log compacted by itself: the log's recorded compactions
-/// stay where they were recorded (the harness's own compaction is not simulated on the policy's
-/// context yet, docs/compaction.md), so on such a conversation the policy's tokens and costs are
-/// not what the agent would have sent, and the run says so.
+/// A compaction policy that notes when the log compacted by itself and those compactions were
+/// replayed where they were recorded (harness compaction `recorded`, [`harness`]; under `simulated`
+/// and `off` the replay drops them and this never warns): on such a conversation the policy's
+/// tokens and costs are not what the agent would have sent, and the run says so.
 struct Harnessed {
     inner: Box<dyn Policy>,
     /// Compactions this policy made.
@@ -248,8 +253,9 @@ impl Policy for Harnessed {
         if self.recorded > 0 {
             w.push(format!(
                 "the log compacted {} time(s) by itself; those compactions stay where they were recorded \
-                 beside this policy's (the harness's compaction is not re-simulated on this policy's \
-                 context), so its tokens and cost here overstate what the agent would have sent",
+                 beside this policy's (harness compaction `recorded`: asked for, or the log's agent has \
+                 no known trigger to simulate), so its tokens and cost here overstate what the agent \
+                 would have sent",
                 self.recorded
             ));
         }
@@ -265,6 +271,10 @@ impl Policy for Harnessed {
         let c = self.inner.compact(view);
         self.own += usize::from(c.is_some());
         c
+    }
+
+    fn as_recorded(&self) -> bool {
+        self.inner.as_recorded()
     }
 }
 

@@ -305,6 +305,10 @@ impl Policy for OnUnit {
     fn compact(&mut self, view: &View<'_>) -> Option<compact::Compaction> {
         self.inner.compact(view)
     }
+
+    fn as_recorded(&self) -> bool {
+        self.inner.as_recorded()
+    }
 }
 
 /// `policy` on the unit `on` names ([`ON_OUTPUT`]), for a policy named after an agent: the policy
@@ -344,6 +348,13 @@ pub trait Policy: Send {
     /// compaction to make before the request, if the policy's trigger fires ([`compact`]).
     fn compact(&mut self, _view: &View<'_>) -> Option<compact::Compaction> {
         None
+    }
+
+    /// Whether the replay keeps the log's own compactions where they were recorded whatever
+    /// `--harness-compaction` says: only the as-recorded baseline does
+    /// ([`compact::harness::as_recorded`]); a wrapper of a policy answers as the policy it wraps.
+    fn as_recorded(&self) -> bool {
+        false
     }
 }
 

@@ -22,8 +22,10 @@ pub mod recorded;
 #[cfg(test)]
 mod tests;
 
-use crate::measure::{MeasuredConversation, MeasuredItem};
+use crate::harness::Harness;
+use crate::measure::{Category, MeasuredConversation, MeasuredItem};
 use crate::model::Tokens;
+use crate::policy::compact::harness::{WithHarness, trigger};
 use crate::policy::{On, Policy};
 use crate::result::{Run, RunSummary};
 use crate::tokens::{Meter, TextSize};
@@ -58,6 +60,30 @@ fn replay_keeping(
     meter: &Meter,
     keep_rows: bool,
 ) -> Run {
+    let harness = if policy.as_recorded() { Harness::RECORDED } else { conversation.harness };
+    let mut beside;
+    let policy: &mut dyn Policy = match trigger(harness, policy.compacts()) {
+        Some(trigger) => {
+            beside = WithHarness::new(policy, trigger);
+            &mut beside
+        }
+        None => policy,
+    };
+    let mut run = replay_with(conversation, threshold, policy, meter, keep_rows, harness.drops_recorded());
+    run.summary.harness_compaction = harness.mode.name().to_owned();
+    run.summary.harness_compaction_policy = harness.policy.map(str::to_owned);
+    run
+}
+
+/// The replay loop; `drop_recorded`: the log's own compactions are dropped ([`Dropping`]).
+fn replay_with(
+    conversation: &MeasuredConversation,
+    threshold: usize,
+    policy: &mut dyn Policy,
+    meter: &Meter,
+    keep_rows: bool,
+    drop_recorded: bool,
+) -> Run {
     let mut e = Engine::new(conversation, threshold, meter);
     let sticky = policy.sticky();
     let whole_outputs = policy.on() == On::Output;
@@ -70,10 +96,13 @@ fn replay_keeping(
     let mut edits = Vec::new();
     // The recorded prompt sizes summed, once a request records one.
     let mut recorded: Option<Tokens> = None;
+    let mut dropping = Dropping::No;
     for (position, item) in conversation.items.iter().enumerate() {
         match item {
             MeasuredItem::Text { category, measure, turn_start, turn_scoped } => {
-                e.text(position, *category, *measure, *turn_start, *turn_scoped)
+                if !dropping.drops(*category) {
+                    e.text(position, *category, *measure, *turn_start, *turn_scoped)
+                }
             }
             MeasuredItem::ToolCall { measure, name_measure, .. } => {
                 e.tool_call(position, *measure, *name_measure)
@@ -82,12 +111,23 @@ fn replay_keeping(
                 let content = e.tool_result(position, sizes, result, whole_outputs);
                 add_tool_result(&mut summary, sizes.output(), content);
             }
+            MeasuredItem::Compaction { summary: text } if drop_recorded => {
+                dropping = if text.is_some() { Dropping::Restated } else { Dropping::Summary };
+            }
             MeasuredItem::Compaction { summary: text } => e.compaction_marker(position, *text),
             MeasuredItem::Request { id, timestamp, usage, model } => {
+                dropping = Dropping::No;
                 let mut adjustment = e.edit(policy, sticky, *timestamp, &mut edits);
-                let summarised =
-                    if compacts { e.compact(policy, position, *timestamp, &mut adjustment) } else { None };
-                let sent = e.sent(&adjustment);
+                let mut sent = e.sent(&adjustment);
+                let summarised = if compacts {
+                    let s = e.compact(policy, position, *timestamp, &mut adjustment, &sent);
+                    if s.is_some() {
+                        sent = e.sent(&adjustment);
+                    }
+                    s
+                } else {
+                    None
+                };
                 let (context_tokens, pruned) = (sent.context_tokens, sent.pruned);
                 if let Some(u) = usage {
                     *recorded.get_or_insert(0) += u.input_tokens;
@@ -122,6 +162,36 @@ fn replay_keeping(
     summary.conversation = conversation.id.clone();
     summary.transforms = conversation.transforms.clone();
     Run { summary, rows }
+}
+
+/// Between a recorded compaction the replay drops and the next request: the texts that only
+/// restart the context there are dropped with it. The system prompt and the unrecorded overhead
+/// sent again after it are already in the context, and the summary, when the marker does not hold
+/// it, is the first user text after it (Claude Code's `isCompactSummary` line), as
+/// [`recorded::recorded_compactions`] reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Dropping {
+    /// No dropped compaction since the last request.
+    No,
+    /// After one that held its summary: the restated system prompt and overhead go.
+    Restated,
+    /// After one without its summary: those and the first user text go.
+    Summary,
+}
+
+impl Dropping {
+    /// Whether a text of `category` here is dropped (a dropped summary ends the user-text watch).
+    fn drops(&mut self, category: Category) -> bool {
+        match (*self, category) {
+            (Dropping::No, _) => false,
+            (_, Category::System | Category::Unrecorded) => true,
+            (Dropping::Summary, Category::User) => {
+                *self = Dropping::Restated;
+                true
+            }
+            _ => false,
+        }
+    }
 }
 
 /// Adds a compaction the policy made to the run's totals.

@@ -1,7 +1,9 @@
 //! Compaction policies on the corpus's sessions that recorded a compaction: `compact:<agent>` with
-//! the agent's own trigger compacts within one request of where the log did, with a summary the
-//! size the log's own shows (docs/compaction.md). Fails when `CI` is set and the corpus is
-//! missing; otherwise skipped with a printed reason.
+//! the agent's own trigger, the log's compactions dropped (`--harness-compaction simulated`),
+//! compacts within one request of where the log did, with a summary the size the log's own shows
+//! (docs/compaction.md; `--nocapture` prints the table); the as-recorded baseline stays the same
+//! under every mode. The corpus tests fail when `CI` is set and the corpus is missing; otherwise
+//! they are skipped with a printed reason.
 
 use crate::common;
 
@@ -11,42 +13,130 @@ use serde_json::Value;
 const SESSIONS: &[(&str, &str)] =
     &[("claude-code/codemie-code/session-624a4a58.jsonl", "compact:claude-code")];
 
-fn rows(path: &str, policy: &str) -> Vec<Value> {
+fn rows(path: &str, policy: &str, harness: &str) -> Vec<Value> {
     let out = common::ctxbudget()
         .args(["replay", path, "--policy", policy, "--per-request", "--format", "json"])
+        .args(["--harness-compaction", harness])
         .output()
         .expect("the binary runs");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let report: Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    report["runs"][0]["timeline"].as_array().expect("a timeline").clone()
+    let run = &report["runs"][0];
+    assert_eq!(run["harness_compaction"], harness, "the run names its mode");
+    run["timeline"].as_array().expect("a timeline").clone()
 }
 
 fn tokens(row: &Value, key: &str) -> u64 {
     row[key].as_u64().unwrap_or(0)
 }
 
+/// The log's own compactions, replayed as recorded under `none`: (the first request after each,
+/// its summary's tokens, the `user` text of that request, which is the summary alone).
+fn recorded_compactions(path: &str) -> Vec<(usize, u64)> {
+    let recorded = rows(path, "none", "recorded");
+    (1..recorded.len())
+        .filter(|&i| tokens(&recorded[i], "previous_context_tokens") == 0)
+        .map(|i| (i, tokens(&recorded[i], "user")))
+        .collect()
+}
+
 #[test]
 fn each_agents_trigger_compacts_within_one_request_of_the_log_with_the_logs_summary_size() {
     let Some(corpus) = common::corpus_root() else { return };
+    println!("| session | policy | recorded (request, summary) | simulated (request, summary) |");
     for (session, policy) in SESSIONS {
         let path = corpus.join(session);
         let path = path.to_str().unwrap();
-        // The log's own compaction: the first request after it starts a new context.
-        let recorded = rows(path, "none");
-        let at = (1..recorded.len())
-            .find(|&i| tokens(&recorded[i], "previous_context_tokens") == 0)
-            .unwrap_or_else(|| panic!("{session} records a compaction"));
-        let recorded_summary = tokens(&recorded[at], "user");
-        let simulated = rows(path, policy);
-        let made: Vec<usize> = (0..simulated.len())
+        let recorded = recorded_compactions(path);
+        assert!(!recorded.is_empty(), "{session} records a compaction");
+        // The agent's trigger on the log's own context, its recorded compactions dropped.
+        let simulated = rows(path, policy, "simulated");
+        let made: Vec<(usize, u64)> = (0..simulated.len())
             .filter(|&i| tokens(&simulated[i], "summarization_input_tokens") > 0)
+            .map(|i| (i, tokens(&simulated[i], "summarization_output_tokens")))
             .collect();
-        assert!(!made.is_empty(), "{policy} compacts {session}");
-        assert!(made[0].abs_diff(at) <= 1, "{session}: {policy} compacted at {}, the log at {at}", made[0]);
-        let summary = tokens(&simulated[made[0]], "summarization_output_tokens");
-        let off = summary.abs_diff(recorded_summary) as f64 / recorded_summary as f64;
-        assert!(off < 0.02, "{session}: summary {summary} tokens, the log's {recorded_summary}");
+        println!("| `{session}` | `{policy}` | {recorded:?} | {made:?} |");
+        assert_eq!(made.len(), recorded.len(), "{session}: {policy} compacts as often as the log");
+        for (&(at, summary), &(log_at, log_summary)) in made.iter().zip(&recorded) {
+            assert!(at.abs_diff(log_at) <= 1, "{session}: {policy} compacted at {at}, the log at {log_at}");
+            let off = summary.abs_diff(log_summary) as f64 / log_summary as f64;
+            assert!(off < 0.02, "{session}: summary {summary} tokens, the log's {log_summary}");
+        }
     }
+}
+
+/// `compare --format json` of `path` under `harness`: the baseline's input tokens and cost, and
+/// each policy's input tokens and compactions.
+fn compared(path: &str, harness: &str) -> (Value, Vec<(String, u64)>) {
+    let out = common::ctxbudget()
+        .args(["compare", path, "--policy", "opencode", "--format", "json", "--harness-compaction", harness])
+        .output()
+        .expect("the binary runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let policies = c["policies"].as_array().unwrap();
+    let totals = policies
+        .iter()
+        .map(|p| (p["policy"].as_str().unwrap().to_owned(), p["total_input_tokens"].as_u64().unwrap()))
+        .collect();
+    (serde_json::json!([c["baseline_input_tokens"], c["baseline_cost"]]), totals)
+}
+
+#[test]
+fn the_baseline_stays_as_recorded_under_every_mode_while_the_policies_follow_it() {
+    let Some(corpus) = common::corpus_root() else { return };
+    let (session, _) = SESSIONS[0];
+    let path = corpus.join(session);
+    let path = path.to_str().unwrap();
+    let (recorded, as_recorded) = compared(path, "recorded");
+    let (simulated, with_trigger) = compared(path, "simulated");
+    let (off, growing) = compared(path, "off");
+    assert_eq!(recorded, simulated, "the baseline does not follow --harness-compaction");
+    assert_eq!(recorded, off, "the baseline does not follow --harness-compaction");
+    // `none` at the threshold: the log's compaction at 37, the trigger's at 36, none at all.
+    let none = |t: &[(String, u64)]| t.iter().find(|(p, _)| p == "none").unwrap().1;
+    assert!(none(&with_trigger) < none(&as_recorded), "compacting a request earlier sends less");
+    assert!(none(&growing) > none(&as_recorded), "a context that never restarts sends more");
+}
+
+#[test]
+fn a_log_of_an_agent_with_no_known_trigger_keeps_its_compactions_unless_told_off() {
+    // A native log (no agent's trigger known) that compacted once.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("compacted.jsonl");
+    let long = "word ".repeat(400);
+    let lines = [
+        format!(r#"{{"type":"user","text":"{long}"}}"#),
+        r#"{"type":"request"}"#.to_owned(),
+        format!(r#"{{"type":"user","text":"{long}"}}"#),
+        r#"{"type":"request"}"#.to_owned(),
+        r#"{"type":"compaction","summary":"what happened"}"#.to_owned(),
+        r#"{"type":"user","text":"go on"}"#.to_owned(),
+        r#"{"type":"request"}"#.to_owned(),
+    ];
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let run = |harness: Option<&str>| {
+        let mut cmd = common::ctxbudget();
+        cmd.args(["replay", "--policy", "none", "--format", "json"]).arg(&path);
+        if let Some(h) = harness {
+            cmd.args(["--harness-compaction", h]);
+        }
+        let out = cmd.output().expect("the binary runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        report["runs"][0].clone()
+    };
+    let default = run(None);
+    assert_eq!(default["harness_compaction"], "recorded", "simulated needs a known agent");
+    assert_eq!(default["harness_compaction_policy"], Value::Null);
+    let recorded = run(Some("recorded"));
+    assert_eq!(default["total_input_tokens"], recorded["total_input_tokens"]);
+    let off = run(Some("off"));
+    assert_eq!(off["harness_compaction"], "off");
+    assert!(
+        off["total_input_tokens"].as_u64() > recorded["total_input_tokens"].as_u64(),
+        "with its compaction ignored the context keeps growing: {off} vs {recorded}"
+    );
 }
 
 #[test]

@@ -8,7 +8,7 @@
 //! slot of the prefix sums, which holds nothing else (a request adds no text), so the next
 //! request's shared prefix counts them. Pure: no I/O.
 
-use super::{Adjustment, Category, Engine, head, slot};
+use super::{Adjustment, Category, Engine, Sent, head, slot};
 use crate::model::{Millis, Tokens};
 use crate::policy::Policy;
 use crate::tokens::{Measure, TextSize};
@@ -43,15 +43,16 @@ impl Engine<'_> {
     }
 
     /// Asks `policy` whether to compact before the request at `position` (made at `timestamp`),
-    /// after its edits (`adjustment`, which a compaction empties); compacts if it says so.
+    /// after its edits (`adjustment`, which a compaction empties; `sent`, the context they leave);
+    /// compacts if it says so.
     pub(in crate::replay) fn compact(
         &mut self,
         policy: &mut dyn Policy,
         position: usize,
         timestamp: Option<Millis>,
         adjustment: &mut Adjustment,
+        sent: &Sent,
     ) -> Option<Summarised> {
-        let sent = self.sent(adjustment);
         let compaction = {
             let mut view = self.view(timestamp);
             view.context.tokens = sent.context_tokens;
@@ -59,7 +60,7 @@ impl Engine<'_> {
         };
         let before = sent.context_tokens;
         let previous_pruned = self.previous.map_or(0, |p| p.pruned);
-        let shared = self.previous.map_or(0, |p| self.shared_and_kept(p, &sent, adjustment).0);
+        let shared = self.previous.map_or(0, |p| self.shared_and_kept(p, sent, adjustment).0);
         let (system, unrecorded) = (self.sums[slot(Category::System)], self.sums[slot(Category::Unrecorded)]);
         let tail_from = compaction.keep_from.filter(|&p| p > self.context_start && p < position);
         let tail = tail_from.map_or(0, |p| {

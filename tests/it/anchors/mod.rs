@@ -63,7 +63,8 @@ pub fn sessions() -> Option<&'static [Session]> {
     let root = common::corpus_root()?;
     Some(SESSIONS.get_or_init(|| {
         let found = ctxbudget::input::discover(std::slice::from_ref(&root));
-        let replayer = Replayer::new();
+        // The transcriptions restart the context where the log compacted: replayed as recorded.
+        let replayer = Replayer::new().harness_compaction(ctxbudget::HarnessCompaction::Recorded);
         let mut sessions = Vec::new();
         for file in &found.files {
             // Files the library does not import (notes, cassettes of other shapes) are not sessions.

@@ -1,0 +1,196 @@
+//! The harness's own compaction under a counterfactual ([`crate::harness`]): the agent's trigger
+//! run beside a prune policy ([`WithHarness`], built by [`trigger`]; a policy that compacts stands
+//! in for it), and the as-recorded baseline, which keeps the log's compactions where they were
+//! recorded whatever the mode ([`as_recorded`]), so it still reproduces the bill
+//! (docs/compaction.md). Nothing here prints or does I/O.
+
+use crate::harness::Harness;
+use crate::policy::{Edit, On, Policy, PolicySpec, View};
+
+use super::Compaction;
+
+/// The agent's compaction policy of `harness` to run beside a policy (`compacts`: whether that
+/// policy compacts itself, in which case its compaction stands in for the agent's and nothing is
+/// added); `None` unless the harness is `simulated`.
+pub fn trigger(harness: Harness, compacts: bool) -> Option<Box<dyn Policy>> {
+    let name = harness.policy.filter(|_| !compacts)?;
+    let spec = PolicySpec::parse(name).unwrap_or_else(|e| unreachable!("`{name}` is registered: {e}"));
+    Some(spec.build())
+}
+
+/// A policy run beside the agent's compaction trigger: its edits, then the trigger's compactions.
+pub struct WithHarness<'p> {
+    policy: &'p mut dyn Policy,
+    trigger: Box<dyn Policy>,
+}
+
+impl<'p> WithHarness<'p> {
+    /// `policy` beside `trigger`.
+    pub fn new(policy: &'p mut dyn Policy, trigger: Box<dyn Policy>) -> WithHarness<'p> {
+        WithHarness { policy, trigger }
+    }
+}
+
+impl Policy for WithHarness<'_> {
+    fn sticky(&self) -> bool {
+        self.policy.sticky()
+    }
+
+    fn on(&self) -> On {
+        self.policy.on()
+    }
+
+    fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
+        self.policy.before_request(view, edits);
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.policy.warnings()
+    }
+
+    fn compacts(&self) -> bool {
+        true
+    }
+
+    fn compact(&mut self, view: &View<'_>) -> Option<Compaction> {
+        self.trigger.compact(view)
+    }
+}
+
+/// A policy replayed on the log's compactions as recorded, whatever `--harness-compaction` says:
+/// the as-recorded baseline ([`as_recorded`]).
+struct AsRecorded(Box<dyn Policy>);
+
+impl Policy for AsRecorded {
+    fn sticky(&self) -> bool {
+        self.0.sticky()
+    }
+
+    fn on(&self) -> On {
+        self.0.on()
+    }
+
+    fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
+        self.0.before_request(view, edits);
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.0.warnings()
+    }
+
+    fn compacts(&self) -> bool {
+        self.0.compacts()
+    }
+
+    fn compact(&mut self, view: &View<'_>) -> Option<Compaction> {
+        self.0.compact(view)
+    }
+
+    fn as_recorded(&self) -> bool {
+        true
+    }
+}
+
+/// `policy` replayed on the log's compactions as recorded whatever the mode: how the baseline
+/// (`none`, nothing split) stays the sessions as recorded, the bill they reproduce.
+pub fn as_recorded(policy: Box<dyn Policy>) -> Box<dyn Policy> {
+    Box::new(AsRecorded(policy))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::HarnessCompaction;
+
+    #[test]
+    fn a_compacting_policy_stands_in_for_the_agents_trigger() {
+        let cc = Harness::resolve(HarnessCompaction::Simulated, "opencode");
+        assert!(trigger(cc, false).is_some_and(|t| t.compacts()));
+        assert!(trigger(cc, true).is_none());
+        assert!(trigger(Harness::RECORDED, false).is_none());
+    }
+
+    use crate::measure::{MeasureOptions, MeasuredConversation};
+    use crate::model::{Conversation, Item, Request};
+    use crate::tokens::{DecideWith, Tokenizer};
+
+    fn user(t: &str) -> Item {
+        Item::User { text: t.into(), meta: false, images: 0 }
+    }
+
+    fn request() -> Item {
+        Item::Request(Request::default())
+    }
+
+    /// 100 bytes, request 0; 100 more, request 1; a recorded compaction (its summary of 10 bytes in
+    /// the marker, or as the user text after it) and request 2; 100 more, request 3. One token per
+    /// byte.
+    fn measured(summary_in_marker: bool, harness: Harness) -> (MeasuredConversation, crate::tokens::Meter) {
+        let meter = crate::policy::testing::meter(DecideWith::Tokenizer(Tokenizer::O200k));
+        let mut items = vec![user(&"a".repeat(100)), request(), user(&"b".repeat(100)), request()];
+        if summary_in_marker {
+            items.push(Item::Compaction { summary: Some("s".repeat(10)) });
+        } else {
+            items.extend([Item::Compaction { summary: None }, user(&"s".repeat(10))]);
+        }
+        items.extend([request(), user(&"c".repeat(100)), request()]);
+        let conv = Conversation { id: "main".into(), items, recorded_total: None };
+        let mut m = MeasuredConversation::new(&conv, &meter, &MeasureOptions::default());
+        m.harness = harness;
+        (m, meter)
+    }
+
+    /// The context of each request of `m` under `policy`.
+    fn contexts(m: &MeasuredConversation, meter: &crate::tokens::Meter, policy: &mut dyn Policy) -> Vec<u64> {
+        crate::replay::replay(m, 16, policy, meter).rows.iter().map(|r| r.context_tokens).collect()
+    }
+
+    /// A trigger at 150 tokens with a 5-token summary.
+    const TRIGGER: &str = "compact:anthropic-sdk:context_token_threshold=150,summary_tokens=5";
+
+    #[test]
+    fn each_mode_replays_the_logs_compaction_as_it_says() {
+        let none = || PolicySpec::parse("none").unwrap().build();
+        let simulated = Harness { mode: HarnessCompaction::Simulated, policy: Some(TRIGGER) };
+        let off = Harness { mode: HarnessCompaction::Off, policy: None };
+        for in_marker in [true, false] {
+            let (m, meter) = measured(in_marker, Harness::RECORDED);
+            assert_eq!(contexts(&m, &meter, &mut *none()), [100, 200, 10, 110], "recorded");
+            // The compaction and its summary dropped: the context keeps growing.
+            let (m, meter) = measured(in_marker, off);
+            assert_eq!(contexts(&m, &meter, &mut *none()), [100, 200, 200, 300], "off");
+            // The trigger fires at request 1 (200 tokens), the log's compaction is dropped.
+            let (m, meter) = measured(in_marker, simulated);
+            let run = crate::replay::replay(&m, 16, &mut *none(), &meter);
+            let sent: Vec<u64> = run.rows.iter().map(|r| r.context_tokens).collect();
+            assert_eq!(sent, [100, 5, 5, 105], "simulated");
+            assert_eq!((run.summary.compactions, run.summary.summary_tokens), (1, 5));
+            assert_eq!(run.summary.harness_compaction, "simulated");
+            assert_eq!(run.summary.harness_compaction_policy.as_deref(), Some(TRIGGER));
+            // The baseline stays as recorded whatever the mode.
+            assert_eq!(contexts(&m, &meter, &mut *as_recorded(none())), [100, 200, 10, 110], "baseline");
+        }
+    }
+
+    #[test]
+    fn a_compacting_policy_replaces_the_agents_trigger_and_a_prune_policy_runs_beside_it() {
+        let simulated = Harness { mode: HarnessCompaction::Simulated, policy: Some(TRIGGER) };
+        let (m, meter) = measured(true, simulated);
+        // Its own trigger at 250 tokens: never reached once the log's compaction is dropped... until
+        // request 3 (300 tokens).
+        let own =
+            PolicySpec::parse("compact:anthropic-sdk:context_token_threshold=250,summary_tokens=7").unwrap();
+        assert_eq!(contexts(&m, &meter, &mut *own.build()), [100, 200, 200, 7]);
+        // keep-turns prunes nothing here (no tool results): the agent's trigger still fires.
+        let prune = PolicySpec::parse("keep-turns:n=1").unwrap();
+        assert_eq!(contexts(&m, &meter, &mut *prune.build()), [100, 5, 5, 105]);
+    }
+
+    #[test]
+    fn the_baseline_wrapper_is_replayed_as_recorded_and_changes_nothing_else() {
+        let none = PolicySpec::parse("none").unwrap();
+        assert!(!none.build().as_recorded());
+        let wrapped = as_recorded(none.build());
+        assert!(wrapped.as_recorded() && !wrapped.compacts() && wrapped.sticky());
+    }
+}
