@@ -211,6 +211,10 @@ impl Policy for Combined {
     fn compact(&mut self, view: &View<'_>) -> Option<Compaction> {
         self.compact.compact(view)
     }
+
+    fn message_sizes(&self) -> bool {
+        self.prune.message_sizes() || self.compact.message_sizes()
+    }
 }
 
 /// `prune` and `compact` together: `prune`'s edits, then `compact`'s compactions.

@@ -24,7 +24,7 @@ mod tests;
 
 use crate::measure::{MeasuredConversation, MeasuredItem};
 use crate::model::Tokens;
-use crate::policy::{On, Policy};
+use crate::policy::{CallText, On, Policy};
 use crate::result::{Run, RunSummary};
 use crate::tokens::{Meter, TextSize};
 use engine::{Engine, RequestItem, Summarised};
@@ -65,6 +65,9 @@ fn replay_keeping(
     if compacts {
         e.set_log_summary_ratio(recorded::summary_ratio(conversation));
     }
+    if policy.message_sizes() {
+        e.track_messages();
+    }
     let mut summary = RunSummary { threshold, calibration: conversation.calibration, ..Default::default() };
     let mut rows = Vec::new();
     let mut edits = Vec::new();
@@ -75,8 +78,9 @@ fn replay_keeping(
             MeasuredItem::Text { category, measure, turn_start, turn_scoped } => {
                 e.text(position, *category, *measure, *turn_start, *turn_scoped)
             }
-            MeasuredItem::ToolCall { measure, name_measure, .. } => {
-                e.tool_call(position, *measure, *name_measure)
+            MeasuredItem::ToolCall { measure, name_measure, call_id, name, arguments } => {
+                let text = CallText { call_id, name, arguments };
+                e.tool_call(position, *measure, *name_measure, text)
             }
             MeasuredItem::ToolResult(sizes, result) => {
                 let content = e.tool_result(position, sizes, result, whole_outputs);
