@@ -1,5 +1,5 @@
-//! Replay: the engine alone on the measured corpus under the default policies (throughput in
-//! requests replayed), and the whole replay of the corpus as `ctxbudget replay` runs it (find,
+//! Replay: the engine alone on the measured corpus under the default policies and under
+//! `langchain` (throughput in requests replayed), and the whole replay of the corpus as `ctxbudget replay` runs it (find,
 //! read, split, count every text with a fresh cache, replay the default policies; throughput in
 //! corpus bytes).
 
@@ -25,6 +25,20 @@ fn replay(c: &mut Criterion) {
             let mut total = 0;
             for c in &conversations {
                 for p in &policies {
+                    total += replay_summary(c, 256, &mut *p.build(), &meter).summary.total_input_tokens;
+                }
+            }
+            total
+        })
+    });
+    // The anchor that counts per message (`count_tokens_approximately`), on its own.
+    let langchain = common::specs(&["langchain", "langchain:trigger=20000"]);
+    group.throughput(Throughput::Elements((requests * langchain.len()) as u64));
+    group.bench_function("engine/langchain", |b| {
+        b.iter(|| {
+            let mut total = 0;
+            for c in &conversations {
+                for p in &langchain {
                     total += replay_summary(c, 256, &mut *p.build(), &meter).summary.total_input_tokens;
                 }
             }

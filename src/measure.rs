@@ -269,6 +269,9 @@ pub enum MeasuredItem {
         measure: TextSize,
         /// Size of the name alone (what remains when a policy clears the arguments).
         name_measure: TextSize,
+        /// The arguments as sent, for a policy whose anchor reads them (LangChain's count parses
+        /// them). Shared, so that copies of a conversation do not copy them.
+        arguments: Arc<str>,
     },
     /// A tool result: its sizes, and the rest of it (shared: the sweep's per-tool copies of a
     /// conversation change sizes, and copy a result only when they change its texts).
@@ -552,7 +555,13 @@ fn measure_item(item: &Item, meter: &Meter, opts: &MeasureOptions<'_>) -> Measur
             let name_measure = meter.measure(name);
             let mut measure = name_measure;
             measure += meter.measure(arguments);
-            MeasuredItem::ToolCall { call_id: call_id.clone(), name: name.clone(), measure, name_measure }
+            MeasuredItem::ToolCall {
+                call_id: call_id.clone(),
+                name: name.clone(),
+                measure,
+                name_measure,
+                arguments: Arc::from(arguments.as_str()),
+            }
         }
         Item::ToolResult(r) => {
             let recorded_bytes = r.output.full_text().len() as u64;

@@ -121,6 +121,10 @@ impl Policy for Recording {
         self.inner.as_recorded()
     }
 
+    fn message_sizes(&self) -> bool {
+        self.inner.message_sizes()
+    }
+
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
         self.inner.before_request(view, edits);
         let request = view.request;

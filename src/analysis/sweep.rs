@@ -277,6 +277,10 @@ impl Policy for Observed<'_> {
         self.inner.as_recorded()
     }
 
+    fn message_sizes(&self) -> bool {
+        self.inner.message_sizes()
+    }
+
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
         if view.compactions != self.compactions {
             self.compactions = view.compactions;

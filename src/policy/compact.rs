@@ -216,6 +216,10 @@ impl Policy for Combined {
     fn as_recorded(&self) -> bool {
         self.prune.as_recorded()
     }
+
+    fn message_sizes(&self) -> bool {
+        self.prune.message_sizes() || self.compact.message_sizes()
+    }
 }
 
 /// `prune` and `compact` together: `prune`'s edits, then `compact`'s compactions.

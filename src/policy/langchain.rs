@@ -18,20 +18,29 @@
 //! Anthropic's `clear_at_least`, LangChain's is a stopping point, not a floor.
 //!
 //! Counting, as `count_tokens_approximately` (`langchain_core/messages/utils.py`, read at
-//! `911f4d4`) does it: per message, `ceil(chars / 4) + 3`, where a message's chars are its content,
-//! its role (`user`, `assistant`, `tool`), a tool message's `tool_call_id`, and an AI message's
-//! `repr(tool_calls)` (`[{'name': …, 'args': …, 'id': …, 'type': 'tool_call'}, …]`: 55 chars per
-//! call besides its name, arguments and id). The system prompt and the tools are not among the
-//! messages, nor is `--overhead`, which stands for them. Tool messages are counted exactly, each
-//! on its own. The other messages are counted together, because the replay gives their total
-//! ([`super::View::messages`], [`super::View::assistant_messages`]) and not each one: one
-//! `ceil` over their sum (at most one token per message below upstream's), a call's arguments
-//! counted as their JSON text (Python's `repr` of the parsed dict differs by a char or two per
-//! key), and the repr of the calls whose results are in the context. The tool message's `name`
-//! is not counted. What a clear frees is the tool message's count before less after (the
-//! placeholder in place of its content), as upstream's recount finds it.
+//! `911f4d4`) does it, exactly, message by message: `ceil(chars / 4) + 3`, where a message's chars
+//! are its content (a string: `len`, in code points), its role (`user`, `assistant`, `tool`), a
+//! tool message's `tool_call_id` and `name` (the tool's, as LangGraph's `ToolNode` names it) and
+//! an AI message's `len(repr(tool_calls))` ([`repr`]: each call's name, id and arguments as
+//! Python's `repr` of the dict `json.loads` gives). The messages are the replay's
+//! ([`super::MessageSizes`], which this policy asks for): each user text (and compaction summary)
+//! a `HumanMessage`; each model response one `AIMessage` whose content is its text, reasoning and
+//! server-side content together (modelled: a string, as the OpenAI chat shape holds it; content
+//! blocks, whose `repr` upstream counts instead of the calls, are not modelled) and whose
+//! `tool_calls` are its calls; each tool result a `ToolMessage` of the text the replay sends.
+//! Arguments that are not a JSON object are a custom tool's free text, `{'__arg1': text}` as
+//! `langchain_openai` holds it. The system prompt and the tools are not among the messages,
+//! nor is `--overhead`, which stands for them. What a clear frees is the tool message's count
+//! before less after (the placeholder in place of its content), as upstream's recount finds it;
+//! with `clear_tool_inputs`, what clearing a call's arguments frees is estimated from the call's
+//! size (`ceil(chars / 4)`), not from its AI message's recount.
+//!
+//! Per-message sums are kept as the context grows, so the count costs a few operations per new
+//! message and per request; the other policies' replays do not keep the messages at all.
 
-use super::{Content, Edit, Estimator, Kind, List, On, Param, Policy, View};
+mod repr;
+
+use super::{Content, Edit, Estimator, Kind, List, MessageSizes, On, Param, Policy, Role, View};
 use crate::tokens::TextSize;
 
 /// LangChain's `DEFAULT_TOOL_PLACEHOLDER`.
@@ -44,11 +53,6 @@ const TOKENS_PER_MESSAGE: u64 = 3;
 const USER_ROLE: u64 = 4;
 const ASSISTANT_ROLE: u64 = 9;
 const TOOL_ROLE: u64 = 4;
-
-/// Chars `repr(tool_calls)` spends on one call besides its name, arguments and id: the dict's
-/// keys, quotes and `'type': 'tool_call'`, and the list's bracket or separator
-/// (`len(repr([{'name': '', 'args': {}, 'id': '', 'type': 'tool_call'}])) - len('{}')` = 55).
-const TOOL_CALL_REPR: u64 = 55;
 
 /// `ceil(chars / 4) + 3`: one message of `chars` (role and ids included).
 fn message_tokens(chars: u64) -> u64 {
@@ -102,6 +106,7 @@ pub const KIND: Kind = Kind {
                     compactions: 0,
                     placeholder_measure: None,
                     count: Count::default(),
+                    others: Others::default(),
                 }),
             )
         }))
@@ -143,6 +148,8 @@ pub struct LangChain {
     placeholder_measure: Option<TextSize>,
     /// The tool messages' part of the approximate count, kept as results arrive.
     count: Count,
+    /// The other messages' part, kept as messages arrive.
+    others: Others,
 }
 
 /// What the tool messages of the current context add to the approximate count. A non-sticky
@@ -158,8 +165,50 @@ struct Count {
     tokens: u64,
     /// Chars of their contents as sent (the context's total holds them too).
     chars: u64,
-    /// Chars `repr(tool_calls)` adds to their calls' names and arguments (the ids and the rest).
-    repr: u64,
+}
+
+/// What the user and AI messages of the current context add to the approximate count.
+#[derive(Debug, Default)]
+struct Others {
+    /// Compactions seen: a new one starts a context and the sums over.
+    compactions: usize,
+    /// `prefix[k]`: the tokens of the messages before message `k` (one more entry than the
+    /// messages counted).
+    prefix: Vec<u64>,
+    /// Each message's `len(repr(tool_calls))` (0 without a call), worked out once.
+    calls: Vec<u64>,
+}
+
+impl Others {
+    /// The tokens of the messages of `sizes`, recounting those from the first that changed.
+    fn tokens(&mut self, compactions: usize, sizes: &MessageSizes<'_>) -> u64 {
+        if compactions != self.compactions || self.prefix.is_empty() {
+            *self = Others { compactions, prefix: vec![0], ..Others::default() };
+        }
+        let from = sizes.unchanged.min(self.prefix.len() - 1);
+        self.prefix.truncate(from + 1);
+        for (k, m) in sizes.messages.iter().enumerate().skip(from) {
+            if k == self.calls.len() {
+                let calls = &sizes.calls[m.calls.clone()];
+                let each =
+                    calls.iter().map(|c| repr::call_chars(c.name, c.call_id, repr::args_chars(c.arguments)));
+                // `and message.tool_calls`: no call adds nothing.
+                self.calls.push(if calls.is_empty() { 0 } else { repr::list_chars(each) });
+            }
+            let role = match m.role {
+                Role::User => USER_ROLE,
+                Role::Assistant => ASSISTANT_ROLE,
+            };
+            let before = self.prefix[k];
+            self.prefix.push(before + message_tokens(m.size.chars.chars + role + self.calls[k]));
+        }
+        self.prefix[sizes.messages.len()]
+    }
+}
+
+/// Chars a tool message adds besides its content: its `tool_call_id`, its `name` and its role.
+fn tool_message_chars(r: &super::ResultState<'_>) -> u64 {
+    r.result.call_id.chars().count() as u64 + r.tool().chars().count() as u64 + TOOL_ROLE
 }
 
 impl LangChain {
@@ -170,27 +219,31 @@ impl LangChain {
         }
         for r in &view.results[self.count.seen..] {
             let chars = r.sent().chars.chars;
-            let id = r.result.call_id.chars().count() as u64;
-            self.count.tokens += message_tokens(chars + id + TOOL_ROLE);
+            self.count.tokens += message_tokens(chars + tool_message_chars(r));
             self.count.chars += chars;
-            if r.call.is_some() {
-                self.count.repr += TOOL_CALL_REPR + id;
-            }
         }
         self.count.seen = view.results.len();
-        let ai = view.assistant_messages as u64;
-        let user = (view.messages as u64).saturating_sub(view.results.len() as u64 + ai);
-        let rest = messages.chars.chars.saturating_sub(self.count.chars)
-            + self.count.repr
-            + USER_ROLE * user
-            + ASSISTANT_ROLE * ai;
-        self.count.tokens + rest.div_ceil(4) + TOKENS_PER_MESSAGE * (user + ai)
+        let Some(sizes) = view.message_sizes else {
+            // Only when a wrapper did not pass `message_sizes` on: the other messages from the
+            // totals, rounded once over their sum.
+            let ai = view.assistant_messages as u64;
+            let user = (view.messages as u64).saturating_sub(view.results.len() as u64 + ai);
+            let rest = messages.chars.chars.saturating_sub(self.count.chars)
+                + USER_ROLE * user
+                + ASSISTANT_ROLE * ai;
+            return self.count.tokens + rest.div_ceil(4) + TOKENS_PER_MESSAGE * (user + ai);
+        };
+        self.count.tokens + self.others.tokens(view.compactions, sizes)
     }
 }
 
 impl Policy for LangChain {
     fn sticky(&self) -> bool {
         false
+    }
+
+    fn message_sizes(&self) -> bool {
+        true
     }
 
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
@@ -229,10 +282,10 @@ impl Policy for LangChain {
             }
             edits.push(Edit::Replace(r.index, self.placeholder.clone()));
             let mut freed = if view.anchored() {
-                // The tool message's count before the clear, less after it.
-                let id = r.result.call_id.chars().count() as u64 + TOOL_ROLE;
-                message_tokens(content.chars.chars + id)
-                    .saturating_sub(message_tokens(placeholder_chars + id))
+                // The tool message's count before the clear, less after it (the summary stays).
+                let rest = r.summary.chars.chars + tool_message_chars(r);
+                message_tokens(content.chars.chars + rest)
+                    .saturating_sub(message_tokens(placeholder_chars + rest))
             } else {
                 view.tokens(Estimator::LangChain, &content).saturating_sub(placeholder)
             };
@@ -263,15 +316,16 @@ mod tests {
     fn clears_on_a_copy_of_every_request_and_keep_slides() {
         // count_tokens_approximately before request k (k ≤ 10 results, ids c0..c9), by hand:
         // - each tool message: its content (a 91-char summary + 8,000 chars, one piece on whole
-        //   outputs), its id (2) and role `tool` (4): ceil(8,097 / 4) + 3 = 2,028;
+        //   outputs), its id (2), its name `Read` (4) and role `tool` (4): ceil(8,101 / 4) + 3 =
+        //   2,029;
         // - the user message `go`: ceil((2 + 4) / 4) + 3 = 5;
         // - each AI message: no text, `assistant` (9), repr of its one call
         //   `[{'name': 'Read', 'args': {}, 'id': 'cJ', 'type': 'tool_call'}]` (63 chars):
         //   ceil(72 / 4) + 3 = 21.
-        // k = 9: 9 × 2,028 + 5 + 9 × 21 = 18,446; k = 10: 20,280 + 5 + 210 = 20,495. The system
+        // k = 9: 9 × 2,029 + 5 + 9 × 21 = 18,455; k = 10: 20,290 + 5 + 210 = 20,505. The system
         // prompt is not counted.
         let r = replay_spec(session(14), "langchain:trigger=20000");
-        assert!(r.cleared_before(9).is_empty(), "18,446 does not exceed 20,000");
+        assert!(r.cleared_before(9).is_empty(), "18,455 does not exceed 20,000");
         assert_eq!(r.cleared_before(10), (0..7).collect::<Vec<_>>(), "all but the last 3 of 10");
         assert_eq!(r.replacement(10, 0), Some("[cleared]"));
         // Never persisted: the count stays over the trigger and one more result goes per request.
@@ -282,16 +336,68 @@ mod tests {
 
     #[test]
     fn the_count_is_exact_to_the_token() {
-        // The counts worked out above are the trigger's edges: over 20,494 at request 10, not
-        // over 20,495; over 18,445 at request 9, not over 18,446.
+        // The counts worked out above are the trigger's edges: over 20,504 at request 10, not
+        // over 20,505; over 18,454 at request 9, not over 18,455.
         let fires_at = |trigger: u64| {
             let r = replay_spec(session(14), &format!("langchain:trigger={trigger},keep=0"));
             r.prune_requests()[0]
         };
-        assert_eq!(fires_at(20_494), 10);
-        assert_eq!(fires_at(20_495), 11);
-        assert_eq!(fires_at(18_445), 9);
-        assert_eq!(fires_at(18_446), 10);
+        assert_eq!(fires_at(20_504), 10);
+        assert_eq!(fires_at(20_505), 11);
+        assert_eq!(fires_at(18_454), 9);
+        assert_eq!(fires_at(18_455), 10);
+    }
+
+    #[test]
+    fn each_message_is_rounded_on_its_own() {
+        // Before request 0: three user messages of 2 chars, each ceil((2 + 4) / 4) + 3 = 5 (15;
+        // rounded once over their sum it would be ceil(18 / 4) + 9 = 14); before request 1 also
+        // one tool message `c0` of 8 chars, ceil((8 + 2 + 4 + 4) / 4) + 3 = 8, and one AI
+        // message with its call, 21 as above: 44.
+        let c = || Convo::new().user("go").user("on").user("ok").request().tool("Read", text(8)).request();
+        let fires = |trigger: u64| {
+            let r = replay_spec(c(), &format!("langchain:trigger={trigger},keep=0"));
+            r.prune_requests().first().copied()
+        };
+        assert_eq!(fires(43), Some(1));
+        assert_eq!(fires(44), None);
+        assert_eq!(fires(14), Some(1), "fires at request 0 too, with no result to clear");
+    }
+
+    #[test]
+    fn arguments_count_as_their_python_repr() {
+        // The AI message of `Read` with `{"path":"a.rs","n":1.0}`: `assistant` (9) and
+        // `[{'name': 'Read', 'args': {'path': 'a.rs', 'n': 1.0}, 'id': 'c0', 'type': 'tool_call'}]`
+        // (87 chars; the arguments' JSON text is 3 shorter than their repr): ceil(96 / 4) + 3 =
+        // 27. With `go` (5) and the tool message of 8 chars (8): 40 at request 1.
+        let c = || {
+            Convo::new()
+                .user("go")
+                .request()
+                .call_with("Read", r#"{"path":"a.rs","n":1.0}"#, text(8))
+                .request()
+        };
+        let fires = |trigger: u64| {
+            let r = replay_spec(c(), &format!("langchain:trigger={trigger},keep=0"));
+            r.prune_requests().first().copied()
+        };
+        assert_eq!(fires(39), Some(1));
+        assert_eq!(fires(40), None);
+    }
+
+    #[test]
+    fn free_text_arguments_are_one_string_argument() {
+        // `bash` with the command `ls -la` as sent: `assistant` (9) and
+        // `[{'name': 'bash', 'args': {'__arg1': 'ls -la'}, 'id': 'c0', 'type': 'tool_call'}]`
+        // (81 chars): ceil(90 / 4) + 3 = 26. With `go` (5) and the tool message (8): 39 at
+        // request 1, and its result is cleared as any other.
+        let c = || Convo::new().user("go").request().call_with("bash", "ls -la", text(8)).request();
+        let fires = |trigger: u64| {
+            let r = replay_spec(c(), &format!("langchain:trigger={trigger},keep=0"));
+            r.prune_requests().first().copied()
+        };
+        assert_eq!(fires(38), Some(1));
+        assert_eq!(fires(39), None);
     }
 
     #[test]

@@ -46,6 +46,7 @@ pub mod gemini;
 pub mod keep_results;
 pub mod keep_turns;
 pub mod langchain;
+pub mod messages;
 pub mod none;
 pub mod openclaw;
 pub mod opencode;
@@ -58,6 +59,7 @@ pub(crate) mod testing;
 pub use crate::spec::{Builder, List, Minutes, Param, ParamError, Params, builder, parse_duration_ms};
 pub(crate) use crate::spec::{fill_params, split_pairs};
 pub use estimator::Estimator;
+pub use messages::{CallText, Message, MessageSizes, Role};
 pub use spec::{PolicySpec, Registry, registry};
 
 /// A policy kind: its name, parameters, source and constructor ([`crate::spec::Kind`]).
@@ -181,6 +183,9 @@ pub struct View<'a> {
     /// Tokens of summary per token summarised away in the compactions the log itself recorded,
     /// when it recorded any and the policy compacts ([`Policy::compacts`]); `None` otherwise.
     pub log_summary_ratio: Option<f64>,
+    /// The user and assistant messages one by one, with their calls' texts, when the policy asks
+    /// for them ([`Policy::message_sizes`]); `None` otherwise.
+    pub message_sizes: Option<&'a MessageSizes<'a>>,
     /// What policies decide with (`--decide-with`).
     pub decide: DecideWith,
     /// The meter of the replay, for text a policy is about to write (placeholders, previews).
@@ -309,6 +314,10 @@ impl Policy for OnUnit {
     fn as_recorded(&self) -> bool {
         self.inner.as_recorded()
     }
+
+    fn message_sizes(&self) -> bool {
+        self.inner.message_sizes()
+    }
 }
 
 /// `policy` on the unit `on` names ([`ON_OUTPUT`]), for a policy named after an agent: the policy
@@ -354,6 +363,12 @@ pub trait Policy: Send {
     /// `--harness-compaction` says: only the as-recorded baseline does
     /// ([`compact::harness::as_recorded`]); a wrapper of a policy answers as the policy it wraps.
     fn as_recorded(&self) -> bool {
+        false
+    }
+
+    /// Whether the policy reads the messages one by one ([`View::message_sizes`]); the replay
+    /// keeps them only then. A policy that wraps another must pass this on.
+    fn message_sizes(&self) -> bool {
         false
     }
 }

@@ -71,6 +71,16 @@ impl Convo {
         self.tool_result(tool, output.into(), false, 0)
     }
 
+    /// A call of `tool` with `arguments` (as sent) and its result.
+    pub fn call_with(self, tool: &str, arguments: &str, output: impl Into<String>) -> Self {
+        let mut c = self.tool(tool, output);
+        let call = c.items.len() - 2;
+        if let Item::ToolCall { arguments: a, .. } = &mut c.items[call] {
+            *a = arguments.into();
+        }
+        c
+    }
+
     /// A call of `tool` whose result reports an error.
     pub fn tool_error(self, tool: &str, output: impl Into<String>) -> Self {
         self.tool_result(tool, output.into(), true, 0)
@@ -220,6 +230,10 @@ impl Policy for Recorder<'_> {
 
     fn on(&self) -> crate::policy::On {
         self.inner.on()
+    }
+
+    fn message_sizes(&self) -> bool {
+        self.inner.message_sizes()
     }
 
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {

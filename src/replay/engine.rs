@@ -8,9 +8,10 @@ use std::collections::BTreeMap;
 use super::prefix::Prefix;
 
 mod compact;
+mod messages;
 use crate::measure::{Category, MeasuredConversation, MeasuredResult, ResultSizes};
 use crate::model::{Millis, Tokens, Usage};
-use crate::policy::{Content, Edit, Policy, ResultState, View};
+use crate::policy::{CallText, Content, Edit, Policy, ResultState, View};
 use crate::result::{Categories, RequestRow};
 use crate::time::format_rfc3339;
 use crate::tokens::{Meter, TextSize};
@@ -148,6 +149,8 @@ pub(super) struct Engine<'a> {
     turn_scoped: Vec<(usize, Category, TextSize)>,
     /// The summary ratio of the log's own compactions, for a policy that compacts.
     log_summary_ratio: Option<f64>,
+    /// The messages one by one, for a policy that reads them ([`Policy::message_sizes`]).
+    tracker: Option<messages::Tracker<'a>>,
 }
 
 /// Message, event and assistant-message counts of the current context, and the state of the
@@ -266,6 +269,7 @@ impl<'a> Engine<'a> {
         self.changed_at = None;
         self.clear_transient();
         self.counts = Counts::default();
+        self.tracked(|t| t.compaction());
         self.compactions += 1;
         self.turn_scoped.clear();
     }
@@ -506,6 +510,7 @@ impl<'a> Engine<'a> {
             compactions: 0,
             turn_scoped: Vec::new(),
             log_summary_ratio: None,
+            tracker: None,
         }
     }
 
@@ -553,12 +558,20 @@ impl<'a> Engine<'a> {
         if turn_scoped {
             self.turn_scoped.push((position, category, measure));
         }
+        self.tracked(|t| t.text(category, measure, turn_start, turn_scoped));
         self.add(category, position, measure);
     }
 
-    /// A tool call, `measure` in all and `name` of it its name.
-    pub(super) fn tool_call(&mut self, position: usize, measure: TextSize, name: TextSize) {
+    /// A tool call, `measure` in all and `name` of it its name, with its texts.
+    pub(super) fn tool_call(
+        &mut self,
+        position: usize,
+        measure: TextSize,
+        name: TextSize,
+        text: CallText<'a>,
+    ) {
         self.counts.tool_call();
+        self.tracked(|t| t.tool_call(text));
         // The name is the call's head and the arguments its tail, so clearing the
         // arguments keeps the name in the shared prefix.
         self.sums[slot(Category::ToolCalls)] += measure;
@@ -619,6 +632,7 @@ impl<'a> Engine<'a> {
         self.compaction(position);
         if let Some(m) = summary {
             self.counts.user();
+            self.tracked(|t| t.user(m));
             self.add(Category::User, position, m);
         }
     }
@@ -661,6 +675,7 @@ impl<'a> Engine<'a> {
             assistant_messages: self.counts.assistant_messages,
             compactions: self.compactions,
             log_summary_ratio: self.log_summary_ratio,
+            message_sizes: self.tracker.as_ref().map(|t| &t.sizes),
             decide: self.meter.decide_with(),
             meter: self.meter,
         }
@@ -756,6 +771,7 @@ impl<'a> Engine<'a> {
         self.changed_at = None;
         self.turn_started = false;
         self.counts.request();
+        self.tracked(|t| t.end_request());
         self.requests += 1;
     }
 }

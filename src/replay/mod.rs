@@ -26,7 +26,7 @@ use crate::harness::Harness;
 use crate::measure::{Category, MeasuredConversation, MeasuredItem};
 use crate::model::Tokens;
 use crate::policy::compact::harness::{WithHarness, trigger};
-use crate::policy::{On, Policy};
+use crate::policy::{CallText, On, Policy};
 use crate::result::{Run, RunSummary};
 use crate::tokens::{Meter, TextSize};
 use engine::{Engine, RequestItem, Summarised};
@@ -91,8 +91,11 @@ fn replay_with(
     if compacts {
         e.set_log_summary_ratio(recorded::summary_ratio(conversation));
     }
+    if policy.message_sizes() {
+        e.track_messages();
+    }
     let mut summary = RunSummary { threshold, calibration: conversation.calibration, ..Default::default() };
-    let mut rows = Vec::new();
+    let mut rows = Vec::with_capacity(if keep_rows { conversation.requests() } else { 0 });
     let mut edits = Vec::new();
     // The recorded prompt sizes summed, once a request records one.
     let mut recorded: Option<Tokens> = None;
@@ -104,8 +107,9 @@ fn replay_with(
                     e.text(position, *category, *measure, *turn_start, *turn_scoped)
                 }
             }
-            MeasuredItem::ToolCall { measure, name_measure, .. } => {
-                e.tool_call(position, *measure, *name_measure)
+            MeasuredItem::ToolCall { measure, name_measure, call_id, name, arguments } => {
+                let text = CallText { call_id, name, arguments };
+                e.tool_call(position, *measure, *name_measure, text)
             }
             MeasuredItem::ToolResult(sizes, result) => {
                 let content = e.tool_result(position, sizes, result, whole_outputs);

@@ -83,6 +83,8 @@ impl Engine<'_> {
         self.add(Category::System, position, system);
         self.add(Category::Unrecorded, position, unrecorded);
         self.add(Category::User, position, sized(summary + tail));
+        // The summary and the kept tail, as one user message.
+        self.tracked(|t| t.user(sized(summary + tail)));
         let system_events = usize::from(system.tokens + unrecorded.tokens > 0);
         self.counts.events = system_events + 1 + tail_events;
         self.counts.messages = 1 + tail_events;

@@ -105,6 +105,10 @@ impl Policy for Recorder {
         self.inner.on()
     }
 
+    fn message_sizes(&self) -> bool {
+        self.inner.message_sizes()
+    }
+
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
         let from = edits.len();
         self.inner.before_request(view, edits);

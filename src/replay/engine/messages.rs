@@ -1,0 +1,102 @@
+//! The user and assistant messages of the context one by one ([`MessageSizes`]), kept as items
+//! arrive for a policy that asks for them ([`crate::policy::Policy::message_sizes`]): a push per
+//! message and per call, a sum per text, and at each human turn a subtraction per turn-scoped
+//! text it drops. The same messages as the engine's counts ([`crate::policy::View::messages`]):
+//! each user text and compaction summary is one, each model response with text, reasoning or a
+//! call is one assistant message.
+
+use crate::measure::Category;
+use crate::policy::{CallText, Message, MessageSizes, Role};
+use crate::tokens::TextSize;
+
+impl<'a> super::Engine<'a> {
+    /// Keeps the messages one by one for the view, from the start of the replay.
+    pub(in crate::replay) fn track_messages(&mut self) {
+        self.tracker = Some(Tracker::default());
+    }
+
+    /// Passes the tracker to `f`, when the policy reads the messages.
+    pub(super) fn tracked(&mut self, f: impl FnOnce(&mut Tracker<'a>)) {
+        if let Some(t) = &mut self.tracker {
+            f(t);
+        }
+    }
+}
+
+/// The messages of the current context and the state of the response being read.
+#[derive(Debug, Default)]
+pub(super) struct Tracker<'a> {
+    /// What the view shows.
+    pub(super) sizes: MessageSizes<'a>,
+    /// The current response's assistant message, once opened.
+    open: Option<usize>,
+    /// Turn-scoped texts in assistant messages: (message, size), dropped when a turn starts.
+    turn_scoped: Vec<(usize, TextSize)>,
+}
+
+impl<'a> Tracker<'a> {
+    /// A text item of `category` (what the engine counts as a message or part of one), which
+    /// may start a human turn.
+    pub(super) fn text(&mut self, category: Category, size: TextSize, turn_start: bool, turn_scoped: bool) {
+        if turn_start {
+            self.drop_turn_scoped();
+        }
+        match category {
+            Category::System | Category::Unrecorded | Category::Framing | Category::Images => {}
+            Category::Assistant | Category::Thinking | Category::HiddenReasoning | Category::ServerSide => {
+                let m = self.open();
+                self.sizes.messages[m].size += size;
+                if turn_scoped {
+                    self.turn_scoped.push((m, size));
+                }
+            }
+            _ => self.user(size),
+        }
+    }
+
+    /// A user message (a user text or a compaction summary).
+    pub(super) fn user(&mut self, size: TextSize) {
+        let at = self.sizes.calls.len();
+        self.sizes.messages.push(Message { role: Role::User, size, calls: at..at });
+    }
+
+    /// A tool call of the current response.
+    pub(super) fn tool_call(&mut self, call: CallText<'a>) {
+        let m = self.open();
+        self.sizes.calls.push(call);
+        self.sizes.messages[m].calls.end = self.sizes.calls.len();
+    }
+
+    /// The current response's assistant message, opened if needed.
+    fn open(&mut self) -> usize {
+        *self.open.get_or_insert_with(|| {
+            let at = self.sizes.calls.len();
+            self.sizes.messages.push(Message {
+                role: Role::Assistant,
+                size: TextSize::default(),
+                calls: at..at,
+            });
+            self.sizes.messages.len() - 1
+        })
+    }
+
+    /// A human turn starts: the turn-scoped texts of the turns before leave their messages.
+    fn drop_turn_scoped(&mut self) {
+        for (m, size) in std::mem::take(&mut self.turn_scoped) {
+            self.sizes.messages[m].size -= size;
+            self.sizes.unchanged = self.sizes.unchanged.min(m);
+        }
+    }
+
+    /// A request was made: the next items belong to a new response, and the messages so far are
+    /// what it saw.
+    pub(super) fn end_request(&mut self) {
+        self.open = None;
+        self.sizes.unchanged = self.sizes.messages.len();
+    }
+
+    /// The context was replaced: no message is left.
+    pub(super) fn compaction(&mut self) {
+        *self = Tracker::default();
+    }
+}
