@@ -66,7 +66,7 @@ fn replay_keeping(
         e.set_log_summary_ratio(recorded::summary_ratio(conversation));
     }
     let mut summary = RunSummary { threshold, calibration: conversation.calibration, ..Default::default() };
-    let mut rows = Vec::new();
+    let mut rows = Vec::with_capacity(if keep_rows { conversation.requests() } else { 0 });
     let mut edits = Vec::new();
     // The recorded prompt sizes summed, once a request records one.
     let mut recorded: Option<Tokens> = None;
