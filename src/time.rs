@@ -69,22 +69,26 @@ fn format_from_epoch(ms: Millis) -> String {
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
     let fields = [
-        (year, 4, '-'),
-        (month, 2, '-'),
-        (day, 2, 'T'),
-        (in_day / 3_600_000, 2, ':'),
-        (in_day / 60_000 % 60, 2, ':'),
-        (in_day / 1000 % 60, 2, '.'),
-        (in_day % 1000, 3, 'Z'),
+        (year, 4, b'-'),
+        (month, 2, b'-'),
+        (day, 2, b'T'),
+        (in_day / 3_600_000, 2, b':'),
+        (in_day / 60_000 % 60, 2, b':'),
+        (in_day / 1000 % 60, 2, b'.'),
+        (in_day % 1000, 3, b'Z'),
     ];
-    let mut s = String::with_capacity(24);
-    for (value, width, after) in fields {
-        for place in (0..width).rev() {
-            s.push(char::from(b'0' + (value / 10i64.pow(place) % 10) as u8));
+    let mut out = [0u8; 24];
+    let mut at = 0;
+    for (mut value, width, after) in fields {
+        for k in (at..at + width).rev() {
+            out[k] = b'0' + (value % 10) as u8;
+            value /= 10;
         }
-        s.push(after);
+        out[at + width] = after;
+        at += width + 1;
     }
-    s
+    // Digits and ASCII marks only: always UTF-8.
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Serde adapter for `Option<Millis>` stored as an RFC 3339 string.
