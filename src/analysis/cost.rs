@@ -277,9 +277,23 @@ pub struct UsdRates {
     pub write: f64,
     /// An output token.
     pub output: f64,
+    /// The model's long-context tier: a request whose prompt is over `.0` tokens pays the rates
+    /// `.1` (read, write, output per token) for all of it ([`UsdRates::for_prompt`]).
+    pub long: Option<(Tokens, [f64; 3])>,
 }
 
 impl UsdRates {
+    /// The rates a request whose prompt is `prompt` tokens pays: the long-context tier's when it
+    /// is over the tier's bound.
+    pub fn for_prompt(&self, prompt: Tokens) -> UsdRates {
+        match self.long {
+            Some((above, [read, write, output])) if prompt > above => {
+                UsdRates { read, write, output, long: None }
+            }
+            _ => *self,
+        }
+    }
+
     /// The rates of `model` (the log's name) under `cache`, and whether it was priced at the
     /// table's fallback. Explicit USD prices apply to every model; their output price, when not
     /// given, is the model's.
@@ -294,9 +308,17 @@ impl UsdRates {
                 read: p.read * scale,
                 write: p.write * scale,
                 output: p.output.unwrap_or(row.output) * per,
+                long: None,
             }
         } else {
-            UsdRates { read: row.read * per, write: row.write(cache.ttl_ms) * per, output: row.output * per }
+            UsdRates {
+                read: row.read * per,
+                write: row.write(cache.ttl_ms) * per,
+                output: row.output * per,
+                long: row
+                    .long
+                    .map(|l| (l.tokens, [l.read * per, l.write(cache.ttl_ms) * per, l.output * per])),
+            }
         };
         (rates, found.fallback && !(p.unit == "USD" && p.output.is_some()))
     }
@@ -315,6 +337,7 @@ pub fn request_cost_at(
     model: &CacheModel,
     usd: &UsdRates,
 ) -> RequestCost {
+    let usd = usd.for_prompt(row.context_tokens);
     let expired = matches!((model.ttl_ms, row.gap_ms), (Some(ttl), Some(gap)) if gap > ttl);
     let cold = row.previous_context_tokens == 0 || expired;
     let read = if cold { 0 } else { row.shared_prefix_tokens.min(row.context_tokens) };
@@ -468,7 +491,7 @@ pub fn cost_of_run(rows: &[RequestRow], model: &CacheModel) -> (CostTotals, Vec<
             }
         };
         let c = request_cost_at(row, i.checked_sub(1).map(|j| &rows[j]), model, &usd);
-        add_bill(&mut totals, row, &c, &usd, fallback);
+        add_bill(&mut totals, row, &c, &usd.for_prompt(row.context_tokens), fallback);
         totals.requests += 1;
         totals.cold_requests += usize::from(c.cold);
         totals.input_tokens += row.context_tokens;

@@ -43,9 +43,38 @@ pub struct ModelPrice {
     /// When they were read (YYYY-MM-DD).
     #[serde(default)]
     pub date: String,
+    /// The long-context tier: a request whose prompt is over `tokens` pays these prices for every
+    /// token of it, input, cache and output (Gemini Pro above 200k tokens).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub long: Option<LongContext>,
+}
+
+/// The prices of a request whose prompt is over `tokens`, in USD per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LongContext {
+    /// Prompts over this many tokens (input, cache reads and writes together) take this tier.
+    pub tokens: u64,
+    /// Uncached input.
+    pub input: f64,
+    /// A cache write living up to 5 minutes.
+    pub write_5m: f64,
+    /// A cache write living longer.
+    pub write_1h: f64,
+    /// A cache read.
+    pub read: f64,
+    /// An output token.
+    pub output: f64,
 }
 
 impl ModelPrice {
+    /// The write price for a cache that lives `ttl_ms` (`None`: never expires).
+    pub fn write(&self, ttl_ms: Option<i64>) -> f64 {
+        if ttl_ms.is_none_or(|t| t > 5 * 60_000) { self.write_1h } else { self.write_5m }
+    }
+}
+
+impl LongContext {
     /// The write price for a cache that lives `ttl_ms` (`None`: never expires).
     pub fn write(&self, ttl_ms: Option<i64>) -> f64 {
         if ttl_ms.is_none_or(|t| t > 5 * 60_000) { self.write_1h } else { self.write_5m }
@@ -71,6 +100,20 @@ struct RowWire {
     source: String,
     #[serde(default)]
     date: String,
+    /// The long-context tier: prompts over `long_tokens` pay the `long_*` prices (each defaulting
+    /// as the row's own do, from `long_input`).
+    #[serde(default)]
+    long_tokens: Option<u64>,
+    #[serde(default)]
+    long_input: Option<f64>,
+    #[serde(default)]
+    long_write_5m: Option<f64>,
+    #[serde(default)]
+    long_write_1h: Option<f64>,
+    #[serde(default)]
+    long_read: Option<f64>,
+    #[serde(default)]
+    long_output: Option<f64>,
 }
 
 /// A table file of this project's shape.
@@ -121,6 +164,7 @@ static BUILT_IN: LazyLock<Arc<PriceTable>> = LazyLock::new(|| {
             output: 0.0,
             source: String::new(),
             date: String::new(),
+            long: None,
         }],
         fallback: 0,
     }))
@@ -220,6 +264,7 @@ fn table_rows(t: TableWire, origin: &str) -> Result<Rows, String> {
         .enumerate()
         .map(|(i, r)| {
             let write_5m = r.write_5m.unwrap_or(r.input);
+            let long = long_of(&r, origin, i)?;
             let row = ModelPrice {
                 model: normalise(&r.model),
                 input: r.input,
@@ -229,11 +274,34 @@ fn table_rows(t: TableWire, origin: &str) -> Result<Rows, String> {
                 output: r.output.unwrap_or(0.0),
                 source: r.source,
                 date: r.date,
+                long,
             };
             checked(row, &format!("{origin}: model {} (`{}`)", i + 1, r.model))
         })
         .collect::<Result<_, _>>()?;
     Ok((t.name, t.fallback, rows))
+}
+
+/// A row's long-context tier: none without `long_tokens`, an error with `long_*` prices but no
+/// `long_tokens` or no `long_input`.
+fn long_of(r: &RowWire, origin: &str, i: usize) -> Result<Option<LongContext>, String> {
+    let at = || format!("{origin}: model {} (`{}`)", i + 1, r.model);
+    let priced = [r.long_input, r.long_write_5m, r.long_write_1h, r.long_read, r.long_output];
+    let (Some(tokens), Some(input)) = (r.long_tokens, r.long_input) else {
+        if r.long_tokens.is_some() || priced.iter().any(Option::is_some) {
+            return Err(format!("{}: a long-context tier needs both long_tokens and long_input", at()));
+        }
+        return Ok(None);
+    };
+    let write_5m = r.long_write_5m.unwrap_or(input);
+    Ok(Some(LongContext {
+        tokens,
+        input,
+        write_5m,
+        write_1h: r.long_write_1h.unwrap_or(write_5m),
+        read: r.long_read.unwrap_or(input),
+        output: r.long_output.unwrap_or(0.0),
+    }))
 }
 
 /// LiteLLM's entries that price input tokens. Its prices are USD per token; keys with a provider
@@ -263,6 +331,18 @@ fn litellm_rows(value: &Value, origin: &str) -> Result<Vec<ModelPrice>, String> 
             output: per_million("output_cost_per_token").unwrap_or(0.0),
             source: format!("LiteLLM `{key}`"),
             date: String::new(),
+            long: per_million("input_cost_per_token_above_200k_tokens").map(|input| {
+                let write_5m =
+                    per_million("cache_creation_input_token_cost_above_200k_tokens").unwrap_or(input);
+                LongContext {
+                    tokens: 200_000,
+                    input,
+                    write_5m,
+                    write_1h: write_5m,
+                    read: per_million("cache_read_input_token_cost_above_200k_tokens").unwrap_or(input),
+                    output: per_million("output_cost_per_token_above_200k_tokens").unwrap_or(0.0),
+                }
+            }),
         };
         rows.push(checked(row, &format!("{origin}: `{key}`"))?);
     }
@@ -280,7 +360,10 @@ fn checked(row: ModelPrice, at: &str) -> Result<ModelPrice, String> {
         ("read", row.read),
         ("output", row.output),
     ];
-    for (name, p) in prices {
+    let long = row.long.map_or([0.0; 5], |l| [l.input, l.write_5m, l.write_1h, l.read, l.output]);
+    let long =
+        ["long_input", "long_write_5m", "long_write_1h", "long_read", "long_output"].into_iter().zip(long);
+    for (name, p) in prices.into_iter().chain(long) {
         if !(0.0..=MAX_PRICE).contains(&p) {
             return Err(format!(
                 "{at}: {name} price {p} is not from 0 to {MAX_PRICE} USD per million tokens"
@@ -331,7 +414,27 @@ mod tests {
         for r in &t.rows {
             assert!(!r.source.is_empty() && r.date.len() == 10, "{r:?}");
             assert!(r.read <= r.input && r.input <= r.write_5m && r.write_5m <= r.write_1h, "{r:?}");
+            // A long-context tier costs more than the row's own prices, never less.
+            if let Some(l) = r.long {
+                assert!(l.tokens == 200_000 && l.read <= l.input && l.input <= l.write_5m, "{r:?}");
+                assert!(
+                    l.input > r.input && l.read > r.read && l.output > r.output && l.write_1h > r.write_1h
+                );
+            }
         }
+        let tiered: Vec<&str> =
+            t.rows.iter().filter(|r| r.long.is_some()).map(|r| r.model.as_str()).collect();
+        assert_eq!(
+            tiered,
+            [
+                "claude-sonnet-4",
+                "claude-sonnet-4-5",
+                "claude-sonnet-4-6",
+                "gemini-2.5-pro",
+                "gemini-3-pro",
+                "sonnet"
+            ]
+        );
     }
 
     #[test]
@@ -381,17 +484,25 @@ mod tests {
             "vertex_ai/claude-sonnet-4-5": {"input_cost_per_token": 9e-06},
             "gpt-4o": {"input_cost_per_token": 2.5e-06, "output_cost_per_token": 1e-05,
                 "cache_read_input_token_cost": 1.25e-06},
-            "dall-e-3": {"output_cost_per_image": 0.04}
+            "dall-e-3": {"output_cost_per_image": 0.04},
+            "gemini-2.5-pro": {"input_cost_per_token": 1.25e-06, "output_cost_per_token": 1e-05,
+                "cache_read_input_token_cost": 1.25e-07, "input_cost_per_token_above_200k_tokens": 2.5e-06,
+                "output_cost_per_token_above_200k_tokens": 1.5e-05,
+                "cache_read_input_token_cost_above_200k_tokens": 2.5e-07}
         }"#;
         let t = PriceTable::from_text(text, "prices.json").unwrap();
         let names: Vec<&str> = t.rows.iter().map(|r| r.model.as_str()).collect();
-        assert_eq!(names, ["claude-sonnet-4-5", "gpt-4o"]);
-        let s = &t.rows[0];
+        assert_eq!(names, ["claude-sonnet-4-5", "gemini-2.5-pro", "gpt-4o"]);
         let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        let long = t.rows[1].long.unwrap();
+        assert_eq!(long.tokens, 200_000);
+        assert!(close(long.input, 2.5) && close(long.write_5m, 2.5) && close(long.read, 0.25));
+        assert!(close(long.output, 15.0) && t.rows[0].long.is_none(), "{long:?}");
+        let s = &t.rows[0];
         assert!(close(s.input, 3.0) && close(s.write_5m, 3.75) && close(s.write_1h, 6.0));
         assert!(close(s.read, 0.3) && close(s.output, 15.0), "{s:?}");
         // No write price: writes cost the input price.
-        assert!(close(t.rows[1].write_5m, 2.5) && close(t.rows[1].write_1h, 2.5));
+        assert!(close(t.rows[2].write_5m, 2.5) && close(t.rows[2].write_1h, 2.5));
     }
 
     #[test]
@@ -402,6 +513,14 @@ mod tests {
         let s = t.lookup(Some("claude-sonnet-4-5-20250929")).price;
         assert_eq!((s.input, s.write_5m, s.write_1h, s.read, s.output), (1.0, 1.0, 1.0, 1.0, 2.0));
         assert_eq!(t.lookup(Some("gpt-4o")).price.output, 10.0, "other rows stay built in");
+        assert!(s.long.is_none(), "a row given replaces the built-in one, its tier too");
+        let tiered =
+            "[[model]]\nmodel = \"m\"\ninput = 1\nlong_tokens = 100\nlong_input = 2\nlong_output = 4\n";
+        let m = PriceTable::from_text(tiered, "p.toml").unwrap().rows[0].long.unwrap();
+        assert_eq!(
+            (m.tokens, m.input, m.write_5m, m.write_1h, m.read, m.output),
+            (100, 2.0, 2.0, 2.0, 2.0, 4.0)
+        );
         assert_eq!(t.fallback().model, "claude-sonnet-4-5");
     }
 
@@ -464,6 +583,37 @@ mod tests {
         }
 
         #[test]
+        fn a_prompt_over_the_long_context_bound_pays_the_long_tier_for_all_of_it() {
+            let model = Some("gemini-2.5-pro");
+            // Request 1's prompt: "hi" read from the cache and the message written, 2 + `n` tokens.
+            let bill_with = |n: usize| {
+                let items =
+                    vec![user("hi"), call(model, 10, None), user(&"y".repeat(n)), call(model, 20, None)];
+                bill(items, &CacheModel::default())
+            };
+            // Gemini 2.5 Pro up to 200k: input (and write) 1.25, read 0.125, output 10; over it:
+            // 2.5, 0.25 and 15 USD per million tokens, for every token of the request.
+            let first = 2.0 * 1.25 + 10.0 * 10.0;
+            let at = bill_with(199_998);
+            assert!(
+                close(at.cost_usd, (first + 2.0 * 0.125 + 199_998.0 * 1.25 + 20.0 * 10.0) / 1e6),
+                "{at:?}"
+            );
+            let over = bill_with(199_999);
+            assert!(
+                close(over.cost_usd, (first + 2.0 * 0.25 + 199_999.0 * 2.5 + 20.0 * 15.0) / 1e6),
+                "{over:?}"
+            );
+            assert!(close(over.output_cost_usd, (10.0 * 10.0 + 20.0 * 15.0) / 1e6));
+            // A model without a tier pays its one price at any size; explicit prices have no tier.
+            let flat = UsdRates::of(&CacheModel::default(), Some("gemini-2.5-flash")).0;
+            assert_eq!(flat.for_prompt(1_000_000), flat);
+            let given = CacheModel { prices: Prices::parse("input=2").unwrap(), ttl_ms: None };
+            let r = UsdRates::of(&given, model).0;
+            assert!(r.long.is_none() && close(r.for_prompt(1_000_000).write, 2e-6));
+        }
+
+        #[test]
         fn unknown_and_missing_models_are_priced_at_the_fallback_and_named() {
             let items =
                 vec![user("hi"), call(Some("mystery-1"), 0, None), call(None, 0, None), call(None, 0, None)];
@@ -508,6 +658,14 @@ mod tests {
             ("fallback = \"y\"\n[[model]]\nmodel = \"x\"\ninput = 1\n", "fallback `y` is not a model"),
             ("{\"a\": {\"input_cost_per_token\": 1e300}}", "p.toml: `a`: input price"),
             ("{}", "p.toml: no model has prices"),
+            (
+                "[[model]]\nmodel = \"x\"\ninput = 1\nlong_input = 2\n",
+                "needs both long_tokens and long_input",
+            ),
+            (
+                "[[model]]\nmodel = \"x\"\ninput = 1\nlong_tokens = 9\nlong_input = 2\nlong_read = -1\n",
+                "p.toml: model 1 (`x`): long_read price -1",
+            ),
             ("[1]", "p.toml"),
         ] {
             let e = PriceTable::from_text(text, "p.toml").unwrap_err();

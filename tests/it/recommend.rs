@@ -1,7 +1,8 @@
 //! `recommend`: its JSON read back through strict types local to this test (an added or renamed
 //! field fails here), and the recommended pair recomputed from the candidates, on the bundled
-//! traces (black box) and on every real session of the shared corpus (through the library, each
-//! file measured once). A corpus test: fails when `CI` is set and the corpus is missing.
+//! traces (black box), on every real session of the shared corpus (through the library, each
+//! file measured once) and on the whole corpus at once (black box). Corpus tests: they fail when
+//! `CI` is set and the corpus is missing.
 
 use std::path::Path;
 
@@ -162,6 +163,23 @@ fn the_recommended_pair_is_the_cheapest_candidate_on_every_real_session() {
         sessions += 1;
     }
     assert!(sessions >= 40, "{sessions} sessions recommended on");
+}
+
+#[test]
+fn the_recommended_pair_is_the_cheapest_candidate_over_the_whole_corpus_from_the_command() {
+    let Some(corpus) = common::corpus_root() else { return };
+    let run = common::ctxbudget()
+        .args(["recommend", "--format", "json", "--tools", "0"])
+        .arg(&corpus)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let out: Output = serde_json::from_slice(&run.stdout).unwrap();
+    check(&out, "the whole corpus");
+    // The default grid: the baseline, then every policy at each default threshold.
+    let policies = ctxbudget::config::recommend_policies().len();
+    let thresholds = parse_thresholds(DEFAULT_THRESHOLDS).unwrap().len();
+    assert_eq!(out.candidates.len(), 1 + policies * thresholds);
 }
 
 fn json_of(args: &[&str]) -> serde_json::Value {
