@@ -12,6 +12,11 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+    /// Terminal tables: draw every column at full width. By default a table keeps the columns
+    /// that matter and fits in $COLUMNS (100 when unset): paths shortened in the middle, long
+    /// text wrapped (docs/cli.md, "Terminal tables").
+    #[arg(long, global = true)]
+    pub wide: bool,
 }
 
 /// Subcommands.

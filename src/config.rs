@@ -11,7 +11,7 @@ use crate::analysis::cost::{CacheModel, Prices};
 use crate::analysis::prices::{PriceTable, names_fallback};
 use crate::analysis::sweep::{self, SweepSettings};
 use crate::cli::{self, Cli, CounterArg, DecideArg, FormatArg, TokenizerArg};
-use crate::export::{ExportFormat, Output};
+use crate::export::{ExportFormat, Output, fit::Fit};
 use crate::format::{self, Format};
 use crate::input;
 use crate::input::{AgentHome, agent_homes};
@@ -373,21 +373,21 @@ fn prices(spec: &str) -> Result<Prices, UsageError> {
 
 impl Config {
     /// Resolves the analysis subcommands; gives any other command back.
-    fn analysis_from_cli(command: cli::Command) -> Result<Result<Config, cli::Command>, UsageError> {
-        Ok(Ok(match command {
+    fn analysis_from_cli(c: cli::Command, fit: Fit) -> Result<Result<Config, cli::Command>, UsageError> {
+        Ok(Ok(match c {
             cli::Command::Sweep(a) => Config::Sweep(SweepConfig {
                 settings: sweep_settings(a.thresholds.as_deref(), &a.policy, &a.tolerance, a.tools)?,
                 low_memory: a.low_memory,
                 input: InputConfig::from_args(a.input)?,
-                format: a.output.format.into(),
+                format: export_format(a.output.format, fit),
                 output: Output::from_arg(a.output.output.as_deref()),
             }),
-            cli::Command::Compare(a) => Config::Compare(compare_config(a)?),
+            cli::Command::Compare(a) => Config::Compare(compare_config(a, fit)?),
             cli::Command::Recommend(a) => Config::Recommend(recommend_config(a)?),
-            cli::Command::Cost(a) => Config::Cost(compare_config(a)?),
+            cli::Command::Cost(a) => Config::Cost(compare_config(a, fit)?),
             cli::Command::Calibrate(a) => Config::Calibrate(CalibrateConfig {
                 input: InputConfig::from_args(a.input)?,
-                format: a.output.format.into(),
+                format: export_format(a.output.format, fit),
                 output: Output::from_arg(a.output.output.as_deref()),
             }),
             cli::Command::Report(a) => Config::Report(ReportConfig {
@@ -415,11 +415,11 @@ fn timelines(arg: &str) -> Result<Option<usize>, UsageError> {
     }
 }
 
-fn compare_config(a: cli::CompareArgs) -> Result<CompareConfig, UsageError> {
+fn compare_config(a: cli::CompareArgs, fit: Fit) -> Result<CompareConfig, UsageError> {
     Ok(CompareConfig {
         settings: compare_settings(&a.policies, a.threshold, &a.cache)?,
         input: InputConfig::from_args(a.input)?,
-        format: a.output.format.into(),
+        format: export_format(a.output.format, fit),
         output: Output::from_arg(a.output.output.as_deref()),
     })
 }
@@ -481,7 +481,7 @@ fn recommend_config(a: cli::RecommendArgs) -> Result<RecommendConfig, UsageError
         },
         low_memory: a.low_memory,
         input: InputConfig::from_args(a.input)?,
-        format: a.output.format.into(),
+        format: export_format(a.output.format, Fit::Wide), // not fitted (docs/cli.md, "Terminal tables")
         output: Output::from_arg(a.output.output.as_deref()),
     })
 }
@@ -543,14 +543,13 @@ impl From<CounterArg> for Backend {
     }
 }
 
-impl From<FormatArg> for ExportFormat {
-    fn from(f: FormatArg) -> ExportFormat {
-        match f {
-            FormatArg::Table => ExportFormat::Table,
-            FormatArg::Csv => ExportFormat::Csv,
-            FormatArg::Json => ExportFormat::Json,
-            FormatArg::Markdown => ExportFormat::Markdown,
-        }
+/// `--format`, a terminal table drawn as `fit` says.
+fn export_format(f: FormatArg, fit: Fit) -> ExportFormat {
+    match f {
+        FormatArg::Table => ExportFormat::Table(fit),
+        FormatArg::Csv => ExportFormat::Csv,
+        FormatArg::Json => ExportFormat::Json,
+        FormatArg::Markdown => ExportFormat::Markdown,
     }
 }
 
@@ -683,7 +682,9 @@ pub fn decide(arg: DecideArg) -> (DecideWith, Tokenizer) {
 impl Config {
     /// Resolves the command line.
     pub fn from_cli(cli: Cli) -> Result<Config, UsageError> {
-        let command = match Config::analysis_from_cli(cli.command)? {
+        // Terminal tables: `--wide`, or fitted to `COLUMNS`, read here (nothing below reads it).
+        let fit = Fit::new(cli.wide, std::env::var("COLUMNS").ok().as_deref());
+        let command = match Config::analysis_from_cli(cli.command, fit)? {
             Ok(config) => return Ok(config),
             Err(other) => other,
         };
@@ -691,7 +692,7 @@ impl Config {
             cli::Command::Replay(a) => Config::Replay(ReplayConfig {
                 threshold: a.threshold,
                 policies: policies_with_file(&a.policies.specs, a.policies.file.as_deref())?,
-                format: a.output.format.into(),
+                format: export_format(a.output.format, fit),
                 output: Output::from_arg(a.output.output.as_deref()),
                 per_request: a.per_request,
                 low_memory: a.low_memory,
@@ -713,7 +714,7 @@ impl Config {
             cli::Command::Man => Config::Man,
             cli::Command::Reconcile(a) => Config::Reconcile(ReconcileConfig {
                 source: SourceConfig::from_args(a.source, false, "reconcile")?,
-                format: a.format.into(),
+                format: export_format(a.format, fit),
                 output: Output::from_arg(a.output.as_deref()),
                 per_request: a.per_request,
                 worst: a.worst,

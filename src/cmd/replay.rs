@@ -37,7 +37,7 @@ pub(super) fn run(c: ReplayConfig) -> Result<ExitCode> {
             code
         } else if let Some(parts) = twice {
             bar.set_length(2 * found.files.len() as u64);
-            let code = replay_twice(&c, &found, &job, &meter, parts, &|| bar.inc(1))?;
+            let code = replay_twice(&c, &found, &job, &meter, &*parts, &|| bar.inc(1))?;
             bar.finish_and_clear();
             code
         } else {
@@ -378,8 +378,8 @@ mod tests {
                 std::fs::write(&session, text).unwrap();
             }
             let table = Output::File(out.join("table.txt"));
-            let parts = export::ExportFormat::Table.timeline_parts().unwrap();
-            let report = timeline_second_pass(&table, &found, &job, &meter, parts, first, &|| ()).unwrap();
+            let parts = export::ExportFormat::Table(Default::default()).timeline_parts().unwrap();
+            let report = timeline_second_pass(&table, &found, &job, &meter, &*parts, first, &|| ()).unwrap();
             let named =
                 report.warnings.iter().any(|w| w.contains("session.jsonl: read differently the second time"));
             assert_eq!(named, changed, "{:?}", report.warnings);

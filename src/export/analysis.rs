@@ -66,22 +66,25 @@ fn mark(threshold: usize, rec: Option<&Recommendation>) -> String {
     }
 }
 
+/// The columns of the table below, in order.
+pub const SWEEP_HEADERS: [&str; 11] = [
+    "threshold",
+    "split_results",
+    "split_share",
+    "summary_tokens",
+    "content_tokens",
+    "overhead_tokens",
+    "peak_context_tokens",
+    "total_input_tokens",
+    "savings",
+    "prune_events",
+    "mark",
+];
+
 /// One row per threshold.
 pub fn sweep_rows(rows: &[SweepRow], rec: Option<&Recommendation>) -> Tabular {
     Tabular {
-        headers: vec![
-            "threshold",
-            "split_results",
-            "split_share",
-            "summary_tokens",
-            "content_tokens",
-            "overhead_tokens",
-            "peak_context_tokens",
-            "total_input_tokens",
-            "savings",
-            "prune_events",
-            "mark",
-        ],
+        headers: SWEEP_HEADERS.to_vec(),
         rows: rows
             .iter()
             .map(|r| {
@@ -103,21 +106,24 @@ pub fn sweep_rows(rows: &[SweepRow], rec: Option<&Recommendation>) -> Tabular {
     }
 }
 
+/// The columns of the table below, in order.
+pub const SWEEP_TOOL_HEADERS: [&str; 9] = [
+    "tool",
+    "results",
+    "output_tokens",
+    "output_share",
+    "recommended_threshold",
+    "tool_savings",
+    "best_threshold",
+    "best_tool_savings",
+    "versus_overall",
+];
+
 /// One row per dominant tool: where its own recommendation lands.
 pub fn sweep_tools(sweep: &Sweep) -> Tabular {
     let overall = sweep.recommendation.as_ref().map(|r| r.threshold);
     Tabular {
-        headers: vec![
-            "tool",
-            "results",
-            "output_tokens",
-            "output_share",
-            "recommended_threshold",
-            "tool_savings",
-            "best_threshold",
-            "best_tool_savings",
-            "versus_overall",
-        ],
+        headers: SWEEP_TOOL_HEADERS.to_vec(),
         rows: sweep
             .per_tool
             .iter()
@@ -178,26 +184,29 @@ pub fn sweep_sections(sweep: &Sweep) -> Vec<Section> {
     ]
 }
 
+/// The columns of the table below, in order.
+pub const COMPARE_HEADERS: [&str; 14] = [
+    "policy",
+    "requests",
+    "peak_context_tokens",
+    "total_input_tokens",
+    "savings",
+    "prune_events",
+    "over_window",
+    "cost",
+    "cost_change",
+    "cost_usd",
+    "reuse_share",
+    "reused_results",
+    "reused_tokens",
+    "note",
+];
+
 /// One row per policy: tokens, window, cost.
 pub fn compare_policies(c: &Comparison) -> Tabular {
     let unit = &c.cache.prices.unit;
     Tabular {
-        headers: vec![
-            "policy",
-            "requests",
-            "peak_context_tokens",
-            "total_input_tokens",
-            "savings",
-            "prune_events",
-            "over_window",
-            "cost",
-            "cost_change",
-            "cost_usd",
-            "reuse_share",
-            "reused_results",
-            "reused_tokens",
-            "note",
-        ],
+        headers: COMPARE_HEADERS.to_vec(),
         rows: c
             .policies
             .iter()
@@ -236,25 +245,28 @@ fn policy_note(p: &PolicyRow) -> String {
     }
 }
 
+/// The columns of the table below, in order.
+pub const COST_HEADERS: [&str; 13] = [
+    "policy",
+    "cost",
+    "cost_change",
+    "cost_usd",
+    "output_tokens",
+    "output_cost_usd",
+    "cold_requests",
+    "read_tokens",
+    "write_tokens",
+    "rewritten_tokens",
+    "freed_tokens",
+    "prune_events",
+    "events_paying_off",
+];
+
 /// One row per policy: where the cost goes.
 pub fn cost_policies(c: &Comparison) -> Tabular {
     let unit = &c.cache.prices.unit;
     Tabular {
-        headers: vec![
-            "policy",
-            "cost",
-            "cost_change",
-            "cost_usd",
-            "output_tokens",
-            "output_cost_usd",
-            "cold_requests",
-            "read_tokens",
-            "write_tokens",
-            "rewritten_tokens",
-            "freed_tokens",
-            "prune_events",
-            "events_paying_off",
-        ],
+        headers: COST_HEADERS.to_vec(),
         rows: c
             .policies
             .iter()
@@ -282,7 +294,7 @@ pub fn cost_policies(c: &Comparison) -> Tabular {
 }
 
 /// The columns of [`cost_events`].
-const COST_EVENT_HEADERS: [&str; 12] = [
+pub const COST_EVENT_HEADERS: [&str; 12] = [
     "trace",
     "conversation",
     "policy",
@@ -396,22 +408,25 @@ pub fn cost_events_section(events: &[EventRow], unit: &str) -> Section {
     Section { title: COST_EVENTS_TITLE.into(), text: Vec::new(), table: Some(cost_events(events, unit)) }
 }
 
+/// The columns of the table below, in order.
+pub const CALIBRATION_HEADERS: [&str; 11] = [
+    "estimator",
+    "group",
+    "key",
+    "results",
+    "bytes",
+    "tokens",
+    "estimate",
+    "error",
+    "bytes_per_token",
+    "mean_abs_error",
+    "calibrated_mean_abs_error",
+];
+
 /// Every calibration row.
 pub fn calibration_rows(c: &Calibration) -> Tabular {
     Tabular {
-        headers: vec![
-            "estimator",
-            "group",
-            "key",
-            "results",
-            "bytes",
-            "tokens",
-            "estimate",
-            "error",
-            "bytes_per_token",
-            "mean_abs_error",
-            "calibrated_mean_abs_error",
-        ],
+        headers: CALIBRATION_HEADERS.to_vec(),
         rows: c
             .rows
             .iter()
@@ -474,7 +489,7 @@ pub fn write(
     match format {
         ExportFormat::Json => output.write_json(value, b"\n"),
         ExportFormat::Csv => output.write(&render(format, &sections(), value)?),
-        ExportFormat::Table | ExportFormat::Markdown => {
+        ExportFormat::Table(_) | ExportFormat::Markdown => {
             let mut out = output.stream()?;
             write_sections(format, &sections(), &mut out)?;
             out.finish()
@@ -494,7 +509,7 @@ pub fn render(format: ExportFormat, sections: &[Section], value: &impl Serialize
             Some(t) => super::csv::render_tabular(t),
             None => Ok(Vec::new()),
         },
-        ExportFormat::Table | ExportFormat::Markdown => {
+        ExportFormat::Table(_) | ExportFormat::Markdown => {
             let mut out = Vec::new();
             write_sections(format, sections, &mut out)?;
             Ok(out)
@@ -505,46 +520,48 @@ pub fn render(format: ExportFormat, sections: &[Section], value: &impl Serialize
 /// The terminal or Markdown rendering of `sections`, written part by part to `out`.
 fn write_sections(format: ExportFormat, sections: &[Section], out: &mut dyn std::io::Write) -> Result<()> {
     for (i, s) in sections.iter().enumerate() {
-        let table = s.table.as_ref().map(|t| (t.headers.as_slice(), || t.rows.iter()));
+        let table = s.table.as_ref().map(|t| (&t.headers[..], || t.rows.iter()));
         write_section(format, i == 0, &s.title, &s.text, table, out)?;
     }
     Ok(())
 }
 
 /// One section of [`write_sections`]: its title, lines and table, the table's rows made on demand
-/// (walked twice: sized, then drawn), so a table of every prune event holds no cells.
+/// (walked twice: sized, then drawn), so a table of every prune event holds no cells. A fitted
+/// terminal table has its title and lines wrapped at its width too.
 fn write_section<R, I>(
     format: ExportFormat,
     first: bool,
     title: &str,
     text: &[String],
-    table: Option<(&[&str], impl Fn() -> I)>,
+    table: Option<(&[&'static str], impl Fn() -> I)>,
     out: &mut dyn std::io::Write,
 ) -> Result<()>
 where
     R: AsRef<[String]>,
     I: Iterator<Item = R>,
 {
-    let markdown = format == ExportFormat::Markdown;
     if !first {
         out.write_all(b"\n")?;
     }
-    if markdown {
+    let ExportFormat::Table(fit) = format else {
         write!(out, "## {title}\n\n")?;
-    } else {
-        writeln!(out, "{title}")?;
-    }
+        for line in text {
+            out.write_all(line.as_bytes())?;
+            out.write_all(b"\n\n")?;
+        }
+        if let Some((headers, rows)) = table {
+            super::markdown::write_rows(headers, rows, out)?;
+        }
+        return Ok(());
+    };
+    out.write_all(super::table::wrapped(title, fit).as_bytes())?;
     for line in text {
-        out.write_all(line.as_bytes())?;
-        out.write_all(if markdown { b"\n\n" } else { b"\n" })?;
+        out.write_all(super::table::wrapped(line, fit).as_bytes())?;
     }
     if let Some((headers, rows)) = table {
-        if markdown {
-            super::markdown::write_rows(headers, rows, out)?;
-        } else {
-            super::table::write_rows(headers, rows, out)?;
-            out.write_all(b"\n")?;
-        }
+        super::table::write_fitted(headers, rows, fit, out)?;
+        out.write_all(b"\n")?;
     }
     Ok(())
 }
@@ -600,7 +617,7 @@ pub fn write_cost(
             write(output, format, Vec::new, &crate::result::Enveloped { result, envelope })
         }
         ExportFormat::Csv => write(output, format, || cost_sections(c), c),
-        ExportFormat::Table | ExportFormat::Markdown => {
+        ExportFormat::Table(_) | ExportFormat::Markdown => {
             let mut out = output.stream()?;
             write_sections(format, &[cost_policy_section(c)], &mut out)?;
             let unit = &c.cache.prices.unit;

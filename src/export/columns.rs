@@ -103,23 +103,26 @@ pub fn runs_full(runs: &[RunSummary]) -> Tabular {
     }
 }
 
+/// The columns of the table below, in order.
+pub const RUNS_BRIEF_HEADERS: [&str; 12] = [
+    "trace",
+    "conversation",
+    "policy",
+    "threshold",
+    "requests",
+    "tool_results",
+    "split_results",
+    "peak_context_tokens",
+    "total_input_tokens",
+    "pruned_tokens",
+    "prune_events",
+    "recorded_input_tokens",
+];
+
 /// The run summaries a person reads first (the terminal and Markdown shape).
 pub fn runs_brief(runs: &[RunSummary]) -> Tabular {
     Tabular {
-        headers: vec![
-            "trace",
-            "conversation",
-            "policy",
-            "threshold",
-            "requests",
-            "tool_results",
-            "split_results",
-            "peak_context_tokens",
-            "total_input_tokens",
-            "pruned_tokens",
-            "prune_events",
-            "recorded_input_tokens",
-        ],
+        headers: RUNS_BRIEF_HEADERS.to_vec(),
         rows: runs
             .iter()
             .map(|r| {
@@ -142,21 +145,24 @@ pub fn runs_brief(runs: &[RunSummary]) -> Tabular {
     }
 }
 
+/// The columns of the table below, in order.
+pub const TOTALS_HEADERS: [&str; 9] = [
+    "policy",
+    "threshold",
+    "conversations",
+    "requests",
+    "peak_context_tokens",
+    "total_input_tokens",
+    "savings",
+    "pruned_tokens",
+    "prune_events",
+];
+
 /// Totals per policy and threshold over all conversations.
 pub fn totals(report: &ReplayReport) -> Tabular {
     let totals = PolicyTotals::by_policy(&report.runs);
     Tabular {
-        headers: vec![
-            "policy",
-            "threshold",
-            "conversations",
-            "requests",
-            "peak_context_tokens",
-            "total_input_tokens",
-            "savings",
-            "pruned_tokens",
-            "prune_events",
-        ],
+        headers: TOTALS_HEADERS.to_vec(),
         rows: totals
             .iter()
             .map(|t| {
@@ -180,7 +186,7 @@ pub fn totals(report: &ReplayReport) -> Tabular {
 /// column's widest line (at least one character), whether every cell of it is a number or empty,
 /// and how many rows there are. Added up row by row and merged across parts, so rows made in two
 /// passes (a replay that reads its inputs twice) are drawn as if they were held.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ColumnStats {
     /// Widest line of each column, in terminal columns.
     pub widths: Vec<usize>,
@@ -188,12 +194,17 @@ pub struct ColumnStats {
     pub numeric: Vec<bool>,
     /// Rows added.
     pub rows: usize,
+    /// Widest line of each column's cells, its header left out (a fitted terminal table draws
+    /// other headers: [`super::fit`]).
+    pub cells: Vec<usize>,
+    /// Widest line of each column's cells once thousands separated ([`super::fit::group_thousands`]).
+    pub grouped: Vec<usize>,
 }
 
 impl ColumnStats {
     /// The stats of a table with these headers and no rows yet.
     pub fn new(headers: &[&str]) -> ColumnStats {
-        let mut stats = ColumnStats { widths: Vec::new(), numeric: Vec::new(), rows: 0 };
+        let mut stats = ColumnStats::default();
         for (i, h) in headers.iter().enumerate() {
             stats.widen(i, h);
         }
@@ -214,6 +225,11 @@ impl ColumnStats {
             let cell = cell.as_ref();
             self.widen(i, cell);
             self.numeric[i] &= cell.is_empty() || looks_numeric(cell);
+            for line in cell.split('\n') {
+                let width = terminal_safe(line).width();
+                self.cells[i] = self.cells[i].max(width);
+                self.grouped[i] = self.grouped[i].max(width + super::fit::separators(line));
+            }
         }
     }
 
@@ -222,11 +238,12 @@ impl ColumnStats {
         self.rows += other.rows;
         for (i, (&w, &n)) in other.widths.iter().zip(&other.numeric).enumerate() {
             if i >= self.widths.len() {
-                self.widths.push(1);
-                self.numeric.push(true);
+                self.grow(i + 1);
             }
             self.widths[i] = self.widths[i].max(w);
             self.numeric[i] &= n;
+            self.cells[i] = self.cells[i].max(other.cells[i]);
+            self.grouped[i] = self.grouped[i].max(other.grouped[i]);
         }
     }
 
@@ -235,10 +252,17 @@ impl ColumnStats {
         self.rows > 0 && self.numeric.get(i).copied().unwrap_or(true)
     }
 
+    /// Makes room for `columns` columns.
+    fn grow(&mut self, columns: usize) {
+        self.widths.resize(columns, 1);
+        self.numeric.resize(columns, true);
+        self.cells.resize(columns, 0);
+        self.grouped.resize(columns, 0);
+    }
+
     fn widen(&mut self, i: usize, cell: &str) {
         if i >= self.widths.len() {
-            self.widths.resize(i + 1, 1);
-            self.numeric.resize(i + 1, true);
+            self.grow(i + 1);
         }
         let widest = cell.split('\n').map(|l| terminal_safe(l).width()).max().unwrap_or(0);
         self.widths[i] = self.widths[i].max(widest);

@@ -13,6 +13,7 @@ pub mod analysis;
 pub mod bill;
 pub mod columns;
 pub mod csv;
+pub mod fit;
 pub mod json;
 pub mod markdown;
 pub mod recommend;
@@ -104,8 +105,8 @@ pub(crate) fn drawn(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExportFormat {
-    /// Terminal table.
-    Table,
+    /// Terminal table, fitted to a width or wide.
+    Table(fit::Fit),
     /// Comma-separated values.
     Csv,
     /// The JSON contract.
@@ -117,10 +118,10 @@ pub enum ExportFormat {
 impl ExportFormat {
     /// How this format writes a per-request report in parts, when it needs its columns' stats
     /// first (the terminal table and Markdown).
-    pub fn timeline_parts(self) -> Option<&'static dyn TimelineParts> {
+    pub fn timeline_parts(self) -> Option<Box<dyn TimelineParts>> {
         match self {
-            ExportFormat::Table => Some(&table::TableExporter),
-            ExportFormat::Markdown => Some(&markdown::MarkdownExporter),
+            ExportFormat::Table(fit) => Some(Box::new(table::TableExporter::new(fit))),
+            ExportFormat::Markdown => Some(Box::new(markdown::MarkdownExporter)),
             ExportFormat::Csv | ExportFormat::Json => None,
         }
     }
@@ -128,7 +129,7 @@ impl ExportFormat {
     /// The exporter for this format.
     pub fn exporter(self) -> Box<dyn Exporter> {
         match self {
-            ExportFormat::Table => Box::new(table::TableExporter),
+            ExportFormat::Table(fit) => Box::new(table::TableExporter::new(fit)),
             ExportFormat::Csv => Box::new(csv::CsvExporter),
             ExportFormat::Json => Box::new(json::JsonExporter),
             ExportFormat::Markdown => Box::new(markdown::MarkdownExporter),

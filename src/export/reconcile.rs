@@ -27,9 +27,6 @@ fn basis(b: Basis) -> &'static str {
     }
 }
 
-/// The columns of [`error_cells`].
-const ERROR_HEADERS: [&str; 6] = ["median_abs", "p90_abs", "max_abs", "median_rel", "p90_rel", "max_rel"];
-
 /// Median, p90 and max of the absolute (tokens) then relative errors.
 fn error_cells(e: Option<ErrorStats>) -> [String; 6] {
     [
@@ -42,36 +39,46 @@ fn error_cells(e: Option<ErrorStats>) -> [String; 6] {
     ]
 }
 
-/// The columns of [`calibrated_cells`].
-const CALIBRATED_HEADERS: [&str; 4] =
-    ["calibrated_median", "calibrated_p90", "calibrated_max", "calibrated_total_ratio"];
-
 /// The calibrated prediction's error (each request fitted without it): median, p90, max, total.
 fn calibrated_cells(k: &Calibrated) -> [String; 4] {
     [percent(k.median_rel), percent(k.p90_rel), percent(k.max_rel), fixed(k.total_ratio, 3)]
 }
 
+/// The columns of [`fits`] (those of [`error_cells`] and [`calibrated_cells`] among them).
+pub const FIT_HEADERS: [&str; 27] = [
+    "trace",
+    "conversation",
+    "format",
+    "provider",
+    "tokenizer_exact",
+    "requests",
+    "recorded_requests",
+    "basis",
+    "a",
+    "b",
+    "r2",
+    "median_abs",
+    "p90_abs",
+    "max_abs",
+    "median_rel",
+    "p90_rel",
+    "max_rel",
+    "replayed_total",
+    "recorded_total",
+    "total_ratio",
+    "calibration",
+    "overhead",
+    "ratio",
+    "calibrated_median",
+    "calibrated_p90",
+    "calibrated_max",
+    "calibrated_total_ratio",
+];
+
 /// One row per conversation.
 pub fn fits(conversations: &[ConversationFit]) -> Tabular {
     Tabular {
-        headers: vec![
-            "trace",
-            "conversation",
-            "format",
-            "provider",
-            "tokenizer_exact",
-            "requests",
-            "recorded_requests",
-            "basis",
-            "a",
-            "b",
-            "r2",
-        ]
-        .into_iter()
-        .chain(ERROR_HEADERS)
-        .chain(["replayed_total", "recorded_total", "total_ratio", "calibration", "overhead", "ratio"])
-        .chain(CALIBRATED_HEADERS)
-        .collect(),
+        headers: FIT_HEADERS.to_vec(),
         rows: conversations
             .iter()
             .map(|c| {
@@ -99,15 +106,29 @@ pub fn fits(conversations: &[ConversationFit]) -> Tabular {
     }
 }
 
+/// The columns of [`formats`].
+pub const FORMAT_HEADERS: [&str; 15] = [
+    "format",
+    "conversations",
+    "fitted_conversations",
+    "recorded_requests",
+    "median_abs",
+    "p90_abs",
+    "max_abs",
+    "median_rel",
+    "p90_rel",
+    "max_rel",
+    "calibrated_requests",
+    "calibrated_median",
+    "calibrated_p90",
+    "calibrated_max",
+    "calibrated_total_ratio",
+];
+
 /// Errors pooled per format.
 pub fn formats(summaries: &[FormatSummary]) -> Tabular {
     Tabular {
-        headers: vec!["format", "conversations", "fitted_conversations", "recorded_requests"]
-            .into_iter()
-            .chain(ERROR_HEADERS)
-            .chain(["calibrated_requests"])
-            .chain(CALIBRATED_HEADERS)
-            .collect(),
+        headers: FORMAT_HEADERS.to_vec(),
         rows: summaries
             .iter()
             .map(|s| {
@@ -126,31 +147,34 @@ pub fn formats(summaries: &[FormatSummary]) -> Tabular {
     }
 }
 
+/// The columns of the table below, in order.
+pub const REQUEST_HEADERS: [&str; 20] = [
+    "trace",
+    "conversation",
+    "request",
+    "timestamp",
+    "replayed",
+    "recorded",
+    "fitted",
+    "error",
+    "relative_error",
+    "calibrated",
+    "system",
+    "user",
+    "assistant",
+    "thinking",
+    "hidden_reasoning",
+    "server_side",
+    "tool_calls",
+    "tool_outputs",
+    "images",
+    "image_tokens",
+];
+
 /// One row per request.
 pub fn requests(rows: &[RequestFit]) -> Tabular {
     Tabular {
-        headers: vec![
-            "trace",
-            "conversation",
-            "request",
-            "timestamp",
-            "replayed",
-            "recorded",
-            "fitted",
-            "error",
-            "relative_error",
-            "calibrated",
-            "system",
-            "user",
-            "assistant",
-            "thinking",
-            "hidden_reasoning",
-            "server_side",
-            "tool_calls",
-            "tool_outputs",
-            "images",
-            "image_tokens",
-        ],
+        headers: REQUEST_HEADERS.to_vec(),
         rows: rows
             .iter()
             .map(|r| {
@@ -204,16 +228,18 @@ pub fn render(report: &ReconcileReport, format: ExportFormat, per_request: bool)
         }
         ExportFormat::Csv if per_request => csv::render_tabular(&requests(&every_request(report)))?,
         ExportFormat::Csv => csv::render_tabular(&fits(&report.conversations))?,
-        ExportFormat::Table => {
+        ExportFormat::Table(fit) => {
             let mut out = String::new();
             for (i, (title, t)) in sections(report, per_request).iter().enumerate() {
                 if i > 0 {
-                    out.push_str(&format!("\n\n{title}\n"));
+                    out.push_str("\n\n");
+                    out.push_str(&table::wrapped(title, fit));
                 }
-                out.push_str(&table::render_tabular(t));
+                out.push_str(&table::render_fitted(t, fit));
             }
             out.push_str("\n\n");
-            out.push_str(&notes());
+            let notes = notes();
+            out.push_str(&table::wrapped(notes.strip_suffix('\n').unwrap_or(&notes), fit));
             out.into_bytes()
         }
         ExportFormat::Markdown => {
@@ -304,7 +330,10 @@ mod tests {
 
     #[test]
     fn the_table_shows_fits_worst_requests_and_notes() {
-        let out = String::from_utf8(render(&report(), ExportFormat::Table, false).unwrap()).unwrap();
+        let out = String::from_utf8(
+            render(&report(), ExportFormat::Table(crate::export::fit::Fit::Wide), false).unwrap(),
+        )
+        .unwrap();
         insta::assert_snapshot!(out);
     }
 

@@ -1,6 +1,8 @@
 //! Terminal table: the run summaries (or the per-request timeline) followed by totals per policy,
-//! in comfy-table's `UTF8_FULL_CONDENSED` look. Numbers are right-aligned; nothing depends on the
-//! terminal width, so the output is the same on a terminal and in a pipe.
+//! in comfy-table's `UTF8_FULL_CONDENSED` look. Numbers are right-aligned. A table is fitted to the
+//! width it is given ([`Fit`], the columns that matter: [`super::fit`]) or drawn wide, every column
+//! as the CSV has them; the width is handed in, so the output is the same on a terminal and in a
+//! pipe.
 //!
 //! The tables are drawn here rather than by comfy-table, byte for byte as comfy-table 8 draws them
 //! with content arrangement disabled (a differential test below checks random tables against it):
@@ -14,11 +16,36 @@ use anyhow::Result;
 use unicode_width::UnicodeWidthStr;
 
 use super::columns::{self, ColumnStats, Tabular};
+use super::fit::{self, Fit, Layout};
 use super::{Exporter, TimelineParts};
 use crate::result::ReplayReport;
 
-/// Writes terminal tables.
-pub struct TableExporter;
+/// Writes terminal tables, fitted or wide.
+pub struct TableExporter {
+    fit: Fit,
+    /// The fitted layout of the per-request table and the stats it was made from (made once in
+    /// [`TimelineParts::head`], not again for each row).
+    timeline: std::sync::OnceLock<(ColumnStats, Layout)>,
+}
+
+impl TableExporter {
+    /// Tables drawn as `fit` says.
+    pub fn new(fit: Fit) -> TableExporter {
+        TableExporter { fit, timeline: std::sync::OnceLock::new() }
+    }
+
+    /// The fitted layout of the per-request table whose rows have `stats`, when fitted.
+    fn timeline_layout(&self, stats: &ColumnStats) -> Option<std::borrow::Cow<'_, Layout>> {
+        let Fit::Columns(width) = self.fit else { return None };
+        if let Some((made_from, layout)) = self.timeline.get()
+            && made_from == stats
+        {
+            return Some(std::borrow::Cow::Borrowed(layout));
+        }
+        let headers = &columns::TIMELINE_HEADERS;
+        Some(std::borrow::Cow::Owned(Layout::new(headers, fit::view(headers), stats, width)))
+    }
+}
 
 /// The characters of a table's lines: left end, fill (or padding), junction, right end.
 struct Line(char, char, char, char);
@@ -39,6 +66,64 @@ pub fn render_tabular(t: &Tabular) -> String {
 /// [`render_tabular`] written to `out`.
 pub fn write_tabular(t: &Tabular, out: &mut dyn Write) -> std::io::Result<()> {
     write_rows(&t.headers, || t.rows.iter(), out)
+}
+
+/// [`render_fitted`] written to `out`.
+pub fn write_fitted_tabular(t: &Tabular, fit: Fit, out: &mut dyn Write) -> std::io::Result<()> {
+    write_fitted(&t.headers, || t.rows.iter(), fit, out)
+}
+
+/// One table drawn as `fit` says: [`render_tabular`] when wide, else the columns its
+/// [`fit::view`] keeps, fitted to the width ([`Layout::new`]).
+pub fn render_fitted(t: &Tabular, fit: Fit) -> String {
+    super::drawn(|out| write_fitted_tabular(t, fit, out))
+}
+
+/// [`write_rows`] drawn as `fit` says (the rows walked twice as there).
+pub fn write_fitted<R, I>(
+    headers: &[&'static str],
+    rows: impl Fn() -> I,
+    fit: Fit,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()>
+where
+    R: AsRef<[String]>,
+    I: Iterator<Item = R>,
+{
+    let Fit::Columns(width) = fit else { return write_rows(headers, rows, out) };
+    let stats = ColumnStats::of(headers, rows());
+    let layout = Layout::new(headers, fit::view(headers), &stats, width);
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
+    write_head(&layout.header_cells(), &layout.stats, &mut out)?;
+    let mut line = String::new();
+    for r in rows() {
+        line.clear();
+        draw_row(&mut line, &layout.cells(r.as_ref()), &layout.stats);
+        out.write_all(line.as_bytes())?;
+    }
+    write_foot(&layout.stats, &mut out)?;
+    out.flush()
+}
+
+/// `text` as lines no wider than `fit` (each of its lines wrapped at the width), each ended by a
+/// newline; as it is when wide.
+pub fn wrapped(text: &str, fit: Fit) -> String {
+    let mut out = String::with_capacity(text.len() + 1);
+    for line in text.split('\n') {
+        match fit {
+            Fit::Columns(width) => {
+                for part in fit::wrap(line, width) {
+                    out.push_str(&part);
+                    out.push('\n');
+                }
+            }
+            Fit::Wide => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
 }
 
 /// [`render_tabular`] of rows made on demand, written to `out` as it is drawn (without a trailing
@@ -67,7 +152,11 @@ where
 }
 
 /// The top of a table whose rows have `stats`: its frame, the header row and the rule under it.
-pub fn write_head(headers: &[&str], stats: &ColumnStats, out: &mut dyn Write) -> std::io::Result<()> {
+pub fn write_head<S: AsRef<str>>(
+    headers: &[S],
+    stats: &ColumnStats,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     let mut line = String::new();
     rule(&mut line, &TOP, &stats.widths);
     line.push('\n');
@@ -135,30 +224,41 @@ impl Exporter for TableExporter {
         if per_request {
             return super::write_timeline(self, report, out);
         }
-        write_tabular(&columns::runs_brief(&report.runs), out)?;
-        write_totals(report, out)
+        write_fitted_tabular(&columns::runs_brief(&report.runs), self.fit, out)?;
+        write_totals(report, self.fit, out)
     }
 }
 
 impl TimelineParts for TableExporter {
     fn head(&self, stats: &ColumnStats, out: &mut dyn Write) -> std::io::Result<()> {
-        write_head(&columns::TIMELINE_HEADERS, stats, out)
+        let Some(layout) = self.timeline_layout(stats) else {
+            return write_head(&columns::TIMELINE_HEADERS, stats, out);
+        };
+        write_head(&layout.header_cells(), &layout.stats, out)?;
+        let _ = self.timeline.set((stats.clone(), layout.into_owned()));
+        Ok(())
     }
 
     fn draw_row(&self, stats: &ColumnStats, cells: &[String], line: &mut String) {
-        draw_row(line, cells, stats);
+        match self.timeline_layout(stats) {
+            Some(layout) => draw_row(line, &layout.cells(cells), &layout.stats),
+            None => draw_row(line, cells, stats),
+        }
     }
 
     fn tail(&self, stats: &ColumnStats, report: &ReplayReport, out: &mut dyn Write) -> Result<()> {
-        write_foot(stats, out)?;
-        write_totals(report, out)
+        match self.timeline_layout(stats) {
+            Some(layout) => write_foot(&layout.stats, out)?,
+            None => write_foot(stats, out)?,
+        }
+        write_totals(report, self.fit, out)
     }
 }
 
 /// The totals per policy, under the runs' table.
-fn write_totals(report: &ReplayReport, out: &mut dyn Write) -> Result<()> {
+fn write_totals(report: &ReplayReport, fit: Fit, out: &mut dyn Write) -> Result<()> {
     out.write_all(b"\n\nTotals per policy (all conversations)\n")?;
-    write_tabular(&columns::totals(report), out)?;
+    write_fitted_tabular(&columns::totals(report), fit, out)?;
     out.write_all(b"\n")?;
     Ok(())
 }

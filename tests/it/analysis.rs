@@ -302,7 +302,9 @@ fn cost_tables_drawn_row_by_row_are_the_rendering_of_the_comparison() {
         };
         let c: Comparison = serde_json::from_slice::<Enveloped<Comparison>>(&cost("json")).unwrap().result;
         assert!(!c.events.is_empty(), "{}: prune events to list", input.display());
-        for (format, name) in [(ExportFormat::Table, "table"), (ExportFormat::Markdown, "markdown")] {
+        for (format, name) in
+            [(ExportFormat::Table(Default::default()), "table"), (ExportFormat::Markdown, "markdown")]
+        {
             let whole = render(format, &cost_sections(&c), &c).unwrap();
             assert!(cost(name) == whole, "{name} of {}", input.display());
         }

@@ -88,7 +88,8 @@ fn every_timeline_row_is_the_sum_of_its_categories() {
 
 #[test]
 fn replay_without_arguments_reads_the_bundled_traces() {
-    let out = ctxbudget().arg("replay").output().unwrap();
+    // Wide enough that no path is shortened.
+    let out = ctxbudget().arg("replay").env("COLUMNS", "200").output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
     for trace in
@@ -449,7 +450,7 @@ fn per_request_table_and_markdown_read_twice_are_the_tables_of_the_whole_report(
         (r.warnings, r.errors)
     );
     for (format, exporter) in [
-        ("table", &ctxbudget::export::table::TableExporter as &dyn Exporter),
+        ("table", &ctxbudget::export::table::TableExporter::new(Default::default()) as &dyn Exporter),
         ("markdown", &ctxbudget::export::markdown::MarkdownExporter),
     ] {
         let whole = exporter.render(&r, true).unwrap();

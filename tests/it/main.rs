@@ -47,6 +47,7 @@ mod recommend;
 mod report;
 mod reuse;
 mod snapshots;
+mod terminal_width;
 
 /// The guard of `common::corpus_root`'s promise: a test that found the corpus by a path of its own
 /// could skip itself under `CI`, so no module but `common` names the corpus's folder in code.

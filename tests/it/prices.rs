@@ -40,7 +40,8 @@ fn the_cost_a_cline_task_recorded_is_summed_beside_the_baseline_bill() {
     assert!(cost["cost_usd"].as_f64().unwrap() > cost["output_cost_usd"].as_f64().unwrap());
     // The fixture names no model: priced at the fallback, and said so.
     assert_eq!(cost["fallback_models"]["(none)"], 5);
-    let text = ctxbudget().args(["cost", CLINE]).output().unwrap();
+    // Wide: its lines are not wrapped.
+    let text = ctxbudget().args(["cost", CLINE, "--wide"]).output().unwrap();
     let text = String::from_utf8(text.stdout).unwrap();
     assert!(text.contains("The log records $0.0500 for the 5 requests that record a cost"), "{text}");
     assert!(text.contains("no model named (5 requests)"), "{text}");
