@@ -21,8 +21,10 @@ use crate::chart::{self, Chart, ChartError};
 use crate::export::analysis::{self as tables, pct, sentence};
 use crate::export::columns::Tabular;
 
+mod headers;
+mod headline;
 mod page;
-use page::{Figure, Page, Prose, SectionView, Table, TimelineIntro};
+use page::{Figure, Look, Page, Prose, SectionView, Table, TimelineIntro};
 
 /// The index page.
 pub const INDEX: &str = "index.html";
@@ -140,7 +142,8 @@ fn page_events(c: &Comparison) -> (String, Vec<SectionView>) {
             )
         }
     };
-    (summary, page::sections(&[section]))
+    let look = Look { unit, fold: false, ..Look::default() };
+    (summary, page::sections(&[section], &look))
 }
 
 /// `None` when there are at most `limit` events; else the indices of the `limit` that force the
@@ -350,14 +353,17 @@ can free more tokens than it rewrites and still cost more.</p>\n";
 
 /// The page's style: readable at 390 px as at 1400 (text 16 px, tables 14 px), charts scaled to the
 /// width (each SVG has a `viewBox`), wide tables scrolled sideways in their own box, long words
-/// (paths, policy specs) broken rather than widening the page.
+/// (paths, policy specs) broken rather than widening the page; the recommended rows highlighted
+/// (a light background and bold, which no colour-vision deficiency loses).
 const STYLE: &str = "body{font-family:sans-serif;font-size:16px;line-height:1.45;margin:2em auto;max-width:1100px;\
 padding:0 1em;color:#212121;overflow-wrap:anywhere}\
 .scroll{overflow-x:auto;margin:.5em 0 1.5em}table{border-collapse:collapse;font-size:14px}\
 th,td{border:1px solid #ccc;padding:2px 6px;text-align:left;overflow-wrap:normal}td.n{text-align:right}\
 th{background:#f5f5f5}figure{margin:1em 0}figure svg{display:block;width:100%;max-width:960px;height:auto}\
 figcaption{font-size:14px;color:#555}ul.findings li{margin:.4em 0}details{margin:1em 0}\
-@media (max-width:600px){body{margin:1em auto;padding:0 .6em}h1{font-size:1.6em}}";
+tr.rec td{background:#fff2cc;font-weight:600}p.answer{font-size:18px;font-weight:600}\
+.headline{border-left:4px solid #595959;padding:.2em 0 .2em 1em;margin:1em 0}nav ol{columns:2}\
+@media (max-width:600px){body{margin:1em auto;padding:0 .6em}h1{font-size:1.6em}nav ol{columns:1}}";
 
 /// The page's own check, read by the tests in a headless browser (`data-rendered` on `<body>`): how
 /// many charts the browser laid out with a non-empty box, how many tables, how many elements outside
@@ -401,8 +407,18 @@ pub fn build(input: &ReportInput<'_>, timelines: Timelines) -> Result<Vec<Report
         chart::CALIBRATION,
         &mut files,
     )?;
-    let mut policy_sections = page::sections(&tables::compare_sections(c));
-    policy_sections.extend(page::sections(&[tables::cost_policy_section(c)]));
+    let unit = c.cache.prices.unit.as_str();
+    // The recommended policy's rows, and the recommended threshold's, are highlighted.
+    let pick = input.recommendation.recommendation.as_ref().map(|r| r.pick.policy.as_str());
+    let is_pick = |headers: &[&str], row: &[String]| {
+        headers.iter().position(|h| *h == "policy").is_some_and(|i| Some(row[i].as_str()) == pick)
+    };
+    let is_recommended_threshold = |headers: &[&str], row: &[String]| {
+        headers.iter().position(|h| *h == "mark").is_some_and(|i| row[i].starts_with("recommended"))
+    };
+    let policy_look = Look { unit, recommended: &is_pick, ..Look::default() };
+    let mut policy_sections = page::sections(&tables::compare_sections(c), &policy_look);
+    policy_sections.extend(page::sections(&[tables::cost_policy_section(c)], &policy_look));
     let (events_summary, events_sections) = page_events(c);
 
     // The kept conversations include the chosen ones and are in conversation order, so choosing
@@ -433,15 +449,23 @@ pub fn build(input: &ReportInput<'_>, timelines: Timelines) -> Result<Vec<Report
         style: STYLE,
         script: SCRIPT,
         cost_model: COST_MODEL,
-        findings: findings(input).iter().map(|f| Prose::new(f)).collect(),
+        headline: headline::headline(input),
+        // The recommendation and the replay's fidelity are at the top of the page already.
+        findings: findings(input).iter().skip(1 + fidelity(input).len()).map(|f| Prose::new(f)).collect(),
         sweep_figure,
-        sweep_sections: page::sections(&tables::sweep_sections(input.sweep)),
+        sweep_sections: page::sections(
+            &tables::sweep_sections(input.sweep),
+            &Look { csv: Some("sweep.csv"), recommended: &is_recommended_threshold, ..Look::default() },
+        ),
         policies_figure,
         policy_sections,
         events_summary,
         events_sections,
         calibration_figure,
-        calibration_sections: page::sections(&tables::calibration_sections(input.calibration)),
+        calibration_sections: page::sections(
+            &tables::calibration_sections(input.calibration),
+            &Look { csv: Some("calibration.csv"), ..Look::default() },
+        ),
         timeline_intro,
         timeline_figures,
         settings,

@@ -71,6 +71,13 @@ impl Ticks {
     }
 }
 
+/// A percent axis over `lo..hi` with at most `max` ticks, each labelled with a `%`.
+pub fn percent_axis(lo: f64, hi: f64, max: usize) -> TickedAxis {
+    let ticks = Ticks::new(lo, hi, max, 0.0);
+    let labelled = ticks.values.iter().map(|v| (*v, format!("{}%", ticks.label(v)))).collect();
+    TickedAxis::new(lo..hi, labelled, ticks.light.clone())
+}
+
 /// A linear axis that draws the ticks it is given, each with its own label ([`Ticks::axis`]).
 pub struct TickedAxis {
     linear: RangedCoordf64,

@@ -5,7 +5,7 @@
 //! This module holds what they share: style constants, every output path, the font and the two
 //! renderers. Nothing needs a system package at build or run time: text is laid out with ab_glyph
 //! from an embedded DejaVu Sans (`assets/DejaVuSans.ttf`, Bitstream Vera licence in
-//! `assets/DejaVuSans-LICENSE.txt`), PNGs are encoded in memory with the `png` crate
+//! `assets/DejaVuSans-LICENSE.txt`), drawn into PNGs by [`raster`]'s backend, PNGs are encoded in memory with the `png` crate
 //! (`../shared/design/TOKENIZERS.md` §5). Output bytes are deterministic: no timestamps, stable order, so SVGs can be checked in tests.
 //! Nothing here writes files: the caller writes the returned bytes.
 
@@ -13,10 +13,11 @@ mod axis;
 mod bars;
 pub mod calibration;
 pub mod policies;
+mod raster;
 pub mod sweep;
 pub mod timeline;
 
-pub use axis::{TickedAxis, Ticks, nice_ceiling};
+pub use axis::{TickedAxis, Ticks, nice_ceiling, percent_axis};
 pub use bars::{BarChart, distinct_labels, draw_bars, shorten, shorten_middle};
 
 use std::sync::OnceLock;
@@ -331,6 +332,19 @@ pub fn series_dash(i: usize) -> Option<(u32, u32)> {
     }
 }
 
+/// `n` with a comma between each group of three digits: `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    out
+}
+
 // ---- output paths (relative to the report directory) ----
 
 /// Directory of the chart files.
@@ -364,9 +378,9 @@ pub fn path(stem: &str, ext: &str) -> String {
 
 // ---- rendering ----
 
-static FONT_BYTES: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
+pub(crate) static FONT_BYTES: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
 
-fn fonts() -> Result<(), String> {
+pub(crate) fn fonts() -> Result<(), String> {
     static DONE: OnceLock<Result<(), String>> = OnceLock::new();
     DONE.get_or_init(|| {
         plotters::style::register_font(FONT, FontStyle::Normal, FONT_BYTES)
@@ -398,7 +412,7 @@ pub fn png(chart: &impl Chart) -> Result<Vec<u8>, ChartError> {
     let (w, h) = chart.size();
     let mut pixels = vec![0u8; w as usize * h as usize * 3];
     {
-        let root = BitMapBackend::with_buffer(&mut pixels, (w, h)).into_drawing_area();
+        let root = raster::PngBackend::with_buffer(&mut pixels, (w, h)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| error(chart, e))?;
         chart.draw(&root).map_err(|e| error(chart, e))?;
         root.present().map_err(|e| error(chart, e))?;
@@ -516,6 +530,15 @@ mod tests {
             assert!(has_text(&svg, tick), "no tick {tick}");
         }
         assert!(!has_text(&svg, "8000"), "8000 beside 10k");
+    }
+
+    #[test]
+    fn thousands_are_separated_by_commas() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(57_428_710), "57,428,710");
+        assert_eq!(thousands(u64::MAX), "18,446,744,073,709,551,615");
     }
 
     #[test]

@@ -12,6 +12,7 @@ use std::fmt;
 
 use askama::Template;
 
+use super::headers::{self, Kind};
 use crate::export::analysis::Section;
 use crate::export::columns::Tabular;
 
@@ -72,7 +73,7 @@ impl Prose {
     }
 }
 
-/// A table cell, right-aligned when it reads as a number (or a percentage).
+/// A table cell, right-aligned when it reads as a number (or a percentage, or money).
 #[derive(Debug)]
 pub(crate) struct Cell {
     /// The text, unescaped.
@@ -81,25 +82,96 @@ pub(crate) struct Cell {
     pub numeric: bool,
 }
 
-/// A table as the page shows it, in a box that scrolls sideways.
+/// A column header: what the page shows, and the CSV's name of the column (its `title`).
+#[derive(Debug)]
+pub(crate) struct Header {
+    /// The header shown.
+    pub text: String,
+    /// The column's name in the CSV and JSON files.
+    pub name: &'static str,
+}
+
+/// A row of cells, and whether it is the recommended one (highlighted).
+#[derive(Debug)]
+pub(crate) struct Row {
+    /// The cells.
+    pub cells: Vec<Cell>,
+    /// Whether the row is the recommendation's.
+    pub recommended: bool,
+}
+
+/// A table longer than this many rows shows its first [`TOP_ROWS`] and folds the rest.
+pub(crate) const FOLD_ABOVE: usize = 30;
+/// Rows shown of a folded table.
+pub(crate) const TOP_ROWS: usize = 15;
+
+/// A table as the page shows it, in a box that scrolls sideways: human headers, numbers written
+/// for reading ([`headers`](super::headers)), the recommended row marked and, past [`FOLD_ABOVE`]
+/// rows, the rest folded under a `<details>`.
 #[derive(Debug)]
 pub(crate) struct Table {
     /// Column headers.
-    pub headers: Vec<&'static str>,
-    /// Rows of cells.
-    pub rows: Vec<Vec<Cell>>,
+    pub headers: Vec<Header>,
+    /// Rows shown.
+    pub rows: Vec<Row>,
+    /// Rows folded away.
+    pub rest: Vec<Row>,
+    /// What the fold's summary says.
+    pub rest_summary: String,
+}
+
+/// How a [`Tabular`] is shown as a [`Table`].
+pub(crate) struct Look<'a> {
+    /// The unit of its cost columns.
+    pub unit: &'a str,
+    /// The CSV file that has every row, named when rows are folded.
+    pub csv: Option<&'a str>,
+    /// Whether a row (its cells, under the tabular's headers) is the recommended one.
+    pub recommended: &'a dyn Fn(&[&str], &[String]) -> bool,
+    /// Whether rows past [`FOLD_ABOVE`] are folded (not when the table is folded away already).
+    pub fold: bool,
+}
+
+impl Default for Look<'_> {
+    fn default() -> Self {
+        Look { unit: "", csv: None, recommended: &|_, _| false, fold: true }
+    }
+}
+
+impl Table {
+    /// `t` as the page shows it, with `look`.
+    pub fn new(t: &Tabular, look: &Look<'_>) -> Table {
+        let columns: Vec<(String, Kind)> = t.headers.iter().map(|h| headers::column(h, look.unit)).collect();
+        let mut rows = t.rows.iter().map(|row| {
+            let cells = row
+                .iter()
+                .zip(&columns)
+                .map(|(text, (_, kind))| Cell {
+                    numeric: !text.is_empty() && text.trim_end_matches('%').parse::<f64>().is_ok(),
+                    text: headers::cell(text, *kind, look.unit),
+                })
+                .collect();
+            Row { cells, recommended: (look.recommended)(&t.headers, row) }
+        });
+        let shown = if look.fold && t.rows.len() > FOLD_ABOVE { TOP_ROWS } else { t.rows.len() };
+        let top: Vec<Row> = rows.by_ref().take(shown).collect();
+        let rest: Vec<Row> = rows.collect();
+        let rest_summary = match look.csv {
+            Some(csv) => format!("The other {} rows (every row is in {csv})", rest.len()),
+            None => format!("The other {} rows", rest.len()),
+        };
+        Table {
+            headers: t.headers.iter().zip(columns).map(|(name, (text, _))| Header { text, name }).collect(),
+            rows: top,
+            rest,
+            rest_summary,
+        }
+    }
 }
 
 impl From<&Tabular> for Table {
     fn from(t: &Tabular) -> Table {
-        let cell = |text: &String| Cell {
-            numeric: !text.is_empty() && text.trim_end_matches('%').parse::<f64>().is_ok(),
-            text: text.clone(),
-        };
-        Table {
-            headers: t.headers.clone(),
-            rows: t.rows.iter().map(|row| row.iter().map(cell).collect()).collect(),
-        }
+        Table::new(t, &Look::default())
     }
 }
 
@@ -114,14 +186,14 @@ pub(crate) struct SectionView {
     pub table: Option<Table>,
 }
 
-/// The page's views of `sections`, in order.
-pub(crate) fn sections(sections: &[Section]) -> Vec<SectionView> {
+/// The page's views of `sections`, in order, their tables shown with `look`.
+pub(crate) fn sections(sections: &[Section], look: &Look<'_>) -> Vec<SectionView> {
     sections
         .iter()
         .map(|s| SectionView {
             title: Prose::new(&s.title),
             lines: s.text.iter().map(|line| Prose::new(line)).collect(),
-            table: s.table.as_ref().map(Table::from),
+            table: s.table.as_ref().map(|t| Table::new(t, look)),
         })
         .collect()
 }
@@ -155,6 +227,17 @@ pub(crate) enum TimelineIntro {
     },
 }
 
+/// The top of the page: the recommendation with its numbers, what was analysed, the problems.
+#[derive(Debug)]
+pub(crate) struct Headline {
+    /// The recommendation in one sentence.
+    pub sentence: Prose,
+    /// The recommended pair beside the sessions as recorded, when there is one.
+    pub numbers: Option<Table>,
+    /// What was analysed, one line each.
+    pub analysed: Vec<Prose>,
+}
+
 /// The whole `index.html`, in page order.
 #[derive(Template)]
 #[template(path = "report.html", config = "templates/askama.toml")]
@@ -165,6 +248,8 @@ pub(crate) struct Page<'a> {
     pub script: &'static str,
     /// How the cost tables are read, as markup.
     pub cost_model: &'static str,
+    /// The top of the page.
+    pub headline: Headline,
     /// The findings.
     pub findings: Vec<Prose>,
     /// The sweep chart.
