@@ -220,9 +220,12 @@ impl Reader {
                 self.run_active = false;
                 self.open = None;
             }
-            // A resumed session's later headers repeat the first.
-            "session_meta" => {}
-            other => *self.unknown_records.entry(other.to_owned()).or_default() += 1,
+            // A resumed session's later headers repeat the first; a line without `payload` is
+            // no rollout record (another format's file read with `--input-format codex`).
+            other if other != "session_meta" && v.get("payload").is_some() => {
+                *self.unknown_records.entry(other.to_owned()).or_default() += 1;
+            }
+            _ => {}
         }
         Ok(())
     }
