@@ -49,7 +49,8 @@ pub enum TraceError {
         /// The formats that were tried.
         tried: String,
         /// Where a file that starts as one JSON document stops being valid JSON (`; its JSON
-        /// breaks at line …`), when it does: a mistake early in a document hides its format.
+        /// breaks at line …`), when it does: a mistake early in a document hides its format. Then
+        /// what it resembles, when it carries a known agent's marks (`format::look_alike`).
         broken: String,
     },
     /// The file is empty (or only blank): there is nothing to replay.

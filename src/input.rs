@@ -640,7 +640,11 @@ pub fn load(path: &Path, forced: Option<&'static dyn Format>) -> Result<Trace, T
     }
     let format = format_of(path, &head, whole, forced)?;
     // What detection would have chosen, to say so when a forced format finds nothing.
-    let detected = forced.map(|_| format::with_head(path, &head, whole, format::guess));
+    let detected = forced.map(|_| {
+        format::with_head(path, &head, whole, |h| {
+            format::guess(h).ok_or_else(|| format::look_alike::unrecognised(h))
+        })
+    });
     let mut reader = BufReader::new(Cursor::new(head).chain(file));
     let mut trace = format.read(&mut reader, path).map_err(|e| locate(e, path))?;
     let requests: usize = trace.conversations.iter().map(|c| c.requests()).sum();
@@ -655,10 +659,11 @@ pub fn load(path: &Path, forced: Option<&'static dyn Format>) -> Result<Trace, T
     }
     trace.warnings.extend(format::look_alike(&trace));
     if let Some(detected) = detected {
-        if requests == 0 && detected.is_none_or(|d| d.name() != format.name()) {
+        let elsewhere = detected.as_ref().map_or(true, |d| d.name() != format.name());
+        if requests == 0 && elsewhere {
             let reads_as = match detected {
-                Some(d) => format!("it reads as `{}`", d.name()),
-                None => "no format recognises it".to_owned(),
+                Ok(d) => format!("it reads as `{}`", d.name()),
+                Err(resembles) => format!("no format recognises it{}", resembles.unwrap_or_default()),
             };
             trace.warnings.push(format!(
                 "read as `{}` (--input-format), it holds no request: {reads_as}",
@@ -698,11 +703,19 @@ fn format_of(
     }
     match forced {
         Some(f) => Ok(f),
-        None => format::with_head(path, head, whole, format::guess).ok_or_else(|| TraceError::Unrecognised {
-            path: path.to_owned(),
-            tried: format::names(),
-            broken: broken_json(head, whole) + &array_in_json_lines(path, head),
-        }),
+        None => {
+            // What it resembles, when nothing reads it (a layout of a known agent this build
+            // does not read, a format's marks in plain text).
+            let resembles =
+                |h: &format::Head<'_>| format::guess(h).ok_or_else(|| format::look_alike::unrecognised(h));
+            format::with_head(path, head, whole, resembles).map_err(|resembles| TraceError::Unrecognised {
+                path: path.to_owned(),
+                tried: format::names(),
+                broken: broken_json(head, whole)
+                    + &array_in_json_lines(path, head)
+                    + &resembles.unwrap_or_default(),
+            })
+        }
     }
 }
 

@@ -19,6 +19,7 @@
 use std::io::BufRead;
 use std::path::Path;
 
+use super::look_alike::LookAlike;
 use super::{Format, Head};
 use crate::error::TraceError;
 use crate::model::{Conversation, Item, Request, Trace, Usage};
@@ -32,6 +33,16 @@ pub const CHAT_FILE: &str = ".aider.chat.history.md";
 const STARTED: &str = "# aider chat started at";
 
 impl Format for AiderChat {
+    fn look_alike(&self) -> Option<LookAlike> {
+        // `> Tokens: 2.3k sent, 150 received.`: aider's report of one request (`#### ` user
+        // lines alone are Markdown headings anywhere).
+        let line: fn(&str) -> bool = |l| {
+            l.strip_prefix("> Tokens: ")
+                .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()) && r.contains(" sent"))
+        };
+        Some(LookAlike { line: Some(line), lines_are: "the chat history aider writes", ..LookAlike::NONE })
+    }
+
     fn name(&self) -> &'static str {
         "aider-chat"
     }

@@ -53,6 +53,7 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess};
 use serde_json::Value;
 
+use super::look_alike::LookAlike;
 use super::shared::{Loose, deserialize_loose};
 use super::{Format, Head, read_json_lines_as};
 use crate::error::TraceError;
@@ -81,6 +82,14 @@ const LINE_TYPES: [&str; 12] = [
 ];
 
 impl Format for ClaudeCode {
+    fn look_alike(&self) -> Option<LookAlike> {
+        Some(LookAlike {
+            record_keys: &["sessionId", "uuid"],
+            records_are: "a Claude Code session line",
+            ..LookAlike::NONE
+        })
+    }
+
     fn name(&self) -> &'static str {
         "claude-code"
     }

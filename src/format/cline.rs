@@ -43,6 +43,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::anthropic_messages;
+use super::look_alike::LookAlike;
 use super::shared::{parse_document, parse_document_as, read_text};
 use super::wire::{Builder, kind_of, str_field};
 use super::{Format, Head};
@@ -61,6 +62,16 @@ pub const COMPANION_FILES: [&str; 3] = [UI_FILE, "task_metadata.json", "settings
 pub struct Cline;
 
 impl Format for Cline {
+    fn look_alike(&self) -> Option<LookAlike> {
+        Some(LookAlike {
+            line: Some(|l| result_header(l).is_some()),
+            lines_are: "tool results of Cline, Roo Code and Kilo Code",
+            record_keys: &[],
+            records_are: "",
+            advice: ", or name it api_conversation_history.json in its task folder",
+        })
+    }
+
     fn name(&self) -> &'static str {
         "cline"
     }
@@ -368,32 +379,6 @@ fn metrics_usage(m: &Value) -> Option<Request> {
         cost_micro_usd: None,
     };
     Some(Request { id: None, timestamp: None, usage: Some(usage), model: None })
-}
-
-/// A warning for a trace another format read with no tool result although its user text holds
-/// lines that start tool results the way these agents write them: a history read as Anthropic
-/// Messages or OpenAI Chat (renamed, or cut out of its folder) would otherwise replay with
-/// nothing to prune and no hint why.
-pub fn look_alike(trace: &Trace) -> Option<String> {
-    let mut headers = 0usize;
-    let mut example = None;
-    for c in &trace.conversations {
-        for item in &c.items {
-            let Item::User { text, .. } = item else { continue };
-            for line in text.lines().filter(|l| result_header(l).is_some()) {
-                headers += 1;
-                example.get_or_insert_with(|| line.to_owned());
-            }
-        }
-    }
-    let example = example?;
-    let shown: String = example.chars().take(60).collect();
-    Some(format!(
-        "read as `{}` with no tool result, but {headers} line(s) of its user text start tool results the way \
-         Cline, Roo Code and Kilo Code write them (`{shown}`): read it with `--input-format cline`, or name it \
-         {HISTORY_FILE} in its task folder",
-        trace.format
-    ))
 }
 
 #[cfg(test)]

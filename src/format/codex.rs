@@ -60,6 +60,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::look_alike::LookAlike;
 use super::shared::str_at;
 use super::{Format, Head, read_json_lines};
 use crate::error::TraceError;
@@ -80,6 +81,14 @@ const INJECTED: [&str; 4] = [
 ];
 
 impl Format for Codex {
+    fn look_alike(&self) -> Option<LookAlike> {
+        Some(LookAlike {
+            record_keys: &["timestamp", "type", "payload"],
+            records_are: "a Codex CLI rollout line",
+            ..LookAlike::NONE
+        })
+    }
+
     fn name(&self) -> &'static str {
         "codex"
     }
@@ -97,6 +106,11 @@ impl Format for Codex {
         reader.flush_prompts();
         for (kind, n) in &reader.unknown {
             warnings.push(format!("{n} `{kind}` item(s) not replayed (unknown item type)"));
+        }
+        for (kind, n) in &reader.unknown_records {
+            warnings.push(format!(
+                "{n} line(s) of record type `{kind}` not replayed: a Codex rollout layout this build does not read"
+            ));
         }
         warnings.extend(reader.bad_usage.warning());
         let mut conversation = Conversation::new("main");
@@ -134,6 +148,8 @@ struct Reader {
     replaying: bool,
     web_searches: usize,
     unknown: BTreeMap<String, usize>,
+    /// Lines of a record type no Codex layout read here writes, by type.
+    unknown_records: BTreeMap<String, usize>,
     /// `last_token_usage` fields that are not token counts.
     bad_usage: super::shared::BadUsage,
     /// The model of the latest `turn_context` (`payload.model`).
@@ -203,6 +219,11 @@ impl Reader {
                 self.replaying = false;
                 self.run_active = false;
                 self.open = None;
+            }
+            // A resumed session's later headers repeat the first; a line without `payload` is
+            // no rollout record (another format's file read with `--input-format codex`).
+            other if other != "session_meta" && v.get("payload").is_some() => {
+                *self.unknown_records.entry(other.to_owned()).or_default() += 1;
             }
             _ => {}
         }

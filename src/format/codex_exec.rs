@@ -38,6 +38,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::look_alike::LookAlike;
 use super::read_json_lines;
 use super::wire::{Builder, json_text, str_field};
 use super::{Format, Head};
@@ -61,6 +62,14 @@ const EVENT_TYPES: [&str; 9] = [
 pub struct CodexExec;
 
 impl Format for CodexExec {
+    fn look_alike(&self) -> Option<LookAlike> {
+        Some(LookAlike {
+            record_keys: &["type", "thread_id"],
+            records_are: "a `codex exec --json` event",
+            ..LookAlike::NONE
+        })
+    }
+
     fn name(&self) -> &'static str {
         "codex-exec"
     }

@@ -20,6 +20,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::look_alike::LookAlike;
 use super::openai_responses;
 use super::read_json_lines;
 use super::wire::{Builder, Calls};
@@ -35,6 +36,14 @@ const HEADER_KEYS: [&str; 8] =
 pub struct CodexLegacy;
 
 impl Format for CodexLegacy {
+    fn look_alike(&self) -> Option<LookAlike> {
+        Some(LookAlike {
+            record_keys: &["id", "timestamp", "instructions"],
+            records_are: "the header of a Codex CLI rollout from before 0.40",
+            ..LookAlike::NONE
+        })
+    }
+
     fn name(&self) -> &'static str {
         "codex-legacy"
     }

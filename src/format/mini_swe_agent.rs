@@ -42,6 +42,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::look_alike::LookAlike;
 use super::shared::{content_text, openai_call, openai_usage, read_document, split_action, unix_seconds};
 use super::{Format, Head};
 use crate::error::TraceError;
@@ -54,6 +55,12 @@ pub struct MiniSweAgent;
 const FENCES: [&str; 2] = ["```bash", "```mswea_bash_command"];
 
 impl Format for MiniSweAgent {
+    fn look_alike(&self) -> Option<LookAlike> {
+        // mini-swe-agent's observation template starts `<returncode>N</returncode>`.
+        let line: fn(&str) -> bool = |l| l.starts_with("<returncode>") && l.contains("</returncode>");
+        Some(LookAlike { line: Some(line), lines_are: "tool results of mini-swe-agent", ..LookAlike::NONE })
+    }
+
     fn name(&self) -> &'static str {
         "mini-swe-agent"
     }

@@ -19,6 +19,7 @@ pub mod codex_legacy;
 pub mod gemini_cli;
 pub mod inspect;
 pub mod inspect_eval;
+pub mod look_alike;
 pub mod mini_swe_agent;
 pub mod native;
 pub mod openai_chat;
@@ -79,6 +80,11 @@ pub trait Format: Sync {
     fn detect(&self, head: &Head<'_>) -> bool;
     /// Reads a whole trace. `path` is used only to name the file in errors and warnings.
     fn read(&self, input: &mut dyn BufRead, path: &Path) -> Result<Trace, TraceError>;
+    /// The marks this format's files carry where another format reads them as plain text, or no
+    /// format recognises them ([`look_alike`]); `None` for formats that need none.
+    fn look_alike(&self) -> Option<look_alike::LookAlike> {
+        None
+    }
 }
 
 /// Every format, in detection order (most specific first).
@@ -123,12 +129,10 @@ pub fn guess(head: &Head<'_>) -> Option<&'static dyn Format> {
 }
 
 /// A warning for a trace read with no tool result whose text looks like the tool results of a
-/// known agent's format (which format it resembles, and how to read it as that).
+/// known agent's format (which format it resembles, and how to read it as that):
+/// [`look_alike::warning`].
 pub fn look_alike(trace: &Trace) -> Option<String> {
-    if trace.format == cline::Cline.name() || trace.conversations.iter().any(|c| c.tool_results() > 0) {
-        return None;
-    }
-    cline::look_alike(trace)
+    look_alike::warning(trace)
 }
 
 /// Builds a [`Head`] from the first bytes of a file and calls `f` with it. `whole` says whether

@@ -55,6 +55,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::look_alike::LookAlike;
 use super::shared::{content_text, json_text, openai_usage, parse_document, read_text, str_at};
 use super::{Format, Head, read_json_lines};
 use crate::error::TraceError;
@@ -65,6 +66,13 @@ use crate::time::parse_rfc3339;
 pub struct OpenHands;
 
 impl Format for OpenHands {
+    fn look_alike(&self) -> Option<LookAlike> {
+        // How OpenHands sends a tool's result to a model without function calling.
+        let line: fn(&str) -> bool =
+            |l| l.starts_with("EXECUTION RESULT of [") && l.trim_end().ends_with("]:");
+        Some(LookAlike { line: Some(line), lines_are: "tool results of OpenHands", ..LookAlike::NONE })
+    }
+
     fn name(&self) -> &'static str {
         "openhands"
     }

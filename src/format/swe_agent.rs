@@ -49,6 +49,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::look_alike::LookAlike;
 use super::shared::{content_text, openai_call, read_document, split_action, str_at};
 use super::{Format, Head};
 use crate::error::TraceError;
@@ -58,6 +59,16 @@ use crate::model::{Conversation, Item, Output, RecordedTotal, Request, ToolResul
 pub struct SweAgent;
 
 impl Format for SweAgent {
+    fn look_alike(&self) -> Option<LookAlike> {
+        // The `OBSERVATION:` header of its next-step templates, and the state line v0 appends.
+        let line: fn(&str) -> bool = |l| {
+            l.trim_end() == "OBSERVATION:"
+                || (l.starts_with("(Current directory: ") || l.starts_with("(Open file: "))
+                    && l.trim_end().ends_with(')')
+        };
+        Some(LookAlike { line: Some(line), lines_are: "observations of SWE-agent", ..LookAlike::NONE })
+    }
+
     fn name(&self) -> &'static str {
         "swe-agent"
     }

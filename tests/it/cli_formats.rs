@@ -109,3 +109,32 @@ fn a_walk_enters_hidden_folders_and_names_unrecognised_files() {
         .stdout(contains(".git/").not())
         .stderr(contains("1 file(s) passed over as no agent log, by their content (notes.txt: no format"));
 }
+
+#[test]
+fn look_alikes_are_named_on_stderr_and_leave_the_output_alone() {
+    // A mini-swe-agent message list forced to `openai-chat`: read, with one warning naming the
+    // format that reads its `<returncode>` results.
+    let path = fixtures("mini-swe-agent/bare-list.traj.json");
+    ctxbudget()
+        .args(["replay", "--policy", "none", "--format", "csv", "--input-format", "openai-chat"])
+        .arg(&path)
+        .assert()
+        .success()
+        .stdout(contains(",main,openai-chat,none,"))
+        .stderr(contains("look like tool results of mini-swe-agent").count(1))
+        .stderr(contains("read it with `--input-format mini-swe-agent`"));
+    // In a walk, an aider chat history saved without its first line (as text: a walk passes over
+    // `*.md`) is skipped, naming `aider-chat`.
+    let root = tempfile::tempdir().unwrap();
+    let chat = std::fs::read_to_string(fixtures("aider-chat/.aider.chat.history.md")).unwrap();
+    std::fs::write(root.path().join("chat.txt"), chat.split_once('\n').unwrap().1).unwrap();
+    copy(&path, &root.path().join("run.traj.json"));
+    ctxbudget()
+        .args(["replay", "--policy", "none", "--format", "csv"])
+        .arg(root.path())
+        .assert()
+        .success()
+        .stdout(contains("run.traj.json,main,mini-swe-agent,"))
+        .stderr(contains("chat.txt: skipped: not a recognised trace format"))
+        .stderr(contains("read it with `--input-format aider-chat`"));
+}

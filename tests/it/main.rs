@@ -33,6 +33,7 @@ mod determinism;
 mod fixtures_agent_formats;
 mod fixtures_api_formats;
 mod fixtures_local_formats;
+mod fixtures_look_alike_formats;
 mod fixtures_user_formats;
 mod fuzz_regressions;
 mod json_contract;
