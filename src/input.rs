@@ -152,6 +152,10 @@ fn not_a_log_why(e: &TraceError) -> String {
         TraceError::Unrecognised { broken, .. } if broken.contains("one JSON array") => {
             "one JSON array, not JSON Lines".into()
         }
+        // What it resembles, when a format's marks are in it (`format::look_alike`).
+        TraceError::Unrecognised { broken, .. } if broken.contains("--input-format") => {
+            format!("no format recognises it{broken}")
+        }
         _ => "no format recognises it".into(),
     }
 }

@@ -124,7 +124,7 @@ fn look_alikes_are_named_on_stderr_and_leave_the_output_alone() {
         .stderr(contains("look like tool results of mini-swe-agent").count(1))
         .stderr(contains("read it with `--input-format mini-swe-agent`"));
     // In a walk, an aider chat history saved without its first line (as text: a walk passes over
-    // `*.md`) is skipped, naming `aider-chat`.
+    // `*.md`) is passed over by its content, naming `aider-chat`.
     let root = tempfile::tempdir().unwrap();
     let chat = std::fs::read_to_string(fixtures("aider-chat/.aider.chat.history.md")).unwrap();
     std::fs::write(root.path().join("chat.txt"), chat.split_once('\n').unwrap().1).unwrap();
@@ -135,6 +135,6 @@ fn look_alikes_are_named_on_stderr_and_leave_the_output_alone() {
         .assert()
         .success()
         .stdout(contains("run.traj.json,main,mini-swe-agent,"))
-        .stderr(contains("chat.txt: skipped: not a recognised trace format"))
+        .stderr(contains("(chat.txt: no format recognises it"))
         .stderr(contains("read it with `--input-format aider-chat`"));
 }
