@@ -280,6 +280,10 @@ impl Policy for Harnessed {
     fn as_recorded(&self) -> bool {
         self.inner.as_recorded()
     }
+
+    fn message_sizes(&self) -> bool {
+        self.inner.message_sizes()
+    }
 }
 
 /// `policy`, if it compacts, warning when the log compacted by itself ([`Harnessed`]).
@@ -296,6 +300,13 @@ mod tests {
     fn a_ratio_summary_scales_with_what_it_replaces_and_a_fixed_one_does_not() {
         assert_eq!(Summary::Ratio(0.05).tokens(100_000), 5_000);
         assert_eq!(Summary::Tokens(3_000).tokens(100_000), 3_000);
+    }
+
+    #[test]
+    fn a_harnessed_combination_passes_on_that_its_prune_policy_reads_each_message() {
+        let combined = PolicySpec::parse("langchain+compact:opencode").unwrap().build();
+        let wrapped = harnessed(combined);
+        assert!(wrapped.compacts() && wrapped.message_sizes());
     }
 
     #[test]

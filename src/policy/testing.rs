@@ -236,6 +236,18 @@ impl Policy for Recorder<'_> {
         self.inner.message_sizes()
     }
 
+    fn compacts(&self) -> bool {
+        self.inner.compacts()
+    }
+
+    fn compact(&mut self, view: &View<'_>) -> Option<super::compact::Compaction> {
+        self.inner.compact(view)
+    }
+
+    fn as_recorded(&self) -> bool {
+        self.inner.as_recorded()
+    }
+
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
         let start = edits.len();
         self.inner.before_request(view, edits);

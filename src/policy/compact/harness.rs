@@ -55,6 +55,14 @@ impl Policy for WithHarness<'_> {
     fn compact(&mut self, view: &View<'_>) -> Option<Compaction> {
         self.trigger.compact(view)
     }
+
+    fn as_recorded(&self) -> bool {
+        self.policy.as_recorded()
+    }
+
+    fn message_sizes(&self) -> bool {
+        self.policy.message_sizes()
+    }
 }
 
 /// A policy replayed on the log's compactions as recorded, whatever `--harness-compaction` says:
@@ -89,6 +97,10 @@ impl Policy for AsRecorded {
     fn as_recorded(&self) -> bool {
         true
     }
+
+    fn message_sizes(&self) -> bool {
+        self.0.message_sizes()
+    }
 }
 
 /// `policy` replayed on the log's compactions as recorded whatever the mode: how the baseline
@@ -101,6 +113,21 @@ pub fn as_recorded(policy: Box<dyn Policy>) -> Box<dyn Policy> {
 mod tests {
     use super::*;
     use crate::harness::HarnessCompaction;
+
+    #[test]
+    fn the_harness_wrappers_pass_the_wrapped_policys_questions_on() {
+        // LangChain reads the messages one by one: a wrapper that did not say so would leave it
+        // counting from the totals (the replay keeps per-message sizes only when asked).
+        let langchain = || crate::policy::PolicySpec::parse("langchain").unwrap().build();
+        let cc = Harness::resolve(HarnessCompaction::Simulated, "claude-code");
+        let mut inner = langchain();
+        let beside = WithHarness::new(&mut *inner, trigger(cc, false).unwrap());
+        assert!(beside.message_sizes() && !beside.as_recorded());
+        let baseline = as_recorded(langchain());
+        assert!(baseline.message_sizes() && baseline.as_recorded());
+        let none = as_recorded(crate::policy::PolicySpec::parse("none").unwrap().build());
+        assert!(!none.message_sizes());
+    }
 
     #[test]
     fn a_compacting_policy_stands_in_for_the_agents_trigger() {
