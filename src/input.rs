@@ -47,6 +47,10 @@ use crate::format::{self, Format, HEAD_BYTES};
 use crate::model::Trace;
 use crate::policy::PolicySpec;
 
+mod not_a_log;
+pub use not_a_log::{NOT_LOG_EXTENSIONS, not_a_log};
+use not_a_log::{is_obviously_not_a_trace, not_a_log_extension, not_logs_line};
+
 /// Files found under the given paths, and problems met on the way.
 #[derive(Debug, Default)]
 pub struct Discovered {
@@ -64,99 +68,6 @@ impl Discovered {
     /// What a report starts from: the walk's warnings and errors, in that order.
     pub fn problems(&self) -> (Vec<String>, Vec<String>) {
         (self.warnings.clone(), self.errors.clone())
-    }
-}
-
-/// Names of files a directory walk passes over: documentation, Claude Code subagent metadata, the
-/// files of a Cline task folder read with its history (or not sessions at all), when the history is
-/// beside them, and the records of an OpenCode storage folder but its sessions (read through them).
-fn is_obviously_not_a_trace(path: &Path) -> bool {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    name.ends_with(".md")
-        || name.ends_with(".meta.json")
-        || (format::cline::COMPANION_FILES.contains(&name)
-            && path.with_file_name(format::cline::HISTORY_FILE).is_file())
-        || format::opencode::is_storage_record(path)
-}
-
-/// Extensions of files a directory walk passes over as no agent log: source code, build files,
-/// styles, images, fonts, binaries and test snapshots (a log is JSON, JSON Lines, YAML or text:
-/// `.json`, `.jsonl`, `.traj`, `.yaml`, `.txt`, `.log`, aider's `.history`, or no extension).
-/// Walking a project folder would otherwise try every source file as a trace, each a warning.
-/// They are counted in one line per folder named ([`discover_following`]); a file named
-/// explicitly is read whatever its name.
-pub const NOT_LOG_EXTENSIONS: &[&str] = &[
-    "rs", "py", "pyc", "js", "mjs", "cjs", "ts", "tsx", "jsx", "go", "c", "h", "cc", "cpp", "hpp", "java",
-    "kt", "rb", "php", "cs", "swift", "scala", "sh", "bash", "zsh", "toml", "lock", "ini", "cfg", "css",
-    "scss", "html", "htm", "svg", "png", "jpg", "jpeg", "gif", "webp", "ico", "pdf", "wasm", "so", "o", "a",
-    "dll", "exe", "rlib", "woff2", "ttf", "snap",
-];
-
-/// The extension of `path` when it marks a file that is no agent log ([`NOT_LOG_EXTENSIONS`]),
-/// compared case-insensitively.
-fn not_a_log_extension(path: &Path) -> Option<String> {
-    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
-    NOT_LOG_EXTENSIONS.contains(&ext.as_str()).then_some(ext)
-}
-
-/// How many of the files passed over by their content [`not_logs_line`] names.
-const NAMED_NOT_LOGS: usize = 3;
-
-/// The line naming the files of folder `dir` passed over: by extension (how many, and of which)
-/// and by content (`by_content`: how many, and the first few, each with why, named from `dir`).
-fn not_logs_line(
-    dir: &Path,
-    by_extension: &std::collections::BTreeMap<String, usize>,
-    by_content: &[(PathBuf, TraceError)],
-) -> Option<String> {
-    let extension: usize = by_extension.values().sum();
-    let total = extension + by_content.len();
-    if total == 0 {
-        return None;
-    }
-    let mut counts: Vec<(&String, &usize)> = by_extension.iter().collect();
-    counts.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-    let listed: Vec<String> = counts.iter().map(|(ext, n)| format!(".{ext} {n}")).collect();
-    let mut why = Vec::new();
-    if extension > 0 {
-        why.push(format!("by their extension ({})", listed.join(", ")));
-    }
-    if !by_content.is_empty() {
-        let named: Vec<String> = by_content
-            .iter()
-            .take(NAMED_NOT_LOGS)
-            .map(|(path, e)| {
-                format!("{}: {}", path.strip_prefix(dir).unwrap_or(path).display(), not_a_log_why(e))
-            })
-            .collect();
-        let more = by_content.len().saturating_sub(NAMED_NOT_LOGS);
-        let more = if more > 0 { format!("; and {more} more") } else { String::new() };
-        why.push(format!("by their content ({}{more})", named.join("; ")));
-    }
-    Some(format!(
-        "{}: {total} file(s) passed over as no agent log, {}; name a file to read it anyway",
-        dir.display(),
-        why.join(" and ")
-    ))
-}
-
-/// Why a file is no log, in a few words ([`not_a_log`]'s error).
-fn not_a_log_why(e: &TraceError) -> String {
-    match e {
-        TraceError::Empty { .. } => "empty".into(),
-        TraceError::NotText { .. } => "binary".into(),
-        TraceError::Unrecognised { broken, .. } if broken.contains("its JSON breaks") => {
-            let at = broken.trim_start_matches("; ");
-            at.split(": ").next().unwrap_or(at).to_owned()
-        }
-        TraceError::Unrecognised { broken, .. } if broken.contains("one JSON array") => {
-            "one JSON array, not JSON Lines".into()
-        }
-        // What it resembles, when a format's marks are in it (`format::look_alike`).
-        TraceError::Unrecognised { broken, .. } if broken.contains("--input-format") => {
-            format!("no format recognises it{broken}")
-        }
-        _ => "no format recognises it".into(),
     }
 }
 
@@ -721,23 +632,6 @@ fn format_of(
             })
         }
     }
-}
-
-/// What a directory walk makes of the file `path`, from its first bytes read as [`load`] reads
-/// them: `None` when it is a log to read, else why no format can read it (it is empty, not text,
-/// or no format recognises it: [`TraceError::is_skippable`]), so that the walk passes it over
-/// with the files it passes over by name. A file that cannot be opened or read here is left to
-/// [`load`], which says why.
-pub fn not_a_log(path: &Path) -> Option<TraceError> {
-    let file = File::open(path).ok()?;
-    let whole_len = file.metadata().map(|m| m.len()).ok();
-    let mut head = Vec::with_capacity(HEAD_BYTES);
-    file.take(HEAD_BYTES as u64).read_to_end(&mut head).ok()?;
-    let whole = whole_len == Some(head.len() as u64);
-    if head.starts_with(BOM) {
-        head.drain(..BOM.len());
-    }
-    format_of(path, &head, whole, None).err().filter(TraceError::is_skippable)
 }
 
 /// Where `head` (a file's first bytes, all of it when `whole`) stops being valid JSON, as
