@@ -73,9 +73,12 @@ pub struct ReportInput<'a> {
     pub version: &'a str,
     /// Paths as given on the command line.
     pub paths: Vec<String>,
-    /// Files read.
+    /// Files read, as the page lists them (report.json lists them in its envelope's `inputs`).
+    #[serde(skip)]
     pub files: Vec<InputFile>,
-    /// Settings as `(name, value)`, in display order.
+    /// Settings as `(name, value)`, in display order, as the page shows them (report.json has
+    /// them by name in its envelope's `settings`).
+    #[serde(skip)]
     pub settings: Vec<(String, String)>,
     /// The threshold sweep.
     pub sweep: &'a Sweep,
@@ -90,9 +93,11 @@ pub struct ReportInput<'a> {
     pub fidelity: Calibrated,
     /// Conversations per calibration method (`exact`, `ratio`, `default`, `override`, `none`).
     pub calibration_methods: std::collections::BTreeMap<String, usize>,
-    /// Non-fatal problems.
+    /// Non-fatal problems (report.json: in its envelope).
+    #[serde(skip)]
     pub warnings: &'a [String],
-    /// Inputs that could not be read.
+    /// Inputs that could not be read (report.json: in its envelope).
+    #[serde(skip)]
     pub errors: &'a [String],
     /// How many conversations get a timeline chart, those with the largest peak context (`None`: all).
     #[serde(skip)]

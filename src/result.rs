@@ -259,7 +259,8 @@ pub struct ReplayReport {
     /// The options that changed the numbers ([`Envelope::settings`]).
     #[serde(default)]
     pub settings: Settings,
-    /// Files that could not be read, with the reason.
+    /// Files that could not be read, with the reason: each a [`Problem`] in the JSON.
+    #[serde(with = "problem_lines")]
     pub errors: Vec<String>,
     /// Non-fatal problems, per file.
     pub warnings: Vec<String>,
@@ -359,6 +360,59 @@ mod tests {
     }
 
     #[test]
+    fn an_error_line_is_written_in_its_parts_and_read_back_as_the_same_line() {
+        let cases = [
+            ("t/a.jsonl:2: line 2 is not JSON", Some("t/a.jsonl"), Some(2), None, "line 2 is not JSON"),
+            (
+                "C:\\logs\\a.jsonl: cannot read: denied",
+                Some("C:\\logs\\a.jsonl"),
+                None,
+                None,
+                "cannot read: denied",
+            ),
+            ("a b/c.json: request 3: no usage", Some("a b/c.json"), None, Some(3), "no usage"),
+            (
+                "Cargo.toml: not a recognised trace format",
+                Some("Cargo.toml"),
+                None,
+                None,
+                "not a recognised trace format",
+            ),
+            (
+                "no input could be read: nothing written",
+                None,
+                None,
+                None,
+                "no input could be read: nothing written",
+            ),
+            (
+                "no agent folder asked for exists; pass trace files",
+                None,
+                None,
+                None,
+                "no agent folder asked for exists; pass trace files",
+            ),
+        ];
+        for (line, file, number, request, message) in cases {
+            let p = Problem::parse(line);
+            assert_eq!(
+                (p.file.as_deref(), p.line, p.request, p.message.as_str()),
+                (file, number, request, message),
+                "{line}"
+            );
+            assert_eq!(p.to_string(), line);
+        }
+        let report = ReplayReport { errors: vec!["x.jsonl:7: cut".into()], ..Default::default() };
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(
+            json["errors"],
+            serde_json::json!([{"file": "x.jsonl", "line": 7, "request": null, "message": "cut"}])
+        );
+        let back: ReplayReport = serde_json::from_value(json).unwrap();
+        assert_eq!(back, report);
+    }
+
+    #[test]
     fn categories_total_is_the_sum_of_the_parts() {
         let c = Categories {
             unrecorded: 9,
@@ -401,9 +455,93 @@ pub struct InputFile {
 /// `cache_ttl_ms`, ...), as JSON values: sorted by name, so the same options give the same bytes.
 pub type Settings = std::collections::BTreeMap<String, serde_json::Value>;
 
+/// One entry of a JSON `errors` list: the file or path it is about, the line or request where
+/// known, and what went wrong. Its [`Display`](std::fmt::Display) is the line the command prints
+/// on stderr after `error: ` (`file:line: message`, `file: request 3: message`, or the message
+/// alone when it is about no file).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Problem {
+    /// The file or path, as given or found; `null` for a problem about no file.
+    pub file: Option<String>,
+    /// The 1-based line of the file, when known.
+    pub line: Option<usize>,
+    /// The 0-based request of the conversation (as `--per-request` numbers them), when known.
+    pub request: Option<usize>,
+    /// What went wrong and what to do, after the file, line and request.
+    pub message: String,
+}
+
+impl Problem {
+    /// The problem an error line names (the inverse of its `Display`): `file:line: message`,
+    /// `file: request N: message` and `file: message` give their parts; a line with no `: ` (or
+    /// whose head holds spaces, as a sentence does and a path the program names rarely does) is a
+    /// message about no file. The errors travel through the passes as these lines, so this is
+    /// where the JSON gets their parts.
+    pub fn parse(text: &str) -> Problem {
+        let Some((head, rest)) = text.split_once(": ").filter(|(head, _)| is_path_like(head)) else {
+            return Problem { message: text.to_owned(), ..Problem::default() };
+        };
+        let (file, line) = match head.rsplit_once(':') {
+            Some((file, n)) if !file.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+                (file, n.parse().ok())
+            }
+            _ => (head, None),
+        };
+        let (request, message) = match rest.strip_prefix("request ").and_then(|r| r.split_once(": ")) {
+            Some((n, message)) if n.bytes().all(|b| b.is_ascii_digit()) => (n.parse().ok(), message),
+            _ => (None, rest),
+        };
+        Problem { file: Some(file.to_owned()), line, request, message: message.to_owned() }
+    }
+}
+
+/// Whether the text before an error line's first `: ` names a file: not empty, and no space in
+/// it (`no agent folder asked for exists; ...` is a sentence), or a `/` or `\` in it.
+fn is_path_like(head: &str) -> bool {
+    !head.is_empty() && (!head.contains(' ') || head.contains('/') || head.contains('\\'))
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(file) = &self.file {
+            f.write_str(file)?;
+            if let Some(line) = self.line {
+                write!(f, ":{line}")?;
+            }
+            f.write_str(": ")?;
+        }
+        if let Some(request) = self.request {
+            write!(f, "request {request}: ")?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+/// The serde form of a list of error lines: written as [`Problem`]s, read back from them as the
+/// lines again (`#[serde(with = "problem_lines")]` on a `Vec<String>`), so the lines the passes
+/// collect and print are written in parts.
+pub mod problem_lines {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::Problem;
+
+    /// Writes each line as a [`Problem`].
+    pub fn serialize<S: Serializer>(lines: &[String], s: S) -> Result<S::Ok, S::Error> {
+        let problems: Vec<Problem> = lines.iter().map(|l| Problem::parse(l)).collect();
+        problems.serialize(s)
+    }
+
+    /// Reads [`Problem`]s back as their lines.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+        Ok(Vec::<Problem>::deserialize(d)?.iter().map(Problem::to_string).collect())
+    }
+}
+
 /// The keys every command's JSON carries beside its results: what was read, with which options,
 /// and what went wrong. `errors` and `warnings` are the lines the command prints on stderr (without
-/// their `error: ` / `warning: ` prefix), each naming its file first (and its line, where known).
+/// their `error: ` / `warning: ` prefix), each naming its file first (and its line, where known);
+/// each error is written as a [`Problem`] (its file, line or request, and message).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Envelope {
@@ -411,7 +549,8 @@ pub struct Envelope {
     pub inputs: Vec<InputFile>,
     /// The options that changed the numbers.
     pub settings: Settings,
-    /// Files or paths that could not be read, with the reason.
+    /// Files or paths that could not be read, with the reason: each a [`Problem`] in the JSON.
+    #[serde(with = "problem_lines")]
     pub errors: Vec<String>,
     /// Non-fatal problems, each naming its file first where it has one.
     pub warnings: Vec<String>,

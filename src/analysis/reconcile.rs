@@ -332,7 +332,8 @@ pub struct ReconcileReport {
     /// The options that changed the numbers ([`crate::result::Envelope::settings`]).
     #[serde(default)]
     pub settings: crate::result::Settings,
-    /// Files that could not be read, with the reason.
+    /// Files that could not be read, with the reason: each a [`crate::result::Problem`] in the JSON.
+    #[serde(with = "crate::result::problem_lines")]
     pub errors: Vec<String>,
     /// Non-fatal problems, per file.
     pub warnings: Vec<String>,

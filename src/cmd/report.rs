@@ -153,7 +153,7 @@ pub(super) fn run(c: ReportConfig) -> Result<ExitCode> {
         });
         loaded.check_tool_names(&c.compare.policies);
         let ReportPass { timeline_csv, sweep, compared, estimators, choice, .. } = pass;
-        let Loaded { meter, files, read, mut errors, mut warnings, .. } = loaded;
+        let Loaded { meter, files, read, mut errors, mut warnings, inputs, .. } = loaded;
         let gathered = Gathered::of(files)?;
         if !writes(None, read, &mut errors) {
             // Dropped unfinished, timeline.csv's temporary copy is removed.
@@ -202,7 +202,13 @@ pub(super) fn run(c: ReportConfig) -> Result<ExitCode> {
         drawing.finish_and_clear();
         let files = files?;
         timeline_file.finish()?;
-        write_report(staged, &input, &files, &c.out)?;
+        let envelope = crate::result::Envelope {
+            inputs,
+            settings: crate::config::settings::report(&c),
+            errors: errors.clone(),
+            warnings: warnings.clone(),
+        };
+        write_report(staged, &crate::result::Enveloped { result: &input, envelope }, &files, &c.out)?;
         stdout(&summary(&input, &files, &c.out))?;
         Ok(print_problems(&warnings, &errors))
     })
@@ -323,20 +329,21 @@ fn summary(
     summary
 }
 
-/// Writes the rest of a report beside the old one (report.json, prune-events.csv and `files`),
-/// then moves the new report in, its index last ([`export::staged::Staged::move_in`]). Each
-/// file's errors name it once (`cannot write REPORT/report.json: …`).
+/// Writes the rest of a report beside the old one (report.json: the report's input with the
+/// envelope every command's JSON carries; prune-events.csv and `files`), then moves the new
+/// report in, its index last ([`export::staged::Staged::move_in`]). Each file's errors name it
+/// once (`cannot write REPORT/report.json: …`).
 fn write_report(
     mut staged: export::staged::Staged,
-    input: &crate::report::ReportInput<'_>,
+    json_input: &crate::result::Enveloped<&crate::report::ReportInput<'_>>,
     files: &[crate::report::ReportFile],
     out: &Path,
 ) -> Result<()> {
     let mut json = staged.file(crate::report::REPORT_JSON)?;
-    serde_json::to_writer_pretty(&mut json, input).map_err(std::io::Error::from)?;
+    serde_json::to_writer_pretty(&mut json, json_input).map_err(std::io::Error::from)?;
     json.finish()?;
     let mut events = staged.file(crate::report::PRUNE_EVENTS_CSV)?;
-    crate::report::write_prune_events(input, &mut events)?;
+    crate::report::write_prune_events(json_input.result, &mut events)?;
     events.finish()?;
     for f in files {
         staged.write(&f.path, &f.bytes)?;
@@ -397,6 +404,7 @@ fn report_settings(c: &ReportConfig) -> Vec<(String, String)> {
             "unrecorded tokens per request (--overhead)".into(),
             c.input.overhead.map_or("calibrated per conversation".into(), |o| o.to_string()),
         ),
+        ("harness compaction (--harness-compaction)".into(), c.input.harness_compaction.name().into()),
         ("sweep policy".into(), c.sweep.policy.as_str().into()),
         (
             "sweep thresholds (bytes)".into(),

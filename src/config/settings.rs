@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::{
     CalibrateConfig, CompareConfig, InputConfig, RecommendConfig, ReconcileConfig, ReplayConfig,
-    SourceConfig, SweepConfig,
+    ReportConfig, SourceConfig, SweepConfig,
 };
 use crate::analysis::cost::CacheModel;
 use crate::policy::PolicySpec;
@@ -25,13 +25,14 @@ fn source(s: &SourceConfig) -> Settings {
 }
 
 /// [`source`] and how the replay is measured: the policies' estimator, the transforms, the
-/// re-split and the unrecorded overhead.
+/// re-split, the unrecorded overhead and what the replay does with the log's own compactions.
 fn input(i: &InputConfig) -> Settings {
     let mut out = source(&i.source);
     out.insert("decide_with".into(), json!(i.decide.name()));
     out.insert("transforms".into(), json!(i.transforms.iter().map(|t| t.spec()).collect::<Vec<_>>()));
     out.insert("resplit".into(), json!(i.resplit));
     out.insert("overhead".into(), json!(i.overhead));
+    out.insert("harness_compaction".into(), json!(i.harness_compaction.name()));
     out
 }
 
@@ -89,6 +90,21 @@ pub fn recommend(c: &RecommendConfig) -> Settings {
     out
 }
 
+/// `report`'s settings: the sweep's and the comparison's (`report.json`).
+pub fn report(c: &ReportConfig) -> Settings {
+    let mut out = input(&c.input);
+    out.insert("policy".into(), json!(c.sweep.policy.as_str()));
+    out.insert("thresholds".into(), json!(c.sweep.thresholds));
+    out.insert("tolerance".into(), json!(c.sweep.tolerance));
+    out.insert("tools".into(), json!(c.sweep.top_tools));
+    out.insert("policies".into(), specs(&c.compare.policies));
+    out.insert("threshold".into(), json!(c.compare.threshold));
+    out.insert("window".into(), json!(c.compare.window));
+    out.insert("timelines".into(), json!(c.timelines));
+    cache(&mut out, &c.compare.cache);
+    out
+}
+
 /// `calibrate`'s settings.
 pub fn calibrate(c: &CalibrateConfig) -> Settings {
     input(&c.input)
@@ -133,10 +149,22 @@ mod tests {
         assert_eq!(s["tokenizer"], "cl100k");
         assert_eq!(s["overhead"], serde_json::Value::Null);
         assert_eq!(s["prices"]["name"], "anthropic");
+        assert_eq!(s["harness_compaction"], "simulated");
         let Config::Sweep(c) = config(&["sweep", "x.jsonl", "--tolerance", "2%", "--overhead", "500"]) else {
             panic!("sweep")
         };
         let s = super::sweep(&c);
         assert_eq!((s["tolerance"].as_f64(), s["overhead"].as_u64()), (Some(0.02), Some(500)));
+        let Config::Report(c) =
+            config(&["report", "x.jsonl", "--harness-compaction", "off", "--timelines", "3", "--out", "r"])
+        else {
+            panic!("report")
+        };
+        let s = super::report(&c);
+        assert_eq!(
+            (&s["harness_compaction"], &s["timelines"]),
+            (&serde_json::json!("off"), &serde_json::json!(3))
+        );
+        assert_eq!((s["policy"].as_str(), s["threshold"].as_u64()), (Some("keep-turns:n=3"), Some(256)));
     }
 }

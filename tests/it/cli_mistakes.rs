@@ -207,7 +207,8 @@ fn an_input_that_is_no_log_prints_its_error_and_no_table() {
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         let errors = v["errors"].as_array().unwrap_or_else(|| panic!("{command}: no errors in {out}"));
         let named = |e: &serde_json::Value| {
-            e.as_str().is_some_and(|e| e.starts_with("Cargo.toml: not a recognised trace format"))
+            e["file"] == "Cargo.toml"
+                && e["message"].as_str().is_some_and(|m| m.starts_with("not a recognised trace format"))
         };
         assert!(errors.iter().any(named), "{command}: {errors:?}");
     }

@@ -12,7 +12,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use ctxbudget::result::InputFile;
+use ctxbudget::result::{InputFile, Problem};
 use serde_json::Value;
 
 use crate::common::{ctxbudget, root};
@@ -154,21 +154,22 @@ fn key<'v>(v: &'v Value, key: &str, what: &str) -> &'v Value {
 }
 
 /// The common keys of one command's JSON, with their types: `inputs` (path, format or null,
-/// conversations, requests: read through the strict type, which refuses any other key or type),
-/// `settings` (an object naming the tokenizer), `errors` and `warnings` (strings). Returns
-/// (inputs, errors, warnings).
-fn common_keys(v: &Value, what: &str) -> (Vec<InputFile>, Vec<String>, Vec<String>) {
+/// conversations, requests) and `errors` (file, line, request, message), each read through its
+/// strict type, which refuses any other key or type; `settings` (an object naming the tokenizer);
+/// `warnings` (strings). Returns (inputs, errors, warnings).
+fn common_keys(v: &Value, what: &str) -> (Vec<InputFile>, Vec<Problem>, Vec<String>) {
     let inputs = serde_json::from_value(key(v, "inputs", what).clone())
         .unwrap_or_else(|e| panic!("{what}: inputs: {e}"));
     let settings = key(v, "settings", what).as_object().unwrap_or_else(|| panic!("{what}: settings"));
     assert!(settings.get("tokenizer").is_some_and(Value::is_string), "{what}: {settings:?}");
-    let strings = |k: &str| -> Vec<String> {
-        let list = key(v, k, what).as_array().unwrap_or_else(|| panic!("{what}: {k} not an array"));
-        list.iter()
-            .map(|s| s.as_str().unwrap_or_else(|| panic!("{what}: {k} holds {s}")).to_owned())
-            .collect()
-    };
-    (inputs, strings("errors"), strings("warnings"))
+    let errors = serde_json::from_value(key(v, "errors", what).clone())
+        .unwrap_or_else(|e| panic!("{what}: errors: {e}"));
+    let list = key(v, "warnings", what).as_array().unwrap_or_else(|| panic!("{what}: warnings not an array"));
+    let warnings = list
+        .iter()
+        .map(|s| s.as_str().unwrap_or_else(|| panic!("{what}: warnings holds {s}")).to_owned())
+        .collect();
+    (inputs, errors, warnings)
 }
 
 #[test]
@@ -196,7 +197,10 @@ fn every_command_writes_its_inputs_settings_errors_and_warnings_beside_its_resul
         assert_eq!(out.status.code(), Some(1), "{command}: {stderr}");
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();
         let (inputs, errors, warnings) = common_keys(&v, command);
-        assert!(errors.iter().any(|e| e.starts_with(&format!("{bad}:2: "))), "{command}: {errors:?}");
+        let broken = errors.iter().find(|e| e.file.as_deref() == Some(bad.as_str()));
+        let broken = broken.unwrap_or_else(|| panic!("{command}: {errors:?}"));
+        assert_eq!((broken.line, broken.request), (Some(2), None), "{command}: {broken:?}");
+        assert!(!broken.message.is_empty() && !broken.message.starts_with(&bad), "{command}: {broken:?}");
         let passed_over =
             warnings.iter().any(|w| w.contains("passed over as no agent log") && w.contains("c-notes.json"));
         assert!(passed_over, "{command}: {warnings:?}");
@@ -214,6 +218,39 @@ fn every_command_writes_its_inputs_settings_errors_and_warnings_beside_its_resul
             assert!(stderr.contains(&line), "{command}: {line} not on stderr:\n{stderr}");
         }
     }
+}
+
+#[test]
+fn the_reports_json_carries_the_same_inputs_settings_errors_and_warnings() {
+    let (dir, bad, notes) = folder_with_a_bad_file();
+    assert!(notes.ends_with("c-notes.json"));
+    let out = tempfile::tempdir().unwrap();
+    let report = out.path().join("report");
+    let run = ctxbudget().arg("report").arg(dir.path()).arg("--out").arg(&report).output().unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    let v: Value = serde_json::from_slice(&std::fs::read(report.join("report.json")).unwrap()).unwrap();
+    let (inputs, errors, warnings) = common_keys(&v, "report");
+    let found: Vec<(&str, Option<&str>)> =
+        inputs.iter().map(|i| (i.path.as_str(), i.format.as_deref())).collect();
+    let good = dir.path().join("a-good.jsonl").display().to_string();
+    assert_eq!(found, [(good.as_str(), Some("native")), (bad.as_str(), None)]);
+    assert_eq!(inputs[0].conversations, 2);
+    let broken: Vec<(Option<&str>, Option<usize>)> =
+        errors.iter().map(|e| (e.file.as_deref(), e.line)).collect();
+    assert_eq!(broken, [(Some(bad.as_str()), Some(2))]);
+    assert!(
+        warnings.iter().any(|w| w.contains("passed over as no agent log") && w.contains("c-notes.json")),
+        "{warnings:?}"
+    );
+    for line in
+        errors.iter().map(|e| format!("error: {e}")).chain(warnings.iter().map(|w| format!("warning: {w}")))
+    {
+        assert!(stderr.contains(&line), "{line} not on stderr:\n{stderr}");
+    }
+    let s = &v["settings"];
+    assert_eq!((s["policy"].as_str(), s["threshold"].as_u64()), (Some("keep-turns:n=3"), Some(256)));
+    assert_eq!(s["harness_compaction"], "simulated");
 }
 
 #[test]
@@ -245,6 +282,10 @@ fn settings_name_the_options_that_changed_the_numbers() {
     assert_eq!((s["tolerance"].as_f64(), &s["thresholds"]), (Some(0.02), &serde_json::json!([0, 1000])));
     let s = settings(&["recommend", "traces", "--max-reuse", "10%"]);
     assert_eq!(s["max_reuse"].as_f64(), Some(0.1));
+    for mode in ["recorded", "simulated", "off"] {
+        let s = settings(&["cost", "traces", "--harness-compaction", mode]);
+        assert_eq!(s["harness_compaction"], mode);
+    }
 }
 
 #[test]
