@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::opening::{
-    Opened, Target, add_replayed, corpus_command, keep_counts, load_found_each, replay_file, writes_as,
+    Opened, Target, add_replayed, corpus_command, harness_line, keep_counts, load_found_each, replay_file,
+    with_settings_line, writes_as,
 };
 use crate::analysis;
 use crate::config::CompareConfig;
@@ -29,10 +30,12 @@ pub(super) fn run(c: CompareConfig, cost: bool) -> Result<ExitCode> {
         let result = sum.finish().finish(&c.settings);
         if writes_as(&c.output, c.format, loaded.read, &mut loaded.errors) {
             let envelope = loaded.envelope(crate::config::settings::compare(&c));
+            let harness = harness_line(c.input.harness_compaction, &loaded.inputs);
             if cost {
-                export::analysis::write_cost(&c.output, c.format, &result, envelope)?;
+                let lines: Vec<String> = harness.into_iter().collect();
+                export::analysis::write_cost(&c.output, c.format, &result, envelope, &lines)?;
             } else {
-                let sections = || export::analysis::compare_sections(&result);
+                let sections = || with_settings_line(export::analysis::compare_sections(&result), harness);
                 let value = crate::result::Enveloped { result: &result, envelope };
                 export::analysis::write(&c.output, c.format, sections, &value)?;
             }

@@ -412,6 +412,55 @@ fn listed<'a>(names: impl Iterator<Item = &'a str>, n: usize) -> String {
     }
 }
 
+/// The settings line that names `--harness-compaction`, when it applies: when some input was
+/// read by the format of an agent that compacts by itself ([`crate::harness::agent_policy`]), whose
+/// recorded compactions the mode keeps, moves or drops. `None` otherwise, where every mode gives
+/// the same numbers.
+pub(super) fn harness_line(
+    mode: crate::harness::HarnessCompaction,
+    inputs: &[crate::result::InputFile],
+) -> Option<String> {
+    use crate::harness::{HarnessCompaction, agent_policy};
+    let agents: BTreeSet<(&str, &str)> = inputs
+        .iter()
+        .filter_map(|i| i.format.as_deref())
+        .filter_map(|f| agent_policy(f).map(|p| (f, p)))
+        .collect();
+    if agents.is_empty() {
+        return None;
+    }
+    let what = match mode {
+        HarnessCompaction::Simulated => {
+            let applied: Vec<String> = agents.iter().map(|(f, p)| format!("{p} on {f} logs")).collect();
+            format!(
+                "each policy's replay drops the compactions the logs recorded and applies the agent's own \
+                 trigger to its context ({})",
+                applied.join(", ")
+            )
+        }
+        HarnessCompaction::Recorded => {
+            "the compactions the logs recorded are kept where they were in each policy's replay".to_owned()
+        }
+        HarnessCompaction::Off => {
+            "the compactions the logs recorded are dropped in each policy's replay".to_owned()
+        }
+    };
+    Some(format!("Harness compaction: {} (--harness-compaction): {what}.", mode.name()))
+}
+
+/// `sections` with `line` (a [`harness_line`]) put after the first section's settings line (the
+/// one that names the cache TTL), or at the end of its text.
+pub(super) fn with_settings_line(
+    mut sections: Vec<export::analysis::Section>,
+    line: Option<String>,
+) -> Vec<export::analysis::Section> {
+    if let (Some(first), Some(line)) = (sections.first_mut(), line) {
+        let at = first.text.iter().position(|l| l.contains("cache TTL")).map_or(first.text.len(), |i| i + 1);
+        first.text.insert(at, line);
+    }
+    sections
+}
+
 /// A progress bar over `files` files on stderr when it is a terminal; hidden otherwise.
 pub(super) fn progress_bar(files: usize, message: &'static str) -> indicatif::ProgressBar {
     use std::io::IsTerminal;

@@ -6,7 +6,10 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use super::opening::{Opened, Target, corpus_command, keep_counts, progress_bar, unknown_tool_names, writes};
+use super::opening::{
+    Opened, Target, corpus_command, harness_line, keep_counts, progress_bar, unknown_tool_names,
+    with_settings_line, writes,
+};
 use super::print_problems;
 use crate::config::{RecommendConfig, settings};
 use crate::export;
@@ -26,7 +29,8 @@ pub(super) fn run(c: RecommendConfig) -> Result<ExitCode> {
         warnings.extend(unknown_tool_names(&c.settings.policies, &tools));
         if writes(Some(&c.output), read, &mut errors) {
             let every_pair = c.format == export::ExportFormat::Csv;
-            let sections = || export::recommend::sections(&result, every_pair);
+            let harness = harness_line(c.input.harness_compaction, &inputs);
+            let sections = || with_settings_line(export::recommend::sections(&result, every_pair), harness);
             let envelope = Envelope {
                 inputs,
                 settings: settings::recommend(&c),

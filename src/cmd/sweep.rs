@@ -7,7 +7,8 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::opening::{
-    Opened, Target, corpus_command, keep_counts, progress_bar, unknown_tool_names, writes_as,
+    Opened, Target, corpus_command, harness_line, keep_counts, progress_bar, unknown_tool_names,
+    with_settings_line, writes_as,
 };
 use super::print_problems;
 use crate::config::{SweepConfig, settings};
@@ -25,7 +26,8 @@ pub(super) fn run(c: SweepConfig) -> Result<ExitCode> {
         let pass::Walked { output: result, read, mut errors, mut warnings, inputs, tools } = walked;
         warnings.extend(unknown_tool_names(std::slice::from_ref(&c.settings.policy), &tools));
         if writes_as(&c.output, c.format, read, &mut errors) {
-            let sections = || export::analysis::sweep_sections(&result);
+            let harness = harness_line(c.input.harness_compaction, &inputs);
+            let sections = || with_settings_line(export::analysis::sweep_sections(&result), harness);
             let envelope = Envelope {
                 inputs,
                 settings: settings::sweep(&c),

@@ -604,12 +604,14 @@ pub fn payoff(c: &Comparison) -> Vec<Payoff> {
 /// `cost` written to `output` in `format`: [`write()`] of [`cost_sections`], except that the
 /// terminal table and Markdown draw the prune events from `c` one row at a time instead of as a
 /// table of cells (113,469 events for the generated 1 GB corpus); the same bytes. JSON is the
-/// [`CostDocument`] with `envelope` beside it.
+/// [`CostDocument`] with `envelope` beside it. `settings_lines` follow the prices line in the
+/// terminal and Markdown text (the command's, such as the harness's compaction).
 pub fn write_cost(
     output: &super::Output,
     format: ExportFormat,
     c: &Comparison,
     envelope: crate::result::Envelope,
+    settings_lines: &[String],
 ) -> Result<()> {
     match format {
         ExportFormat::Json => {
@@ -619,7 +621,9 @@ pub fn write_cost(
         ExportFormat::Csv => write(output, format, || cost_sections(c), c),
         ExportFormat::Table(_) | ExportFormat::Markdown => {
             let mut out = output.stream()?;
-            write_sections(format, &[cost_policy_section(c)], &mut out)?;
+            let mut policies = cost_policy_section(c);
+            policies.text.splice(1..1, settings_lines.iter().cloned());
+            write_sections(format, &[policies], &mut out)?;
             let unit = &c.cache.prices.unit;
             let rows = || c.events.iter().map(|e| cost_event_cells(e, unit));
             write_section(

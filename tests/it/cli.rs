@@ -613,3 +613,30 @@ fn an_unwritable_stderr_keeps_the_exit_code() {
     let out = ctxbudget().args(cases[1].0).output().unwrap();
     assert!(String::from_utf8(out.stderr).unwrap().starts_with("warning: "));
 }
+
+/// The settings line of every analysis's text names `--harness-compaction` when it applies (some
+/// input is the log of an agent that compacts by itself: here Codex), and only then.
+#[test]
+fn the_text_names_the_harness_compaction_mode_where_it_applies() {
+    let codex = "tests/fixtures/codex/rollout-0.40.jsonl";
+    let text = |args: &[&str]| {
+        let out = ctxbudget().args(args).args(["--format", "markdown"]).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    for command in ["compare", "cost", "sweep", "recommend"] {
+        let simulated = text(&[command, codex]);
+        assert!(
+            simulated.contains("Harness compaction: simulated (--harness-compaction)")
+                && simulated.contains("(compact:codex on codex logs)"),
+            "{command}: {simulated}"
+        );
+        for mode in ["recorded", "off"] {
+            let out = text(&[command, codex, "--harness-compaction", mode]);
+            assert_eq!(out.matches("Harness compaction: ").count(), 1, "{command} {mode}: {out}");
+            assert!(out.contains(&format!("Harness compaction: {mode} (--harness-compaction)")), "{command}");
+        }
+        // The bundled traces are native logs: no agent's compaction applies, and nothing is said.
+        assert!(!text(&[command, "traces"]).contains("Harness compaction"), "{command}");
+    }
+}
