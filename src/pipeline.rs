@@ -514,38 +514,45 @@ pub fn prefix_path(path: &str, warning: &str) -> String {
 /// Loads every file in parallel and reconciles each conversation's replayed context with its
 /// recorded usage (see [`crate::analysis::reconcile`]). Conversations stay in input order; the
 /// `worst` requests are taken over all of them. Unrecognised files found in a walk are skipped
-/// with a warning, as in [`replay_files`]. Also returns how many files were read.
+/// with a warning, as in [`replay_files`]. `done` is called once per file, when it is reconciled
+/// (a progress bar's tick). Also returns how many files were read.
 pub fn reconcile_files(
     found: &Discovered,
     input_format: Option<&'static dyn Format>,
     meter: &Meter,
     per_request: bool,
     worst: usize,
+    done: &(dyn Fn() + Sync),
 ) -> (ReconcileReport, usize) {
     use crate::analysis::reconcile::{self, RequestFit};
     let tokenizer = meter.report_tokenizer();
     let opts = MeasureOptions::default();
     let outcomes: Vec<_> = each_file(found, input_format, meter, |_, shown, loaded| {
-        let mut fits = Vec::new();
-        let mut rows: Vec<RequestFit> = Vec::new();
-        let (trace, warnings) = match loaded {
-            Loaded::Skipped(w) => return (shown, None, fits, rows, vec![w], None),
-            Loaded::Failed(e) => return (shown, None, fits, rows, Vec::new(), Some(e)),
-            Loaded::Trace(trace, warnings) => (trace, warnings),
-        };
-        for conversation in &trace.conversations {
-            let measured = MeasuredConversation::new(conversation, meter, &opts);
-            let sent = reconcile::sent_contexts(&shown, conversation, &measured);
-            let samples = crate::calibrate::samples(&measured);
-            let (mut fit, fitted) =
-                reconcile::reconcile(&shown, trace.format, conversation, sent, &samples, tokenizer);
-            if per_request {
-                fit.requests_detail = Some(fitted.clone());
+        // Each file's outcome, then `done` once for it, whichever way it ended.
+        let outcome = (|| {
+            let mut fits = Vec::new();
+            let mut rows: Vec<RequestFit> = Vec::new();
+            let (trace, warnings) = match loaded {
+                Loaded::Skipped(w) => return (shown, None, fits, rows, vec![w], None),
+                Loaded::Failed(e) => return (shown, None, fits, rows, Vec::new(), Some(e)),
+                Loaded::Trace(trace, warnings) => (trace, warnings),
+            };
+            for conversation in &trace.conversations {
+                let measured = MeasuredConversation::new(conversation, meter, &opts);
+                let sent = reconcile::sent_contexts(&shown, conversation, &measured);
+                let samples = crate::calibrate::samples(&measured);
+                let (mut fit, fitted) =
+                    reconcile::reconcile(&shown, trace.format, conversation, sent, &samples, tokenizer);
+                if per_request {
+                    fit.requests_detail = Some(fitted.clone());
+                }
+                fits.push(fit);
+                rows.extend(fitted);
             }
-            fits.push(fit);
-            rows.extend(fitted);
-        }
-        (shown, Some(trace.format), fits, rows, warnings, None)
+            (shown, Some(trace.format), fits, rows, warnings, None)
+        })();
+        done();
+        outcome
     });
     let (warnings, errors) = found.problems();
     let mut report =

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use super::opening::{Opened, Target, corpus_command, keep_counts, writes_as};
+use super::opening::{Opened, Target, corpus_command, keep_counts, progress_bar, writes_as};
 use super::print_problems;
 use crate::config::ReconcileConfig;
 use crate::pipeline::reconcile_files;
@@ -15,8 +15,10 @@ pub(super) fn run(c: ReconcileConfig) -> Result<ExitCode> {
     let meter = Meter::with_backend(c.source.tokenizer, c.source.tokenizer, c.source.counter);
     corpus_command(Target::Output(&c.output), &c.source, meter, |opened| {
         let Opened { found, mut meter, .. } = opened;
+        let bar = progress_bar(found.files.len(), "reconciling");
         let (mut report, read) =
-            reconcile_files(&found, c.source.input_format, &meter, c.per_request, c.worst);
+            reconcile_files(&found, c.source.input_format, &meter, c.per_request, c.worst, &|| bar.inc(1));
+        bar.finish_and_clear();
         report.settings = crate::config::settings::reconcile(&c);
         if writes_as(&c.output, c.format, read, &mut report.errors) {
             let bytes = crate::export::reconcile::render(&report, c.format, c.per_request)?;
