@@ -383,7 +383,7 @@ impl Config {
                 output: Output::from_arg(a.output.output.as_deref()),
             }),
             cli::Command::Compare(a) => Config::Compare(compare_config(a, fit)?),
-            cli::Command::Recommend(a) => Config::Recommend(recommend_config(a)?),
+            cli::Command::Recommend(a) => Config::Recommend(recommend_config(a, fit)?),
             cli::Command::Cost(a) => Config::Cost(compare_config(a, fit)?),
             cli::Command::Calibrate(a) => Config::Calibrate(CalibrateConfig {
                 input: InputConfig::from_args(a.input)?,
@@ -458,7 +458,7 @@ fn report_recommend(
     })
 }
 
-fn recommend_config(a: cli::RecommendArgs) -> Result<RecommendConfig, UsageError> {
+fn recommend_config(a: cli::RecommendArgs, fit: Fit) -> Result<RecommendConfig, UsageError> {
     let given = cli::PolicyArgs { specs: a.specs, file: a.file };
     let policies = if given.specs.is_empty() && given.file.is_none() {
         recommend_policies()
@@ -481,7 +481,7 @@ fn recommend_config(a: cli::RecommendArgs) -> Result<RecommendConfig, UsageError
         },
         low_memory: a.low_memory,
         input: InputConfig::from_args(a.input)?,
-        format: export_format(a.output.format, Fit::Wide), // not fitted (docs/cli.md, "Terminal tables")
+        format: export_format(a.output.format, fit),
         output: Output::from_arg(a.output.output.as_deref()),
     })
 }

@@ -272,6 +272,11 @@ pub enum MeasuredItem {
         /// The arguments as sent, for a policy whose anchor reads them (LangChain's count parses
         /// them). Shared, so that copies of a conversation do not copy them.
         arguments: Arc<str>,
+        /// What LangChain's count reads of the arguments (`len(repr(args))`), worked out by the
+        /// first replay that asks and kept for every later one: a grid replays each
+        /// conversation hundreds of times, and parsing them again each time was a fifth of its
+        /// instructions.
+        arguments_repr: OnceLock<u64>,
     },
     /// A tool result: its sizes, and the rest of it (shared: the sweep's per-tool copies of a
     /// conversation change sizes, and copy a result only when they change its texts).
@@ -561,6 +566,7 @@ fn measure_item(item: &Item, meter: &Meter, opts: &MeasureOptions<'_>) -> Measur
                 measure,
                 name_measure,
                 arguments: Arc::from(arguments.as_str()),
+                arguments_repr: OnceLock::new(),
             }
         }
         Item::ToolResult(r) => {

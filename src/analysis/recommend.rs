@@ -37,6 +37,7 @@ use crate::tokens::Meter;
 
 pub use bootstrap::{Interval, bootstrap};
 pub use per_tool::{ToolChoice, add_tool_cells, choose_tools, dominant, tool_cells};
+pub use words::signed_pct;
 
 /// The default bound on the reuse share, applied when the share is known (25%).
 pub const DEFAULT_MAX_REUSE: f64 = 0.25;
@@ -119,6 +120,10 @@ pub fn price(run: &Run, cache: &CacheModel) -> CostTotals {
 /// The unit of every cost of the recommendation.
 pub const COST_UNIT: &str = "USD";
 
+fn cost_unit() -> String {
+    COST_UNIT.to_owned()
+}
+
 fn cell_of(run: &Run, reuse: Option<RunReuse>, cache: &CacheModel) -> Cell {
     Cell {
         input_tokens: run.summary.total_input_tokens,
@@ -199,7 +204,8 @@ pub struct Candidate {
     pub threshold: Option<usize>,
     /// Sum of every request's context.
     pub input_tokens: Tokens,
-    /// The cache-aware cost, in the recommendation's `cost_unit`.
+    /// The cache-aware cost, the whole bill in USD ([`price`]).
+    #[serde(rename = "cost_usd")]
     pub cost: f64,
     /// Largest context of any request.
     pub peak_context_tokens: Tokens,
@@ -233,7 +239,8 @@ pub struct RunnerUp {
     pub policy: String,
     /// Its best threshold (`null`: nothing split).
     pub threshold: Option<usize>,
-    /// Its cost beyond the recommendation's (in `cost_unit`).
+    /// Its cost beyond the recommendation's, in USD.
+    #[serde(rename = "extra_cost_usd")]
     pub extra_cost: f64,
     /// Its input tokens beyond the recommendation's (negative: it sends fewer).
     pub extra_tokens: i64,
@@ -249,7 +256,9 @@ pub struct Recommendation {
     pub conversations: usize,
     /// Requests per replay.
     pub requests: usize,
-    /// The unit of every cost.
+    /// The unit of every cost: [`COST_UNIT`] (not in the JSON, whose costs say it in their names,
+    /// `cost_usd`).
+    #[serde(skip, default = "cost_unit")]
     pub cost_unit: String,
     /// The cache model.
     pub cache: CacheModel,

@@ -94,6 +94,10 @@ pub fn column(name: &'static str) -> (&'static str, Kind) {
             (name, Fixed)
         }
         "pays_off" => ("pays\noff", Fixed),
+        "why_it_lost" => ("why it lost", Wrap),
+        "meets_constraints" => ("meets\nconstraints", Fixed),
+        "differs" => (name, Fixed),
+        "extra_cost_usd" => ("extra\n(USD)", Dollars),
         "versus_overall" => ("versus\noverall", Fixed),
         "cost_usd" => ("cost\n(USD)", Dollars),
         "output_cost_usd" => ("output\n(USD)", Dollars),
@@ -155,6 +159,10 @@ fn number_header(name: &'static str) -> &'static str {
         "fitted" => "fitted\n(tokens)",
         "error" => "error",
         "relative_error" => "relative\nerror",
+        "input_tokens" => "input\n(tokens)",
+        "reuse_share" => "reuse\nshare",
+        "own_threshold" => "own\n(bytes)",
+        "extra_input_tokens" => "extra input\n(tokens)",
         "calibrated" => "calibrated\n(tokens)",
         other => other,
     }
@@ -443,9 +451,10 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
 
 /// The columns each terminal table keeps when fitted (docs/cli.md lists them), most important
 /// first; `--wide` draws all of them.
-pub const VIEWS: [View; 12] = {
+pub const VIEWS: [View; 16] = {
     use super::analysis as a;
     use super::columns as c;
+    use super::recommend as m;
     use super::reconcile as r;
     [
         View {
@@ -607,6 +616,53 @@ pub const VIEWS: [View; 12] = {
                 "fitted",
                 "error",
                 "relative_error",
+            ],
+        },
+        View {
+            headers: &m::RUNNERS_UP_HEADERS,
+            keep: &["policy", "threshold", "extra_cost_usd", "extra_input_tokens", "why_it_lost"],
+        },
+        View {
+            headers: &m::TOOLS_HEADERS,
+            keep: &[
+                "tool",
+                "own_threshold",
+                "cost_change",
+                "cost_usd",
+                "differs",
+                "output_tokens",
+                "results",
+            ],
+        },
+        View {
+            headers: &m::BEST_HEADERS,
+            keep: &[
+                "policy",
+                "threshold",
+                "mark",
+                "cost_usd",
+                "cost_change",
+                "savings",
+                "reuse_share",
+                "peak_context_tokens",
+                "meets_constraints",
+                "input_tokens",
+                "prune_events",
+            ],
+        },
+        View {
+            headers: &m::CANDIDATE_HEADERS,
+            keep: &[
+                "policy",
+                "threshold",
+                "cost_usd",
+                "cost_change",
+                "savings",
+                "reuse_share",
+                "peak_context_tokens",
+                "meets_constraints",
+                "input_tokens",
+                "prune_events",
             ],
         },
     ]

@@ -1,11 +1,55 @@
 //! `recommend` rendered: the answer in words with its bootstrap interval, the runners-up and why
 //! each lost, the tools whose own threshold would differ, and the candidates (in a table or
-//! Markdown, each policy's best; in CSV, every pair tried). JSON is the
-//! [`Recommendation`] verbatim.
+//! Markdown, each policy's best, the recommended row marked; in CSV, every pair tried). JSON is
+//! the [`Recommendation`] verbatim. Percentages in the lines of text carry a true minus sign
+//! ("−11.7%"), as the sentence does; the tables keep the other commands' ASCII one.
 
 use super::analysis::{Section, money, pct};
 use super::columns::Tabular;
-use crate::analysis::recommend::{Candidate, Recommendation};
+use crate::analysis::recommend::{Candidate, Recommendation, signed_pct};
+
+/// The columns of every pair tried (the CSV).
+pub const CANDIDATE_HEADERS: [&str; 10] = [
+    "policy",
+    "threshold",
+    "input_tokens",
+    "savings",
+    "cost_usd",
+    "cost_change",
+    "peak_context_tokens",
+    "prune_events",
+    "reuse_share",
+    "meets_constraints",
+];
+
+/// The columns of each policy's best: [`CANDIDATE_HEADERS`] and a mark on the recommended row.
+pub const BEST_HEADERS: [&str; 11] = [
+    "policy",
+    "threshold",
+    "input_tokens",
+    "savings",
+    "cost_usd",
+    "cost_change",
+    "peak_context_tokens",
+    "prune_events",
+    "reuse_share",
+    "meets_constraints",
+    "mark",
+];
+
+/// The columns of the runners-up.
+pub const RUNNERS_UP_HEADERS: [&str; 5] =
+    ["policy", "threshold", "extra_cost_usd", "extra_input_tokens", "why_it_lost"];
+
+/// The columns of the per-tool table.
+pub const TOOLS_HEADERS: [&str; 7] =
+    ["tool", "results", "output_tokens", "own_threshold", "cost_usd", "cost_change", "differs"];
+
+/// A share in words with a true minus sign when negative, without a plus: "−11.7%", "36.9%".
+fn share(v: f64) -> String {
+    let s = signed_pct(v);
+    s.strip_prefix('+').map_or(s.clone(), str::to_owned)
+}
 
 fn threshold(t: Option<usize>) -> String {
     t.map_or_else(|| "as recorded".to_owned(), |t| t.to_string())
@@ -20,13 +64,13 @@ fn interval_line(r: &Recommendation) -> Option<String> {
         r.conversations,
         i.resamples,
         i.seed,
-        pct(i.savings[0]),
-        pct(i.savings[1]),
-        pct(i.cost_change[0]),
-        pct(i.cost_change[1]),
+        share(i.savings[0]),
+        share(i.savings[1]),
+        share(i.cost_change[0]),
+        share(i.cost_change[1]),
     );
     if let (Some(first), Some(change)) = (r.runners_up.first(), i.runner_up_cost_change) {
-        let share = i.pick_cheaper_share.unwrap_or(0.0);
+        let cheaper = i.pick_cheaper_share.unwrap_or(0.0);
         let firm = if i.runner_up_within {
             "lies within it: these conversations do not separate the two"
         } else {
@@ -36,31 +80,25 @@ fn interval_line(r: &Recommendation) -> Option<String> {
             " The runner-up, {} at {}, changes cost by {} and {firm}; the pick is cheaper in {} of the draws.",
             first.policy,
             threshold(first.threshold),
-            pct(change),
-            pct(share)
+            share(change),
+            share(cheaper)
         ));
     }
     Some(line)
 }
 
-fn candidate_rows(candidates: &[&Candidate], unit: &str) -> Tabular {
+/// The rows of `candidates`; with `pick`, the [`BEST_HEADERS`] with the row of that candidate
+/// marked, else the [`CANDIDATE_HEADERS`].
+fn candidate_rows(candidates: &[&Candidate], unit: &str, pick: Option<Option<&Candidate>>) -> Tabular {
     Tabular {
-        headers: vec![
-            "policy",
-            "threshold",
-            "input_tokens",
-            "savings",
-            "cost",
-            "cost_change",
-            "peak_context_tokens",
-            "prune_events",
-            "reuse_share",
-            "meets_constraints",
-        ],
+        headers: match pick {
+            Some(_) => BEST_HEADERS.to_vec(),
+            None => CANDIDATE_HEADERS.to_vec(),
+        },
         rows: candidates
             .iter()
             .map(|c| {
-                vec![
+                let mut row = vec![
                     c.policy.clone(),
                     threshold(c.threshold),
                     c.input_tokens.to_string(),
@@ -71,14 +109,32 @@ fn candidate_rows(candidates: &[&Candidate], unit: &str) -> Tabular {
                     c.prune_events.to_string(),
                     c.reuse_share.map(pct).unwrap_or_default(),
                     c.meets_constraints.to_string(),
-                ]
+                ];
+                if let Some(pick) = pick {
+                    let marked = pick.is_some_and(|p| p.policy == c.policy && p.threshold == c.threshold);
+                    row.push(if marked { "recommended".to_owned() } else { String::new() });
+                }
+                row
             })
             .collect(),
     }
 }
 
-/// The best candidate of each policy, in grid order (the baseline's own row first).
+/// The best candidate of each policy, in grid order (the baseline's own row first), and the
+/// recommended one after its policy's best when that is not it (the best breaks a constraint).
 fn best_per_policy(r: &Recommendation) -> Vec<&Candidate> {
+    let mut out = cheapest_per_policy(r);
+    if let Some(pick) = r.recommendation.as_ref().map(|x| &x.pick)
+        && !out.iter().any(|c| c.policy == pick.policy && c.threshold == pick.threshold)
+    {
+        let at = out.iter().rposition(|c| c.policy == pick.policy).map_or(out.len(), |i| i + 1);
+        out.insert(at, pick);
+    }
+    out
+}
+
+/// The cheapest candidate of each policy, in grid order (the baseline's own row first).
+fn cheapest_per_policy(r: &Recommendation) -> Vec<&Candidate> {
     let mut out: Vec<&Candidate> = vec![&r.candidates[0]];
     for c in &r.candidates[1..] {
         match out[1..].iter_mut().find(|b| b.policy == c.policy) {
@@ -100,7 +156,7 @@ pub fn sections(r: &Recommendation, every_pair: bool) -> Vec<Section> {
         return vec![Section {
             title: "Candidates".into(),
             text: Vec::new(),
-            table: Some(candidate_rows(&all, unit)),
+            table: Some(candidate_rows(&all, unit, None)),
         }];
     }
     let mut text = vec![r.sentence.clone()];
@@ -120,7 +176,7 @@ pub fn sections(r: &Recommendation, every_pair: bool) -> Vec<Section> {
     ));
     let mut out = vec![Section { title: "Recommendation".into(), text, table: None }];
     let runners = Tabular {
-        headers: vec!["policy", "threshold", "extra_cost", "extra_input_tokens", "why_it_lost"],
+        headers: RUNNERS_UP_HEADERS.to_vec(),
         rows: r
             .runners_up
             .iter()
@@ -143,7 +199,7 @@ pub fn sections(r: &Recommendation, every_pair: bool) -> Vec<Section> {
     out.push(Section {
         title: "Each policy at its cheapest threshold".into(),
         text: vec!["Every pair tried is in `--format csv` and `--format json`.".into()],
-        table: Some(candidate_rows(&best, unit)),
+        table: Some(candidate_rows(&best, unit, Some(r.recommendation.as_ref().map(|x| &x.pick)))),
     });
     out
 }
@@ -159,7 +215,7 @@ fn tools_section(r: &Recommendation) -> Option<Section> {
         .per_tool
         .iter()
         .filter(|t| t.differs)
-        .map(|t| format!("{} → {} bytes ({})", t.tool, t.threshold, pct(t.cost_change)))
+        .map(|t| format!("{} → {} bytes ({})", t.tool, t.threshold, share(t.cost_change)))
         .collect();
     let text = if moved.is_empty() {
         vec!["No dominant tool's own threshold costs less than the recommendation's.".to_owned()]
@@ -167,7 +223,7 @@ fn tools_section(r: &Recommendation) -> Option<Section> {
         vec![format!("Per tool, its own threshold would cost less: {}.", moved.join(", "))]
     };
     let table = Tabular {
-        headers: vec!["tool", "results", "output_tokens", "own_threshold", "cost", "cost_change", "differs"],
+        headers: TOOLS_HEADERS.to_vec(),
         rows: r
             .per_tool
             .iter()

@@ -40,7 +40,7 @@
 
 mod repr;
 
-use super::{Content, Edit, Estimator, Kind, List, MessageSizes, On, Param, Policy, Role, View};
+use super::{CallText, Content, Edit, Estimator, Kind, List, MessageSizes, On, Param, Policy, Role, View};
 use crate::tokens::TextSize;
 
 /// LangChain's `DEFAULT_TOOL_PLACEHOLDER`.
@@ -190,8 +190,7 @@ impl Others {
         for (k, m) in sizes.messages.iter().enumerate().skip(from) {
             if k == self.calls.len() {
                 let calls = &sizes.calls[m.calls.clone()];
-                let each =
-                    calls.iter().map(|c| repr::call_chars(c.name, c.call_id, repr::args_chars(c.arguments)));
+                let each = calls.iter().map(|c| repr::call_chars(c.name, c.call_id, args_chars(c)));
                 // `and message.tool_calls`: no call adds nothing.
                 self.calls.push(if calls.is_empty() { 0 } else { repr::list_chars(each) });
             }
@@ -204,6 +203,11 @@ impl Others {
         }
         self.prefix[sizes.messages.len()]
     }
+}
+
+/// `len(repr(args))` of a call's arguments, parsed once per measured conversation.
+fn args_chars(c: &CallText<'_>) -> u64 {
+    *c.arguments_repr.get_or_init(|| repr::args_chars(c.arguments))
 }
 
 /// Chars a tool message adds besides its content: its `tool_call_id`, its `name` and its role.

@@ -45,6 +45,9 @@ pub struct CallText<'a> {
     pub name: &'a str,
     /// The arguments as sent (usually JSON text), before any policy clears them.
     pub arguments: &'a str,
+    /// LangChain's `len(repr(args))` of them, once a replay has worked it out (kept with the
+    /// measured conversation, so later replays do not parse the arguments again).
+    pub arguments_repr: &'a std::sync::OnceLock<u64>,
 }
 
 /// The user and assistant messages of the context, in order, with their tool calls.

@@ -107,8 +107,8 @@ fn replay_with(
                     e.text(position, *category, *measure, *turn_start, *turn_scoped)
                 }
             }
-            MeasuredItem::ToolCall { measure, name_measure, call_id, name, arguments } => {
-                let text = CallText { call_id, name, arguments };
+            MeasuredItem::ToolCall { measure, name_measure, call_id, name, arguments, arguments_repr } => {
+                let text = CallText { call_id, name, arguments, arguments_repr };
                 e.tool_call(position, *measure, *name_measure, text)
             }
             MeasuredItem::ToolResult(sizes, result) => {

@@ -19,6 +19,7 @@ struct Pair {
     policy: String,
     threshold: Option<u64>,
     input_tokens: u64,
+    #[serde(rename = "cost_usd")]
     cost: f64,
     peak_context_tokens: u64,
     reuse_share: Option<f64>,
@@ -34,6 +35,7 @@ struct Picked {
     policy: String,
     threshold: Option<u64>,
     input_tokens: u64,
+    #[serde(rename = "cost_usd")]
     cost: f64,
     peak_context_tokens: u64,
     reuse_share: Option<f64>,
@@ -211,9 +213,41 @@ fn sweep_compare_and_recommend_agree_to_the_digit_on_one_baseline() {
     assert_eq!(row["savings"], compared["savings"], "the same savings, to the last digit");
     assert_eq!(row["savings"], candidate["savings"]);
     // Costs: recommend ranks by the whole bill in USD, which compare gives beside its preset cost.
-    assert_eq!(compared["cost"]["cost_usd"], candidate["cost"]);
-    assert_eq!(compare["baseline_cost_usd"], recommend["recommendation"]["baseline"]["cost"]);
+    assert_eq!(compared["cost"]["cost_usd"], candidate["cost_usd"]);
+    assert_eq!(compare["baseline_cost_usd"], recommend["recommendation"]["baseline"]["cost_usd"]);
     let usd = |v: &serde_json::Value| v.as_f64().unwrap();
     let change = usd(&compared["cost"]["cost_usd"]) / usd(&compare["baseline_cost_usd"]) - 1.0;
     assert!((usd(&candidate["cost_change"]) - change).abs() < 1e-12, "{change} {}", candidate["cost_change"]);
+}
+
+/// The terminal answer on the bundled traces: the pick's row of the best-per-policy table is the
+/// one marked, and the interval's percentages carry the sentence's minus sign (U+2212), not `-`.
+#[test]
+fn the_terminal_table_marks_the_recommended_row_and_one_minus_sign_is_used() {
+    let json: Output = serde_json::from_value(json_of(&["recommend", "traces", "--format", "json"])).unwrap();
+    let pick = json.recommendation.expect("a pick on the bundled traces");
+    let run = common::ctxbudget().args(["recommend", "traces"]).env_remove("COLUMNS").output().unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let text = String::from_utf8(run.stdout).unwrap();
+    let marked: Vec<&str> = text.lines().filter(|l| l.contains("recommended")).collect();
+    assert_eq!(marked.len(), 1, "one row marked:\n{text}");
+    let threshold = pick.threshold.map_or_else(|| "as recorded".to_owned(), group);
+    assert!(marked[0].contains(&pick.policy) && marked[0].contains(&threshold), "{}", marked[0]);
+    let interval = text.lines().skip_while(|l| !l.starts_with("95% bootstrap")).take(4).collect::<String>();
+    assert!(interval.contains('\u{2212}'), "{interval}");
+    let ascii_minus = interval.as_bytes().windows(2).any(|w| w[0] == b'-' && w[1].is_ascii_digit());
+    assert!(!ascii_minus, "an ASCII minus before a number: {interval}");
+}
+
+/// `n` with thousands separated by commas, as the terminal table draws it.
+fn group(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }

@@ -9,7 +9,7 @@ use unicode_width::UnicodeWidthStr;
 use crate::common::{self, ctxbudget};
 
 /// Each command's arguments whose output is a terminal table.
-const COMMANDS: [&[&str]; 8] = [
+const COMMANDS: [&[&str]; 9] = [
     &["replay"],
     &["replay", "--per-request"],
     &["sweep"],
@@ -18,6 +18,7 @@ const COMMANDS: [&[&str]; 8] = [
     &["calibrate"],
     &["reconcile"],
     &["reconcile", "--per-request"],
+    &["recommend"],
 ];
 
 /// stdout of `ctxbudget ARGS INPUT --tokenizer estimate`, with `COLUMNS` as given (or unset).
@@ -76,7 +77,7 @@ fn every_table_fits_the_width_columns_gives() {
 
 /// The columns each command's tables had before tables were fitted, in order, table by table.
 fn every_column(args: &[&str]) -> Vec<&'static [&'static str]> {
-    use ctxbudget::export::{analysis as a, columns as c, reconcile as r};
+    use ctxbudget::export::{analysis as a, columns as c, recommend as m, reconcile as r};
     match args {
         ["replay"] => vec![&c::RUNS_BRIEF_HEADERS, &c::TOTALS_HEADERS],
         ["replay", "--per-request"] => vec![&c::TIMELINE_HEADERS, &c::TOTALS_HEADERS],
@@ -88,6 +89,7 @@ fn every_column(args: &[&str]) -> Vec<&'static [&'static str]> {
         ["reconcile", "--per-request"] => {
             vec![&r::FIT_HEADERS, &r::FORMAT_HEADERS, &r::REQUEST_HEADERS, &r::REQUEST_HEADERS]
         }
+        ["recommend"] => vec![&m::RUNNERS_UP_HEADERS, &m::TOOLS_HEADERS, &m::BEST_HEADERS],
         other => panic!("no columns listed for {other:?}"),
     }
 }

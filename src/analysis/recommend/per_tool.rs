@@ -27,7 +27,8 @@ pub struct ToolChoice {
     pub output_tokens: Tokens,
     /// Its cheapest threshold, every other tool at the recommendation's (the larger on a tie).
     pub threshold: usize,
-    /// The cost at that threshold.
+    /// The cost at that threshold, in USD.
+    #[serde(rename = "cost_usd")]
     pub cost: f64,
     /// Input tokens at that threshold.
     pub input_tokens: Tokens,
