@@ -461,7 +461,8 @@ pub struct ReportArgs {
     /// How many dominant tools get their own recommendation.
     #[arg(long, default_value_t = 5)]
     pub tools: usize,
-    /// Budget timelines drawn: of this many conversations, those with the largest peak context, or `all`.
+    /// Budget timelines drawn: this many conversations, half with the largest peak context and half where a
+    /// policy saves the most input tokens, or `all`.
     /// Every conversation's requests are in timeline.csv either way.
     #[arg(long, value_name = "N|all", default_value = "24")]
     pub timelines: String,

@@ -99,7 +99,7 @@ pub struct ReportInput<'a> {
     /// Inputs that could not be read (report.json: in its envelope).
     #[serde(skip)]
     pub errors: &'a [String],
-    /// How many conversations get a timeline chart, those with the largest peak context (`None`: all).
+    /// How many conversations get a timeline chart, by peak context and by saving (`None`: all).
     #[serde(skip)]
     pub timelines: Option<usize>,
 }
@@ -157,12 +157,26 @@ fn costliest_events(events: &[EventRow], limit: usize) -> Option<Vec<usize>> {
     (events.len() > limit).then(|| largest(events.len(), limit, |i| events[i].event.rewritten_tokens))
 }
 
-/// Which conversations get a timeline chart, in input order: the `limit` with the largest peak context
-/// (the earlier one first on a tie), or all. A conversation's chart is named by its place among all
-/// of them, so it keeps its file name whatever the limit.
+/// Which conversations get a timeline chart, in input order: of `limit`, the half (rounded up) with
+/// the largest peak context, then those where a policy saves the most input tokens (a saving over
+/// 0) among the others, then, while fewer than `limit` are chosen, the next largest peaks; or all.
+/// Ties go to the earlier one. A conversation's chart is named by its place among all of them, so
+/// it keeps its file name whatever the limit.
 fn timeline_conversations(conversations: &[&ConversationRuns], limit: Option<usize>) -> Vec<usize> {
     let Some(limit) = limit else { return (0..conversations.len()).collect() };
-    let mut chosen = largest(conversations.len(), limit, |i| peak_of(conversations[i]));
+    let by_peak = largest(conversations.len(), limit, |i| peak_of(conversations[i]));
+    let by_savings = largest(conversations.len(), limit, |i| saving_of(conversations[i]));
+    let mut chosen: Vec<usize> = by_peak.iter().copied().take(limit.div_ceil(2)).collect();
+    for &i in by_savings.iter().filter(|&&i| saving_of(conversations[i]) > 0) {
+        if chosen.len() < limit && !chosen.contains(&i) {
+            chosen.push(i);
+        }
+    }
+    for &i in &by_peak {
+        if chosen.len() < limit && !chosen.contains(&i) {
+            chosen.push(i);
+        }
+    }
     chosen.sort_unstable();
     chosen
 }
@@ -177,6 +191,8 @@ pub struct Timelines {
     /// The conversations whose runs were kept, with their place among all of them (in that order):
     /// at least those that get a chart ([`TimelineChoice`]).
     pub kept: Vec<(usize, ConversationRuns)>,
+    /// What every conversation compared records (models, request times).
+    pub seen: Seen,
 }
 
 /// Every prune event of the comparison ([`write_prune_events`]): written by the caller, not by
@@ -194,49 +210,121 @@ pub fn write_prune_events(input: &ReportInput<'_>, out: impl std::io::Write) -> 
 /// order): written by the caller as the files are compared, not by [`build`].
 pub const TIMELINE_CSV: &str = "timeline.csv";
 
-/// Keeps the runs of the `limit` conversations with the largest peak context among those offered, the
-/// earlier one on a tie (all of them without a limit), whatever order they are offered in: the
-/// conversations the report would pick among all of them. A conversation is named by
-/// `(file, conversation)` places, which order as its place among all conversations does.
+/// Keeps the runs of the `limit` conversations with the largest peak context among those offered,
+/// and of the `limit` where a policy saves the most input tokens, the earlier one on a tie (all of
+/// them without a limit), whatever order they are offered in: every conversation the report would
+/// pick among all of them ([`timeline_conversations`]). A conversation is named by
+/// `(file, conversation)` places, which order as its place among all conversations does. It also
+/// notes what every conversation offered records ([`Seen`]).
 pub struct TimelineChoice {
     limit: Option<usize>,
     kept: std::sync::Mutex<std::collections::BTreeMap<ChoiceKey, ConversationRuns>>,
+    saving: std::sync::Mutex<std::collections::BTreeMap<ChoiceKey, ConversationRuns>>,
+    seen: std::sync::Mutex<Seen>,
 }
 
-/// Most requests first, then the earlier place `(file, conversation)`.
+/// Largest value first (peak context, or saving), then the earlier place `(file, conversation)`.
 type ChoiceKey = (std::cmp::Reverse<u64>, (usize, usize));
+
+/// What the conversations record of themselves, for the page's "what was analysed": the models
+/// they name and when their requests were sent. The same whatever order they are noted in.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Seen {
+    /// Conversations per model named (a conversation that names two counts for both).
+    pub models: std::collections::BTreeMap<String, usize>,
+    /// Conversations that name no model.
+    pub without_model: usize,
+    /// The earliest and the latest request time (RFC 3339, UTC, as the rows carry them).
+    pub span: Option<(String, String)>,
+    /// Conversations with no request time.
+    pub without_time: usize,
+    /// Conversations noted.
+    pub conversations: usize,
+}
+
+impl Seen {
+    /// Notes one conversation (its baseline run's rows).
+    fn note(&mut self, rows: &[crate::result::RequestRow]) {
+        self.conversations += 1;
+        let mut models: Vec<&str> = rows.iter().filter_map(|r| r.model.as_deref()).collect();
+        models.sort_unstable();
+        models.dedup();
+        if models.is_empty() {
+            self.without_model += 1;
+        }
+        for m in models {
+            *self.models.entry(m.to_owned()).or_default() += 1;
+        }
+        let times = rows.iter().filter_map(|r| r.timestamp.as_deref());
+        let (Some(first), Some(last)) = (times.clone().min(), times.max()) else {
+            self.without_time += 1;
+            return;
+        };
+        self.span = Some(match self.span.take() {
+            None => (first.to_owned(), last.to_owned()),
+            Some((a, b)) => (a.min(first.to_owned()), b.max(last.to_owned())),
+        });
+    }
+}
 
 impl TimelineChoice {
     /// A choice of `limit` conversations (`None`: all).
     pub fn new(limit: Option<usize>) -> TimelineChoice {
-        TimelineChoice { limit, kept: Default::default() }
-    }
-
-    /// Offers conversation `place` (file, conversation), dropping it or the one it displaces when
-    /// more than `limit` are kept.
-    pub fn offer(&self, place: (usize, usize), runs: ConversationRuns) {
-        let key = (std::cmp::Reverse(peak_of(&runs)), place);
-        let mut kept = crate::lock(&self.kept);
-        if let Some(limit) = self.limit {
-            if kept.len() == limit && kept.last_key_value().is_none_or(|(last, _)| key > *last) {
-                return;
-            }
-            kept.insert(key, runs);
-            if kept.len() > limit {
-                kept.pop_last();
-            }
-        } else {
-            kept.insert(key, runs);
+        TimelineChoice {
+            limit,
+            kept: Default::default(),
+            saving: Default::default(),
+            seen: Default::default(),
         }
     }
 
-    /// The kept conversations with their places, in place order.
+    /// Offers conversation `place` (file, conversation), dropping it or the one it displaces when
+    /// more than `limit` are kept by peak, and by saving.
+    pub fn offer(&self, place: (usize, usize), runs: ConversationRuns) {
+        crate::lock(&self.seen).note(runs.runs.first().map_or(&[][..], |r| &r.rows));
+        let Some(limit) = self.limit else {
+            crate::lock(&self.kept).insert((std::cmp::Reverse(peak_of(&runs)), place), runs);
+            return;
+        };
+        let saving = saving_of(&runs);
+        if saving > 0 {
+            keep_within(&mut crate::lock(&self.saving), limit, (std::cmp::Reverse(saving), place), || {
+                runs.clone()
+            });
+        }
+        keep_within(&mut crate::lock(&self.kept), limit, (std::cmp::Reverse(peak_of(&runs)), place), || runs);
+    }
+
+    /// What the conversations offered record.
+    pub fn seen(&self) -> Seen {
+        crate::lock(&self.seen).clone()
+    }
+
+    /// The kept conversations with their places, in place order, each once.
     pub fn into_kept(self) -> Vec<((usize, usize), ConversationRuns)> {
-        let kept = self.kept.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let mut out: Vec<((usize, usize), ConversationRuns)> =
-            kept.into_iter().map(|((_, place), runs)| (place, runs)).collect();
-        out.sort_by_key(|(place, _)| *place);
-        out
+        let into = |m: std::sync::Mutex<_>| m.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let kept: std::collections::BTreeMap<ChoiceKey, ConversationRuns> = into(self.kept);
+        let saving: std::collections::BTreeMap<ChoiceKey, ConversationRuns> = into(self.saving);
+        let by_place: std::collections::BTreeMap<(usize, usize), ConversationRuns> =
+            saving.into_iter().chain(kept).map(|((_, place), runs)| (place, runs)).collect();
+        by_place.into_iter().collect()
+    }
+}
+
+/// Inserts `key` (its runs made by `runs`) into `kept` unless `limit` larger keys are there, and
+/// drops the smallest when there are then more than `limit`.
+fn keep_within(
+    kept: &mut std::collections::BTreeMap<ChoiceKey, ConversationRuns>,
+    limit: usize,
+    key: ChoiceKey,
+    runs: impl FnOnce() -> ConversationRuns,
+) {
+    if kept.len() == limit && kept.last_key_value().is_none_or(|(last, _)| key > *last) {
+        return;
+    }
+    kept.insert(key, runs());
+    if kept.len() > limit {
+        kept.pop_last();
     }
 }
 
@@ -245,6 +333,16 @@ impl TimelineChoice {
 /// is nearest (a long run of small requests draws little a table does not say).
 fn peak_of(c: &ConversationRuns) -> u64 {
     c.runs.first().map_or(0, |r| r.summary.peak_context_tokens)
+}
+
+/// The most input tokens a policy saves on a conversation against its baseline (the first run):
+/// the other pick of the timelines drawn, since where a policy saves the most is what a reader of
+/// the recommendation wants to see.
+fn saving_of(c: &ConversationRuns) -> u64 {
+    let Some((base, others)) = c.runs.split_first() else { return 0 };
+    let least =
+        others.iter().map(|r| r.summary.total_input_tokens).min().unwrap_or(base.summary.total_input_tokens);
+    base.summary.total_input_tokens.saturating_sub(least)
 }
 
 /// The indices below `n` of the (at most) `limit` largest `key`s, largest first, ties in index order.
@@ -390,7 +488,7 @@ pub const REPORT_JSON: &str = "report.json";
 /// `index.html` last.
 pub fn build(input: &ReportInput<'_>, timelines: Timelines) -> Result<Vec<ReportFile>, ChartError> {
     let c = input.comparison;
-    let Timelines { conversations: compared, kept } = timelines;
+    let Timelines { conversations: compared, kept, seen } = timelines;
     type Table<'t> = &'t (dyn Fn() -> Tabular + Sync);
     let tables: [(&str, Table<'_>); 5] = [
         ("sweep.csv", &|| tables::sweep_rows(&input.sweep.rows, input.sweep.recommendation.as_ref())),
@@ -433,11 +531,15 @@ pub fn build(input: &ReportInput<'_>, timelines: Timelines) -> Result<Vec<Report
     let timeline_intro = timeline_intro(c, compared, drawn.len());
     // The chosen conversations' timelines, drawn in parallel (most of a large report's time) and
     // put back in conversation order.
+    let agents: std::collections::HashMap<&str, &str> =
+        input.files.iter().filter_map(|f| Some((f.path.as_str(), f.format.as_deref()?))).collect();
     let timelines: Vec<Result<(Figure, Vec<ReportFile>), ChartError>> = drawn
         .par_iter()
         .map(|&j| {
             let (i, conv) = &kept[j];
-            let t = chart::timeline::prepare(&conv.trace, &conv.conversation, &conv.runs, c.window);
+            let agent = agents.get(conv.trace.as_str()).copied().unwrap_or("");
+            let named = (conv.trace.as_str(), conv.conversation.as_str(), agent);
+            let t = chart::timeline::prepare(named, &conv.runs, c.window, c.cache.ttl_ms);
             let mut own = Vec::new();
             figure(&t, &chart::timeline_stem(*i), &mut own).map(|figure| (figure, own))
         })
@@ -454,7 +556,7 @@ pub fn build(input: &ReportInput<'_>, timelines: Timelines) -> Result<Vec<Report
         style: STYLE,
         script: SCRIPT,
         cost_model: COST_MODEL,
-        headline: headline::headline(input),
+        headline: headline::headline(input, &seen),
         // The recommendation and the replay's fidelity are at the top of the page already.
         findings: findings(input).iter().skip(1 + fidelity(input).len()).map(|f| Prose::new(f)).collect(),
         sweep_figure,
@@ -500,8 +602,9 @@ fn timeline_intro(c: &Comparison, compared: usize, drawn: usize) -> TimelineIntr
             "each conversation".to_owned()
         } else {
             format!(
-                "the {drawn} of {compared} conversations with the largest peak context (`--timelines all` draws \
-                 every one; every conversation's requests are in timeline.csv)"
+                "the {drawn} of {compared} conversations with the largest peak context (half of them) or where a \
+                 policy saves the most input tokens (the others; `--timelines all` draws every one; every \
+                 conversation's requests are in timeline.csv)"
             )
         };
         TimelineIntro::Drawn {
@@ -537,7 +640,36 @@ mod tests {
         let mut run = crate::result::Run::default();
         run.summary.peak_context_tokens = peak;
         run.summary.requests = 100 - peak as usize;
+        run.summary.total_input_tokens = 1000;
         ConversationRuns { trace: "t".into(), conversation: conversation.into(), runs: vec![run] }
+    }
+
+    /// [`with_peak`] with a second policy that saves `saving` input tokens.
+    fn with_saving(peak: crate::model::Tokens, saving: u64, conversation: &str) -> ConversationRuns {
+        let mut c = with_peak(peak, conversation);
+        let mut other = c.runs[0].clone();
+        other.summary.total_input_tokens -= saving;
+        c.runs.push(other);
+        c
+    }
+
+    #[test]
+    fn half_the_timelines_go_to_the_largest_peaks_and_the_others_to_the_largest_savings() {
+        // Peaks 3, 9, 1, 9, 5, 2; savings 0, 10, 50, 0, 0, 20.
+        let owned: Vec<ConversationRuns> = [(3, 0), (9, 10), (1, 50), (9, 0), (5, 0), (2, 20)]
+            .iter()
+            .map(|&(p, s)| with_saving(p, s, "c"))
+            .collect();
+        let c: Vec<&ConversationRuns> = owned.iter().collect();
+        assert_eq!(timeline_conversations(&c, Some(1)), [1]);
+        assert_eq!(timeline_conversations(&c, Some(2)), [1, 2]);
+        // The two largest peaks (1 and 3), then savings 50 and 20 (10 is 1's, chosen already).
+        assert_eq!(timeline_conversations(&c, Some(4)), [1, 2, 3, 5]);
+        // Only three savings over 0: after them, the next largest peak.
+        assert_eq!(timeline_conversations(&c, Some(6)), [0, 1, 2, 3, 4, 5]);
+        assert_eq!(timeline_conversations(&c, Some(5)), [1, 2, 3, 4, 5]);
+        assert_eq!(saving_of(&owned[2]), 50);
+        assert_eq!(saving_of(&with_peak(4, "c")), 0);
     }
 
     #[test]
@@ -554,9 +686,11 @@ mod tests {
     #[test]
     fn the_timeline_choice_keeps_what_a_choice_among_all_picks_whatever_the_order_offered() {
         // (file, conversation) places in input order, with their peaks; ties across files.
+        // and savings, ties too.
         let all = [((0, 0), 3), ((0, 1), 9), ((1, 0), 1), ((2, 0), 9), ((2, 1), 5), ((2, 2), 9), ((3, 0), 5)];
+        let savings = [7, 0, 30, 7, 0, 2, 30];
         let owned: Vec<ConversationRuns> =
-            all.iter().map(|&(p, r)| with_peak(r, &format!("{p:?}"))).collect();
+            all.iter().zip(savings).map(|(&(p, r), s)| with_saving(r, s, &format!("{p:?}"))).collect();
         let refs: Vec<&ConversationRuns> = owned.iter().collect();
         for limit in [None, Some(0), Some(1), Some(2), Some(3), Some(4), Some(9)] {
             let expected: Vec<String> =
@@ -569,8 +703,15 @@ mod tests {
                 for &k in &order {
                     choice.offer(all[k].0, owned[k].clone());
                 }
-                let kept: Vec<String> = choice.into_kept().into_iter().map(|(_, c)| c.conversation).collect();
-                assert_eq!(kept, expected, "limit {limit:?}, order {order:?}");
+                let kept: Vec<ConversationRuns> = choice.into_kept().into_iter().map(|(_, c)| c).collect();
+                let refs: Vec<&ConversationRuns> = kept.iter().collect();
+                let chosen: Vec<String> = timeline_conversations(&refs, limit)
+                    .iter()
+                    .map(|&i| kept[i].conversation.clone())
+                    .collect();
+                assert_eq!(chosen, expected, "limit {limit:?}, order {order:?}");
+                // At most the `limit` largest by each measure are held.
+                assert!(kept.len() <= limit.map_or(all.len(), |l| 2 * l), "{} kept", kept.len());
             }
         }
     }

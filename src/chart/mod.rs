@@ -51,6 +51,11 @@ pub trait Chart {
     fn not_drawn(&self) -> Option<&str> {
         None
     }
+    /// What the SVG's `<title>` says (a browser shows it as the chart's tooltip): what the caption
+    /// had to shorten, such as a conversation's full path. `None`: no `<title>`.
+    fn tooltip(&self) -> Option<&str> {
+        None
+    }
     /// Draws the chart onto `root`.
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
     where
@@ -282,9 +287,35 @@ pub enum Swatch {
     Baseline,
     /// A reference line ([`mark_legend`]).
     Reference,
+    /// Series `i`'s prune-event marker ([`prune_marker`]).
+    Prune(usize),
+    /// The cold-cache marker ([`cold_marker`]).
+    Cold,
     /// Nothing: the row goes on saying something about the row above.
     Text,
 }
+
+/// Colour of the cold-cache marks: the reference lines' grey, so they never read as a policy.
+pub const COLD_COLOR: RGBColor = MARK_COLOR;
+
+/// A prune event of series `i` at `at`: a small upward triangle in its colour, outlined in white
+/// so it stands out on its own line.
+pub fn prune_marker<C, DB: DrawingBackend>(i: usize, at: C) -> Marker<C, DB, Polygon<(i32, i32)>> {
+    let triangle = [(0, -7), (-6, 4), (6, 4)];
+    EmptyElement::at(at)
+        + Polygon::new(triangle, WHITE.filled())
+        + Polygon::new(triangle.map(|(a, b)| (a * 2 / 3, b * 2 / 3)), series_color(i).filled())
+}
+
+/// A cold-cache request at `at` (on the x axis): a short grey bar standing on it, edged in white.
+pub fn cold_marker<C, DB: DrawingBackend>(at: C) -> Marker<C, DB, Rectangle<(i32, i32)>> {
+    EmptyElement::at(at)
+        + Rectangle::new([(-2, -10), (2, 0)], WHITE.filled())
+        + Rectangle::new([(-1, -9), (1, 0)], COLD_COLOR.filled())
+}
+
+/// Two shapes drawn as one at a point, in pixels around it.
+pub type Marker<C, DB, S> = plotters::element::ComposedElement<C, DB, S, S>;
 
 /// Height of one legend row, in pixels.
 const LEGEND_ROW: i32 = 18;
@@ -314,6 +345,8 @@ where
                 area.draw(&PathElement::new([(12, y), (17, y)], style))?;
             }
             Swatch::Reference => area.draw(&mark_legend((4, y)))?,
+            Swatch::Prune(i) => area.draw(&prune_marker(i, (10, y + 1)))?,
+            Swatch::Cold => area.draw(&cold_marker((10, y + 5)))?,
             Swatch::Text => {}
         }
         area.draw_text(&shorten(label, max_chars), &style, (24, y))?;
@@ -403,7 +436,42 @@ pub fn svg(chart: &impl Chart) -> Result<String, ChartError> {
         chart.draw(&root).map_err(|e| error(chart, e))?;
         root.present().map_err(|e| error(chart, e))?;
     }
+    if let Some(tooltip) = chart.tooltip() {
+        with_title(&mut out, tooltip);
+    }
     Ok(out)
+}
+
+/// Puts `<title>text</title>` first inside `svg`'s root element, `text` escaped for XML (`&`, `<`,
+/// `>`, `"`) and its control characters, which XML does not allow, replaced by `\u{FFFD}`.
+fn with_title(svg: &mut String, text: &str) {
+    let Some(at) = svg.find("<svg").and_then(|start| svg[start..].find('>').map(|end| start + end + 1))
+    else {
+        return;
+    };
+    let mut title = String::from("\n<title>");
+    for c in text.chars() {
+        match c {
+            '&' => title.push_str("&amp;"),
+            '<' => title.push_str("&lt;"),
+            '>' => title.push_str("&gt;"),
+            '"' => title.push_str("&quot;"),
+            c if c.is_control() => title.push('\u{FFFD}'),
+            c => title.push(c),
+        }
+    }
+    title.push_str("</title>");
+    svg.insert_str(at, &title);
+}
+
+/// `n` tokens in at most four characters and a unit: `950`, `9.9k`, `79k`, `1.2M`.
+pub fn compact(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..9_950 => format!("{:.1}k", n as f64 / 1e3),
+        9_950..999_500 => format!("{:.0}k", n as f64 / 1e3),
+        _ => format!("{:.1}M", n as f64 / 1e6),
+    }
 }
 
 /// The chart as PNG bytes.

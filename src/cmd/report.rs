@@ -304,9 +304,10 @@ impl Gathered {
             first_of_file.push(conversations);
             conversations += f.conversations;
         }
+        let seen = choice.seen();
         let kept =
             choice.into_kept().into_iter().map(|((file, k), runs)| (first_of_file[file] + k, runs)).collect();
-        crate::report::Timelines { conversations, kept }
+        crate::report::Timelines { conversations, kept, seen }
     }
 }
 

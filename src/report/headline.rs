@@ -1,23 +1,24 @@
 //! The top of the report page, what a reader sees first: the recommendation in one sentence with
 //! its numbers beside the sessions as recorded, then what was analysed (conversations, requests,
-//! files, the agents' log formats, how closely the replay reproduces what was billed). Built from
-//! the finished analyses; nothing here touches files.
+//! files, the agents' log formats, the models the logs name, the dates of their requests, how closely
+//! the replay reproduces what was billed). Built from the finished analyses; nothing here touches
+//! files. Names from the logs are written as they are: the page's template escapes them.
 
 use std::collections::BTreeMap;
 
-use super::ReportInput;
 use super::headers::{self, Kind};
 use super::page::{Cell, Header, Headline, Prose, Row, Table};
+use super::{ReportInput, Seen};
 use crate::analysis::recommend::{Candidate, Recommendation};
 use crate::chart::thousands;
 use crate::export::analysis::pct;
 
 /// The top of the page.
-pub(crate) fn headline(input: &ReportInput<'_>) -> Headline {
+pub(crate) fn headline(input: &ReportInput<'_>, seen: &Seen) -> Headline {
     Headline {
         sentence: Prose::new(&input.recommendation.sentence),
         numbers: numbers(input.recommendation),
-        analysed: analysed(input),
+        analysed: analysed(input, seen),
     }
 }
 
@@ -68,7 +69,7 @@ fn number(t: String) -> Cell {
 }
 
 /// What was analysed, one line each.
-fn analysed(input: &ReportInput<'_>) -> Vec<Prose> {
+fn analysed(input: &ReportInput<'_>, seen: &Seen) -> Vec<Prose> {
     let r = input.recommendation;
     let read = input.files.iter().filter(|f| f.format.is_some()).count();
     let mut lines = vec![format!(
@@ -91,8 +92,54 @@ fn analysed(input: &ReportInput<'_>) -> Vec<Prose> {
             formats.iter().map(|(name, n)| format!("`{name}` {}", thousands(*n as u64))).collect();
         lines.push(format!("Conversations per agent log format: {}.", listed.join(", ")));
     }
+    lines.extend(models(seen));
+    lines.push(dates(seen));
     lines.extend(super::fidelity(input));
     lines.iter().map(|l| Prose::new(l)).collect()
+}
+
+/// Models listed by name at most; the rest are counted.
+const MODELS_LISTED: usize = 8;
+
+/// The models the conversations name, most conversations first, and how many name none.
+fn models(seen: &Seen) -> Option<String> {
+    if seen.conversations == 0 {
+        return None;
+    }
+    let mut models: Vec<(&String, &usize)> = seen.models.iter().collect();
+    models.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    // A backtick from a log would start a code span ([`Prose`]).
+    let mut listed: Vec<String> = models
+        .iter()
+        .take(MODELS_LISTED)
+        .map(|(name, n)| format!("{} {}", name.replace('`', "'"), thousands(**n as u64)))
+        .collect();
+    if models.len() > MODELS_LISTED {
+        listed.push(format!("{} more", models.len() - MODELS_LISTED));
+    }
+    let none = match seen.without_model {
+        0 => String::new(),
+        n if n == seen.conversations => return Some("Models: none named in the logs.".into()),
+        n => format!("; {} name none", thousands(n as u64)),
+    };
+    Some(format!("Conversations per model: {}{none}.", listed.join(", ")))
+}
+
+/// When the requests were sent, from the logs' timestamps: a day, or the first and last day (UTC).
+fn dates(seen: &Seen) -> String {
+    let Some((first, last)) = &seen.span else { return "Dates: no timestamps in the logs.".into() };
+    let day = |t: &str| t.get(..10).unwrap_or(t).to_owned();
+    let (first, last) = (day(first), day(last));
+    let when = if first == last { format!("on {first}") } else { format!("from {first} to {last}") };
+    let missing = match seen.without_time {
+        0 => String::new(),
+        n => format!(
+            "; {} of {} conversations have none",
+            thousands(n as u64),
+            thousands(seen.conversations as u64)
+        ),
+    };
+    format!("Requests sent {when} (UTC, from the logs' timestamps{missing}).")
 }
 
 #[cfg(test)]
@@ -144,5 +191,48 @@ mod tests {
         assert_eq!(cells[2], ["Peak context (tokens)", "200,000", "150,000", "-25.0%"]);
         let none = Recommendation { recommendation: None, ..r };
         assert!(numbers(&none).is_none());
+    }
+
+    fn row(model: Option<&str>, timestamp: Option<&str>) -> crate::result::RequestRow {
+        crate::result::RequestRow {
+            model: model.map(Into::into),
+            timestamp: timestamp.map(Into::into),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn what_was_analysed_names_the_models_and_the_dates_of_the_requests() {
+        let mut seen = Seen::default();
+        assert_eq!(models(&seen), None);
+        assert_eq!(dates(&seen), "Dates: no timestamps in the logs.");
+        seen.note(&[row(None, None)]);
+        assert_eq!(models(&seen).unwrap(), "Models: none named in the logs.");
+        assert_eq!(dates(&seen), "Dates: no timestamps in the logs.");
+        seen.note(&[
+            row(Some("gpt-4o"), Some("2026-05-11T10:00:00.000Z")),
+            row(Some("gpt-`5`"), Some("2026-05-12T23:59:59.999Z")),
+        ]);
+        seen.note(&[row(Some("gpt-4o"), Some("2025-10-13T08:00:00.000Z")), row(Some("gpt-4o"), None)]);
+        assert_eq!(models(&seen).unwrap(), "Conversations per model: gpt-4o 2, gpt-'5' 1; 1 name none.");
+        assert_eq!(
+            dates(&seen),
+            "Requests sent from 2025-10-13 to 2026-05-12 (UTC, from the logs' timestamps; 1 of 3 conversations have none)."
+        );
+        // The same whatever order the conversations are noted in.
+        let mut other = Seen::default();
+        other.note(&[row(Some("gpt-4o"), Some("2025-10-13T08:00:00.000Z")), row(Some("gpt-4o"), None)]);
+        other.note(&[
+            row(Some("gpt-`5`"), Some("2026-05-12T23:59:59.999Z")),
+            row(Some("gpt-4o"), Some("2026-05-11T10:00:00.000Z")),
+        ]);
+        other.note(&[row(None, None)]);
+        assert_eq!(other, seen);
+        let mut one_day = Seen::default();
+        one_day.note(&[
+            row(None, Some("2026-05-11T10:00:00.000Z")),
+            row(None, Some("2026-05-11T11:00:00.000Z")),
+        ]);
+        assert_eq!(dates(&one_day), "Requests sent on 2026-05-11 (UTC, from the logs' timestamps).");
     }
 }

@@ -202,7 +202,7 @@ fn the_report_renders_its_charts_and_tables_in_headless_chromium() {
 }
 
 #[test]
-fn timelines_are_drawn_for_the_conversations_with_the_largest_peak_unless_all_are_asked_for() {
+fn timelines_are_drawn_for_the_largest_peaks_and_savings_unless_all_are_asked_for() {
     let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces");
     let dir = tempfile::tempdir().unwrap();
     let charts = |timelines: &str| -> Vec<String> {
@@ -236,7 +236,27 @@ fn timelines_are_drawn_for_the_conversations_with_the_largest_peak_unless_all_ar
     };
     assert_eq!(requests, [11, 3, 7, 5]);
     assert_eq!(peaks, [10144, 3931, 2780, 7580]);
-    assert_eq!(charts("2"), ["timeline-001.png", "timeline-004.png"]);
+    // The most input tokens one of the report's policies saves on each, against none, at the
+    // comparison's threshold (replays of traces/ under each say so).
+    let totals = |policy: &str| -> Vec<u64> {
+        let done = ctxbudget()
+            .arg("replay")
+            .arg(&traces)
+            .args(["--tokenizer", "estimate", "--threshold", "256", "--format", "json", "--policy", policy])
+            .assert()
+            .success();
+        let report: serde_json::Value = serde_json::from_slice(&done.get_output().stdout).unwrap();
+        report["runs"].as_array().unwrap().iter().map(|r| r["total_input_tokens"].as_u64().unwrap()).collect()
+    };
+    let none = totals("none");
+    let policies: Vec<Vec<u64>> =
+        ["keep-turns:n=3", "keep-results:n=5", "budget:max=100000,target=50000"].map(totals).into();
+    let saved: Vec<u64> = (0..4).map(|k| policies.iter().map(|p| none[k] - p[k]).max().unwrap()).collect();
+    assert_eq!(saved, [37374, 0, 2575, 1069]);
+    // Two timelines: the largest peak (the first), then the largest saving among the others (the
+    // third), not the second largest peak (the fourth).
+    assert_eq!(charts("2"), ["timeline-001.png", "timeline-003.png"]);
+    assert_eq!(charts("3"), ["timeline-001.png", "timeline-003.png", "timeline-004.png"]);
     assert_eq!(
         charts("all"),
         ["timeline-001.png", "timeline-002.png", "timeline-003.png", "timeline-004.png"]
@@ -346,4 +366,38 @@ fn on_the_corpus_a_report_that_does_not_hold_its_inputs_writes_the_same_files() 
     if let Some(corpus) = common::corpus("") {
         report_streamed_matches(&corpus);
     }
+}
+
+/// The top of the page says which models the logs name and when their requests were sent, from a
+/// log whose model name and file name are markup: both reach the page escaped, in text and in the
+/// timeline's tooltip.
+#[test]
+fn the_page_top_names_the_models_and_dates_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/codex/rollout-0.125.jsonl");
+    let text = std::fs::read_to_string(source).unwrap();
+    assert_eq!(text.matches("\"model\":\"gpt-5.5\"").count(), 2, "the fixture names its model twice");
+    let hostile = "<img src=x onerror=alert(1)>&amp;";
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    std::fs::write(input.join("<b>rollout.jsonl"), text.replace("gpt-5.5", hostile)).unwrap();
+    let out = dir.path().join("rep");
+    ctxbudget()
+        .arg("report")
+        .arg(&input)
+        .args(["--tokenizer", "estimate", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(
+        html.contains("Conversations per model: &lt;img src=x onerror=alert(1)&gt;&amp;amp; 1."),
+        "{}",
+        &html[..html.len().min(4000)]
+    );
+    assert!(html.contains("Requests sent on 2026-05-11 (UTC, from the logs' timestamps)."));
+    assert!(!html.contains("<img") && !html.contains("<b>rollout"), "markup from the log reached the page");
+    let svg = std::fs::read_to_string(out.join("charts/timeline-001.svg")).unwrap();
+    assert!(svg.contains("&lt;b&gt;rollout.jsonl, conversation"), "no escaped tooltip");
+    assert!(!svg.contains("<img") && !svg.contains("<b>"), "markup from the log reached the chart");
 }
