@@ -334,6 +334,8 @@ pub struct MeasuredConversation {
     /// [`MeasuredConversation::result_calls`] and the number of tool calls, worked out on first
     /// use.
     links: OnceLock<(Vec<Option<usize>>, usize)>,
+    /// [`MeasuredConversation::call_reprs`], filled on first use.
+    call_reprs: OnceLock<Vec<u64>>,
 }
 
 /// How to measure.
@@ -396,6 +398,7 @@ impl MeasuredConversation {
             reuse: Arc::new(reuse),
             harness: Default::default(),
             links: OnceLock::new(),
+            call_reprs: OnceLock::new(),
         };
         if opts.overhead > 0 {
             m.add_overhead(opts.overhead);
@@ -486,6 +489,13 @@ impl MeasuredConversation {
     /// Number of tool calls (what a replay presizes its table of calls with).
     pub fn tool_calls(&self) -> usize {
         self.links().1
+    }
+
+    /// A number per tool call, in order, that the replay works out on first use and keeps here
+    /// (LangChain's `len(repr(call))`, for a policy that reads the messages one by one), so the
+    /// replays of a sweep work it out once per conversation. Measuring does not fill it.
+    pub(crate) fn call_reprs(&self) -> &OnceLock<Vec<u64>> {
+        &self.call_reprs
     }
 
     fn links(&self) -> &(Vec<Option<usize>>, usize) {
