@@ -1,12 +1,13 @@
 //! Replay: the engine alone on the measured corpus under the default policies and under
-//! `langchain` (throughput in requests replayed), and the whole replay of the corpus as `ctxbudget replay` runs it (find,
+//! `langchain` (throughput in requests replayed; `langchain-first` on conversations no replay
+//! has seen, so it includes working out each call's `repr` length once), and the whole replay of the corpus as `ctxbudget replay` runs it (find,
 //! read, split, count every text with a fresh cache, replay the default policies; throughput in
 //! corpus bytes).
 
 #[path = "common/mod.rs"]
 mod common;
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use ctxbudget::input;
 use ctxbudget::pipeline::{Job, replay_files_without_rows};
 use ctxbudget::replay::replay_summary;
@@ -15,6 +16,8 @@ fn replay(c: &mut Criterion) {
     let Some(corpus) = common::corpus() else { return };
     let meter = common::default_meter();
     let conversations = common::measured(&corpus, &meter);
+    // Copies never replayed: the first replay of a copy works out its calls' `repr` lengths.
+    let unreplayed = conversations.clone();
     let policies = common::default_policies();
     let requests: usize = conversations.iter().map(|c| c.requests()).sum();
     let mut group = c.benchmark_group("replay");
@@ -44,6 +47,24 @@ fn replay(c: &mut Criterion) {
             }
             total
         })
+    });
+    // The same on conversations no replay has seen: each call's `repr` length worked out too, as
+    // the one replay of `ctxbudget replay --policy langchain` does (the copies are made and dropped
+    // outside the timing).
+    group.bench_function("engine/langchain-first", |b| {
+        b.iter_batched_ref(
+            || unreplayed.clone(),
+            |conversations| {
+                let mut total = 0;
+                for c in conversations.iter() {
+                    for p in &langchain {
+                        total += replay_summary(c, 256, &mut *p.build(), &meter).summary.total_input_tokens;
+                    }
+                }
+                total
+            },
+            BatchSize::PerIteration,
+        )
     });
     let found = input::discover(std::slice::from_ref(&corpus));
     let bytes: u64 = common::files_with_sizes(&corpus).iter().map(|f| f.1).sum();

@@ -272,11 +272,6 @@ pub enum MeasuredItem {
         /// The arguments as sent, for a policy whose anchor reads them (LangChain's count parses
         /// them). Shared, so that copies of a conversation do not copy them.
         arguments: Arc<str>,
-        /// What LangChain's count reads of the arguments (`len(repr(args))`), worked out by the
-        /// first replay that asks and kept for every later one: a grid replays each
-        /// conversation hundreds of times, and parsing them again each time was a fifth of its
-        /// instructions.
-        arguments_repr: OnceLock<u64>,
     },
     /// A tool result: its sizes, and the rest of it (shared: the sweep's per-tool copies of a
     /// conversation change sizes, and copy a result only when they change its texts).
@@ -339,6 +334,8 @@ pub struct MeasuredConversation {
     /// [`MeasuredConversation::result_calls`] and the number of tool calls, worked out on first
     /// use.
     links: OnceLock<(Vec<Option<usize>>, usize)>,
+    /// [`MeasuredConversation::call_reprs`], filled on first use.
+    call_reprs: OnceLock<Vec<u64>>,
 }
 
 /// How to measure.
@@ -401,6 +398,7 @@ impl MeasuredConversation {
             reuse: Arc::new(reuse),
             harness: Default::default(),
             links: OnceLock::new(),
+            call_reprs: OnceLock::new(),
         };
         if opts.overhead > 0 {
             m.add_overhead(opts.overhead);
@@ -493,6 +491,13 @@ impl MeasuredConversation {
         self.links().1
     }
 
+    /// A number per tool call, in order, that the replay works out on first use and keeps here
+    /// (LangChain's `len(repr(call))`, for a policy that reads the messages one by one), so the
+    /// replays of a sweep work it out once per conversation. Measuring does not fill it.
+    pub(crate) fn call_reprs(&self) -> &OnceLock<Vec<u64>> {
+        &self.call_reprs
+    }
+
     fn links(&self) -> &(Vec<Option<usize>>, usize) {
         self.links.get_or_init(|| {
             let mut by_id: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
@@ -566,7 +571,6 @@ fn measure_item(item: &Item, meter: &Meter, opts: &MeasureOptions<'_>) -> Measur
                 measure,
                 name_measure,
                 arguments: Arc::from(arguments.as_str()),
-                arguments_repr: OnceLock::new(),
             }
         }
         Item::ToolResult(r) => {

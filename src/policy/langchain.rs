@@ -36,11 +36,13 @@
 //! size (`ceil(chars / 4)`), not from its AI message's recount.
 //!
 //! Per-message sums are kept as the context grows, so the count costs a few operations per new
-//! message and per request; the other policies' replays do not keep the messages at all.
+//! message and per request; each call's `repr` length is worked out once per measured
+//! conversation, by its first replay that keeps the messages, and read by the others
+//! ([`super::CallText::repr_chars`]); the other policies' replays do not keep the messages at all.
 
 mod repr;
 
-use super::{CallText, Content, Edit, Estimator, Kind, List, MessageSizes, On, Param, Policy, Role, View};
+use super::{Content, Edit, Estimator, Kind, List, MessageSizes, On, Param, Policy, Role, View};
 use crate::tokens::TextSize;
 
 /// LangChain's `DEFAULT_TOOL_PLACEHOLDER`.
@@ -53,6 +55,12 @@ const TOKENS_PER_MESSAGE: u64 = 3;
 const USER_ROLE: u64 = 4;
 const ASSISTANT_ROLE: u64 = 9;
 const TOOL_ROLE: u64 = 4;
+
+/// Chars of `repr(tool_call)` for the call `call_id` of `name` with `arguments` as sent, as
+/// LangChain holds it (see [`repr`]): what the replay keeps per call ([`super::CallText`]).
+pub fn call_repr_chars(call_id: &str, name: &str, arguments: &str) -> u64 {
+    repr::call_chars(name, call_id, repr::args_chars(arguments))
+}
 
 /// `ceil(chars / 4) + 3`: one message of `chars` (role and ids included).
 fn message_tokens(chars: u64) -> u64 {
@@ -165,6 +173,8 @@ struct Count {
     tokens: u64,
     /// Chars of their contents as sent (the context's total holds them too).
     chars: u64,
+    /// Each one's [`tool_message_chars`], for its clear.
+    extra: Vec<u64>,
 }
 
 /// What the user and AI messages of the current context add to the approximate count.
@@ -175,39 +185,31 @@ struct Others {
     /// `prefix[k]`: the tokens of the messages before message `k` (one more entry than the
     /// messages counted).
     prefix: Vec<u64>,
-    /// Each message's `len(repr(tool_calls))` (0 without a call), worked out once.
-    calls: Vec<u64>,
 }
 
 impl Others {
     /// The tokens of the messages of `sizes`, recounting those from the first that changed.
     fn tokens(&mut self, compactions: usize, sizes: &MessageSizes<'_>) -> u64 {
         if compactions != self.compactions || self.prefix.is_empty() {
-            *self = Others { compactions, prefix: vec![0], ..Others::default() };
+            *self = Others { compactions, prefix: vec![0] };
         }
         let from = sizes.unchanged.min(self.prefix.len() - 1);
         self.prefix.truncate(from + 1);
         for (k, m) in sizes.messages.iter().enumerate().skip(from) {
-            if k == self.calls.len() {
-                let calls = &sizes.calls[m.calls.clone()];
-                let each = calls.iter().map(|c| repr::call_chars(c.name, c.call_id, args_chars(c)));
-                // `and message.tool_calls`: no call adds nothing.
-                self.calls.push(if calls.is_empty() { 0 } else { repr::list_chars(each) });
-            }
+            let calls = &sizes.calls[m.calls.clone()];
+            // `len(repr(tool_calls))`, each call's worked out once per conversation; `and
+            // message.tool_calls`: no call adds nothing.
+            let calls =
+                if calls.is_empty() { 0 } else { repr::list_chars(calls.iter().map(|c| c.repr_chars)) };
             let role = match m.role {
                 Role::User => USER_ROLE,
                 Role::Assistant => ASSISTANT_ROLE,
             };
             let before = self.prefix[k];
-            self.prefix.push(before + message_tokens(m.size.chars.chars + role + self.calls[k]));
+            self.prefix.push(before + message_tokens(m.size.chars.chars + role + calls));
         }
         self.prefix[sizes.messages.len()]
     }
-}
-
-/// `len(repr(args))` of a call's arguments, parsed once per measured conversation.
-fn args_chars(c: &CallText<'_>) -> u64 {
-    *c.arguments_repr.get_or_init(|| repr::args_chars(c.arguments))
 }
 
 /// Chars a tool message adds besides its content: its `tool_call_id`, its `name` and its role.
@@ -222,9 +224,10 @@ impl LangChain {
             self.count = Count { compactions: view.compactions, ..Count::default() };
         }
         for r in &view.results[self.count.seen..] {
-            let chars = r.sent().chars.chars;
-            self.count.tokens += message_tokens(chars + tool_message_chars(r));
+            let (chars, extra) = (r.sent().chars.chars, tool_message_chars(r));
+            self.count.tokens += message_tokens(chars + extra);
             self.count.chars += chars;
+            self.count.extra.push(extra);
         }
         self.count.seen = view.results.len();
         let Some(sizes) = view.message_sizes else {
@@ -287,7 +290,8 @@ impl Policy for LangChain {
             edits.push(Edit::Replace(r.index, self.placeholder.clone()));
             let mut freed = if view.anchored() {
                 // The tool message's count before the clear, less after it (the summary stays).
-                let rest = r.summary.chars.chars + tool_message_chars(r);
+                let extra = self.count.extra.get(start + k).copied().unwrap_or_else(|| tool_message_chars(r));
+                let rest = r.summary.chars.chars + extra;
                 message_tokens(content.chars.chars + rest)
                     .saturating_sub(message_tokens(placeholder_chars + rest))
             } else {

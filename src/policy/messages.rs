@@ -45,9 +45,10 @@ pub struct CallText<'a> {
     pub name: &'a str,
     /// The arguments as sent (usually JSON text), before any policy clears them.
     pub arguments: &'a str,
-    /// LangChain's `len(repr(args))` of them, once a replay has worked it out (kept with the
-    /// measured conversation, so later replays do not parse the arguments again).
-    pub arguments_repr: &'a std::sync::OnceLock<u64>,
+    /// Chars of the call as LangChain holds it, `len(repr(tool_call))`
+    /// ([`super::langchain::call_repr_chars`]): worked out once per conversation, on the first
+    /// replay that keeps the messages, and kept with the measured conversation for the others.
+    pub repr_chars: u64,
 }
 
 /// The user and assistant messages of the context, in order, with their tool calls.

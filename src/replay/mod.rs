@@ -91,9 +91,9 @@ fn replay_with(
     if compacts {
         e.set_log_summary_ratio(recorded::summary_ratio(conversation));
     }
-    if policy.message_sizes() {
-        e.track_messages();
-    }
+    // Each call's `len(repr(call))`, for a policy that reads the messages one by one.
+    let call_reprs = if policy.message_sizes() { e.track_messages(conversation) } else { &[] };
+    let mut calls = 0;
     let mut summary = RunSummary { threshold, calibration: conversation.calibration, ..Default::default() };
     let mut rows = Vec::with_capacity(if keep_rows { conversation.requests() } else { 0 });
     let mut edits = Vec::new();
@@ -107,8 +107,10 @@ fn replay_with(
                     e.text(position, *category, *measure, *turn_start, *turn_scoped)
                 }
             }
-            MeasuredItem::ToolCall { measure, name_measure, call_id, name, arguments, arguments_repr } => {
-                let text = CallText { call_id, name, arguments, arguments_repr };
+            MeasuredItem::ToolCall { measure, name_measure, call_id, name, arguments } => {
+                let repr_chars = call_reprs.get(calls).copied().unwrap_or(0);
+                calls += 1;
+                let text = CallText { call_id, name, arguments, repr_chars };
                 e.tool_call(position, *measure, *name_measure, text)
             }
             MeasuredItem::ToolResult(sizes, result) => {

@@ -13,8 +13,9 @@
 //! `custom_tool_call`); as a function call's arguments LangChain would reject them.
 //!
 //! Only lengths are computed, in code points as Python's `len` counts them, without building the
-//! text.
+//! text; runs of ASCII without a quote or an escape are taken a slice at a time.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// Chars of `{'name': '', 'args': , 'id': '', 'type': 'tool_call'}` besides the name, the id
@@ -24,7 +25,7 @@ const CALL: u64 = 49;
 /// Chars of `repr(tool_call)` for a call of `name`, `id` and arguments whose repr is `args`
 /// chars long.
 pub fn call_chars(name: &str, id: &str, args: u64) -> u64 {
-    CALL + str_chars(name.chars().map(u32::from)) + str_chars(id.chars().map(u32::from)) + args
+    CALL + text_chars(name) + text_chars(id) + args
 }
 
 /// Chars of `repr(list)` for a list of items whose reprs have these lengths (0 for none).
@@ -42,7 +43,7 @@ pub fn args_chars(arguments: &str) -> u64 {
         Some(v) if v.falsy => 2,
         Some(Value { dict: true, chars, .. }) => chars,
         // `{'__arg1': …}`
-        _ => 12 + str_chars(arguments.chars().map(u32::from)),
+        _ => 12 + text_chars(arguments),
     }
 }
 
@@ -95,28 +96,110 @@ fn escaped(c: u32) -> bool {
 
 /// Chars of `repr(s)` for the string of code points `s` (lone surrogates allowed): quoted with
 /// `'` unless it holds `'` and no `"`; `\\`, the quote, `\t`, `\n`, `\r` escaped by two chars,
-/// other non-printable code points by `\xNN`, `\uNNNN` or `\UNNNNNNNN`.
+/// other non-printable code points by `\xNN`, `\uNNNN` or `\UNNNNNNNN`. (The tests' reference
+/// for [`text_chars`] and the parser, which take ASCII a run at a time.)
+#[cfg(test)]
 pub fn str_chars(s: impl Iterator<Item = u32>) -> u64 {
-    let (mut chars, mut single, mut double) = (2, 0, false);
+    let mut r = Repr::default();
     for c in s {
-        chars += match c {
+        r.push(c);
+    }
+    r.chars()
+}
+
+/// [`str_chars`] of a text, taking its runs of ASCII without a quote a slice at a time.
+pub fn text_chars(text: &str) -> u64 {
+    let mut repr = Repr::default();
+    let mut rest = text;
+    loop {
+        let n = repr.push_run(rest.as_bytes());
+        let Some(c) = rest[n..].chars().next() else { return repr.chars() };
+        repr.push(u32::from(c));
+        rest = &rest[n + c.len_utf8()..];
+    }
+}
+
+/// Chars of a string's `repr` as its code points arrive.
+#[derive(Default)]
+struct Repr {
+    /// Chars of the code points but the quotes, `'` and `"` counted once.
+    inner: u64,
+    /// `'` seen.
+    single: u64,
+    /// `"` seen.
+    double: bool,
+}
+
+impl Repr {
+    /// Chars for the ASCII bytes 0x00..0x80: printable 1, `\\` `\t` `\n` `\r` 2, others `\xNN`.
+    const ASCII: [u8; 128] = {
+        let mut t = [1u8; 128];
+        let mut b = 0;
+        while b < 0x20 {
+            t[b] = 4;
+            b += 1;
+        }
+        t[0x7f] = 4;
+        t[b'\\' as usize] = 2;
+        t[b'\t' as usize] = 2;
+        t[b'\n' as usize] = 2;
+        t[b'\r' as usize] = 2;
+        t
+    };
+
+    fn push(&mut self, c: u32) {
+        self.inner += match c {
             0x27 => {
-                single += 1;
+                self.single += 1;
                 1
             }
             0x22 => {
-                double = true;
+                self.double = true;
                 1
             }
-            0x5c | 0x09 | 0x0a | 0x0d => 2,
+            0..0x80 => u64::from(Self::ASCII[c as usize]),
             c if !escaped(c) => 1,
-            0..=0xff => 4,
+            0x80..=0xff => 4,
             0x100..=0xffff => 6,
             _ => 10,
         };
     }
-    // Quoted with `'`, each `'` inside is escaped; with `"` (no `"` inside) nothing is.
-    if single > 0 && !double { chars } else { chars + single }
+
+    /// [`Self::ASCII`] for the bytes a run takes, 0 for those that end it: a quote, a backslash
+    /// (in JSON, an escape), and the bytes of non-ASCII chars.
+    const RUN: [u8; 256] = {
+        let mut t = [0u8; 256];
+        let mut b = 0;
+        while b < 0x80 {
+            t[b] = Self::ASCII[b];
+            b += 1;
+        }
+        t[b'"' as usize] = 0;
+        t[b'\'' as usize] = 0;
+        t[b'\\' as usize] = 0;
+        t
+    };
+
+    /// Takes the ASCII bytes at the start of `bytes` up to the first that ends a run
+    /// ([`Self::RUN`]); gives how many it took.
+    fn push_run(&mut self, bytes: &[u8]) -> usize {
+        let mut n = 0;
+        while let Some(&b) = bytes.get(n) {
+            let chars = Self::RUN[usize::from(b)];
+            if chars == 0 {
+                break;
+            }
+            self.inner += u64::from(chars);
+            n += 1;
+        }
+        n
+    }
+
+    fn chars(&self) -> u64 {
+        // Quoted with `'`, each `'` inside is escaped; with `"` (no `"` inside) nothing is.
+        let escapes = if self.single > 0 && !self.double { 0 } else { self.single };
+        2 + self.inner + escapes
+    }
 }
 
 /// A parsed JSON value: its repr's chars, whether it is a dict, whether Python finds it falsy.
@@ -132,6 +215,40 @@ impl Value {
     }
 }
 
+/// A dict key, to find a key given twice: its text (borrowed from the JSON text when it has no
+/// escape), or its code points when it holds a lone surrogate (no text equals those).
+#[derive(PartialEq, Eq, Hash)]
+enum Key<'s> {
+    Text(Cow<'s, str>),
+    Points(Vec<u32>),
+}
+
+/// A dict's entries' reprs (`'key': value`), each key once with its last value, as
+/// `dict(pairs)` keeps them: a list while there are few, a map past that.
+#[derive(Default)]
+struct Entries<'s> {
+    list: Vec<(Key<'s>, u64)>,
+    map: HashMap<Key<'s>, u64>,
+}
+
+impl<'s> Entries<'s> {
+    /// Keys a list holds before they move to a map.
+    const LIST: usize = 16;
+
+    fn insert(&mut self, key: Key<'s>, chars: u64) {
+        if !self.map.is_empty() {
+            self.map.insert(key, chars);
+        } else if let Some(e) = self.list.iter_mut().find(|e| e.0 == key) {
+            e.1 = chars;
+        } else if self.list.len() < Self::LIST {
+            self.list.push((key, chars));
+        } else {
+            self.map.extend(self.list.drain(..));
+            self.map.insert(key, chars);
+        }
+    }
+}
+
 /// Deeper than this, Python's `json.loads` raises `RecursionError` (its default limit is 1,000
 /// frames); this parser gives up there too, before its recursion could exhaust the stack.
 const MAX_DEPTH: usize = 990;
@@ -143,7 +260,7 @@ struct Parser<'s> {
     i: usize,
 }
 
-impl Parser<'_> {
+impl<'s> Parser<'s> {
     fn peek(&self) -> Option<u8> {
         self.s.as_bytes().get(self.i).copied()
     }
@@ -170,8 +287,8 @@ impl Parser<'_> {
             b'{' => self.object(depth),
             b'[' => self.array(depth),
             b'"' => {
-                let s = self.string()?;
-                Value::of(str_chars(s.iter().copied()), s.is_empty())
+                let (repr, raw) = self.string(None)?;
+                Value::of(repr.chars(), raw.is_empty())
             }
             _ if self.eat("null") => Value::of(4, true),
             _ if self.eat("true") => Value::of(4, false),
@@ -185,8 +302,7 @@ impl Parser<'_> {
 
     fn object(&mut self, depth: usize) -> Option<Value> {
         self.i += 1;
-        // Each key once (the last value wins), as `dict(pairs)` keeps them.
-        let mut entries: HashMap<Vec<u32>, u64> = HashMap::new();
+        let mut entries = Entries::default();
         self.space();
         if !self.eat("}") {
             loop {
@@ -194,7 +310,9 @@ impl Parser<'_> {
                 if self.peek()? != b'"' {
                     return None;
                 }
-                let key = self.string()?;
+                let at = self.i;
+                let (repr, raw) = self.string(None)?;
+                let key = self.key(at, raw)?;
                 self.space();
                 if !self.eat(":") {
                     return None;
@@ -202,8 +320,7 @@ impl Parser<'_> {
                 self.space();
                 let value = self.value(depth + 1)?;
                 // `'key': value`
-                let chars = str_chars(key.iter().copied()) + 2 + value.chars;
-                entries.insert(key, chars);
+                entries.insert(key, repr.chars() + 2 + value.chars);
                 self.space();
                 if self.eat("}") {
                     break;
@@ -213,18 +330,33 @@ impl Parser<'_> {
                 }
             }
         }
-        let falsy = entries.is_empty();
-        Some(Value { chars: list_chars(entries.into_values()), dict: true, falsy })
+        let falsy = entries.list.is_empty() && entries.map.is_empty();
+        let chars = list_chars(entries.list.into_iter().map(|e| e.1).chain(entries.map.into_values()));
+        Some(Value { chars, dict: true, falsy })
+    }
+
+    /// The key of the string at `at` (its opening quote), whose JSON text between the quotes is
+    /// `raw`: that text itself unless it has an escape.
+    fn key(&self, at: usize, raw: &'s str) -> Option<Key<'s>> {
+        if !raw.contains('\\') {
+            return Some(Key::Text(Cow::Borrowed(raw)));
+        }
+        let mut points = Vec::new();
+        Parser { s: self.s, i: at }.string(Some(&mut points))?;
+        Some(match points.iter().map(|&c| char::from_u32(c)).collect::<Option<String>>() {
+            Some(text) => Key::Text(Cow::Owned(text)),
+            None => Key::Points(points),
+        })
     }
 
     fn array(&mut self, depth: usize) -> Option<Value> {
         self.i += 1;
-        let mut items = Vec::new();
+        let (mut n, mut chars) = (0u64, 0u64);
         self.space();
         if !self.eat("]") {
             loop {
                 self.space();
-                items.push(self.value(depth + 1)?.chars);
+                (n, chars) = (n + 1, chars + self.value(depth + 1)?.chars);
                 self.space();
                 if self.eat("]") {
                     break;
@@ -234,22 +366,29 @@ impl Parser<'_> {
                 }
             }
         }
-        Value::of(list_chars(items.iter().copied()), items.is_empty())
+        Value::of(2 + chars + 2 * n.saturating_sub(1), n == 0)
     }
 
-    /// A string's code points, with `\uXXXX` surrogate pairs joined and lone ones kept.
-    fn string(&mut self) -> Option<Vec<u32>> {
+    /// The string at its opening quote: its repr's chars and its JSON text between the quotes.
+    /// Its code points (`\uXXXX` surrogate pairs joined, lone ones kept) go to `points` if
+    /// given. Runs of ASCII without a quote or an escape are taken a slice at a time.
+    fn string(&mut self, mut points: Option<&mut Vec<u32>>) -> Option<(Repr, &'s str)> {
         self.i += 1;
-        let mut out = Vec::new();
+        let (start, bytes) = (self.i, self.s.as_bytes());
+        let mut repr = Repr::default();
         loop {
-            let c = self.s[self.i..].chars().next()?;
-            self.i += c.len_utf8();
-            match c {
-                '"' => return Some(out),
-                '\\' => {
+            let rest = &bytes[self.i..];
+            let n = repr.push_run(rest);
+            if let Some(p) = points.as_deref_mut() {
+                p.extend(rest[..n].iter().map(|&b| u32::from(b)));
+            }
+            self.i += n + 1;
+            let c = match *rest.get(n)? {
+                b'"' => return Some((repr, &self.s[start..self.i - 1])),
+                b'\\' => {
                     let e = self.peek()?;
                     self.i += 1;
-                    out.push(match e {
+                    match e {
                         b'"' | b'\\' | b'/' => u32::from(e),
                         b'b' => 8,
                         b'f' => 12,
@@ -258,9 +397,19 @@ impl Parser<'_> {
                         b't' => 9,
                         b'u' => self.unicode_escape()?,
                         _ => return None,
-                    });
+                    }
                 }
-                c => out.push(u32::from(c)),
+                b'\'' => 0x27,
+                _ => {
+                    self.i -= 1;
+                    let c = self.s[self.i..].chars().next()?;
+                    self.i += c.len_utf8();
+                    u32::from(c)
+                }
+            };
+            repr.push(c);
+            if let Some(p) = points.as_deref_mut() {
+                p.push(c);
             }
         }
     }
@@ -383,8 +532,18 @@ mod tests {
             chars("{'a': {'b': [1, 2, {'c': None}]}, 'd': True, 'e': False}")
         );
         assert_eq!(args_chars(r#"{"a":[],"b":{}}"#), chars("{'a': [], 'b': {}}"));
-        // A key given twice is one key, with its last value.
+        // A key given twice is one key, with its last value, among few keys or many.
         assert_eq!(args_chars(r#"{"a":1,"a":22}"#), chars("{'a': 22}"));
+        let many: Vec<String> = (0..40).map(|k| format!("\"k{k}\":{k}")).collect();
+        let text = format!("{{{},\"k3\":333,\"k39\":\"x\"}}", many.join(","));
+        let want: Vec<String> = (0..40)
+            .map(|k| match k {
+                3 => "'k3': 333".to_owned(),
+                39 => "'k39': 'x'".to_owned(),
+                k => format!("'k{k}': {k}"),
+            })
+            .collect();
+        assert_eq!(args_chars(&text), chars(&format!("{{{}}}", want.join(", "))));
     }
 
     #[test]
@@ -454,6 +613,33 @@ mod tests {
         // Nesting past Python's recursion limit is an error there too.
         let deep = format!("{{\"a\":{}{}}}", "[".repeat(2_000), "]".repeat(2_000));
         assert!(json_chars(&deep).is_none());
+    }
+
+    #[test]
+    fn a_key_given_twice_is_found_however_it_is_escaped() {
+        assert_eq!(args_chars(r#"{"a":1,"\u0061":22}"#), chars("{'a': 22}"));
+        assert_eq!(args_chars(r#"{"\u00e9":1,"é":22,"\n":3}"#), chars(r"{'é': 22, '\n': 3}"));
+        // A lone surrogate is a key of its own, given twice once.
+        assert_eq!(args_chars(r#"{"\ud800":1,"\ud800":22}"#), chars(r"{'\ud800': 22}"));
+    }
+
+    #[test]
+    fn text_chars_is_str_chars_of_the_text() {
+        let texts = [
+            "",
+            "plain ascii",
+            "it's",
+            "say \"hi\" it's",
+            "tab\there\nnew\r\\ \x00\x1b\x7f",
+            "é€😀 mixed 'quotes' \u{200b}\u{85}\u{e0001}",
+            "\"only double\"",
+        ];
+        for t in texts {
+            assert_eq!(text_chars(t), str_chars(t.chars().map(u32::from)), "{t:?}");
+            // The same text as a JSON string value gives the same repr.
+            let json = serde_json::to_string(&serde_json::json!({ "k": t })).unwrap();
+            assert_eq!(args_chars(&json), 7 + str_chars(t.chars().map(u32::from)), "{t:?}");
+        }
     }
 
     #[test]

@@ -5,14 +5,21 @@
 //! each user text and compaction summary is one, each model response with text, reasoning or a
 //! call is one assistant message.
 
-use crate::measure::Category;
+use crate::measure::{Category, MeasuredConversation, MeasuredItem};
+use crate::policy::langchain::call_repr_chars;
 use crate::policy::{CallText, Message, MessageSizes, Role};
 use crate::tokens::TextSize;
 
 impl<'a> super::Engine<'a> {
-    /// Keeps the messages one by one for the view, from the start of the replay.
-    pub(in crate::replay) fn track_messages(&mut self) {
-        self.tracker = Some(Tracker::default());
+    /// Keeps the messages one by one for the view, from the start of the replay of
+    /// `conversation`; gives each of its tool calls' [`CallText::repr_chars`], in order.
+    pub(in crate::replay) fn track_messages(&mut self, conversation: &'a MeasuredConversation) -> &'a [u64] {
+        let calls = conversation.tool_calls();
+        let mut tracker = Tracker::default();
+        tracker.sizes.calls.reserve(calls);
+        tracker.sizes.messages.reserve(calls);
+        self.tracker = Some(tracker);
+        call_reprs(conversation)
     }
 
     /// Passes the tracker to `f`, when the policy reads the messages.
@@ -21,6 +28,21 @@ impl<'a> super::Engine<'a> {
             f(t);
         }
     }
+}
+
+/// Each tool call's [`CallText::repr_chars`], in order: worked out on the first replay of
+/// `conversation` that keeps the messages and kept with it, so a sweep's other replays of it
+/// (other policies, thresholds and parameters) read them.
+fn call_reprs(conversation: &MeasuredConversation) -> &[u64] {
+    conversation.call_reprs().get_or_init(|| {
+        let calls = conversation.items.iter().filter_map(|item| match item {
+            MeasuredItem::ToolCall { call_id, name, arguments, .. } => {
+                Some(call_repr_chars(call_id, name, arguments))
+            }
+            _ => None,
+        });
+        calls.collect()
+    })
 }
 
 /// The messages of the current context and the state of the response being read.
@@ -97,6 +119,10 @@ impl<'a> Tracker<'a> {
 
     /// The context was replaced: no message is left.
     pub(super) fn compaction(&mut self) {
-        *self = Tracker::default();
+        self.sizes.messages.clear();
+        self.sizes.calls.clear();
+        self.sizes.unchanged = 0;
+        self.open = None;
+        self.turn_scoped.clear();
     }
 }
