@@ -12,11 +12,15 @@
 //!
 //! aider has no tool calls: the files and the repo map it sends are user text, so there is no tool
 //! result for a policy to prune. **Not in the log:** usage (aider prints `Tokens: N sent` in the
-//! chat history, `.aider.chat.history.md`, rounded to thousands in recent versions; not read) and
-//! the times' zone (local time), so requests carry no time.
+//! chat history, `.aider.chat.history.md`, rounded to thousands in recent versions) and the
+//! times' zone (local time), so requests carry no time.
 //!
-//! The chat history `.aider.chat.history.md` alone is not read: it lacks the system prompt, the
-//! repo map and the file contents that make up most of each prompt.
+//! The chat history `.aider.chat.history.md` is read by [`aider_chat`](super::aider_chat), with
+//! a warning that it lacks the system prompt, the repo map and the file contents; a directory
+//! walk reads it only when this log is not beside it.
+//!
+//! The lines of the message being read are gathered as slices of the text in one list reused for
+//! every message, so a message costs one allocation (its text), not one per line.
 
 use std::io::BufRead;
 use std::path::Path;
@@ -51,25 +55,26 @@ impl Format for Aider {
         let mut chains = Chains::default();
         let mut request: Option<Vec<Item>> = None;
         let mut reply: Option<Vec<Item>> = None;
-        let mut message: Option<(&str, Vec<&str>)> = None;
+        let mut message = Message::default();
         for (n, line) in text.lines().enumerate() {
             if line.starts_with(TO_LLM) {
-                end_message(&mut message, reply.as_mut().or(request.as_mut()));
+                message.end(reply.as_mut().or(request.as_mut()));
                 finish(&mut chains, &mut request, &mut reply);
                 request = Some(Vec::new());
             } else if line.starts_with(RESPONSE) {
-                end_message(&mut message, request.as_mut());
+                message.end(request.as_mut());
                 reply = Some(Vec::new());
             } else if line == "-------" {
-                end_message(&mut message, reply.as_mut().or(request.as_mut()));
+                message.end(reply.as_mut().or(request.as_mut()));
             } else if let Some((role, rest)) = role_of(line) {
                 if request.is_none() {
                     return Err(TraceError::line(path, n + 1, "a message before the first `TO LLM` line"));
                 }
-                if message.as_ref().is_some_and(|(r, _)| *r != role) {
-                    end_message(&mut message, reply.as_mut().or(request.as_mut()));
+                if message.role.is_some_and(|r| r != role) {
+                    message.end(reply.as_mut().or(request.as_mut()));
                 }
-                message.get_or_insert((role, Vec::new())).1.push(rest);
+                message.role = Some(role);
+                message.lines.push(rest);
             } else if !line.trim().is_empty() {
                 return Err(TraceError::line(
                     path,
@@ -78,7 +83,7 @@ impl Format for Aider {
                 ));
             }
         }
-        end_message(&mut message, reply.as_mut().or(request.as_mut()));
+        message.end(reply.as_mut().or(request.as_mut()));
         finish(&mut chains, &mut request, &mut reply);
         let (conversations, warnings) = chains.finish(|_, id| id.to_owned());
         Ok(Trace { format: self.name(), conversations, warnings })
@@ -93,15 +98,28 @@ fn role_of(line: &str) -> Option<(&'static str, &str)> {
     })
 }
 
-/// Appends the message being read to `to`.
-fn end_message(message: &mut Option<(&str, Vec<&str>)>, to: Option<&mut Vec<Item>>) {
-    let (Some((role, lines)), Some(to)) = (message.take(), to) else { return };
-    let text = lines.join("\n");
-    to.push(match role {
-        "SYSTEM" => Item::System { text },
-        "USER" => Item::User { text, meta: false, images: 0 },
-        _ => Item::Assistant { text },
-    });
+/// The message being read: its role and its lines (without the role), in a list reused for
+/// every message.
+#[derive(Default)]
+struct Message<'a> {
+    role: Option<&'static str>,
+    lines: Vec<&'a str>,
+}
+
+impl Message<'_> {
+    /// Appends the message to `to` (when there is one and a request to take it) and empties it.
+    fn end(&mut self, to: Option<&mut Vec<Item>>) {
+        let role = self.role.take();
+        if let (Some(role), Some(to)) = (role, to) {
+            let text = self.lines.join("\n");
+            to.push(match role {
+                "SYSTEM" => Item::System { text },
+                "USER" => Item::User { text, meta: false, images: 0 },
+                _ => Item::Assistant { text },
+            });
+        }
+        self.lines.clear();
+    }
 }
 
 /// Hands a request and its reply to the chains.

@@ -34,18 +34,23 @@
 //!   each assistant message are read (`cached` = cache writes + reads).
 //!
 //! The only file access is [`Cline::read`] reading `ui_messages.json` beside the history; the
-//! conversion ([`read_task`]) is pure.
+//! conversion ([`read_task`]) is pure. The history is read into typed records of the keys used
+//! here ([`Message`], [`Block`]), the rest checked as JSON and skipped; assistant blocks follow
+//! the rules of [`anthropic_messages`](super::anthropic_messages), and Roo Code's native
+//! `tool_result` blocks are read as that importer reads them.
 
+use std::borrow::Cow;
 use std::io::BufRead;
 use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::anthropic_messages;
+use super::claude_code::Object;
+use super::fields::{Shape, present, str_of, take_str};
 use super::look_alike::LookAlike;
-use super::shared::{parse_document, parse_document_as, read_text};
-use super::wire::{Builder, kind_of, str_field};
+use super::shared::{parse_document_as, read_text};
+use super::wire::{Builder, json_text, kind_of, str_field};
 use super::{Format, Head};
 use crate::error::TraceError;
 use crate::model::{Conversation, Item, Millis, Request, Trace, Usage};
@@ -108,29 +113,87 @@ fn opens_a_task(m: &Value) -> bool {
     str_field(m, "role") == "user" && starts("<task>") && starts("<environment_details>")
 }
 
+/// A message of the history, as far as the replay goes.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Message {
+    #[serde(deserialize_with = "present")]
+    role: Option<Value>,
+    content: Shape<Block>,
+    /// Newer versions: `metrics.tokens{prompt, completion, cached}`.
+    metrics: Object<Metrics>,
+}
+
+/// A content block of a message, or of a Roo Code `tool_result`'s content.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Block {
+    #[serde(rename = "type", deserialize_with = "present")]
+    kind: Option<Value>,
+    #[serde(deserialize_with = "present")]
+    text: Option<Value>,
+    #[serde(deserialize_with = "present")]
+    thinking: Option<Value>,
+    #[serde(deserialize_with = "present")]
+    id: Option<Value>,
+    #[serde(deserialize_with = "present")]
+    name: Option<Value>,
+    /// A call's arguments, whatever their JSON (counted as their compact JSON text).
+    #[serde(deserialize_with = "present")]
+    input: Option<Value>,
+    #[serde(deserialize_with = "present")]
+    tool_use_id: Option<Value>,
+    content: Shape<Block>,
+    #[serde(deserialize_with = "present")]
+    is_error: Option<Value>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Metrics {
+    tokens: Object<MetricTokens>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct MetricTokens {
+    #[serde(deserialize_with = "present")]
+    prompt: Option<Value>,
+    #[serde(deserialize_with = "present")]
+    cached: Option<Value>,
+    #[serde(deserialize_with = "present")]
+    completion: Option<Value>,
+}
+
+/// The history document: a list of messages, or something else named in the error.
+type History = Shape<Message>;
+
 /// Reads a task: its history text (read from `path`) and, when found, the bytes of
 /// `ui_messages.json` and its path.
 pub fn read_task(history: &str, path: &Path, ui: Option<(&[u8], &Path)>) -> Result<Trace, TraceError> {
-    let doc = parse_document(history, path)?;
+    let doc: History = parse_document_as(history, path)?;
     let fail = |message: String| TraceError::content(path, message);
-    let Value::Array(messages) = &doc else {
-        return Err(fail(format!("expected the task's list of messages, found {}", kind_of(&doc))));
+    let messages = match doc {
+        Shape::List(messages) => messages,
+        other => {
+            return Err(fail(format!("expected the task's list of messages, found {}", other.kind())));
+        }
     };
     let mut warnings = Vec::new();
     let recorded = match ui {
-        Some((bytes, ui_path)) => requests_of_ui(bytes, ui_path, messages, &mut warnings)?,
+        Some((bytes, ui_path)) => requests_of_ui(bytes, ui_path, &messages, &mut warnings)?,
         None => messages.iter().map(metrics_usage).collect(),
     };
     let mut b = Builder::default();
     let mut pending: Vec<(String, String)> = Vec::new();
     let mut synthetic = 0usize;
-    for (i, m) in messages.iter().enumerate() {
-        let at = format!("[{i}]");
-        match m.get("role").and_then(Value::as_str) {
+    for (i, m) in messages.into_iter().enumerate() {
+        let at = || format!("[{i}]");
+        match m.role.as_ref().and_then(Value::as_str) {
             Some("assistant") => {
                 b.push(Item::Request(recorded.get(i).cloned().flatten().unwrap_or_default()));
                 let before = b.items.len();
-                anthropic_messages::assistant(&mut b, m.get("content"), &at).map_err(fail)?;
+                assistant(&mut b, m.content, &at).map_err(fail)?;
                 pending = b.items[before..]
                     .iter()
                     .filter_map(|item| match item {
@@ -139,18 +202,62 @@ pub fn read_task(history: &str, path: &Path, ui: Option<(&[u8], &Path)>) -> Resu
                     })
                     .collect();
             }
-            Some("user") => {
-                user(&mut b, m.get("content"), &at, &mut pending, &mut synthetic).map_err(fail)?
-            }
+            Some("user") => user(&mut b, m.content, &at, &mut pending, &mut synthetic).map_err(fail)?,
             Some(other) => {
-                return Err(fail(format!("{at}: unknown role `{other}` (expected user or assistant)")));
+                return Err(fail(format!("{}: unknown role `{other}` (expected user or assistant)", at())));
             }
-            None => return Err(fail(format!("{at}: a message needs a string `role`"))),
+            None => return Err(fail(format!("{}: a message needs a string `role`", at()))),
         }
     }
     warnings.extend(b.warnings(""));
     let conversation = Conversation { id: "main".into(), items: b.take_items(), recorded_total: None };
     Ok(Trace { format: "cline", conversations: vec![conversation], warnings })
+}
+
+/// An assistant message's blocks, as [`anthropic_messages`](super::anthropic_messages) reads them:
+/// consecutive text blocks are one assistant text, thinking is thinking, `tool_use` a call.
+fn assistant(b: &mut Builder, content: Shape<Block>, at: &dyn Fn() -> String) -> Result<(), String> {
+    let list = match content {
+        Shape::List(list) => list,
+        Shape::Text(text) => {
+            b.text(|text| Item::Assistant { text }, text);
+            return Ok(());
+        }
+        Shape::Other(v) => {
+            return Err(format!(
+                "{}.content: expected a string or a list of blocks, found {}",
+                at(),
+                kind_of(&v)
+            ));
+        }
+        Shape::Absent => return Err(format!("{}: a message needs `content`", at())),
+    };
+    let mut text: Vec<&str> = Vec::new();
+    for (k, block) in list.iter().enumerate() {
+        let kind = str_of(&block.kind);
+        if kind != "text" && !text.is_empty() {
+            b.push(Item::Assistant { text: text.join("\n") });
+            text.clear();
+        }
+        match kind {
+            "text" => text.push(str_of(&block.text)),
+            "thinking" => b.text(|text| Item::Thinking { text }, str_of(&block.thinking).to_owned()),
+            "tool_use" => {
+                let Some(Value::String(id)) = &block.id else {
+                    return Err(format!("{}.content[{k}]: a tool_use needs a string `id`", at()));
+                };
+                let arguments = block.input.as_ref().map(Value::to_string).unwrap_or_default();
+                b.call(id.clone(), str_of(&block.name).to_owned(), arguments);
+            }
+            other => {
+                b.note(format!("assistant `{other}` block(s) not replayed (unknown or encrypted block type)"))
+            }
+        }
+    }
+    if !text.is_empty() {
+        b.push(Item::Assistant { text: text.join("\n") });
+    }
+    Ok(())
 }
 
 /// A tool result being gathered from consecutive user blocks.
@@ -164,43 +271,39 @@ struct Open {
 /// A user message: tool results, harness feedback and what the person wrote.
 fn user(
     b: &mut Builder,
-    content: Option<&Value>,
-    at: &str,
+    content: Shape<Block>,
+    at: &dyn Fn() -> String,
     pending: &mut Vec<(String, String)>,
     synthetic: &mut usize,
 ) -> Result<(), String> {
     let blocks = match content {
-        Some(Value::Array(blocks)) => blocks,
-        Some(Value::String(text)) => {
-            b.push(Item::User { text: text.clone(), meta: is_feedback(text), images: 0 });
+        Shape::List(blocks) => blocks,
+        Shape::Text(text) => {
+            let meta = is_feedback(&text);
+            b.push(Item::User { text, meta, images: 0 });
             return Ok(());
         }
-        Some(other) => {
-            return Err(format!("{at}.content: expected a string or blocks, found {}", kind_of(other)));
+        Shape::Other(v) => {
+            return Err(format!("{}.content: expected a string or blocks, found {}", at(), kind_of(&v)));
         }
-        None => return Err(format!("{at}: a message needs `content`")),
+        Shape::Absent => return Err(format!("{}: a message needs `content`", at())),
     };
     let mut open: Option<Open> = None;
-    for (k, block) in blocks.iter().enumerate() {
-        match str_field(block, "type") {
+    for (k, mut block) in blocks.into_iter().enumerate() {
+        match str_of(&block.kind) {
             "text" => {
-                let text = str_field(block, "text");
-                if let Some(name) = result_header(text) {
+                let text = take_str(&mut block.text);
+                if let Some(name) = result_header(&text).map(str::to_owned) {
                     close(b, open.take());
-                    let call_id = answered_call(b, name, pending, synthetic);
-                    open = Some(Open {
-                        call_id,
-                        name: name.to_owned(),
-                        texts: vec![text.to_owned()],
-                        images: 0,
-                    });
-                } else if is_feedback(text) {
+                    let call_id = answered_call(b, &name, pending, synthetic);
+                    open = Some(Open { call_id, name, texts: vec![text], images: 0 });
+                } else if is_feedback(&text) {
                     close(b, open.take());
-                    b.push(Item::User { text: text.to_owned(), meta: true, images: 0 });
+                    b.push(Item::User { text, meta: true, images: 0 });
                 } else if let Some(o) = open.as_mut() {
-                    o.texts.push(text.to_owned());
+                    o.texts.push(text);
                 } else {
-                    b.push(Item::User { text: text.to_owned(), meta: false, images: 0 });
+                    b.push(Item::User { text, meta: false, images: 0 });
                 }
             }
             "image" | "document" => match open.as_mut() {
@@ -209,17 +312,47 @@ fn user(
             },
             "tool_result" => {
                 close(b, open.take());
-                let one = Value::Array(vec![block.clone()]);
-                anthropic_messages::user(b, Some(&one), &format!("{at}.content[{k}]"))?;
-                if let Some(id) = block.get("tool_use_id").and_then(Value::as_str) {
-                    pending.retain(|(call, _)| call != id);
-                }
+                let Some(Value::String(id)) = &block.tool_use_id else {
+                    return Err(format!(
+                        "{}.content[{k}].content[0]: a tool_result needs a string `tool_use_id`",
+                        at()
+                    ));
+                };
+                pending.retain(|(call, _)| call != id);
+                let id = id.clone();
+                let is_error = block.is_error.as_ref().and_then(Value::as_bool).unwrap_or(false);
+                let (output, images) = result_content(b, block.content);
+                b.result_with_images(id, None, output, is_error, images);
             }
             other => b.note(format!("user `{other}` block(s) not replayed (unknown block type)")),
         }
     }
     close(b, open);
     Ok(())
+}
+
+/// A `tool_result`'s text (a string, or its `text` blocks joined with `\n`; any other JSON as
+/// its text) and its image count, as [`anthropic_messages`](super::anthropic_messages) reads it.
+fn result_content(b: &mut Builder, content: Shape<Block>) -> (String, u32) {
+    match content {
+        Shape::List(list) => {
+            let mut texts = Vec::new();
+            let mut images = 0;
+            for block in &list {
+                match str_of(&block.kind) {
+                    "text" => texts.push(str_of(&block.text)),
+                    "image" | "document" => images += 1,
+                    other => {
+                        b.note(format!("tool_result `{other}` block(s) not replayed (unknown block type)"))
+                    }
+                }
+            }
+            (texts.join("\n"), images)
+        }
+        Shape::Text(text) => (text, 0),
+        Shape::Other(v) => (json_text(&v), 0),
+        Shape::Absent => (String::new(), 0),
+    }
 }
 
 /// Appends a gathered result.
@@ -271,15 +404,16 @@ pub fn is_feedback(text: &str) -> bool {
         || t.starts_with("# task_progress")
 }
 
-/// One `ui_messages.json` entry, as far as usage goes.
+/// One `ui_messages.json` entry, as far as usage goes; its strings borrow from the file's text
+/// when they hold no escape (most of the panel's texts are never used).
 #[derive(Deserialize)]
-struct UiMessage {
+struct UiMessage<'a> {
     #[serde(default)]
     ts: Option<Millis>,
-    #[serde(default)]
-    say: Option<String>,
-    #[serde(default)]
-    text: Option<String>,
+    #[serde(default, borrow)]
+    say: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    text: Option<Cow<'a, str>>,
     #[serde(default, rename = "conversationHistoryIndex")]
     history_index: Option<i64>,
     /// The model of the request (newer versions: `modelInfo.modelId`).
@@ -307,11 +441,14 @@ struct ApiRequest {
 fn requests_of_ui(
     bytes: &[u8],
     path: &Path,
-    messages: &[Value],
+    messages: &[Message],
     warnings: &mut Vec<String>,
 ) -> Result<Vec<Option<Request>>, TraceError> {
-    let text = String::from_utf8_lossy(bytes);
-    let ui: Vec<UiMessage> = parse_document_as(&text, path)?;
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    };
+    let ui: Vec<UiMessage<'_>> = parse_document_as(&text, path)?;
     let mut out: Vec<Option<Request>> = vec![None; messages.len()];
     let mut in_order = Vec::new();
     for m in ui.iter().filter(|m| m.say.as_deref() == Some("api_req_started")) {
@@ -336,7 +473,7 @@ fn requests_of_ui(
         return Ok(out);
     }
     let assistants: Vec<usize> =
-        (0..messages.len()).filter(|&i| str_field(&messages[i], "role") == "assistant").collect();
+        (0..messages.len()).filter(|&i| str_of(&messages[i].role) == "assistant").collect();
     if in_order.len() == assistants.len() {
         for (i, request) in assistants.into_iter().zip(in_order) {
             out[i] = Some(request);
@@ -367,15 +504,15 @@ fn ui_usage(text: Option<&str>) -> Option<Usage> {
 
 /// Usage newer versions write on an assistant message: `metrics.tokens{prompt, completion,
 /// cached}`.
-fn metrics_usage(m: &Value) -> Option<Request> {
-    let tokens = m.get("metrics")?.get("tokens")?;
-    let prompt = tokens.get("prompt")?.as_u64()?;
-    let cached = tokens.get("cached").and_then(Value::as_u64);
+fn metrics_usage(m: &Message) -> Option<Request> {
+    let tokens = m.metrics.0.as_ref()?.tokens.0.as_ref()?;
+    let prompt = tokens.prompt.as_ref()?.as_u64()?;
+    let cached = tokens.cached.as_ref().and_then(Value::as_u64);
     let usage = Usage {
         input_tokens: prompt + cached.unwrap_or(0),
         cache_read_tokens: None,
         cache_write_tokens: None,
-        output_tokens: tokens.get("completion").and_then(Value::as_u64),
+        output_tokens: tokens.completion.as_ref().and_then(Value::as_u64),
         cost_micro_usd: None,
     };
     Some(Request { id: None, timestamp: None, usage: Some(usage), model: None })

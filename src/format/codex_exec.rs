@@ -36,11 +36,14 @@
 use std::io::BufRead;
 use std::path::Path;
 
+use serde::Deserialize;
 use serde_json::Value;
 
+use super::claude_code::Object;
+use super::fields::{present, str_of, take_str};
 use super::look_alike::LookAlike;
-use super::read_json_lines;
-use super::wire::{Builder, json_text, str_field};
+use super::read_json_lines_as;
+use super::wire::{Builder, json_text};
 use super::{Format, Head};
 use crate::error::TraceError;
 use crate::model::{Conversation, Item, RecordedTotal, Request, Trace, Usage};
@@ -85,7 +88,7 @@ impl Format for CodexExec {
     fn read(&self, input: &mut dyn BufRead, path: &Path) -> Result<Trace, TraceError> {
         let mut stream = Stream::default();
         let mut warnings = Vec::new();
-        read_json_lines(input, path, &mut warnings, |line, v| stream.event(path, line, &v))?;
+        read_json_lines_as(input, path, &mut warnings, |line, e: Object<Event>| stream.event(path, line, e))?;
         warnings.extend(stream.b.warnings(""));
         warnings.extend(stream.errors);
         let requests = stream.b.items.iter().filter(|i| matches!(i, Item::Request(_))).count();
@@ -107,6 +110,73 @@ impl Format for CodexExec {
     }
 }
 
+/// One line of the stream: the keys the reader uses, each as the JSON it holds.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Event {
+    #[serde(rename = "type", deserialize_with = "present")]
+    kind: Option<Value>,
+    usage: Object<Counts>,
+    #[serde(deserialize_with = "present")]
+    error: Option<Value>,
+    #[serde(deserialize_with = "present")]
+    message: Option<Value>,
+    /// Boxed: the record is moved a few times on its way, the item is large.
+    item: Object<Box<ItemFields>>,
+}
+
+/// `turn.completed.usage`.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Counts {
+    #[serde(deserialize_with = "present")]
+    input_tokens: Option<Value>,
+    #[serde(deserialize_with = "present")]
+    cached_input_tokens: Option<Value>,
+    #[serde(deserialize_with = "present")]
+    output_tokens: Option<Value>,
+}
+
+/// An item of `item.*` events: the keys of every item type the reader converts.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct ItemFields {
+    #[serde(rename = "type", deserialize_with = "present")]
+    kind: Option<Value>,
+    #[serde(deserialize_with = "present")]
+    item_type: Option<Value>,
+    #[serde(deserialize_with = "present")]
+    id: Option<Value>,
+    #[serde(deserialize_with = "present")]
+    text: Option<Value>,
+    #[serde(deserialize_with = "present")]
+    command: Option<Value>,
+    #[serde(deserialize_with = "present")]
+    aggregated_output: Option<Value>,
+    #[serde(deserialize_with = "present")]
+    exit_code: Option<Value>,
+    #[serde(deserialize_with = "present")]
+    status: Option<Value>,
+    #[serde(deserialize_with = "present")]
+    server: Option<Value>,
+    #[serde(deserialize_with = "present")]
+    tool: Option<Value>,
+    #[serde(deserialize_with = "present")]
+    arguments: Option<Value>,
+    #[serde(deserialize_with = "present")]
+    result: Option<Value>,
+    #[serde(deserialize_with = "present")]
+    error: Option<Value>,
+    #[serde(deserialize_with = "present")]
+    changes: Option<Value>,
+    #[serde(deserialize_with = "present")]
+    query: Option<Value>,
+    #[serde(deserialize_with = "present")]
+    items: Option<Value>,
+    #[serde(deserialize_with = "present")]
+    message: Option<Value>,
+}
+
 /// The stream being read.
 #[derive(Default)]
 struct Stream {
@@ -122,36 +192,42 @@ struct Stream {
 }
 
 impl Stream {
-    fn event(&mut self, path: &Path, line: usize, v: &Value) -> Result<(), TraceError> {
-        let kind = v.get("type").and_then(Value::as_str).ok_or_else(|| {
+    fn event(&mut self, path: &Path, line: usize, e: Object<Event>) -> Result<(), TraceError> {
+        let not_an_event = || {
             TraceError::line(
                 path,
                 line,
                 "expected an event with a string `type` (a `codex exec --json` line)",
             )
-        })?;
+        };
+        let e = e.0.ok_or_else(not_an_event)?;
+        let kind = e.kind.as_ref().and_then(Value::as_str).ok_or_else(not_an_event)?;
         match kind {
             "turn.started" => self.turn_open = true,
             "turn.completed" => {
-                let u = v.get("usage");
-                let number = |k: &str| u.and_then(|u| u.get(k)).and_then(Value::as_u64);
-                if let Some(input_tokens) = number("input_tokens") {
-                    self.usage = Some(Usage {
-                        input_tokens,
-                        cache_read_tokens: number("cached_input_tokens"),
-                        cache_write_tokens: None,
-                        output_tokens: number("output_tokens"),
-                        cost_micro_usd: None,
-                    });
+                if let Some(u) = &e.usage.0 {
+                    let number = |v: &Option<Value>| v.as_ref().and_then(Value::as_u64);
+                    if let Some(input_tokens) = number(&u.input_tokens) {
+                        self.usage = Some(Usage {
+                            input_tokens,
+                            cache_read_tokens: number(&u.cached_input_tokens),
+                            cache_write_tokens: None,
+                            output_tokens: number(&u.output_tokens),
+                            cost_micro_usd: None,
+                        });
+                    }
                 }
             }
             "turn.failed" | "error" | "thread.error" => {
-                let message =
-                    v.get("error").map_or(v, |e| e).get("message").map(json_text).unwrap_or_default();
+                let message = match &e.error {
+                    Some(error) => error.get("message"),
+                    None => e.message.as_ref(),
+                };
+                let message = message.map(json_text).unwrap_or_default();
                 self.errors.push(format!("line {line}: `{kind}`: {message}"));
             }
             "item.completed" => {
-                let item = v.get("item").filter(|i| i.is_object()).ok_or_else(|| {
+                let item = e.item.0.ok_or_else(|| {
                     TraceError::line(path, line, "an `item.completed` event needs an `item` object")
                 })?;
                 self.item(item, line);
@@ -171,36 +247,36 @@ impl Stream {
         self.after_output = false;
     }
 
-    fn item(&mut self, item: &Value, line: usize) {
-        let kind = item.get("type").or_else(|| item.get("item_type")).and_then(Value::as_str).unwrap_or("");
-        let id = format!("{}@{line}", str_field(item, "id"));
-        let text = || str_field(item, "text").to_owned();
-        match kind {
+    fn item(&mut self, mut item: Box<ItemFields>, line: usize) {
+        let kind = item.kind.take().or_else(|| item.item_type.take());
+        let id = format!("{}@{line}", str_of(&item.id));
+        match kind.as_ref().and_then(Value::as_str).unwrap_or("") {
             "agent_message" | "assistant_message" => {
                 self.model_output();
-                self.b.text(|text| Item::Assistant { text }, text());
+                self.b.text(|text| Item::Assistant { text }, take_str(&mut item.text));
             }
             "reasoning" => {
                 self.model_output();
-                self.b.text(|text| Item::Thinking { text }, text());
+                self.b.text(|text| Item::Thinking { text }, take_str(&mut item.text));
             }
             "command_execution" => {
                 self.model_output();
-                let arguments = serde_json::json!({ "command": item.get("command") }).to_string();
+                let command = item.command.as_ref().map_or_else(|| "null".to_owned(), Value::to_string);
+                let arguments = format!("{{\"command\":{command}}}");
                 self.b.call(id.clone(), "shell".into(), arguments);
-                let failed = item.get("exit_code").and_then(Value::as_i64).is_some_and(|c| c != 0)
-                    || str_field(item, "status") == "failed";
-                self.b.result(id, None, str_field(item, "aggregated_output").to_owned(), failed);
+                let failed = item.exit_code.as_ref().and_then(Value::as_i64).is_some_and(|c| c != 0)
+                    || str_of(&item.status) == "failed";
+                self.b.result(id, None, take_str(&mut item.aggregated_output), failed);
                 self.after_output = true;
             }
             "mcp_tool_call" => {
                 self.model_output();
-                let name = format!("{}.{}", str_field(item, "server"), str_field(item, "tool"));
-                self.b.call(id.clone(), name, item.get("arguments").map(json_text).unwrap_or_default());
-                let (output, failed) = match item.get("error").filter(|e| !e.is_null()) {
+                let name = format!("{}.{}", str_of(&item.server), str_of(&item.tool));
+                self.b.call(id.clone(), name, item.arguments.as_ref().map(json_text).unwrap_or_default());
+                let (output, failed) = match item.error.as_ref().filter(|e| !e.is_null()) {
                     Some(e) => (e.get("message").map_or_else(|| json_text(e), json_text), true),
                     None => {
-                        let result = item.get("result");
+                        let result = item.result.as_ref();
                         (
                             result
                                 .and_then(|r| r.get("content"))
@@ -211,28 +287,29 @@ impl Stream {
                         )
                     }
                 };
-                self.b.result(id, None, output, failed || str_field(item, "status") == "failed");
+                self.b.result(id, None, output, failed || str_of(&item.status) == "failed");
                 self.after_output = true;
             }
             "file_change" => {
                 self.model_output();
-                let changes = item.get("changes").map(Value::to_string).unwrap_or_default();
+                let changes = item.changes.as_ref().map(Value::to_string).unwrap_or_default();
                 self.b.call(id.clone(), "apply_patch".into(), changes);
-                let status = str_field(item, "status");
+                let status = str_of(&item.status);
                 self.b.result(id, None, status.to_owned(), status == "failed");
                 self.after_output = true;
             }
             "web_search" => {
                 self.model_output();
-                let arguments = serde_json::json!({ "query": item.get("query") }).to_string();
+                let query = item.query.as_ref().map_or_else(|| "null".to_owned(), Value::to_string);
+                let arguments = format!("{{\"query\":{query}}}");
                 self.b.call(id, "web_search".into(), arguments);
             }
             "todo_list" => {
                 self.model_output();
-                let items = item.get("items").map(Value::to_string).unwrap_or_default();
+                let items = item.items.as_ref().map(Value::to_string).unwrap_or_default();
                 self.b.call(id, "update_plan".into(), items);
             }
-            "error" => self.errors.push(format!("line {line}: `error` item: {}", str_field(item, "message"))),
+            "error" => self.errors.push(format!("line {line}: `error` item: {}", str_of(&item.message))),
             other => self.b.note(format!("`{other}` item(s) not replayed (unknown item type)")),
         }
     }

@@ -16,6 +16,7 @@ pub mod cline;
 pub mod codex;
 pub mod codex_exec;
 pub mod codex_legacy;
+mod fields;
 pub mod gemini_cli;
 pub mod inspect;
 pub mod inspect_eval;

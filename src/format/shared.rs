@@ -207,8 +207,9 @@ pub fn parse_document(text: &str, path: &Path) -> Result<Value, TraceError> {
     parse_document_as(text, path)
 }
 
-/// [`parse_document`] into any type (a format's own records), with the same errors.
-pub fn parse_document_as<T: serde::de::DeserializeOwned>(text: &str, path: &Path) -> Result<T, TraceError> {
+/// [`parse_document`] into any type (a format's own records, which may borrow from `text`), with
+/// the same errors.
+pub fn parse_document_as<'a, T: serde::Deserialize<'a>>(text: &'a str, path: &Path) -> Result<T, TraceError> {
     serde_json::from_str(text).map_err(|e| {
         let message = if e.is_eof() {
             format!(
