@@ -44,7 +44,7 @@ fn interval_line(r: &Recommendation) -> Option<String> {
 }
 
 fn candidate_rows(candidates: &[&Candidate], unit: &str) -> Tabular {
-    Tabular {
+    let t = Tabular {
         headers: vec![
             "policy",
             "threshold",
@@ -74,7 +74,9 @@ fn candidate_rows(candidates: &[&Candidate], unit: &str) -> Tabular {
                 ]
             })
             .collect(),
-    }
+    };
+    let totals: Vec<_> = candidates.iter().map(|c| c.compaction()).collect();
+    super::compaction::append(t, &totals)
 }
 
 /// The best candidate of each policy, in grid order (the baseline's own row first).
