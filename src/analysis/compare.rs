@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::cost::{CacheModel, CostTotals, PruneEvent, cost_of_run};
 use super::reuse::{RunReuse, replay_with_reuse};
+use super::summarization::{CompactionEvent, CompactionTotals};
 use crate::measure::MeasuredConversation;
 use crate::model::Tokens;
 use crate::policy::{Policy, PolicySpec};
@@ -74,6 +75,37 @@ pub struct PolicyRow {
     pub reuse_share: f64,
     /// Tokens removed from the reused results.
     pub reused_tokens: Tokens,
+    /// Compactions the runs made (0 for a policy that does not compact; docs/compaction.md).
+    pub compactions: usize,
+    /// Tokens those compactions summarised away.
+    pub summarized_tokens: Tokens,
+    /// Tokens of the summaries.
+    pub summary_tokens: Tokens,
+    /// Input tokens of the summarisation calls (billed in `cost`).
+    pub summarization_input_tokens: Tokens,
+    /// Output tokens of the summarisation calls (the summaries, billed at the output price).
+    pub summarization_output_tokens: Tokens,
+}
+
+impl PolicyRow {
+    /// The row's compaction counts.
+    pub fn compaction(&self) -> CompactionTotals {
+        CompactionTotals {
+            compactions: self.compactions,
+            summarized_tokens: self.summarized_tokens,
+            summary_tokens: self.summary_tokens,
+            summarization_input_tokens: self.summarization_input_tokens,
+            summarization_output_tokens: self.summarization_output_tokens,
+        }
+    }
+
+    fn add_compaction(&mut self, c: CompactionTotals) {
+        self.compactions += c.compactions;
+        self.summarized_tokens += c.summarized_tokens;
+        self.summary_tokens += c.summary_tokens;
+        self.summarization_input_tokens += c.summarization_input_tokens;
+        self.summarization_output_tokens += c.summarization_output_tokens;
+    }
 }
 
 /// A prune event with where it happened.
@@ -88,6 +120,20 @@ pub struct EventRow {
     pub policy: String,
     /// The event, priced.
     pub event: PruneEvent,
+}
+
+/// A summarisation call with where it happened.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompactionEventRow {
+    /// Input path.
+    pub trace: String,
+    /// Conversation id.
+    pub conversation: String,
+    /// Policy spec.
+    pub policy: String,
+    /// The call, priced.
+    pub event: CompactionEvent,
 }
 
 /// The runs of one conversation, one per policy in [`Comparison::policies`] order.
@@ -122,6 +168,9 @@ pub struct Comparison {
     pub policies: Vec<PolicyRow>,
     /// Every prune event, by conversation, policy and request.
     pub events: Vec<EventRow>,
+    /// Every compaction's summarisation call, by conversation, policy and request.
+    #[serde(default)]
+    pub compaction_events: Vec<CompactionEventRow>,
     /// The runs behind the rows (for timelines; not serialised). Empty when the conversations were
     /// replayed without their rows ([`replay_conversation`]).
     #[serde(skip)]
@@ -234,6 +283,7 @@ struct PolicyRun {
     over_window: usize,
     cost: CostTotals,
     events: Vec<PruneEvent>,
+    compactions: Vec<CompactionEvent>,
     reuse: RunReuse,
 }
 
@@ -271,11 +321,12 @@ pub fn replay_conversation(
             run.summary.tokenizer = meter.report_tokenizer().name().to_owned();
             run.summary.decide_with = meter.decide_tokenizer().name().to_owned();
             let (cost, events) = cost_of_run(&run.rows, &settings.cache);
+            let compactions = super::summarization::events(&run.rows, &settings.cache);
             let over_window = run.rows.iter().filter(|r| r.context_tokens > settings.window).count();
             if !keep_rows {
                 run.rows = Vec::new();
             }
-            PolicyRun { run, over_window, cost, events, reuse }
+            PolicyRun { run, over_window, cost, events, compactions, reuse }
         })
         .collect();
     Replayed {
@@ -318,6 +369,7 @@ pub struct Sum<'a> {
     policies: &'a [&'a dyn PolicySource],
     rows: Vec<PolicyRow>,
     events: Vec<EventRow>,
+    compaction_events: Vec<CompactionEventRow>,
     runs_out: Vec<ConversationRuns>,
     baseline: (Tokens, f64, f64),
 }
@@ -329,7 +381,14 @@ impl<'a> Sum<'a> {
             .iter()
             .map(|p| PolicyRow { policy: p.label().to_owned(), ..Default::default() })
             .collect();
-        Sum { policies, rows, events: Vec::new(), runs_out: Vec::new(), baseline: (0, 0.0, 0.0) }
+        Sum {
+            policies,
+            rows,
+            events: Vec::new(),
+            compaction_events: Vec::new(),
+            runs_out: Vec::new(),
+            baseline: (0, 0.0, 0.0),
+        }
     }
 
     /// Adds the next conversation.
@@ -351,7 +410,14 @@ impl<'a> Sum<'a> {
             row.pruned_results += r.reuse.pruned_results;
             row.reused_results += r.reuse.reused_results;
             row.reused_tokens += r.reuse.reused_tokens;
+            row.add_compaction(CompactionTotals::of(s));
             self.events.extend(r.events.into_iter().map(|event| EventRow {
+                trace: conversation.trace.clone(),
+                conversation: conversation.conversation.clone(),
+                policy: source.label().to_owned(),
+                event,
+            }));
+            self.compaction_events.extend(r.compactions.into_iter().map(|event| CompactionEventRow {
                 trace: conversation.trace.clone(),
                 conversation: conversation.conversation.clone(),
                 policy: source.label().to_owned(),
@@ -370,7 +436,8 @@ impl<'a> Sum<'a> {
 
     /// The comparison of everything added.
     pub fn finish(self, settings: &CompareSettings) -> Comparison {
-        let Sum { mut rows, events, runs_out, baseline: (tokens, cost, cost_usd), .. } = self;
+        let Sum { mut rows, events, compaction_events, runs_out, baseline: (tokens, cost, cost_usd), .. } =
+            self;
         for r in &mut rows {
             r.reuse_share = RunReuse {
                 pruned_results: r.pruned_results,
@@ -391,6 +458,7 @@ impl<'a> Sum<'a> {
             baseline_cost_usd: cost_usd,
             policies: rows,
             events,
+            compaction_events,
             conversations: runs_out,
         }
     }

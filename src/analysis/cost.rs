@@ -424,10 +424,16 @@ pub struct CostTotals {
     /// Requests whose log records no output tokens: their output is not in `cost_usd`.
     pub output_unrecorded: usize,
     /// The whole bill in USD: cache reads, writes and output, at the prices of each request's
-    /// model.
+    /// model, and the summarisation calls of compactions ([`super::summarization`]).
     pub cost_usd: f64,
     /// Of `cost_usd`, the output.
     pub output_cost_usd: f64,
+    /// Of `cost`, the summarisation calls of compactions (0 for a policy that does not compact).
+    #[serde(default)]
+    pub summarization_cost: f64,
+    /// Of `cost_usd`, the summarisation calls of compactions.
+    #[serde(default)]
+    pub summarization_cost_usd: f64,
     /// What the log records the requests cost, in USD, summed over the requests that record it
     /// (`None`: no request does). Recorded, so the same under every policy.
     pub recorded_cost_usd: Option<f64>,
@@ -447,6 +453,8 @@ impl std::ops::AddAssign for CostTotals {
         self.output_unrecorded += o.output_unrecorded;
         self.cost_usd += o.cost_usd;
         self.output_cost_usd += o.output_cost_usd;
+        self.summarization_cost += o.summarization_cost;
+        self.summarization_cost_usd += o.summarization_cost_usd;
         self.recorded_cost_usd = match (self.recorded_cost_usd, o.recorded_cost_usd) {
             (None, None) => None,
             (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
@@ -498,7 +506,12 @@ pub fn cost_of_run(rows: &[RequestRow], model: &CacheModel) -> (CostTotals, Vec<
         totals.read_tokens += c.read_tokens;
         totals.write_tokens += c.write_tokens;
         totals.rewritten_tokens += c.rewritten_tokens;
-        totals.cost += c.cost + super::summarization::summarization_cost(row, model);
+        let summarization = super::summarization::summarization_cost(row, model);
+        let summarization_usd = super::summarization::summarization_cost_usd(row, model, &usd);
+        totals.cost += c.cost + summarization;
+        totals.summarization_cost += summarization;
+        totals.cost_usd += summarization_usd;
+        totals.summarization_cost_usd += summarization_usd;
         if row.changed_results > 0 {
             totals.prune_events += 1;
             totals.freed_tokens += row.freed_tokens;

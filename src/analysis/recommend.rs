@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use super::compare::PolicySource;
 use super::cost::{CacheModel, CostTotals, cost_of_run};
 use super::reuse::{RunReuse, replay_with_reuse};
+use super::summarization::CompactionTotals;
 use crate::measure::MeasuredConversation;
 use crate::model::Tokens;
 use crate::policy::PolicySpec;
@@ -90,6 +91,8 @@ pub struct Cell {
     /// Results the policy pruned, and of those the agent reused later ([`super::reuse`]); `None`
     /// where the conversation was measured without its reuse index.
     pub reuse: Option<(usize, usize)>,
+    /// The run's compactions and summarisation calls (their cost is in `cost`).
+    pub compaction: CompactionTotals,
 }
 
 impl Cell {
@@ -98,6 +101,7 @@ impl Cell {
         self.cost += o.cost;
         self.peak = self.peak.max(o.peak);
         self.prune_events += o.prune_events;
+        self.compaction += o.compaction;
         self.reuse = match (self.reuse, o.reuse) {
             (Some(a), Some(b)) => Some((a.0 + b.0, a.1 + b.1)),
             (a, b) => a.or(b),
@@ -131,6 +135,7 @@ fn cell_of(run: &Run, reuse: Option<RunReuse>, cache: &CacheModel) -> Cell {
         peak: run.summary.peak_context_tokens,
         prune_events: run.summary.prune_events,
         reuse: reuse.map(|r| (r.pruned_results, r.reused_results)),
+        compaction: CompactionTotals::of(&run.summary),
     }
 }
 
@@ -195,7 +200,7 @@ pub fn baseline_policy() -> PolicySpec {
 }
 
 /// One (policy, threshold) over every conversation: the fields of the JSON contract.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Candidate {
     /// The policy spec.
@@ -219,6 +224,34 @@ pub struct Candidate {
     pub prune_events: usize,
     /// Peak within the window and reuse share within the bound (when known).
     pub meets_constraints: bool,
+    /// Compactions the runs made (0 for a policy that does not compact; docs/compaction.md).
+    #[serde(default)]
+    pub compactions: usize,
+    /// Tokens those compactions summarised away.
+    #[serde(default)]
+    pub summarized_tokens: Tokens,
+    /// Tokens of the summaries.
+    #[serde(default)]
+    pub summary_tokens: Tokens,
+    /// Input tokens of the summarisation calls (their cost is in `cost`).
+    #[serde(default)]
+    pub summarization_input_tokens: Tokens,
+    /// Output tokens of the summarisation calls, at the output price.
+    #[serde(default)]
+    pub summarization_output_tokens: Tokens,
+}
+
+impl Candidate {
+    /// The candidate's compaction counts.
+    pub fn compaction(&self) -> CompactionTotals {
+        CompactionTotals {
+            compactions: self.compactions,
+            summarized_tokens: self.summarized_tokens,
+            summary_tokens: self.summary_tokens,
+            summarization_input_tokens: self.summarization_input_tokens,
+            summarization_output_tokens: self.summarization_output_tokens,
+        }
+    }
 }
 
 /// The recommended pair and the baseline it is measured against.
@@ -330,6 +363,11 @@ fn candidate(
         cost_change: change(c.cost, base.cost),
         prune_events: c.prune_events,
         meets_constraints: c.peak <= s.window && within_reuse,
+        compactions: c.compaction.compactions,
+        summarized_tokens: c.compaction.summarized_tokens,
+        summary_tokens: c.compaction.summary_tokens,
+        summarization_input_tokens: c.compaction.summarization_input_tokens,
+        summarization_output_tokens: c.compaction.summarization_output_tokens,
     }
 }
 

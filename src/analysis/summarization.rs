@@ -10,10 +10,54 @@
 //! platform.claude.com/docs/en/about-claude/pricing), OpenAI's GPT-5 8× ($1.25/$10,
 //! developers.openai.com/api/docs/pricing); with no cache (`none`) every token is 1; with explicit
 //! USD prices, which give no output price, output is taken at Anthropic's 5× the input price.
-//! Pure: no I/O.
+//! In USD (the bill `recommend` ranks by) the call is priced at the rates of the request's model:
+//! its cache read and write rates, and its output rate for the summary. [`CompactionTotals`] are
+//! the per-run counts every output carries. Pure: no I/O.
 
-use super::cost::{CacheModel, Prices};
-use crate::result::RequestRow;
+use serde::{Deserialize, Serialize};
+
+use super::cost::{CacheModel, Prices, UsdRates};
+use crate::model::Tokens;
+use crate::result::{RequestRow, RunSummary};
+
+/// What a run's compactions add up to (all 0 for a policy that does not compact): the per-run
+/// fields of the replay, `compare`, `cost` and `recommend` outputs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompactionTotals {
+    /// Compactions made (the policy's, and the agent's trigger's under `simulated`).
+    pub compactions: usize,
+    /// Tokens those compactions summarised away.
+    pub summarized_tokens: Tokens,
+    /// Tokens of the summaries that replaced them.
+    pub summary_tokens: Tokens,
+    /// Input tokens of the summarisation calls.
+    pub summarization_input_tokens: Tokens,
+    /// Output tokens of the summarisation calls.
+    pub summarization_output_tokens: Tokens,
+}
+
+impl CompactionTotals {
+    /// The totals of one run.
+    pub fn of(s: &RunSummary) -> CompactionTotals {
+        CompactionTotals {
+            compactions: s.compactions,
+            summarized_tokens: s.summarized_tokens,
+            summary_tokens: s.summary_tokens,
+            summarization_input_tokens: s.summarization_input_tokens,
+            summarization_output_tokens: s.summarization_output_tokens,
+        }
+    }
+}
+
+impl std::ops::AddAssign for CompactionTotals {
+    fn add_assign(&mut self, o: CompactionTotals) {
+        self.compactions += o.compactions;
+        self.summarized_tokens += o.summarized_tokens;
+        self.summary_tokens += o.summary_tokens;
+        self.summarization_input_tokens += o.summarization_input_tokens;
+        self.summarization_output_tokens += o.summarization_output_tokens;
+    }
+}
 
 /// Price of an output token, in the unit of `prices`.
 pub fn output_price(prices: &Prices) -> f64 {
@@ -25,16 +69,69 @@ pub fn output_price(prices: &Prices) -> f64 {
     ratio * prices.input
 }
 
+/// The summarisation call's input tokens read from the cache and written: its cached prefix is
+/// read unless the cache expired since the previous request.
+fn read_and_written(row: &RequestRow, model: &CacheModel) -> (Tokens, Tokens) {
+    let expired = matches!((model.ttl_ms, row.gap_ms), (Some(ttl), Some(gap)) if gap > ttl);
+    let read = if expired { 0 } else { row.summarization_cached_tokens.min(row.summarization_input_tokens) };
+    (read, row.summarization_input_tokens - read)
+}
+
+/// One compaction's summarisation call, priced: what `compare` and `cost` list per event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompactionEvent {
+    /// The request the compaction came before (index in its conversation).
+    pub request: usize,
+    /// The call's input: the context then, plus the summarisation instructions.
+    pub input_tokens: Tokens,
+    /// Of that input, the prefix read from the cache (0 when it expired or is not used).
+    pub read_tokens: Tokens,
+    /// Its output: the summary, at the output price.
+    pub output_tokens: Tokens,
+    /// The call's cost, in the prices' unit.
+    pub cost: f64,
+    /// The call's cost in USD, at the rates of the request's model.
+    pub cost_usd: f64,
+}
+
+/// Every summarisation call of a run's `rows`, priced.
+pub fn events(rows: &[RequestRow], model: &CacheModel) -> Vec<CompactionEvent> {
+    rows.iter()
+        .filter(|r| r.summarization_input_tokens > 0)
+        .map(|r| {
+            let usd = UsdRates::of(model, r.model.as_deref()).0;
+            CompactionEvent {
+                request: r.request,
+                input_tokens: r.summarization_input_tokens,
+                read_tokens: read_and_written(r, model).0,
+                output_tokens: r.summarization_output_tokens,
+                cost: summarization_cost(r, model),
+                cost_usd: summarization_cost_usd(r, model, &usd),
+            }
+        })
+        .collect()
+}
+
 /// The cost of the summarisation call made before `row`'s request (0 without one).
 pub fn summarization_cost(row: &RequestRow, model: &CacheModel) -> f64 {
     if row.summarization_input_tokens == 0 {
         return 0.0;
     }
-    let expired = matches!((model.ttl_ms, row.gap_ms), (Some(ttl), Some(gap)) if gap > ttl);
-    let read = if expired { 0 } else { row.summarization_cached_tokens.min(row.summarization_input_tokens) };
-    let written = row.summarization_input_tokens - read;
+    let (read, written) = read_and_written(row, model);
     let p = &model.prices;
     p.cost(read, written) + row.summarization_output_tokens as f64 * output_price(p) / p.per_tokens
+}
+
+/// The same call in USD at `usd`, the rates of the request's model (the long-context tier's when
+/// the call's input is over its bound): what `recommend` ranks by (0 without one).
+pub fn summarization_cost_usd(row: &RequestRow, model: &CacheModel, usd: &UsdRates) -> f64 {
+    if row.summarization_input_tokens == 0 {
+        return 0.0;
+    }
+    let (read, written) = read_and_written(row, model);
+    let usd = usd.for_prompt(row.summarization_input_tokens);
+    read as f64 * usd.read + written as f64 * usd.write + row.summarization_output_tokens as f64 * usd.output
 }
 
 #[cfg(test)]
@@ -65,5 +162,52 @@ mod tests {
         let cost = summarization_cost(&compacted(100_000, 90_000, 0, Some(600_000)), &model);
         assert!((cost - 125_000.0).abs() < 1e-6, "{cost}");
         assert_eq!(summarization_cost(&RequestRow::default(), &model), 0.0);
+    }
+
+    #[test]
+    fn in_usd_the_call_pays_the_models_read_write_and_output_rates() {
+        let model = CacheModel::default();
+        let usd = UsdRates { read: 1.0, write: 10.0, output: 100.0, long: None };
+        let cost = summarization_cost_usd(&compacted(100_000, 90_000, 3_000, Some(1_000)), &model, &usd);
+        assert!((cost - (90_000.0 + 100_000.0 + 300_000.0)).abs() < 1e-6, "{cost}");
+        let expired = summarization_cost_usd(&compacted(100_000, 90_000, 0, Some(600_000)), &model, &usd);
+        assert!((expired - 1_000_000.0).abs() < 1e-6, "{expired}");
+        assert_eq!(summarization_cost_usd(&RequestRow::default(), &model, &usd), 0.0);
+    }
+
+    #[test]
+    fn each_summarisation_call_is_an_event_with_its_price() {
+        let model = CacheModel::default();
+        let rows = [
+            RequestRow::default(),
+            RequestRow { request: 1, ..compacted(100_000, 90_000, 3_000, Some(1_000)) },
+        ];
+        let e = events(&rows, &model);
+        assert_eq!(e.len(), 1);
+        assert_eq!(
+            (e[0].request, e[0].input_tokens, e[0].read_tokens, e[0].output_tokens),
+            (1, 100_000, 90_000, 3_000)
+        );
+        assert!((e[0].cost - summarization_cost(&rows[1], &model)).abs() < 1e-9);
+        assert!(e[0].cost_usd > 0.0);
+    }
+
+    #[test]
+    fn compaction_totals_add_up_field_by_field() {
+        let mut a = CompactionTotals {
+            compactions: 1,
+            summarized_tokens: 10,
+            summary_tokens: 2,
+            ..Default::default()
+        };
+        a += CompactionTotals {
+            compactions: 2,
+            summarized_tokens: 5,
+            summary_tokens: 1,
+            summarization_input_tokens: 7,
+            summarization_output_tokens: 3,
+        };
+        assert_eq!((a.compactions, a.summarized_tokens, a.summary_tokens), (3, 15, 3));
+        assert_eq!((a.summarization_input_tokens, a.summarization_output_tokens), (7, 3));
     }
 }

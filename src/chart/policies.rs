@@ -65,6 +65,7 @@ mod tests {
             baseline_cost_usd: 0.0,
             policies: vec![row("none", 0.0, 0.0), row("keep-results:n=5", 0.5, 0.12)],
             events: Vec::new(),
+            compaction_events: Vec::new(),
             conversations: Vec::new(),
         }
     }

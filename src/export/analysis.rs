@@ -205,7 +205,7 @@ pub const COMPARE_HEADERS: [&str; 14] = [
 /// One row per policy: tokens, window, cost.
 pub fn compare_policies(c: &Comparison) -> Tabular {
     let unit = &c.cache.prices.unit;
-    Tabular {
+    let t = Tabular {
         headers: COMPARE_HEADERS.to_vec(),
         rows: c
             .policies
@@ -229,7 +229,14 @@ pub fn compare_policies(c: &Comparison) -> Tabular {
                 ]
             })
             .collect(),
-    }
+    };
+    with_compactions(t, c)
+}
+
+/// `t`, one row per policy of `c`, with the compaction columns when a policy compacted.
+fn with_compactions(t: Tabular, c: &Comparison) -> Tabular {
+    let totals: Vec<_> = c.policies.iter().map(PolicyRow::compaction).collect();
+    super::compaction::append(t, &totals)
 }
 
 /// What a policy's row says besides its numbers: that it saves tokens but costs more, or that it
@@ -238,7 +245,7 @@ pub fn compare_policies(c: &Comparison) -> Tabular {
 fn policy_note(p: &PolicyRow) -> String {
     if p.saves_tokens_costs_more {
         "saves tokens, costs more".into()
-    } else if p.prune_events == 0 && p.requests > 0 && p.policy != "none" {
+    } else if p.prune_events == 0 && p.compactions == 0 && p.requests > 0 && p.policy != "none" {
         format!("never fired (peak context {} tokens)", p.peak_context_tokens)
     } else {
         String::new()
@@ -265,7 +272,7 @@ pub const COST_HEADERS: [&str; 13] = [
 /// One row per policy: where the cost goes.
 pub fn cost_policies(c: &Comparison) -> Tabular {
     let unit = &c.cache.prices.unit;
-    Tabular {
+    let t = Tabular {
         headers: COST_HEADERS.to_vec(),
         rows: c
             .policies
@@ -290,7 +297,8 @@ pub fn cost_policies(c: &Comparison) -> Tabular {
                 ]
             })
             .collect(),
-    }
+    };
+    with_compactions(t, c)
 }
 
 /// The columns of [`cost_events`].
@@ -376,8 +384,17 @@ pub fn compare_sections(c: &Comparison) -> Vec<Section> {
         ),
     ]);
     for p in c.policies.iter().filter(|p| p.saves_tokens_costs_more) {
+        let why = match (p.prune_events > 0, p.compactions > 0) {
+            (_, false) => "its prunes force cached tokens to be written again",
+            (false, true) => {
+                "its summarisation calls, and the uncached context after each compaction, cost more than it saves"
+            }
+            (true, true) => {
+                "its prunes force cached tokens to be written again, and its summarisation calls and the uncached context after each compaction cost more"
+            }
+        };
         text.push(format!(
-            "{} saves {} of input tokens but costs {} more than the sessions as recorded: its prunes force cached tokens to be written again.",
+            "{} saves {} of input tokens but costs {} more than the sessions as recorded: {why}.",
             p.policy,
             pct(p.savings),
             pct(p.cost_change)
@@ -634,6 +651,12 @@ pub fn write_cost(
                 Some((&COST_EVENT_HEADERS[..], rows)),
                 &mut out,
             )?;
+            if !c.compaction_events.is_empty() {
+                let t = super::compaction::events(&c.compaction_events, unit);
+                let rows = || t.rows.iter();
+                let title = super::compaction::EVENTS_TITLE;
+                write_section(format, false, title, &[], Some((&t.headers[..], rows)), &mut out)?;
+            }
             out.finish()
         }
     }

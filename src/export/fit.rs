@@ -120,6 +120,9 @@ fn number_header(name: &'static str) -> &'static str {
         "split_results" => "split\nresults",
         "split_share" => "split\nshare",
         "summary_tokens" => "summaries\n(tokens)",
+        "summarized_tokens" => "summarised\n(tokens)",
+        "summarization_input_tokens" => "summary call\ninput",
+        "summarization_output_tokens" => "summary call\noutput",
         "content_tokens" => "content\n(tokens)",
         "overhead_tokens" => "overhead\n(tokens)",
         "output_tokens" => "output\n(tokens)",
@@ -201,6 +204,9 @@ impl Layout {
             Some(v) => v.keep.iter().filter_map(|k| headers.iter().position(|h| h == k)).collect(),
             None => (0..headers.len()).collect(),
         };
+        if let Some(v) = view {
+            super::compaction::keep_beside(headers, v.headers.len(), &mut source);
+        }
         if source.is_empty() {
             source = (0..headers.len().min(1)).collect();
         }
@@ -451,9 +457,10 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
 
 /// The columns each terminal table keeps when fitted (docs/cli.md lists them), most important
 /// first; `--wide` draws all of them.
-pub const VIEWS: [View; 16] = {
+pub const VIEWS: [View; 17] = {
     use super::analysis as a;
     use super::columns as c;
+    use super::compaction as k;
     use super::recommend as m;
     use super::reconcile as r;
     [
@@ -493,6 +500,19 @@ pub const VIEWS: [View; 16] = {
                 "pruned_tokens",
                 "freed_tokens",
                 "recorded_input_tokens",
+            ],
+        },
+        View {
+            headers: &k::RUNS_HEADERS,
+            keep: &[
+                "trace",
+                "conversation",
+                "policy",
+                "compactions",
+                "summary_tokens",
+                "summarization_input_tokens",
+                "summarization_output_tokens",
+                "summarized_tokens",
             ],
         },
         View {
@@ -668,10 +688,11 @@ pub const VIEWS: [View; 16] = {
     ]
 };
 
-/// The view of the table with exactly these `headers`, if it has one (a table without is fitted
-/// with all its columns, the last left out first).
+/// The view of the table with exactly these `headers`, or these and the compaction columns
+/// ([`super::compaction::append`]), if it has one (a table without is fitted with all its columns,
+/// the last left out first).
 pub fn view(headers: &[&str]) -> Option<&'static View> {
-    VIEWS.iter().find(|v| v.headers == headers)
+    VIEWS.iter().find(|v| v.headers == headers || v.headers == super::compaction::without(headers))
 }
 
 #[cfg(test)]

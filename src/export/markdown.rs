@@ -98,6 +98,10 @@ impl TimelineParts for MarkdownExporter {
 fn write_totals(report: &ReplayReport, out: &mut dyn Write) -> Result<()> {
     out.write_all(b"\n## Totals per policy\n\n")?;
     write_tabular(&columns::totals(report), out)?;
+    if let Some(t) = super::compaction::runs(&report.runs) {
+        out.write_all(b"\n## Compactions per run (runs that compacted)\n\n")?;
+        write_tabular(&t, out)?;
+    }
     Ok(())
 }
 

@@ -12,6 +12,7 @@
 pub mod analysis;
 pub mod bill;
 pub mod columns;
+pub mod compaction;
 pub mod csv;
 pub mod fit;
 pub mod json;

@@ -90,7 +90,7 @@ fn interval_line(r: &Recommendation) -> Option<String> {
 /// The rows of `candidates`; with `pick`, the [`BEST_HEADERS`] with the row of that candidate
 /// marked, else the [`CANDIDATE_HEADERS`].
 fn candidate_rows(candidates: &[&Candidate], unit: &str, pick: Option<Option<&Candidate>>) -> Tabular {
-    Tabular {
+    let t = Tabular {
         headers: match pick {
             Some(_) => BEST_HEADERS.to_vec(),
             None => CANDIDATE_HEADERS.to_vec(),
@@ -117,7 +117,9 @@ fn candidate_rows(candidates: &[&Candidate], unit: &str, pick: Option<Option<&Ca
                 row
             })
             .collect(),
-    }
+    };
+    let totals: Vec<_> = candidates.iter().map(|c| c.compaction()).collect();
+    super::compaction::append(t, &totals)
 }
 
 /// The best candidate of each policy, in grid order (the baseline's own row first), and the

@@ -260,6 +260,11 @@ fn write_totals(report: &ReplayReport, fit: Fit, out: &mut dyn Write) -> Result<
     out.write_all(b"\n\nTotals per policy (all conversations)\n")?;
     write_fitted_tabular(&columns::totals(report), fit, out)?;
     out.write_all(b"\n")?;
+    if let Some(t) = super::compaction::runs(&report.runs) {
+        out.write_all(b"\nCompactions per run (runs that compacted)\n")?;
+        write_fitted_tabular(&t, fit, out)?;
+        out.write_all(b"\n")?;
+    }
     Ok(())
 }
 

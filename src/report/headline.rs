@@ -159,6 +159,7 @@ mod tests {
             cost_change: 0.0,
             prune_events: 3,
             meets_constraints: true,
+            ..Default::default()
         }
     }
 

@@ -27,6 +27,11 @@ struct Pair {
     cost_change: f64,
     prune_events: u64,
     meets_constraints: bool,
+    compactions: u64,
+    summarized_tokens: u64,
+    summary_tokens: u64,
+    summarization_input_tokens: u64,
+    summarization_output_tokens: u64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -43,6 +48,11 @@ struct Picked {
     cost_change: f64,
     prune_events: u64,
     meets_constraints: bool,
+    compactions: u64,
+    summarized_tokens: u64,
+    summary_tokens: u64,
+    summarization_input_tokens: u64,
+    summarization_output_tokens: u64,
     baseline: Pair,
 }
 
@@ -99,6 +109,21 @@ fn check(out: &Output, what: &str) {
     assert_eq!((r.baseline.input_tokens, r.baseline.cost), (base.input_tokens, base.cost), "{what}");
     assert!(r.cost <= base.cost, "{what}: the pick never costs more than the sessions as recorded");
     assert_eq!(base.prune_events, 0, "{what}: nothing is pruned as recorded");
+    assert_eq!(base.compactions, 0, "{what}: the baseline's compactions are the log's own, not counted");
+    for c in out.candidates.iter().chain([&r.baseline]) {
+        let calls = (c.summarization_input_tokens, c.summarization_output_tokens);
+        let made = (c.compactions, c.summarized_tokens, c.summary_tokens);
+        assert_eq!(c.compactions == 0, calls == (0, 0), "{what}: {} calls only when it compacts", c.policy);
+        assert_eq!(
+            made.0 == 0,
+            (made.1, made.2) == (0, 0),
+            "{what}: {} summarises only when it compacts",
+            c.policy
+        );
+    }
+    let picked =
+        (r.summarized_tokens, r.summary_tokens, r.summarization_input_tokens, r.summarization_output_tokens);
+    assert_eq!(r.compactions == 0, picked == (0, 0, 0, 0), "{what}: the pick's summaries");
     for c in &out.candidates {
         let savings = 1.0 - c.input_tokens as f64 / base.input_tokens as f64;
         let change = c.cost / base.cost - 1.0;
