@@ -2,10 +2,13 @@
 //! from the prompt sizes the log records, so that every replayed context is in the provider's
 //! tokens and as large as the prompt that was really sent.
 //!
-//! **The model.** The provider's prompt size of request `k` is `a + b·x_k`, where `x_k` is the
-//! replayed context of policy `none` as recorded (every measured item since the last compaction,
-//! whatever its category, in the report's tokenizer), `a` the fixed overhead the log does not hold
-//! (system prompt, tool schemas, reminders), and `b` the provider's tokens per report token.
+//! **The model.** The provider's prompt size of request `k` is `a_s + b·x_k + c·n_k + d·t_k`,
+//! where `x_k` is the replayed context of policy `none` as recorded (every measured item since the
+//! last compaction, whatever its category, in the report's tokenizer), `n_k` its items, `t_k` the
+//! requests since the first of its segment (the requests between two compactions, [`positions`]),
+//! `a_s` the overhead of the segment the log does not hold (system prompt, tool schemas,
+//! reminders), `b` the provider's tokens per report token, `c` the framing per item and `d` the
+//! growth per request.
 //!
 //! - `b`: 1 where the report's tokenizer is the provider's ([`Method::Exact`]: OpenAI formats
 //!   counted with o200k). Elsewhere ([`Method::Ratio`]: Claude, Gemini, unknown providers, or a
@@ -15,20 +18,28 @@
 //!   between them that append at least [`MIN_DELTA`] tokens and whose recorded size grows. A median
 //!   is not moved by a cache miss or one odd step; the weight keeps tiny appends (where one token of
 //!   framing is a large ratio) from deciding. With no such pair, the agent's default ratio.
-//! - `a`: the median over the recorded requests of `y_k - b·x_k` (a compaction resets both `x` and
-//!   the prompt, so its requests fit the same `a`; one outlier does not move a median).
+//! - `c`: where `b` is 1, the weighted median per appended item of what the provider counted
+//!   beyond the report; 0 elsewhere, where `b` takes it in.
+//! - `d`: where `b` is fitted, the median over consecutive recorded requests of one segment of how
+//!   much the gap `y − b·x` grew per request between them (content each request adds that the log
+//!   does not hold, which `b`, decided by large appends, does not show); 0 where `b` is 1.
+//! - `a_s`: the median over the segment's recorded requests of `y_k − b·x_k − c·n_k − d·t_k` where
+//!   it has [`MIN_SEGMENT`] of them (the overhead changes at a compaction), else the same median
+//!   over the conversation, `a` (one outlier does not move a median).
 //!
 //! **Applied** ([`apply`]): every measured text's report-token count is multiplied by `b` and
 //! rounded, item by item (so a policy that drops an item saves `b` times its count: counterfactual
-//! contexts are in provider tokens too), and `a` is added as an [`Category::Unrecorded`] item at the
-//! start and after every compaction. The policies' own estimators (`decide`, `len/4`) are what the
-//! agent counts and are not scaled. A log with no recorded usage gets its agent's default `a` and `b`
-//! ([`Method::Default`], measured on the shared corpus: docs/calibration.md), and so does one
-//! with fewer than [`MIN_RECORDED`] recorded requests; a format with no default is then left as
-//! measured ([`Method::None`]).
+//! contexts are in provider tokens too), `a_s` is added as an [`Category::Unrecorded`] item at the
+//! start and after every compaction, and the growth as one before each request. The policies'
+//! own estimators (`decide`, `len/4`) are what the agent counts and are not scaled. A log with no
+//! recorded usage gets its agent's default `a` and `b` ([`Method::Default`], measured on the
+//! shared corpus: docs/calibration.md; no growth), and so does one with fewer than
+//! [`MIN_RECORDED`] recorded requests; a format with no default is then left as measured
+//! ([`Method::None`]).
 //!
-//! **The quality gate** ([`leave_one_out`]): each recorded request is predicted from `a` and `b`
-//! fitted without it (its deltas and its gap left out), so the error is not a fit to itself.
+//! **The quality gate** ([`leave_one_out`]): each recorded request is predicted from the model
+//! fitted without it (its deltas, its gap and its growth steps left out), so the error is not a
+//! fit to itself.
 //! Pure: no I/O, no printing.
 
 use crate::measure::{Category, MeasuredConversation, MeasuredItem, Whole};
@@ -46,6 +57,13 @@ pub const MIN_DELTA: Tokens = 50;
 
 /// Fewest appends the framing is fitted from (with fewer, one odd step would decide it; it is 0).
 pub const MIN_FRAMING_PAIRS: usize = 3;
+
+/// Fewest recorded requests a segment between compactions fits its own overhead from (with fewer,
+/// the conversation's overhead stands in).
+pub const MIN_SEGMENT: usize = 3;
+
+/// Fewest steps between recorded requests the growth is fitted from (with fewer, it is 0).
+pub const MIN_GROWTH_STEPS: usize = 3;
 
 /// One request as the estimator sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,22 +147,71 @@ fn median(mut values: Vec<f64>) -> Option<f64> {
     values.get(values.len().saturating_sub(1) / 2).copied()
 }
 
-/// The fitted model: `recorded ≈ overhead + ratio·replayed + framing·items`.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// Where each sample sits: its segment (compactions before it) and its step (requests since the
+/// first of its segment).
+pub fn positions(samples: &[Sample]) -> Vec<(usize, Tokens)> {
+    let (mut segment, mut step) = (0, 0);
+    samples
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            if i > 0 && s.after_compaction {
+                (segment, step) = (segment + 1, 0);
+            } else if i > 0 {
+                step += 1;
+            }
+            (segment, step)
+        })
+        .collect()
+}
+
+/// The fitted model: `recorded ≈ overhead_s + ratio·replayed + framing·items + growth·step`,
+/// `overhead_s` the overhead of the request's segment.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Fit {
-    /// `a`, provider tokens.
+    /// `a`, provider tokens: the conversation's, and the fallback of a segment with too few
+    /// recorded requests.
     pub overhead: f64,
+    /// `a` of each segment between compactions ([`MIN_SEGMENT`]).
+    pub segments: Vec<f64>,
     /// `b`, provider tokens per report token.
     pub ratio: f64,
     /// `c`, provider tokens per item in the context.
     pub framing: f64,
+    /// `d`, provider tokens the log does not hold added per request since the segment started.
+    pub growth: f64,
 }
 
 impl Fit {
-    /// The predicted prompt size of `s`.
-    pub fn predict(&self, s: &Sample) -> f64 {
-        self.overhead + self.ratio * s.replayed as f64 + self.framing * s.items as f64
+    /// The predicted prompt size of `s`, at `position` ([`positions`]).
+    pub fn predict(&self, s: &Sample, (segment, step): (usize, Tokens)) -> f64 {
+        let overhead = self.segments.get(segment).copied().unwrap_or(self.overhead);
+        overhead + self.ratio * s.replayed as f64 + self.framing * s.items as f64 + self.growth * step as f64
     }
+}
+
+/// `d`: the median over consecutive kept recorded requests of one segment of the growth of their
+/// gap per request between them; 0 with fewer than [`MIN_GROWTH_STEPS`], never negative.
+fn growth(gaps: &[(usize, f64)], pos: &[(usize, Tokens)]) -> f64 {
+    let steps: Vec<f64> = gaps
+        .windows(2)
+        .filter(|w| pos[w[0].0].0 == pos[w[1].0].0)
+        .map(|w| (w[1].1 - w[0].1) / (pos[w[1].0].1 - pos[w[0].0].1) as f64)
+        .collect();
+    if steps.len() < MIN_GROWTH_STEPS { 0.0 } else { median(steps).unwrap_or(0.0).max(0.0) }
+}
+
+/// The overhead of each segment: the median of its gaps less the growth (`(index, gap)` pairs),
+/// where it has at least [`MIN_SEGMENT`], else `fallback`.
+fn segment_overheads(gaps: &[(usize, f64)], pos: &[(usize, Tokens)], growth: f64, fallback: f64) -> Vec<f64> {
+    let count = pos.last().map_or(0, |p| p.0 + 1);
+    let mut per: Vec<Vec<f64>> = vec![Vec::new(); count];
+    for &(i, g) in gaps {
+        per[pos[i].0].push(g - growth * pos[i].1 as f64);
+    }
+    per.into_iter()
+        .map(|v| if v.len() >= MIN_SEGMENT { median(v).unwrap_or(fallback) } else { fallback })
+        .collect()
 }
 
 /// The model fitted on `samples` without the request `skip` (see the module doc); `exact` fixes `b`
@@ -178,13 +245,23 @@ pub fn fit(samples: &[Sample], exact: bool, default_ratio: f64, skip: Option<usi
         });
         (weighted_median(deltas.collect()).unwrap_or(default_ratio), 0.0)
     };
-    let gaps: Vec<f64> = samples
+    let gaps = gaps(samples, ratio, framing, skip);
+    let pos = positions(samples);
+    let growth = if exact { 0.0 } else { growth(&gaps, &pos) };
+    let overhead = median(gaps.iter().map(|&(i, g)| g - growth * pos[i].1 as f64).collect())?;
+    let segments = segment_overheads(&gaps, &pos, growth, overhead);
+    Some(Fit { overhead, segments, ratio, framing, growth })
+}
+
+/// `(index, recorded − ratio·replayed − framing·items)` of every recorded request but `skip`.
+fn gaps(samples: &[Sample], ratio: f64, framing: f64, skip: Option<usize>) -> Vec<(usize, f64)> {
+    let gap = |s: &Sample| Some(s.recorded? as f64 - ratio * s.replayed as f64 - framing * s.items as f64);
+    samples
         .iter()
         .enumerate()
-        .filter(|(i, _)| kept(*i))
-        .filter_map(|(_, s)| Some(s.recorded? as f64 - ratio * s.replayed as f64 - framing * s.items as f64))
-        .collect();
-    Some(Fit { overhead: median(gaps)?, ratio, framing })
+        .filter(|&(i, _)| Some(i) != skip)
+        .filter_map(|(i, s)| Some((i, gap(s)?)))
+        .collect()
 }
 
 /// What an agent's logs show when they record usage: its default overhead and ratio for logs
@@ -245,11 +322,15 @@ pub fn from_samples(samples: &[Sample], format: &str, tokenizer: Tokenizer) -> C
             overhead: f.overhead.round().max(0.0) as Tokens,
             ratio: f.ratio,
             framing: f.framing,
+            growth: f.growth,
         },
         None => match agent_default(format) {
-            Some((a, _)) => {
-                Calibration { method: Method::Default, overhead: a, ratio: default_ratio, framing: 0.0 }
-            }
+            Some((a, _)) => Calibration {
+                method: Method::Default,
+                overhead: a,
+                ratio: default_ratio,
+                ..Calibration::NONE
+            },
             None => Calibration::NONE,
         },
     }
@@ -261,8 +342,20 @@ fn scaled(tokens: Tokens, ratio: f64) -> Tokens {
 }
 
 /// Applies `c` to `measured` (see the module doc): report tokens scaled by the ratio, the overhead
-/// added as an unrecorded item at the start and after every compaction.
+/// added as an unrecorded item at the start and after every compaction (each segment's own where
+/// `c` was fitted and the segment has [`MIN_SEGMENT`] recorded requests), the growth before each
+/// request.
 pub fn apply(measured: &mut MeasuredConversation, c: &Calibration) {
+    let overheads: Vec<Tokens> = match c.method {
+        Method::Exact | Method::Ratio => {
+            let samples = samples(measured);
+            let gaps = gaps(&samples, c.ratio, c.framing, None);
+            let pos = positions(&samples);
+            let fitted = segment_overheads(&gaps, &pos, c.growth, c.overhead as f64);
+            fitted.into_iter().map(|a| a.round().max(0.0) as Tokens).collect()
+        }
+        Method::Default | Method::Override | Method::None => Vec::new(),
+    };
     if c.ratio != 1.0 {
         let r = c.ratio;
         for item in &mut measured.items {
@@ -284,18 +377,71 @@ pub fn apply(measured: &mut MeasuredConversation, c: &Calibration) {
             }
         }
     }
-    measured.add_overhead(c.overhead);
+    add_unseen(measured, &overheads, c.overhead, c.growth);
     measured.add_framing(c.framing);
     measured.calibration = *c;
+}
+
+/// Adds the overhead as [`Category::Unrecorded`] items, `overheads[s]` (else `fallback`) at the
+/// start of each segment `s` ([`positions`]: at the start and after the compactions before a
+/// request), and the growth, `round(growth·step)` in all by the request at `step` of its
+/// segment, as one item before each request; nothing of 0.
+fn add_unseen(measured: &mut MeasuredConversation, overheads: &[Tokens], fallback: Tokens, growth: f64) {
+    let at = |segment: usize| overheads.get(segment).copied().unwrap_or(fallback);
+    let push = |items: &mut Vec<MeasuredItem>, tokens: Tokens| {
+        if tokens > 0 {
+            items.push(unrecorded(tokens));
+        }
+    };
+    let old = std::mem::take(&mut measured.items);
+    let mut items = Vec::with_capacity(old.len() + old.len() / 4 + 1);
+    push(&mut items, at(0));
+    // The segment and step of the last request, whether one came, a compaction since it.
+    let (mut segment, mut step, mut seen, mut compacted, mut added) = (0, 0, false, false, 0);
+    for item in old {
+        match &item {
+            MeasuredItem::Compaction { .. } => {
+                items.push(item);
+                push(&mut items, at(if seen { segment + 1 } else { 0 }));
+                compacted = true;
+                continue;
+            }
+            MeasuredItem::Request { .. } => {
+                if seen && compacted {
+                    (segment, step, added) = (segment + 1, 0, 0);
+                } else if seen {
+                    step += 1;
+                }
+                (seen, compacted) = (true, false);
+                let total = (growth * step as f64).round() as Tokens;
+                push(&mut items, total.saturating_sub(added));
+                added = added.max(total);
+            }
+            _ => {}
+        }
+        items.push(item);
+    }
+    measured.items = items;
+}
+
+/// An item of `tokens` the log does not hold.
+fn unrecorded(tokens: Tokens) -> MeasuredItem {
+    MeasuredItem::Text {
+        category: Category::Unrecorded,
+        measure: crate::measure::overhead_measure(tokens),
+        turn_start: false,
+        turn_scoped: false,
+    }
 }
 
 /// Each recorded request predicted with the model fitted without it (`None` where the request has
 /// no recorded size, or no other request does).
 pub fn leave_one_out(samples: &[Sample], exact: bool, default_ratio: f64) -> Vec<Option<f64>> {
+    let pos = positions(samples);
     (0..samples.len())
         .map(|i| {
             samples[i].recorded?;
-            Some(fit(samples, exact, default_ratio, Some(i))?.predict(&samples[i]))
+            Some(fit(samples, exact, default_ratio, Some(i))?.predict(&samples[i], pos[i]))
         })
         .collect()
 }
@@ -425,8 +571,8 @@ mod tests {
         let v = framed_line(&[(100, 1), (900, 3), (1_000, 6), (4_000, 8), (4_100, 11), (7_000, 14)]);
         let f = fit(&v, true, 1.0, None).unwrap();
         assert!((f.framing - 12.0).abs() < 1e-9 && (f.overhead - 3_000.0).abs() < 1e-9, "{f:?}");
-        for s in &v {
-            assert!((f.predict(s) - s.recorded.unwrap() as f64).abs() < 1e-6);
+        for (s, at) in v.iter().zip(positions(&v)) {
+            assert!((f.predict(s, at) - s.recorded.unwrap() as f64).abs() < 1e-6);
         }
         // Left out, each request is still predicted exactly: the model holds without it.
         for (p, s) in leave_one_out(&v, true, 1.0).iter().zip(&v) {
@@ -445,5 +591,117 @@ mod tests {
             Sample { replayed: 2_000, recorded: Some(2_800), after_compaction: false, items: 5 },
         ];
         assert_eq!(fit(&v, true, 1.0, None).unwrap().framing, 0.0);
+    }
+
+    /// recorded = overhead of the segment + 1.3·replayed + 200·step, a compaction before `cut`.
+    fn growing(xs: &[Tokens], cut: usize) -> Vec<Sample> {
+        let at = |(i, &x): (usize, &Tokens)| {
+            let (a, step) = if i < cut { (20_000, i) } else { (12_000, i - cut) };
+            Sample {
+                replayed: x,
+                recorded: Some(a + (13 * x) / 10 + 200 * step as Tokens),
+                after_compaction: i == cut,
+                items: 0,
+            }
+        };
+        xs.iter().enumerate().map(at).collect()
+    }
+
+    /// Appends of 10 tokens (too small for the ratio) and a few large ones, in each segment.
+    const APPENDS: [Tokens; 14] =
+        [0, 10, 20, 100_020, 100_030, 100_040, 200_040, 200_050, 100, 110, 50_110, 50_120, 100_120, 100_130];
+
+    #[test]
+    fn each_segment_has_its_own_overhead_and_the_growth_is_fitted() {
+        let v = growing(&APPENDS, 8);
+        let at: Vec<(usize, Tokens)> = positions(&v);
+        assert_eq!(at[7], (0, 7));
+        assert_eq!(at[8..], [(1, 0), (1, 1), (1, 2), (1, 3), (1, 4), (1, 5)]);
+        let f = fit(&v, false, 1.0, None).unwrap();
+        // The large appends carry the growth too: b = (130 000 + 200) / 100 000; the gap still
+        // grows by 200 − 0.002·10 per small append, which the median of the steps takes.
+        assert!((f.ratio - 1.302).abs() < 1e-9 && (f.growth - 199.98).abs() < 1e-6, "{f:?}");
+        assert!(
+            (f.segments[0] - 20_000.0).abs() < 250.0 && (f.segments[1] - 12_000.0).abs() < 150.0,
+            "{f:?}"
+        );
+        // Left out, each request is still predicted within 1.5% (the ratio's 0.002 too many per
+        // token leaves the first request of the first segment 200 over).
+        for (p, s) in leave_one_out(&v, false, 1.0).iter().zip(&v) {
+            let y = s.recorded.unwrap() as f64;
+            assert!((p.unwrap() - y).abs() < 0.015 * y, "{p:?} {s:?}");
+        }
+        // Where the tokenizer is exact, no growth is fitted (the framing per item takes its place).
+        assert_eq!(fit(&v, true, 1.0, None).unwrap().growth, 0.0);
+    }
+
+    #[test]
+    fn a_segment_with_too_few_requests_takes_the_conversation_overhead() {
+        let v = growing(&APPENDS[..10], 8);
+        let f = fit(&v, false, 1.0, None).unwrap();
+        assert_eq!(f.segments.len(), 2);
+        assert_eq!(f.segments[1], f.overhead, "{f:?}");
+        // Its left-out request is predicted from the other segment's overhead: about 8 000 over.
+        let p = leave_one_out(&v, false, 1.0)[9].unwrap();
+        assert!((p - v[9].recorded.unwrap() as f64 - 8_000.0).abs() < 500.0, "{p}");
+    }
+
+    #[test]
+    fn apply_adds_each_segments_overhead_and_the_growth_before_each_request() {
+        use crate::measure::MeasureOptions;
+        use crate::model::{Conversation, Item, Request, Usage};
+        let text = |t: &str| Item::Assistant { text: t.repeat(10) };
+        let request = |input_tokens| {
+            Item::Request(Request {
+                usage: Some(Usage { input_tokens, ..Usage::default() }),
+                ..Request::default()
+            })
+        };
+        // Bytes as tokens; the gap less 10 per step is 100 before the compaction and 40 after.
+        let items = vec![
+            text("a"),
+            request(110),
+            text("b"),
+            request(130),
+            text("c"),
+            request(150),
+            Item::Compaction { summary: None },
+            text("d"),
+            request(50),
+            text("e"),
+            request(70),
+            text("f"),
+            request(90),
+        ];
+        let c = Conversation { id: "main".into(), items, recorded_total: None };
+        let meter = crate::tokens::testing::bytes_meter();
+        let mut m = MeasuredConversation::new(&c, &meter, &MeasureOptions::default());
+        let k = Calibration { method: Method::Ratio, overhead: 70, ratio: 1.0, framing: 0.0, growth: 10.0 };
+        apply(&mut m, &k);
+        let unrecorded: Vec<Tokens> = m
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                MeasuredItem::Text { category: Category::Unrecorded, measure, .. } => Some(measure.tokens),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(unrecorded, [100, 10, 10, 40, 10, 10]);
+        // The context before each request is then the recorded size.
+        let (mut context, mut sent) = (0, Vec::new());
+        for item in &m.items {
+            match item {
+                MeasuredItem::Text { measure, .. } => context += measure.tokens,
+                MeasuredItem::Compaction { .. } => context = 0,
+                MeasuredItem::Request { .. } => sent.push(context),
+                _ => {}
+            }
+        }
+        assert_eq!(sent, [110, 130, 150, 50, 70, 90]);
+        // A calibration not fitted on the log (an override) adds its one overhead everywhere.
+        let mut plain = MeasuredConversation::new(&c, &meter, &MeasureOptions::default());
+        apply(&mut plain, &Calibration::fixed(70));
+        let overheads = plain.items.iter().filter(|i| matches!(i, MeasuredItem::Text { category: Category::Unrecorded, measure, .. } if measure.tokens == 70));
+        assert_eq!(overheads.count(), 2);
     }
 }
