@@ -62,8 +62,13 @@ pub const MIN_FRAMING_PAIRS: usize = 3;
 /// the conversation's overhead stands in).
 pub const MIN_SEGMENT: usize = 3;
 
-/// Fewest steps between recorded requests the growth is fitted from (with fewer, it is 0).
+/// Fewest slopes between recorded requests a growth is fitted from (with fewer, a segment takes
+/// the conversation's, and the conversation's is 0).
 pub const MIN_GROWTH_STEPS: usize = 3;
+
+/// Farthest apart (in recorded requests) two requests whose gaps give a slope of the growth: the
+/// pairs grow with the square of the requests, this keeps them linear in a long session.
+pub const MAX_GROWTH_LAG: usize = 32;
 
 /// One request as the estimator sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -178,36 +183,68 @@ pub struct Fit {
     pub ratio: f64,
     /// `c`, provider tokens per item in the context.
     pub framing: f64,
-    /// `d`, provider tokens the log does not hold added per request since the segment started.
+    /// `d`, provider tokens the log does not hold added per request since the segment started:
+    /// the conversation's, and the fallback of a segment with too few recorded requests.
     pub growth: f64,
+    /// `d` of each segment between compactions ([`MIN_GROWTH_STEPS`]; empty where exact).
+    pub segment_growth: Vec<f64>,
 }
 
 impl Fit {
     /// The predicted prompt size of `s`, at `position` ([`positions`]).
     pub fn predict(&self, s: &Sample, (segment, step): (usize, Tokens)) -> f64 {
         let overhead = self.segments.get(segment).copied().unwrap_or(self.overhead);
-        overhead + self.ratio * s.replayed as f64 + self.framing * s.items as f64 + self.growth * step as f64
+        let growth = self.segment_growth.get(segment).copied().unwrap_or(self.growth);
+        overhead + self.ratio * s.replayed as f64 + self.framing * s.items as f64 + growth * step as f64
     }
 }
 
-/// `d`: the median over consecutive kept recorded requests of one segment of the growth of their
-/// gap per request between them; 0 with fewer than [`MIN_GROWTH_STEPS`], never negative.
-fn growth(gaps: &[(usize, f64)], pos: &[(usize, Tokens)]) -> f64 {
-    let steps: Vec<f64> = gaps
-        .windows(2)
-        .filter(|w| pos[w[0].0].0 == pos[w[1].0].0)
-        .map(|w| (w[1].1 - w[0].1) / (pos[w[1].0].1 - pos[w[0].0].1) as f64)
-        .collect();
-    if steps.len() < MIN_GROWTH_STEPS { 0.0 } else { median(steps).unwrap_or(0.0).max(0.0) }
+/// The slopes `(g_j − g_i) / (t_j − t_i)` of the gaps of every pair of kept recorded requests of
+/// one segment at most [`MAX_GROWTH_LAG`] recorded requests apart (`gaps`: `(index, gap)` pairs in
+/// order), with the segment of each.
+fn slopes(gaps: &[(usize, f64)], pos: &[(usize, Tokens)]) -> Vec<(usize, f64)> {
+    let mut out = Vec::new();
+    for (k, &(i, gi)) in gaps.iter().enumerate() {
+        for &(j, gj) in gaps[k + 1..].iter().take(MAX_GROWTH_LAG) {
+            let ((si, ti), (sj, tj)) = (pos[i], pos[j]);
+            if si == sj && tj > ti {
+                out.push((si, (gj - gi) / (tj - ti) as f64));
+            }
+        }
+    }
+    out
 }
 
-/// The overhead of each segment: the median of its gaps less the growth (`(index, gap)` pairs),
+/// `d` of each segment and of the conversation: the median of the slopes of the gaps between
+/// pairs of recorded requests ([`slopes`]: the Theil–Sen estimate of the gap's trend), the
+/// segment's own where it has at least [`MIN_GROWTH_STEPS`] slopes, else the conversation's (its
+/// slopes pooled; 0 with fewer); never negative. The trend, not the typical step: on Claude Code
+/// logs the gap rises by a few tokens at most requests and falls by hundreds at a few (a
+/// reminder that leaves), so the median of consecutive steps over-states it.
+fn growths(gaps: &[(usize, f64)], pos: &[(usize, Tokens)]) -> (f64, Vec<f64>) {
+    let all = slopes(gaps, pos);
+    let trend = |v: Vec<f64>| (v.len() >= MIN_GROWTH_STEPS).then(|| median(v).unwrap_or(0.0).max(0.0));
+    let pooled = trend(all.iter().map(|s| s.1).collect()).unwrap_or(0.0);
+    let count = pos.last().map_or(0, |p| p.0 + 1);
+    let per = (0..count)
+        .map(|seg| trend(all.iter().filter(|s| s.0 == seg).map(|s| s.1).collect()).unwrap_or(pooled))
+        .collect();
+    (pooled, per)
+}
+
+/// The overhead of each segment: the median of its gaps less its growth (`(index, gap)` pairs),
 /// where it has at least [`MIN_SEGMENT`], else `fallback`.
-fn segment_overheads(gaps: &[(usize, f64)], pos: &[(usize, Tokens)], growth: f64, fallback: f64) -> Vec<f64> {
+fn segment_overheads(
+    gaps: &[(usize, f64)],
+    pos: &[(usize, Tokens)],
+    growth: &[f64],
+    fallback: f64,
+) -> Vec<f64> {
     let count = pos.last().map_or(0, |p| p.0 + 1);
     let mut per: Vec<Vec<f64>> = vec![Vec::new(); count];
     for &(i, g) in gaps {
-        per[pos[i].0].push(g - growth * pos[i].1 as f64);
+        let (segment, step) = pos[i];
+        per[segment].push(g - growth.get(segment).copied().unwrap_or(0.0) * step as f64);
     }
     per.into_iter()
         .map(|v| if v.len() >= MIN_SEGMENT { median(v).unwrap_or(fallback) } else { fallback })
@@ -247,10 +284,10 @@ pub fn fit(samples: &[Sample], exact: bool, default_ratio: f64, skip: Option<usi
     };
     let gaps = gaps(samples, ratio, framing, skip);
     let pos = positions(samples);
-    let growth = if exact { 0.0 } else { growth(&gaps, &pos) };
+    let (growth, segment_growth) = if exact { (0.0, Vec::new()) } else { growths(&gaps, &pos) };
     let overhead = median(gaps.iter().map(|&(i, g)| g - growth * pos[i].1 as f64).collect())?;
-    let segments = segment_overheads(&gaps, &pos, growth, overhead);
-    Some(Fit { overhead, segments, ratio, framing, growth })
+    let segments = segment_overheads(&gaps, &pos, &segment_growth, overhead);
+    Some(Fit { overhead, segments, ratio, framing, growth, segment_growth })
 }
 
 /// `(index, recorded − ratio·replayed − framing·items)` of every recorded request but `skip`.
@@ -405,19 +442,22 @@ fn scaled(tokens: Tokens, ratio: f64) -> Tokens {
 
 /// Applies `c` to `measured` (see the module doc): report tokens scaled by the ratio, the overhead
 /// added as an unrecorded item at the start and after every compaction (each segment's own where
-/// `c` was fitted and the segment has [`MIN_SEGMENT`] recorded requests), the growth before each
-/// request.
+/// `c` was fitted and the segment has [`MIN_SEGMENT`] recorded requests), each segment's growth
+/// before each request; and the overhead a compaction the replay makes restarts with
+/// ([`MeasuredConversation::restart_overhead`]).
 pub fn apply(measured: &mut MeasuredConversation, c: &Calibration) {
-    let overheads: Vec<Tokens> = match c.method {
+    let (overheads, growth): (Vec<Tokens>, Vec<f64>) = match c.method {
         Method::Exact | Method::Ratio => {
             let samples = samples(measured);
             let gaps = gaps(&samples, c.ratio, c.framing, None);
             let pos = positions(&samples);
-            let fitted = segment_overheads(&gaps, &pos, c.growth, c.overhead as f64);
-            fitted.into_iter().map(|a| a.round().max(0.0) as Tokens).collect()
+            let growth = if c.method == Method::Ratio { growths(&gaps, &pos).1 } else { Vec::new() };
+            let fitted = segment_overheads(&gaps, &pos, &growth, c.overhead as f64);
+            (fitted.into_iter().map(|a| a.round().max(0.0) as Tokens).collect(), growth)
         }
-        Method::Default | Method::Override | Method::None => Vec::new(),
+        Method::Default | Method::Override | Method::None => (Vec::new(), Vec::new()),
     };
+    measured.restart_overhead = restart_overhead(&overheads);
     if c.ratio != 1.0 {
         let r = c.ratio;
         for item in &mut measured.items {
@@ -439,17 +479,18 @@ pub fn apply(measured: &mut MeasuredConversation, c: &Calibration) {
             }
         }
     }
-    add_unseen(measured, &overheads, c.overhead, c.growth);
+    add_unseen(measured, &overheads, c.overhead, &growth);
     measured.add_framing(c.framing);
     measured.calibration = *c;
 }
 
 /// Adds the overhead as [`Category::Unrecorded`] items, `overheads[s]` (else `fallback`) at the
 /// start of each segment `s` ([`positions`]: at the start and after the compactions before a
-/// request), and the growth, `round(growth·step)` in all by the request at `step` of its
-/// segment, as one item before each request; nothing of 0.
-fn add_unseen(measured: &mut MeasuredConversation, overheads: &[Tokens], fallback: Tokens, growth: f64) {
+/// request), and the growth, `round(growth[s]·step)` in all by the request at `step` of its
+/// segment `s`, as one item before each request; nothing of 0.
+fn add_unseen(measured: &mut MeasuredConversation, overheads: &[Tokens], fallback: Tokens, growth: &[f64]) {
     let at = |segment: usize| overheads.get(segment).copied().unwrap_or(fallback);
+    let growth_of = |segment: usize| growth.get(segment).copied().unwrap_or(0.0);
     let push = |items: &mut Vec<MeasuredItem>, tokens: Tokens| {
         if tokens > 0 {
             items.push(unrecorded(tokens));
@@ -475,7 +516,7 @@ fn add_unseen(measured: &mut MeasuredConversation, overheads: &[Tokens], fallbac
                     step += 1;
                 }
                 (seen, compacted) = (true, false);
-                let total = (growth * step as f64).round() as Tokens;
+                let total = (growth_of(segment) * step as f64).round() as Tokens;
                 push(&mut items, total.saturating_sub(added));
                 added = added.max(total);
             }
@@ -484,6 +525,16 @@ fn add_unseen(measured: &mut MeasuredConversation, overheads: &[Tokens], fallbac
         items.push(item);
     }
     measured.items = items;
+}
+
+/// The overhead a compaction the replay makes (a policy's, or the agent's trigger when the log's
+/// own are dropped) restarts the context with, of a conversation fitted with `overheads` per
+/// segment: the overhead the log showed after its first compaction where it recorded one (what
+/// the agent sends after compacting: in `session-624a4a58` about 30 k against 53 k before it),
+/// else the first segment's. Its growth is summarised away, as after a compaction the log
+/// recorded. `None` where nothing was fitted: the compaction keeps the unrecorded overhead.
+fn restart_overhead(overheads: &[Tokens]) -> Option<Tokens> {
+    overheads.get(1).or(overheads.first()).copied()
 }
 
 /// An item of `tokens` the log does not hold.
