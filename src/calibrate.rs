@@ -30,7 +30,8 @@
 //! **Applied** ([`apply`]): every measured text's report-token count is multiplied by `b` and
 //! rounded, item by item (so a policy that drops an item saves `b` times its count: counterfactual
 //! contexts are in provider tokens too), `a_s` is added as an [`Category::Unrecorded`] item at the
-//! start and after every compaction, and the growth as one before each request. The policies'
+//! start and after every compaction, and the growth as a [`Category::Framing`] item before each
+//! request (no message of its own; a compaction summarises it away). The policies'
 //! own estimators (`decide`, `len/4`) are what the agent counts and are not scaled. A log with no
 //! recorded usage gets its agent's default `a` and `b` ([`Method::Default`], measured on the
 //! shared corpus: docs/calibration.md; no growth), and so does one with fewer than
@@ -487,7 +488,7 @@ pub fn apply(measured: &mut MeasuredConversation, c: &Calibration) {
 /// Adds the overhead as [`Category::Unrecorded`] items, `overheads[s]` (else `fallback`) at the
 /// start of each segment `s` ([`positions`]: at the start and after the compactions before a
 /// request), and the growth, `round(growth[s]·step)` in all by the request at `step` of its
-/// segment `s`, as one item before each request; nothing of 0.
+/// segment `s`, as one [`grown`] item before each request; nothing of 0.
 fn add_unseen(measured: &mut MeasuredConversation, overheads: &[Tokens], fallback: Tokens, growth: &[f64]) {
     let at = |segment: usize| overheads.get(segment).copied().unwrap_or(fallback);
     let growth_of = |segment: usize| growth.get(segment).copied().unwrap_or(0.0);
@@ -517,7 +518,9 @@ fn add_unseen(measured: &mut MeasuredConversation, overheads: &[Tokens], fallbac
                 }
                 (seen, compacted) = (true, false);
                 let total = (growth_of(segment) * step as f64).round() as Tokens;
-                push(&mut items, total.saturating_sub(added));
+                if total > added {
+                    items.push(grown(total - added));
+                }
                 added = added.max(total);
             }
             _ => {}
@@ -535,6 +538,18 @@ fn add_unseen(measured: &mut MeasuredConversation, overheads: &[Tokens], fallbac
 /// recorded. `None` where nothing was fitted: the compaction keeps the unrecorded overhead.
 fn restart_overhead(overheads: &[Tokens]) -> Option<Tokens> {
     overheads.get(1).or(overheads.first()).copied()
+}
+
+/// The growth of `tokens` before a request: a [`Category::Framing`] item (structure and reminders
+/// spread over the messages, no message of its own: no OpenHands event, and summarised away by a
+/// compaction like the framing per item).
+fn grown(tokens: Tokens) -> MeasuredItem {
+    MeasuredItem::Text {
+        category: Category::Framing,
+        measure: crate::measure::overhead_measure(tokens),
+        turn_start: false,
+        turn_scoped: false,
+    }
 }
 
 /// An item of `tokens` the log does not hold.

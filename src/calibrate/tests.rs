@@ -210,15 +210,16 @@ fn apply_adds_each_segments_overhead_and_the_growth_before_each_request() {
     let mut m = MeasuredConversation::new(&c, &meter, &MeasureOptions::default());
     let k = Calibration { method: Method::Ratio, overhead: 70, ratio: 1.0, framing: 0.0, growth: 10.0 };
     apply(&mut m, &k);
-    let unrecorded: Vec<Tokens> = m
-        .items
-        .iter()
-        .filter_map(|i| match i {
-            MeasuredItem::Text { category: Category::Unrecorded, measure, .. } => Some(measure.tokens),
+    let of = |category: Category| -> Vec<Tokens> {
+        let texts = m.items.iter().filter_map(|i| match i {
+            MeasuredItem::Text { category: c, measure, .. } if *c == category => Some(measure.tokens),
             _ => None,
-        })
-        .collect();
-    assert_eq!(unrecorded, [100, 10, 10, 40, 10, 10]);
+        });
+        texts.collect()
+    };
+    assert_eq!(of(Category::Unrecorded), [100, 40]);
+    // The growth is structure spread over the messages, no message of its own: framing.
+    assert_eq!(of(Category::Framing), [10, 10, 10, 10]);
     // The context before each request is then the recorded size.
     let (mut context, mut sent) = (0, Vec::new());
     for item in &m.items {
