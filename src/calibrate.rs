@@ -2,10 +2,13 @@
 //! from the prompt sizes the log records, so that every replayed context is in the provider's
 //! tokens and as large as the prompt that was really sent.
 //!
-//! **The model.** The provider's prompt size of request `k` is `a + b·x_k`, where `x_k` is the
-//! replayed context of policy `none` as recorded (every measured item since the last compaction,
-//! whatever its category, in the report's tokenizer), `a` the fixed overhead the log does not hold
-//! (system prompt, tool schemas, reminders), and `b` the provider's tokens per report token.
+//! **The model.** The provider's prompt size of request `k` is `a_s + b·x_k + c·n_k + d·t_k`,
+//! where `x_k` is the replayed context of policy `none` as recorded (every measured item since the
+//! last compaction, whatever its category, in the report's tokenizer), `n_k` its items, `t_k` the
+//! requests since the first of its segment (the requests between two compactions, [`positions`]),
+//! `a_s` the overhead of the segment the log does not hold (system prompt, tool schemas,
+//! reminders), `b` the provider's tokens per report token, `c` the framing per item and `d` the
+//! growth per request.
 //!
 //! - `b`: 1 where the report's tokenizer is the provider's ([`Method::Exact`]: OpenAI formats
 //!   counted with o200k). Elsewhere ([`Method::Ratio`]: Claude, Gemini, unknown providers, or a
@@ -15,25 +18,34 @@
 //!   between them that append at least [`MIN_DELTA`] tokens and whose recorded size grows. A median
 //!   is not moved by a cache miss or one odd step; the weight keeps tiny appends (where one token of
 //!   framing is a large ratio) from deciding. With no such pair, the agent's default ratio.
-//! - `a`: the median over the recorded requests of `y_k - b·x_k` (a compaction resets both `x` and
-//!   the prompt, so its requests fit the same `a`; one outlier does not move a median).
+//! - `c`: where `b` is 1, the weighted median per appended item of what the provider counted
+//!   beyond the report; 0 elsewhere, where `b` takes it in.
+//! - `d`: where `b` is fitted, the median over consecutive recorded requests of one segment of how
+//!   much the gap `y − b·x` grew per request between them (content each request adds that the log
+//!   does not hold, which `b`, decided by large appends, does not show); 0 where `b` is 1.
+//! - `a_s`: the median over the segment's recorded requests of `y_k − b·x_k − c·n_k − d·t_k` where
+//!   it has [`MIN_SEGMENT`] of them (the overhead changes at a compaction), else the same median
+//!   over the conversation, `a` (one outlier does not move a median).
 //!
 //! **Applied** ([`apply`]): every measured text's report-token count is multiplied by `b` and
 //! rounded, item by item (so a policy that drops an item saves `b` times its count: counterfactual
-//! contexts are in provider tokens too), and `a` is added as an [`Category::Unrecorded`] item at the
-//! start and after every compaction. The policies' own estimators (`decide`, `len/4`) are what the
-//! agent counts and are not scaled. A log with no recorded usage gets its agent's default `a` and `b`
-//! ([`Method::Default`], measured on the shared corpus: docs/calibration.md), and so does one
-//! with fewer than [`MIN_RECORDED`] recorded requests; a format with no default is then left as
-//! measured ([`Method::None`]).
+//! contexts are in provider tokens too), `a_s` is added as an [`Category::Unrecorded`] item at the
+//! start and after every compaction, and the growth as a [`Category::Framing`] item before each
+//! request (no message of its own; a compaction summarises it away). The policies'
+//! own estimators (`decide`, `len/4`) are what the agent counts and are not scaled. A log with no
+//! recorded usage gets its agent's default `a` and `b` ([`Method::Default`], measured on the
+//! shared corpus: docs/calibration.md; no growth), and so does one with fewer than
+//! [`MIN_RECORDED`] recorded requests; a format with no default is then left as measured
+//! ([`Method::None`]).
 //!
-//! **The quality gate** ([`leave_one_out`]): each recorded request is predicted from `a` and `b`
-//! fitted without it (its deltas and its gap left out), so the error is not a fit to itself.
+//! **The quality gate** ([`leave_one_out`]): each recorded request is predicted from the model
+//! fitted without it (its deltas, its gap and its growth steps left out), so the error is not a
+//! fit to itself.
 //! Pure: no I/O, no printing.
 
 use crate::measure::{Category, MeasuredConversation, MeasuredItem, Whole};
-use crate::model::Tokens;
 pub use crate::model::{Calibration, Method};
+use crate::model::{Conversation, Item, Tokens};
 use crate::tokens::Tokenizer;
 
 /// Fewest recorded requests a conversation's own fit is made from (with fewer, one request
@@ -46,6 +58,18 @@ pub const MIN_DELTA: Tokens = 50;
 
 /// Fewest appends the framing is fitted from (with fewer, one odd step would decide it; it is 0).
 pub const MIN_FRAMING_PAIRS: usize = 3;
+
+/// Fewest recorded requests a segment between compactions fits its own overhead from (with fewer,
+/// the conversation's overhead stands in).
+pub const MIN_SEGMENT: usize = 3;
+
+/// Fewest slopes between recorded requests a growth is fitted from (with fewer, a segment takes
+/// the conversation's, and the conversation's is 0).
+pub const MIN_GROWTH_STEPS: usize = 3;
+
+/// Farthest apart (in recorded requests) two requests whose gaps give a slope of the growth: the
+/// pairs grow with the square of the requests, this keeps them linear in a long session.
+pub const MAX_GROWTH_LAG: usize = 32;
 
 /// One request as the estimator sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,22 +153,103 @@ fn median(mut values: Vec<f64>) -> Option<f64> {
     values.get(values.len().saturating_sub(1) / 2).copied()
 }
 
-/// The fitted model: `recorded ≈ overhead + ratio·replayed + framing·items`.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// Where each sample sits: its segment (compactions before it) and its step (requests since the
+/// first of its segment).
+pub fn positions(samples: &[Sample]) -> Vec<(usize, Tokens)> {
+    let (mut segment, mut step) = (0, 0);
+    samples
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            if i > 0 && s.after_compaction {
+                (segment, step) = (segment + 1, 0);
+            } else if i > 0 {
+                step += 1;
+            }
+            (segment, step)
+        })
+        .collect()
+}
+
+/// The fitted model: `recorded ≈ overhead_s + ratio·replayed + framing·items + growth·step`,
+/// `overhead_s` the overhead of the request's segment.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Fit {
-    /// `a`, provider tokens.
+    /// `a`, provider tokens: the conversation's, and the fallback of a segment with too few
+    /// recorded requests.
     pub overhead: f64,
+    /// `a` of each segment between compactions ([`MIN_SEGMENT`]).
+    pub segments: Vec<f64>,
     /// `b`, provider tokens per report token.
     pub ratio: f64,
     /// `c`, provider tokens per item in the context.
     pub framing: f64,
+    /// `d`, provider tokens the log does not hold added per request since the segment started:
+    /// the conversation's, and the fallback of a segment with too few recorded requests.
+    pub growth: f64,
+    /// `d` of each segment between compactions ([`MIN_GROWTH_STEPS`]; empty where exact).
+    pub segment_growth: Vec<f64>,
 }
 
 impl Fit {
-    /// The predicted prompt size of `s`.
-    pub fn predict(&self, s: &Sample) -> f64 {
-        self.overhead + self.ratio * s.replayed as f64 + self.framing * s.items as f64
+    /// The predicted prompt size of `s`, at `position` ([`positions`]).
+    pub fn predict(&self, s: &Sample, (segment, step): (usize, Tokens)) -> f64 {
+        let overhead = self.segments.get(segment).copied().unwrap_or(self.overhead);
+        let growth = self.segment_growth.get(segment).copied().unwrap_or(self.growth);
+        overhead + self.ratio * s.replayed as f64 + self.framing * s.items as f64 + growth * step as f64
     }
+}
+
+/// The slopes `(g_j − g_i) / (t_j − t_i)` of the gaps of every pair of kept recorded requests of
+/// one segment at most [`MAX_GROWTH_LAG`] recorded requests apart (`gaps`: `(index, gap)` pairs in
+/// order), with the segment of each.
+fn slopes(gaps: &[(usize, f64)], pos: &[(usize, Tokens)]) -> Vec<(usize, f64)> {
+    let mut out = Vec::new();
+    for (k, &(i, gi)) in gaps.iter().enumerate() {
+        for &(j, gj) in gaps[k + 1..].iter().take(MAX_GROWTH_LAG) {
+            let ((si, ti), (sj, tj)) = (pos[i], pos[j]);
+            if si == sj && tj > ti {
+                out.push((si, (gj - gi) / (tj - ti) as f64));
+            }
+        }
+    }
+    out
+}
+
+/// `d` of each segment and of the conversation: the median of the slopes of the gaps between
+/// pairs of recorded requests ([`slopes`]: the Theil–Sen estimate of the gap's trend), the
+/// segment's own where it has at least [`MIN_GROWTH_STEPS`] slopes, else the conversation's (its
+/// slopes pooled; 0 with fewer); never negative. The trend, not the typical step: on Claude Code
+/// logs the gap rises by a few tokens at most requests and falls by hundreds at a few (a
+/// reminder that leaves), so the median of consecutive steps over-states it.
+fn growths(gaps: &[(usize, f64)], pos: &[(usize, Tokens)]) -> (f64, Vec<f64>) {
+    let all = slopes(gaps, pos);
+    let trend = |v: Vec<f64>| (v.len() >= MIN_GROWTH_STEPS).then(|| median(v).unwrap_or(0.0).max(0.0));
+    let pooled = trend(all.iter().map(|s| s.1).collect()).unwrap_or(0.0);
+    let count = pos.last().map_or(0, |p| p.0 + 1);
+    let per = (0..count)
+        .map(|seg| trend(all.iter().filter(|s| s.0 == seg).map(|s| s.1).collect()).unwrap_or(pooled))
+        .collect();
+    (pooled, per)
+}
+
+/// The overhead of each segment: the median of its gaps less its growth (`(index, gap)` pairs),
+/// where it has at least [`MIN_SEGMENT`], else `fallback`.
+fn segment_overheads(
+    gaps: &[(usize, f64)],
+    pos: &[(usize, Tokens)],
+    growth: &[f64],
+    fallback: f64,
+) -> Vec<f64> {
+    let count = pos.last().map_or(0, |p| p.0 + 1);
+    let mut per: Vec<Vec<f64>> = vec![Vec::new(); count];
+    for &(i, g) in gaps {
+        let (segment, step) = pos[i];
+        per[segment].push(g - growth.get(segment).copied().unwrap_or(0.0) * step as f64);
+    }
+    per.into_iter()
+        .map(|v| if v.len() >= MIN_SEGMENT { median(v).unwrap_or(fallback) } else { fallback })
+        .collect()
 }
 
 /// The model fitted on `samples` without the request `skip` (see the module doc); `exact` fixes `b`
@@ -178,13 +283,23 @@ pub fn fit(samples: &[Sample], exact: bool, default_ratio: f64, skip: Option<usi
         });
         (weighted_median(deltas.collect()).unwrap_or(default_ratio), 0.0)
     };
-    let gaps: Vec<f64> = samples
+    let gaps = gaps(samples, ratio, framing, skip);
+    let pos = positions(samples);
+    let (growth, segment_growth) = if exact { (0.0, Vec::new()) } else { growths(&gaps, &pos) };
+    let overhead = median(gaps.iter().map(|&(i, g)| g - growth * pos[i].1 as f64).collect())?;
+    let segments = segment_overheads(&gaps, &pos, &segment_growth, overhead);
+    Some(Fit { overhead, segments, ratio, framing, growth, segment_growth })
+}
+
+/// `(index, recorded − ratio·replayed − framing·items)` of every recorded request but `skip`.
+fn gaps(samples: &[Sample], ratio: f64, framing: f64, skip: Option<usize>) -> Vec<(usize, f64)> {
+    let gap = |s: &Sample| Some(s.recorded? as f64 - ratio * s.replayed as f64 - framing * s.items as f64);
+    samples
         .iter()
         .enumerate()
-        .filter(|(i, _)| kept(*i))
-        .filter_map(|(_, s)| Some(s.recorded? as f64 - ratio * s.replayed as f64 - framing * s.items as f64))
-        .collect();
-    Some(Fit { overhead: median(gaps)?, ratio, framing })
+        .filter(|&(i, _)| Some(i) != skip)
+        .filter_map(|(i, s)| Some((i, gap(s)?)))
+        .collect()
 }
 
 /// What an agent's logs show when they record usage: its default overhead and ratio for logs
@@ -214,29 +329,91 @@ pub fn provider_of(format: &str) -> (&'static str, bool) {
     }
 }
 
-/// Whether the report's tokenizer counts as the provider of `format` does (OpenAI formats, o200k).
-pub fn exact_for(format: &str, tokenizer: Tokenizer) -> bool {
-    let (provider, public) = provider_of(format);
-    public && provider == "OpenAI" && tokenizer == Tokenizer::O200k
+/// The provider of a model the log names, and whether its tokenizer is public: `claude-*`
+/// Anthropic, `gemini-*` Google, `gpt-*`, `chatgpt-*`, `codex-*` and the o-series (`o1`, `o3-mini`,
+/// `o4-mini`, …) OpenAI, read after any `provider/` prefix (`openai/gpt-4o-mini`,
+/// `google/gemini-3-pro-preview`) and anywhere in a cloud name (`us.anthropic.claude-…`); `None`
+/// for a model none of these names.
+pub fn provider_of_model(model: &str) -> Option<(&'static str, bool)> {
+    let model = model.trim().to_ascii_lowercase();
+    let name = model.rsplit('/').next().unwrap_or_default();
+    let o_series = name.strip_prefix('o').is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()));
+    if name.contains("claude") {
+        Some(("Anthropic", false))
+    } else if name.contains("gemini") {
+        Some(("Google", false))
+    } else if o_series || ["gpt-", "chatgpt", "codex"].iter().any(|p| name.starts_with(p)) {
+        Some(("OpenAI", true))
+    } else {
+        None
+    }
 }
 
-/// Whether `b` is fixed at 1 for `format` counted with `tokenizer`, and the ratio to use when no
-/// usage delta qualifies.
-pub fn fit_inputs(format: &str, tokenizer: Tokenizer) -> (bool, f64) {
-    let exact = exact_for(format, tokenizer);
+/// The first of `models` (a conversation's, in order) whose provider [`provider_of_model`] knows.
+pub fn known_model<'a>(mut models: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    models.find(|m| provider_of_model(m).is_some())
+}
+
+/// The provider of a conversation read by `format` whose log names `model`
+/// ([`known_model`]): the model's where it is known, else the format's ([`provider_of`]).
+pub fn provider(format: &str, model: Option<&str>) -> (&'static str, bool) {
+    model.and_then(provider_of_model).unwrap_or_else(|| provider_of(format))
+}
+
+/// The tokenizer an OpenAI model counts with: cl100k for `gpt-4` and `gpt-3.5` (not `gpt-4o`,
+/// `gpt-4.1`), o200k for the others and where the model is not named.
+fn openai_tokenizer(model: Option<&str>) -> Tokenizer {
+    let name = model.map(|m| m.trim().to_ascii_lowercase()).unwrap_or_default();
+    let name = name.rsplit('/').next().unwrap_or_default();
+    let gpt4 = name.starts_with("gpt-4") && !name.starts_with("gpt-4o") && !name.starts_with("gpt-4.");
+    if gpt4 || name.starts_with("gpt-3.5") { Tokenizer::Cl100k } else { Tokenizer::O200k }
+}
+
+/// Whether the report's tokenizer counts as the provider of the conversation does ([`provider`]:
+/// an OpenAI model, or an OpenAI format where no model is named, counted with its tokenizer).
+pub fn exact_for(format: &str, model: Option<&str>, tokenizer: Tokenizer) -> bool {
+    let (provider, public) = provider(format, model);
+    public && provider == "OpenAI" && tokenizer == openai_tokenizer(model)
+}
+
+/// Whether `b` is fixed at 1 for a conversation of `format` whose log names `model`, counted with
+/// `tokenizer`, and the ratio to use when no usage delta qualifies.
+pub fn fit_inputs(format: &str, model: Option<&str>, tokenizer: Tokenizer) -> (bool, f64) {
+    let exact = exact_for(format, model, tokenizer);
     (exact, if exact { 1.0 } else { agent_default(format).map_or(1.0, |d| d.1) })
+}
+
+/// The model `measured`'s log names ([`known_model`] of its requests').
+pub fn model_of(measured: &MeasuredConversation) -> Option<&str> {
+    known_model(measured.items.iter().filter_map(|item| match item {
+        MeasuredItem::Request { model, .. } => model.as_deref(),
+        _ => None,
+    }))
+}
+
+/// The model `conversation`'s log names ([`known_model`] of its requests').
+pub fn model_named(conversation: &Conversation) -> Option<&str> {
+    known_model(conversation.items.iter().filter_map(|item| match item {
+        Item::Request(r) => r.model.as_deref(),
+        _ => None,
+    }))
 }
 
 /// The calibration of `measured` (measured with no overhead) read by `format` and counted with
 /// `tokenizer`: fitted on every recorded request when there are at least [`MIN_RECORDED`], else
-/// the agent's default, else none.
+/// the agent's default, else none. The provider is the model's the log names, else the format's.
 pub fn calibrate(measured: &MeasuredConversation, format: &str, tokenizer: Tokenizer) -> Calibration {
-    from_samples(&samples(measured), format, tokenizer)
+    from_samples(&samples(measured), format, model_of(measured), tokenizer)
 }
 
-/// [`calibrate`] of the conversation whose requests are `samples`.
-pub fn from_samples(samples: &[Sample], format: &str, tokenizer: Tokenizer) -> Calibration {
-    let (exact, default_ratio) = fit_inputs(format, tokenizer);
+/// [`calibrate`] of the conversation whose requests are `samples` and whose log names `model`.
+pub fn from_samples(
+    samples: &[Sample],
+    format: &str,
+    model: Option<&str>,
+    tokenizer: Tokenizer,
+) -> Calibration {
+    let (exact, default_ratio) = fit_inputs(format, model, tokenizer);
     let recorded = samples.iter().filter(|s| s.recorded.is_some()).count();
     let fitted = if recorded >= MIN_RECORDED { fit(samples, exact, default_ratio, None) } else { None };
     match fitted {
@@ -245,11 +422,15 @@ pub fn from_samples(samples: &[Sample], format: &str, tokenizer: Tokenizer) -> C
             overhead: f.overhead.round().max(0.0) as Tokens,
             ratio: f.ratio,
             framing: f.framing,
+            growth: f.growth,
         },
         None => match agent_default(format) {
-            Some((a, _)) => {
-                Calibration { method: Method::Default, overhead: a, ratio: default_ratio, framing: 0.0 }
-            }
+            Some((a, _)) => Calibration {
+                method: Method::Default,
+                overhead: a,
+                ratio: default_ratio,
+                ..Calibration::NONE
+            },
             None => Calibration::NONE,
         },
     }
@@ -261,8 +442,23 @@ fn scaled(tokens: Tokens, ratio: f64) -> Tokens {
 }
 
 /// Applies `c` to `measured` (see the module doc): report tokens scaled by the ratio, the overhead
-/// added as an unrecorded item at the start and after every compaction.
+/// added as an unrecorded item at the start and after every compaction (each segment's own where
+/// `c` was fitted and the segment has [`MIN_SEGMENT`] recorded requests), each segment's growth
+/// before each request; and the overhead a compaction the replay makes restarts with
+/// ([`MeasuredConversation::restart_overhead`]).
 pub fn apply(measured: &mut MeasuredConversation, c: &Calibration) {
+    let (overheads, growth): (Vec<Tokens>, Vec<f64>) = match c.method {
+        Method::Exact | Method::Ratio => {
+            let samples = samples(measured);
+            let gaps = gaps(&samples, c.ratio, c.framing, None);
+            let pos = positions(&samples);
+            let growth = if c.method == Method::Ratio { growths(&gaps, &pos).1 } else { Vec::new() };
+            let fitted = segment_overheads(&gaps, &pos, &growth, c.overhead as f64);
+            (fitted.into_iter().map(|a| a.round().max(0.0) as Tokens).collect(), growth)
+        }
+        Method::Default | Method::Override | Method::None => (Vec::new(), Vec::new()),
+    };
+    measured.restart_overhead = restart_overhead(&overheads);
     if c.ratio != 1.0 {
         let r = c.ratio;
         for item in &mut measured.items {
@@ -284,18 +480,96 @@ pub fn apply(measured: &mut MeasuredConversation, c: &Calibration) {
             }
         }
     }
-    measured.add_overhead(c.overhead);
+    add_unseen(measured, &overheads, c.overhead, &growth);
     measured.add_framing(c.framing);
     measured.calibration = *c;
+}
+
+/// Adds the overhead as [`Category::Unrecorded`] items, `overheads[s]` (else `fallback`) at the
+/// start of each segment `s` ([`positions`]: at the start and after the compactions before a
+/// request), and the growth, `round(growth[s]·step)` in all by the request at `step` of its
+/// segment `s`, as one [`grown`] item before each request; nothing of 0.
+fn add_unseen(measured: &mut MeasuredConversation, overheads: &[Tokens], fallback: Tokens, growth: &[f64]) {
+    let at = |segment: usize| overheads.get(segment).copied().unwrap_or(fallback);
+    let growth_of = |segment: usize| growth.get(segment).copied().unwrap_or(0.0);
+    let push = |items: &mut Vec<MeasuredItem>, tokens: Tokens| {
+        if tokens > 0 {
+            items.push(unrecorded(tokens));
+        }
+    };
+    let old = std::mem::take(&mut measured.items);
+    let mut items = Vec::with_capacity(old.len() + old.len() / 4 + 1);
+    push(&mut items, at(0));
+    // The segment and step of the last request, whether one came, a compaction since it.
+    let (mut segment, mut step, mut seen, mut compacted, mut added) = (0, 0, false, false, 0);
+    for item in old {
+        match &item {
+            MeasuredItem::Compaction { .. } => {
+                items.push(item);
+                push(&mut items, at(if seen { segment + 1 } else { 0 }));
+                compacted = true;
+                continue;
+            }
+            MeasuredItem::Request { .. } => {
+                if seen && compacted {
+                    (segment, step, added) = (segment + 1, 0, 0);
+                } else if seen {
+                    step += 1;
+                }
+                (seen, compacted) = (true, false);
+                let total = (growth_of(segment) * step as f64).round() as Tokens;
+                if total > added {
+                    items.push(grown(total - added));
+                }
+                added = added.max(total);
+            }
+            _ => {}
+        }
+        items.push(item);
+    }
+    measured.items = items;
+}
+
+/// The overhead a compaction the replay makes (a policy's, or the agent's trigger when the log's
+/// own are dropped) restarts the context with, of a conversation fitted with `overheads` per
+/// segment: the overhead the log showed after its first compaction where it recorded one (what
+/// the agent sends after compacting: in `session-624a4a58` about 30 k against 53 k before it),
+/// else the first segment's. Its growth is summarised away, as after a compaction the log
+/// recorded. `None` where nothing was fitted: the compaction keeps the unrecorded overhead.
+fn restart_overhead(overheads: &[Tokens]) -> Option<Tokens> {
+    overheads.get(1).or(overheads.first()).copied()
+}
+
+/// The growth of `tokens` before a request: a [`Category::Framing`] item (structure and reminders
+/// spread over the messages, no message of its own: no OpenHands event, and summarised away by a
+/// compaction like the framing per item).
+fn grown(tokens: Tokens) -> MeasuredItem {
+    MeasuredItem::Text {
+        category: Category::Framing,
+        measure: crate::measure::overhead_measure(tokens),
+        turn_start: false,
+        turn_scoped: false,
+    }
+}
+
+/// An item of `tokens` the log does not hold.
+fn unrecorded(tokens: Tokens) -> MeasuredItem {
+    MeasuredItem::Text {
+        category: Category::Unrecorded,
+        measure: crate::measure::overhead_measure(tokens),
+        turn_start: false,
+        turn_scoped: false,
+    }
 }
 
 /// Each recorded request predicted with the model fitted without it (`None` where the request has
 /// no recorded size, or no other request does).
 pub fn leave_one_out(samples: &[Sample], exact: bool, default_ratio: f64) -> Vec<Option<f64>> {
+    let pos = positions(samples);
     (0..samples.len())
         .map(|i| {
             samples[i].recorded?;
-            Some(fit(samples, exact, default_ratio, Some(i))?.predict(&samples[i]))
+            Some(fit(samples, exact, default_ratio, Some(i))?.predict(&samples[i], pos[i]))
         })
         .collect()
 }
@@ -322,128 +596,4 @@ pub fn held_out(measured: &MeasuredConversation, min: usize) -> Vec<(Tokens, f64
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn close(got: Fit, want: (f64, f64)) {
-        let ok = (got.overhead - want.0).abs() < 1e-6 && (got.ratio - want.1).abs() < 1e-9;
-        assert!(ok, "{got:?} != {want:?}");
-    }
-
-    fn s(replayed: Tokens, recorded: Tokens) -> Sample {
-        Sample { replayed, recorded: Some(recorded), after_compaction: false, items: 0 }
-    }
-
-    /// recorded = 10 000 + 1.3·replayed, exactly.
-    fn line(xs: &[Tokens]) -> Vec<Sample> {
-        xs.iter().map(|&x| s(x, 10_000 + (13 * x) / 10)).collect()
-    }
-
-    #[test]
-    fn an_exact_line_is_recovered() {
-        let v = line(&[100, 1_100, 2_100, 4_100, 8_100]);
-        close(fit(&v, false, 1.0, None).unwrap(), (10_000.0, 1.3));
-        // b fixed at 1: a is the median gap, 10 000 + 0.3·2 100.
-        close(fit(&v, true, 1.0, None).unwrap(), (10_630.0, 1.0));
-    }
-
-    #[test]
-    fn one_outlier_moves_neither_parameter() {
-        let mut v = line(&[100, 1_100, 2_100, 3_100, 4_100, 5_100, 6_100]);
-        // A cache miss recorded as half the prompt, and a reminder of 9 000 tokens once.
-        v[3].recorded = Some(v[3].recorded.unwrap() / 2);
-        v[5].recorded = Some(v[5].recorded.unwrap() + 9_000);
-        close(fit(&v, false, 1.0, None).unwrap(), (10_000.0, 1.3));
-    }
-
-    #[test]
-    fn a_compaction_is_no_delta_and_fits_the_same_overhead() {
-        let mut v = line(&[1_000, 5_000, 9_000, 13_000, 200, 4_200, 8_200]);
-        v[4].after_compaction = true;
-        close(fit(&v, false, 1.0, None).unwrap(), (10_000.0, 1.3));
-        // Were the drop taken as a delta, it would be negative and still skipped (y falls).
-        v[4].after_compaction = false;
-        close(fit(&v, false, 1.0, None).unwrap(), (10_000.0, 1.3));
-    }
-
-    #[test]
-    fn small_appends_and_no_usage_fall_back_to_the_default_ratio() {
-        let v = vec![
-            s(100, 500),
-            s(120, 530),
-            Sample { replayed: 200, recorded: None, after_compaction: false, items: 0 },
-        ];
-        assert_eq!(fit(&v, false, 1.25, None).unwrap().ratio, 1.25);
-        let none = vec![Sample { replayed: 1, recorded: None, after_compaction: false, items: 0 }];
-        assert_eq!(fit(&none, false, 1.0, None), None);
-    }
-
-    #[test]
-    fn leave_one_out_really_leaves_the_request_out() {
-        // Two requests at 10 000 + x and a third 5 000 above: with it in, its own gap sits in the
-        // median of three; left out, the other two decide and it is predicted 5 000 short.
-        let v = vec![s(0, 10_000), s(1_000, 11_000), s(3_000, 19_000)];
-        let p = leave_one_out(&v, true, 1.0);
-        assert_eq!(p[2], Some(10_000.0 + 3_000.0));
-        // The ratio is also refitted without the request's deltas: only 0→1 remains (b = 1).
-        let q = leave_one_out(&v, false, 1.0);
-        assert_eq!(q[2], Some(13_000.0));
-        let with_it = fit(&v, false, 1.0, None).unwrap();
-        assert_eq!(with_it.ratio, 4.0, "the delta 1→2 (ratio 4, twice the weight) decides when kept");
-    }
-
-    #[test]
-    fn a_request_without_usage_is_not_predicted() {
-        let v = vec![
-            s(0, 100),
-            Sample { replayed: 5, recorded: None, after_compaction: false, items: 0 },
-            s(10, 110),
-        ];
-        assert_eq!(leave_one_out(&v, true, 1.0), vec![Some(100.0), None, Some(110.0)]);
-    }
-
-    #[test]
-    fn weighted_median_takes_the_heavier_half() {
-        assert_eq!(weighted_median(vec![(1.0, 1.0), (2.0, 10.0), (3.0, 1.0)]), Some(2.0));
-        assert_eq!(weighted_median(vec![(1.0, 10.0), (5.0, 1.0)]), Some(1.0));
-        assert_eq!(weighted_median(Vec::new()), None);
-    }
-
-    /// recorded = 3 000 + replayed + 12·items, exactly: an exact tokenizer with framing.
-    fn framed_line(points: &[(Tokens, Tokens)]) -> Vec<Sample> {
-        let at = |&(x, n): &(Tokens, Tokens)| Sample {
-            replayed: x,
-            recorded: Some(3_000 + x + 12 * n),
-            after_compaction: false,
-            items: n,
-        };
-        points.iter().map(at).collect()
-    }
-
-    #[test]
-    fn framing_is_fitted_where_the_tokenizer_is_exact_and_nowhere_else() {
-        let v = framed_line(&[(100, 1), (900, 3), (1_000, 6), (4_000, 8), (4_100, 11), (7_000, 14)]);
-        let f = fit(&v, true, 1.0, None).unwrap();
-        assert!((f.framing - 12.0).abs() < 1e-9 && (f.overhead - 3_000.0).abs() < 1e-9, "{f:?}");
-        for s in &v {
-            assert!((f.predict(s) - s.recorded.unwrap() as f64).abs() < 1e-6);
-        }
-        // Left out, each request is still predicted exactly: the model holds without it.
-        for (p, s) in leave_one_out(&v, true, 1.0).iter().zip(&v) {
-            assert!((p.unwrap() - s.recorded.unwrap() as f64).abs() < 1e-6);
-        }
-        // With a proxy tokenizer the ratio takes the framing in and none is fitted.
-        assert_eq!(fit(&v, false, 1.0, None).unwrap().framing, 0.0);
-    }
-
-    #[test]
-    fn framing_is_never_negative() {
-        // The provider's appends fall short of the report's count: no negative framing.
-        let v = vec![
-            Sample { replayed: 0, recorded: Some(1_000), after_compaction: false, items: 1 },
-            Sample { replayed: 1_000, recorded: Some(1_900), after_compaction: false, items: 3 },
-            Sample { replayed: 2_000, recorded: Some(2_800), after_compaction: false, items: 5 },
-        ];
-        assert_eq!(fit(&v, true, 1.0, None).unwrap().framing, 0.0);
-    }
-}
+mod tests;

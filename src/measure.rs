@@ -331,6 +331,10 @@ pub struct MeasuredConversation {
     /// What a replay does with the compactions the log recorded (`--harness-compaction`, resolved
     /// for the agent that wrote it): kept where recorded unless the pipeline says otherwise.
     pub harness: crate::harness::Harness,
+    /// The unrecorded overhead a compaction the replay makes restarts the context with (set by the
+    /// calibration, `calibrate::apply`: the overhead the log showed after a compaction); `None`
+    /// keeps the unrecorded overhead the context had.
+    pub restart_overhead: Option<Tokens>,
     /// [`MeasuredConversation::result_calls`] and the number of tool calls, worked out on first
     /// use.
     links: OnceLock<(Vec<Option<usize>>, usize)>,
@@ -397,6 +401,7 @@ impl MeasuredConversation {
             calibration: Calibration::NONE,
             reuse: Arc::new(reuse),
             harness: Default::default(),
+            restart_overhead: None,
             links: OnceLock::new(),
             call_reprs: OnceLock::new(),
         };

@@ -405,9 +405,18 @@ pub struct Calibration {
     /// ([`Method::Exact`]); 0 elsewhere, where the ratio absorbs it.
     #[serde(default)]
     pub framing: f64,
+    /// Growth `d`: provider tokens the log does not hold that each request adds to the context
+    /// (reminders, per-request message structure), fitted where the ratio is ([`Method::Ratio`]).
+    #[serde(default, skip_serializing_if = "no_growth")]
+    pub growth: f64,
 }
 
-/// The ratio and the framing are never NaN (a median of finite quotients with a divisor of at least the calibration's `MIN_DELTA`,
+/// Whether `x` is 0 (a growth of 0 is not written).
+fn no_growth(x: &f64) -> bool {
+    *x == 0.0
+}
+
+/// The ratio, the framing and the growth are never NaN (a median of finite quotients with a divisor of at least the calibration's `MIN_DELTA`,
 /// or a constant), so equality is an equivalence.
 impl Eq for Calibration {}
 
@@ -419,11 +428,12 @@ impl Default for Calibration {
 
 impl Calibration {
     /// The calibration that changes nothing.
-    pub const NONE: Calibration = Calibration { method: Method::None, overhead: 0, ratio: 1.0, framing: 0.0 };
+    pub const NONE: Calibration =
+        Calibration { method: Method::None, overhead: 0, ratio: 1.0, framing: 0.0, growth: 0.0 };
 
     /// A fixed overhead and no ratio (`--overhead N`).
     pub fn fixed(overhead: Tokens) -> Calibration {
-        Calibration { method: Method::Override, overhead, ratio: 1.0, framing: 0.0 }
+        Calibration { method: Method::Override, overhead, ratio: 1.0, framing: 0.0, growth: 0.0 }
     }
 }
 

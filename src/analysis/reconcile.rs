@@ -480,13 +480,13 @@ pub fn reconcile(
     samples: &[Sample],
     tokenizer: Tokenizer,
 ) -> (ConversationFit, Vec<RequestFit>) {
-    let (provider, public) = provider_of(format);
+    let model = calibrate::model_named(conversation);
     let mut c = ConversationFit {
         trace: trace.to_owned(),
         conversation: conversation.id.clone(),
         format: format.to_owned(),
-        provider: provider.to_owned(),
-        tokenizer_exact: public && provider == "OpenAI" && tokenizer == Tokenizer::O200k,
+        provider: calibrate::provider(format, model).0.to_owned(),
+        tokenizer_exact: calibrate::exact_for(format, model, tokenizer),
         requests: requests.len(),
         ..Default::default()
     };
@@ -522,20 +522,19 @@ pub fn reconcile(
     if let (Some(recorded), true) = (c.recorded_total, c.replayed_total > 0) {
         c.total_ratio = Some(recorded as f64 / c.replayed_total as f64);
     }
-    c.calibration = calibrate::from_samples(samples, format, tokenizer);
-    c.calibrated = calibrated(&mut requests, samples, format, tokenizer, c.basis);
+    c.calibration = calibrate::from_samples(samples, format, model, tokenizer);
+    let inputs = calibrate::fit_inputs(format, model, tokenizer);
+    c.calibrated = calibrated(&mut requests, samples, inputs, c.basis);
     (c, requests)
 }
 
-/// The calibrated prediction of every request (fitted without it) and its error.
+/// The calibrated prediction of every request (fitted without it; inputs: [`calibrate::fit_inputs`]).
 fn calibrated(
     requests: &mut [RequestFit],
     samples: &[Sample],
-    format: &str,
-    tokenizer: Tokenizer,
+    (exact, default_ratio): (bool, f64),
     basis: Basis,
 ) -> Calibrated {
-    let (exact, default_ratio) = calibrate::fit_inputs(format, tokenizer);
     let recorded = samples.iter().filter(|s| s.recorded.is_some()).count();
     let mut pairs = Vec::new();
     if recorded >= MIN_CALIBRATED {

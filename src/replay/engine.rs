@@ -116,6 +116,8 @@ pub(super) struct Engine<'a> {
     /// Index of the first result in the current context.
     first_result: usize,
     sums: [TextSize; Category::COUNT],
+    /// The overhead a compaction restarts with ([`MeasuredConversation::restart_overhead`]).
+    restart_overhead: Option<Tokens>,
     /// Tokens the context would have with no edit at all.
     unpruned: Tokens,
     prefix: Prefix,
@@ -491,6 +493,7 @@ impl<'a> Engine<'a> {
             calls: Vec::with_capacity(conversation.tool_calls()),
             first_result: 0,
             sums: [TextSize::default(); Category::COUNT],
+            restart_overhead: conversation.restart_overhead,
             unpruned: 0,
             prefix: Prefix::new(2 * n),
             context_start: 0,

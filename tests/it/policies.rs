@@ -208,7 +208,10 @@ fn never_grows(spec: &str) -> bool {
 fn on_the_corpus_no_policy_sends_more_than_none_and_each_scaled_one_fires() {
     let Some(corpus) = common::corpus("claude-code") else { return };
     let mut cmd = ctxbudget();
-    cmd.arg("replay").arg(&corpus).args(["--format", "json"]);
+    // The log's compactions kept where they were recorded: what a policy's own edits send, against
+    // none's. Under `simulated` the agent's trigger follows each policy's context, and a policy
+    // that prunes below the trigger can send more than `none`, which compacts (session-624a4a58).
+    cmd.arg("replay").arg(&corpus).args(["--format", "json", "--harness-compaction", "recorded"]);
     for p in CORPUS_POLICIES {
         cmd.args(["--policy", p]);
     }
