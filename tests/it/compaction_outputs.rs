@@ -141,7 +141,7 @@ fn the_json_of_replay_compare_cost_and_recommend_carries_each_runs_compactions()
         .expect("the candidate at 256 bytes");
     assert_eq!(fields(at_256), replayed);
     let usd = f(&row(&compare["policies"], "compact:claude-code")["cost"], "cost_usd");
-    assert!((f(at_256, "cost") - usd).abs() < 1e-9, "recommend's {} against compare's {usd}", at_256["cost"]);
+    assert!((f(at_256, "cost_usd") - usd).abs() < 1e-9, "recommend's {} against compare's {usd}", at_256["cost_usd"]);
 }
 
 /// Checks that `compare`'s rows and `recommend`'s candidates stand on one scale: every cost change
@@ -158,12 +158,12 @@ fn assert_one_scale(compare: &Value, recommend: &Value) {
         .expect("candidates")
         .iter()
         .filter(|c| c["meets_constraints"] == true)
-        .map(|c| f(c, "cost"))
+        .map(|c| f(c, "cost_usd"))
         .fold(f64::INFINITY, f64::min);
-    assert_eq!(f(pick, "cost"), cheapest, "the pick is the cheapest candidate of every kind");
-    let base_usd = f(&recommend["recommendation"]["baseline"], "cost");
+    assert_eq!(f(pick, "cost_usd"), cheapest, "the pick is the cheapest candidate of every kind");
+    let base_usd = f(&recommend["recommendation"]["baseline"], "cost_usd");
     for c in recommend["candidates"].as_array().expect("candidates") {
-        let change = if base_usd == 0.0 { 0.0 } else { f(c, "cost") / base_usd - 1.0 };
+        let change = if base_usd == 0.0 { 0.0 } else { f(c, "cost_usd") / base_usd - 1.0 };
         assert!((f(c, "cost_change") - change).abs() < 1e-12, "{c}: cost_change on the baseline");
     }
 }
