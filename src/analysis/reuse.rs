@@ -7,7 +7,8 @@
 //! the run had removed the content of every result holding the term (and, for a policy on the
 //! seed's contents, the term is not in that result's summary, which stays). The replay tells which
 //! result was pruned at which request through [`Recording`], a wrapper around the policy that
-//! watches its edits, so the replay engine is untouched. Per run: results pruned, of which
+//! watches its edits and its compactions (a compaction the policy makes removes every result it
+//! summarises away, summary and content, for good), so the replay engine is untouched. Per run: results pruned, of which
 //! reused ([`RunReuse`]), and the tokens their pruned parts held. Linear in the first uses plus a
 //! log per lookup. Pure: no I/O, no printing.
 
@@ -56,22 +57,40 @@ impl AddAssign for RunReuse {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PruneLog {
     ranges: BTreeMap<usize, Vec<(usize, usize)>>,
+    /// Results a compaction of the run summarised away, with the request before which it did:
+    /// gone whole (summary too) from then on.
+    compacted: BTreeMap<usize, usize>,
 }
 
 impl PruneLog {
     /// Whether the run had removed result `result`'s content when request `request` was made.
     pub fn pruned_at(&self, result: usize, request: usize) -> bool {
-        self.ranges.get(&result).is_some_and(|r| r.iter().any(|&(from, to)| from <= request && request < to))
+        self.compacted_at(result, request)
+            || self
+                .ranges
+                .get(&result)
+                .is_some_and(|r| r.iter().any(|&(from, to)| from <= request && request < to))
+    }
+
+    /// Whether a compaction of the run had summarised result `result` away (summary and content)
+    /// when request `request` was made.
+    pub fn compacted_at(&self, result: usize, request: usize) -> bool {
+        self.compacted.get(&result).is_some_and(|&from| from <= request)
     }
 
     /// The first request at which result `result`'s content was not sent, if any.
     pub fn first_pruned(&self, result: usize) -> Option<usize> {
-        self.ranges.get(&result).and_then(|r| r.first()).map(|r| r.0)
+        let pruned = self.ranges.get(&result).and_then(|r| r.first()).map(|r| r.0);
+        let compacted = self.compacted.get(&result).copied();
+        pruned.into_iter().chain(compacted).min()
     }
 
-    /// Results pruned at some request.
+    /// Results pruned or summarised away at some request, each once, in order.
     pub fn results(&self) -> impl Iterator<Item = usize> + '_ {
-        self.ranges.keys().copied()
+        let pruned = self.ranges.keys().filter(|r| !self.compacted.contains_key(r));
+        let mut all: Vec<usize> = pruned.chain(self.compacted.keys()).copied().collect();
+        all.sort_unstable();
+        all.into_iter()
     }
 }
 
@@ -114,7 +133,13 @@ impl Policy for Recording {
     }
 
     fn compact(&mut self, view: &View<'_>) -> Option<crate::policy::compact::Compaction> {
-        self.inner.compact(view)
+        let compaction = self.inner.compact(view)?;
+        // Every result in the context before the kept tail goes, summary and content.
+        let kept_from = compaction.keep_from.unwrap_or(usize::MAX);
+        for r in view.results.iter().filter(|r| r.position < kept_from) {
+            self.log.compacted.entry(r.index).or_insert(view.request);
+        }
+        Some(compaction)
     }
 
     fn as_recorded(&self) -> bool {
@@ -166,10 +191,10 @@ impl Policy for Recording {
 pub fn run_reuse(conversation: &MeasuredConversation, log: &PruneLog, threshold: usize, on: On) -> RunReuse {
     let mut reused = BTreeSet::new();
     for u in &conversation.reuse.uses {
-        let lost = u
-            .holders
-            .iter()
-            .all(|h| log.pruned_at(h.result, u.request) && (on == On::Output || !h.in_summary));
+        let lost = u.holders.iter().all(|h| {
+            log.pruned_at(h.result, u.request)
+                && (on == On::Output || !h.in_summary || log.compacted_at(h.result, u.request))
+        });
         if lost {
             reused.extend(u.holders.iter().map(|h| h.result));
         }
@@ -183,10 +208,11 @@ pub fn run_reuse(conversation: &MeasuredConversation, log: &PruneLog, threshold:
         MeasuredItem::ToolResult(sizes, _) => Some(sizes),
         _ => None,
     });
-    for (_, sizes) in results.enumerate().filter(|(k, _)| reused.contains(k)) {
+    for (k, sizes) in results.enumerate().filter(|(k, _)| reused.contains(k)) {
         let (summary, content) = sizes.split_at(threshold);
         let content = content.map_or(0, |c| c.tokens);
-        out.reused_tokens += if on == On::Output { summary.tokens + content } else { content };
+        let whole = on == On::Output || log.compacted.contains_key(&k);
+        out.reused_tokens += if whole { summary.tokens + content } else { content };
     }
     out
 }
@@ -315,6 +341,43 @@ mod tests {
         assert_eq!((at_use.pruned_results, at_use.reused_results), (1, 1));
         let (_, before) = reuse_of(session(false), transient(0));
         assert_eq!((before.pruned_results, before.reused_results), (1, 0), "sent again at request 1");
+    }
+
+    /// Compacts once, before request `at`, keeping nothing but the system prompt.
+    struct CompactAt(usize);
+    impl Policy for CompactAt {
+        fn sticky(&self) -> bool {
+            true
+        }
+        fn before_request(&mut self, _: &View<'_>, _: &mut Vec<Edit>) {}
+        fn compacts(&self) -> bool {
+            true
+        }
+        fn compact(&mut self, view: &View<'_>) -> Option<crate::policy::compact::Compaction> {
+            (view.request == self.0).then_some(crate::policy::compact::Compaction {
+                summary: crate::policy::compact::Summary::Tokens(10),
+                keep_from: None,
+                prompt_tokens: 0,
+                whole_context: true,
+            })
+        }
+    }
+
+    #[test]
+    fn a_result_a_compaction_summarised_away_counts_as_pruned_summary_and_all() {
+        let meter = meter().0;
+        // The identifier is in the read's first line (its summary): a content prune keeps it,
+        // a compaction does not.
+        let mut items = session(false);
+        items[2] = result("c1", "read", "fn compute_total_cost() -> u64 { 0 }\n// the end of it\n".into());
+        let m = measured(items, &meter);
+        let (run, reuse) = replay_with_reuse(&m, 16, Box::new(CompactAt(1)), &meter, true);
+        assert_eq!(run.summary.compactions, 1, "the policy compacted before request 1");
+        let whole = run.rows[0].categories.tool_contents + run.rows[0].categories.tool_summaries;
+        assert_eq!(reuse, RunReuse { pruned_results: 1, reused_results: 1, reused_tokens: whole });
+        let (_, late) = replay_with_reuse(&m, 16, Box::new(CompactAt(2)), &meter, true);
+        // Before request 2 the edit's own result goes too.
+        assert_eq!((late.pruned_results, late.reused_results), (2, 0), "used before the compaction");
     }
 
     #[test]

@@ -141,7 +141,11 @@ fn the_json_of_replay_compare_cost_and_recommend_carries_each_runs_compactions()
         .expect("the candidate at 256 bytes");
     assert_eq!(fields(at_256), replayed);
     let usd = f(&row(&compare["policies"], "compact:claude-code")["cost"], "cost_usd");
-    assert!((f(at_256, "cost_usd") - usd).abs() < 1e-9, "recommend's {} against compare's {usd}", at_256["cost_usd"]);
+    assert!(
+        (f(at_256, "cost_usd") - usd).abs() < 1e-9,
+        "recommend's {} against compare's {usd}",
+        at_256["cost_usd"]
+    );
 }
 
 /// Checks that `compare`'s rows and `recommend`'s candidates stand on one scale: every cost change
