@@ -384,13 +384,18 @@ pub fn findings(input: &ReportInput<'_>) -> Vec<String> {
     let c = input.comparison;
     for p in c.policies.iter().filter(|p| p.saves_tokens_costs_more) {
         out.push(format!(
-            "{} at threshold {} saves {} of input tokens against the sessions as recorded, but costs {} more: its prunes force {} cached tokens to be written again for {} tokens freed.",
+            "{} at threshold {} saves {} of input tokens against the sessions as recorded, but costs {} more: {}.",
             p.policy,
             c.threshold,
             pct(p.savings),
             pct(p.cost_change),
-            p.cost.rewritten_tokens,
-            p.cost.freed_tokens
+            match (p.prune_events, p.compactions) {
+                (1.., 0) => format!(
+                    "its prunes force {} cached tokens to be written again for {} tokens freed",
+                    p.cost.rewritten_tokens, p.cost.freed_tokens
+                ),
+                _ => p.why_it_costs_more().to_owned(),
+            }
         ));
     }
     let estimated = input.calibration.is_against_estimate();

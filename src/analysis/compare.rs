@@ -99,6 +99,24 @@ impl PolicyRow {
         }
     }
 
+    /// Why a run that saves input tokens costs more than the sessions as recorded, in words: its
+    /// prunes' cache rewrites, its compactions' calls and cold context, or, with neither, what the
+    /// split alone sends (every split output's summary beside its content).
+    pub fn why_it_costs_more(&self) -> &'static str {
+        match (self.prune_events > 0, self.compactions > 0) {
+            (true, false) => "its prunes force cached tokens to be written again",
+            (false, true) => {
+                "its summarisation calls, and the uncached context after each compaction, cost more than it saves"
+            }
+            (true, true) => {
+                "its prunes force cached tokens to be written again, and its summarisation calls and the uncached context after each compaction cost more"
+            }
+            (false, false) => {
+                "it neither prunes nor compacts: the split sends each split output's summary beside its content"
+            }
+        }
+    }
+
     fn add_compaction(&mut self, c: CompactionTotals) {
         self.compactions += c.compactions;
         self.summarized_tokens += c.summarized_tokens;
@@ -471,6 +489,19 @@ fn ratio_change(base: f64, value: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_that_costs_more_says_why_from_what_it_did() {
+        let row = |prune_events, compactions| PolicyRow { prune_events, compactions, ..PolicyRow::default() };
+        assert!(row(3, 0).why_it_costs_more().starts_with("its prunes"));
+        assert!(row(0, 1).why_it_costs_more().starts_with("its summarisation calls"));
+        assert!(
+            row(3, 1).why_it_costs_more().contains("prunes")
+                && row(3, 1).why_it_costs_more().contains("summarisation")
+        );
+        // `none` at a threshold: no prune, no compaction, yet more tokens than as recorded.
+        assert!(row(0, 0).why_it_costs_more().contains("neither prunes nor compacts"));
+    }
     use crate::analysis::cost::Prices;
     use crate::analysis::testing::{self, cache_trap};
     use crate::policy::{Content, Edit, View};

@@ -384,15 +384,7 @@ pub fn compare_sections(c: &Comparison) -> Vec<Section> {
         ),
     ]);
     for p in c.policies.iter().filter(|p| p.saves_tokens_costs_more) {
-        let why = match (p.prune_events > 0, p.compactions > 0) {
-            (_, false) => "its prunes force cached tokens to be written again",
-            (false, true) => {
-                "its summarisation calls, and the uncached context after each compaction, cost more than it saves"
-            }
-            (true, true) => {
-                "its prunes force cached tokens to be written again, and its summarisation calls and the uncached context after each compaction cost more"
-            }
-        };
+        let why = p.why_it_costs_more();
         text.push(format!(
             "{} saves {} of input tokens but costs {} more than the sessions as recorded: {why}.",
             p.policy,
