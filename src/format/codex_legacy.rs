@@ -26,6 +26,7 @@ use serde_json::Value;
 use super::claude_code::Object;
 use super::fields::{present, str_of, take_str};
 use super::look_alike::LookAlike;
+use super::openai_responses;
 use super::read_json_lines_as;
 use super::wire::{Builder, RESPONSES_ITEM_TYPES, kind_of};
 use super::{Format, Head};
@@ -226,22 +227,7 @@ impl Line {
     fn message(mut self, b: &mut Builder) -> Result<(), String> {
         let (text, images) = match self.content.take() {
             Some(Value::String(s)) => (s, 0),
-            Some(Value::Array(parts)) => {
-                let mut texts = Vec::new();
-                let mut images = 0;
-                for part in &parts {
-                    let field = |key: &str| part.get(key).and_then(Value::as_str).unwrap_or("");
-                    match field("type") {
-                        "input_text" | "output_text" | "text" => texts.push(field("text")),
-                        "refusal" => texts.push(field("refusal")),
-                        "input_image" | "input_file" => images += 1,
-                        other => {
-                            b.note(format!("`{other}` content part(s) not replayed (unknown part type)"))
-                        }
-                    }
-                }
-                (texts.join("\n"), images)
-            }
+            Some(Value::Array(parts)) => openai_responses::parts_text(b, &parts),
             Some(Value::Null) | None => (String::new(), 0),
             Some(other) => {
                 return Err(format!(
@@ -250,21 +236,7 @@ impl Line {
                 ));
             }
         };
-        match str_of(&self.role) {
-            "system" | "developer" => b.text(|text| Item::System { text }, text),
-            "user" => {
-                if !text.is_empty() || images > 0 {
-                    b.push(Item::User { text, meta: false, images });
-                }
-            }
-            "assistant" => b.text(|text| Item::Assistant { text }, text),
-            other => {
-                return Err(format!(
-                    "unknown message role `{other}` (expected system, developer, user or assistant)"
-                ));
-            }
-        }
-        Ok(())
+        openai_responses::push_message(b, str_of(&self.role), text, images)
     }
 }
 

@@ -238,19 +238,7 @@ fn one(b: &mut Builder, item: &Value, kind: &str, at: &str) -> Result<(), String
 fn message(b: &mut Builder, item: &Value, at: &str) -> Result<(), String> {
     let (text, images) = match item.get("content") {
         Some(Value::String(s)) => (s.clone(), 0),
-        Some(Value::Array(parts)) => {
-            let mut texts = Vec::new();
-            let mut images = 0;
-            for part in parts {
-                match str_field(part, "type") {
-                    "input_text" | "output_text" | "text" => texts.push(str_field(part, "text")),
-                    "refusal" => texts.push(str_field(part, "refusal")),
-                    "input_image" | "input_file" => images += 1,
-                    other => b.note(format!("`{other}` content part(s) not replayed (unknown part type)")),
-                }
-            }
-            (texts.join("\n"), images)
-        }
+        Some(Value::Array(parts)) => parts_text(b, parts),
         Some(Value::Null) | None => (String::new(), 0),
         Some(other) => {
             return Err(format!(
@@ -259,7 +247,30 @@ fn message(b: &mut Builder, item: &Value, at: &str) -> Result<(), String> {
             ));
         }
     };
-    match str_field(item, "role") {
+    push_message(b, str_field(item, "role"), text, images).map_err(|e| format!("{at}: {e}"))
+}
+
+/// A message's list of content parts as the Responses API writes them: the text of its text and
+/// refusal parts, one per line, and how many images and files it carries; a part of another type
+/// is noted as not replayed.
+pub(crate) fn parts_text(b: &mut Builder, parts: &[Value]) -> (String, u32) {
+    let mut texts = Vec::new();
+    let mut images = 0;
+    for part in parts {
+        match str_field(part, "type") {
+            "input_text" | "output_text" | "text" => texts.push(str_field(part, "text")),
+            "refusal" => texts.push(str_field(part, "refusal")),
+            "input_image" | "input_file" => images += 1,
+            other => b.note(format!("`{other}` content part(s) not replayed (unknown part type)")),
+        }
+    }
+    (texts.join("\n"), images)
+}
+
+/// Adds a message of `role` with its text and images: system and developer text as the system
+/// prompt, a user message unless it is empty, assistant text; another role is an error.
+pub(crate) fn push_message(b: &mut Builder, role: &str, text: String, images: u32) -> Result<(), String> {
+    match role {
         "system" | "developer" => b.text(|text| Item::System { text }, text),
         "user" => {
             if !text.is_empty() || images > 0 {
@@ -269,7 +280,7 @@ fn message(b: &mut Builder, item: &Value, at: &str) -> Result<(), String> {
         "assistant" => b.text(|text| Item::Assistant { text }, text),
         other => {
             return Err(format!(
-                "{at}: unknown message role `{other}` (expected system, developer, user or assistant)"
+                "unknown message role `{other}` (expected system, developer, user or assistant)"
             ));
         }
     }
