@@ -85,12 +85,11 @@ impl PruneLog {
         pruned.into_iter().chain(compacted).min()
     }
 
-    /// Results pruned or summarised away at some request, each once, in order.
+    /// Results pruned or summarised away at some request, each once: those only pruned, then
+    /// those summarised away, each in order.
     pub fn results(&self) -> impl Iterator<Item = usize> + '_ {
         let pruned = self.ranges.keys().filter(|r| !self.compacted.contains_key(r));
-        let mut all: Vec<usize> = pruned.chain(self.compacted.keys()).copied().collect();
-        all.sort_unstable();
-        all.into_iter()
+        pruned.chain(self.compacted.keys()).copied()
     }
 }
 
