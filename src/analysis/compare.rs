@@ -18,7 +18,7 @@ use super::reuse::{RunReuse, replay_with_reuse};
 use super::summarization::{CompactionEvent, CompactionTotals};
 use crate::measure::MeasuredConversation;
 use crate::model::Tokens;
-use crate::policy::{Policy, PolicySpec};
+use crate::policy::{Policy, PolicySpec, Unfired, Unfireds};
 use crate::replay::replay;
 use crate::result::Run;
 use crate::tokens::Meter;
@@ -85,6 +85,12 @@ pub struct PolicyRow {
     pub summarization_input_tokens: Tokens,
     /// Output tokens of the summarisation calls (the summaries, billed at the output price).
     pub summarization_output_tokens: Tokens,
+    /// Why a policy that pruned nothing never fired, in its own unit: its trigger beside the most
+    /// it measured against it (`"trigger 100000 tokens > peak 80344"`, [`Policy::unfired`]), or,
+    /// for a policy that does not describe its trigger and made no compaction either, the peak
+    /// context. `None` when it fired, and for `none`.
+    #[serde(default)]
+    pub never_fired_reason: Option<String>,
 }
 
 impl PolicyRow {
@@ -303,6 +309,7 @@ struct PolicyRun {
     events: Vec<PruneEvent>,
     compactions: Vec<CompactionEvent>,
     reuse: RunReuse,
+    unfired: Option<Unfired>,
 }
 
 impl Replayed {
@@ -333,7 +340,8 @@ pub fn replay_conversation(
     let runs = policies
         .iter()
         .map(|source| {
-            let (mut run, reuse) = replay_with_reuse(c, settings.threshold, source.fresh(), meter, true);
+            let (mut run, reuse, unfired) =
+                replay_with_reuse(c, settings.threshold, source.fresh(), meter, true);
             run.summary.trace = trace.to_owned();
             run.summary.policy = source.label().to_owned();
             run.summary.tokenizer = meter.report_tokenizer().name().to_owned();
@@ -344,7 +352,7 @@ pub fn replay_conversation(
             if !keep_rows {
                 run.rows = Vec::new();
             }
-            PolicyRun { run, over_window, cost, events, compactions, reuse }
+            PolicyRun { run, over_window, cost, events, compactions, reuse, unfired }
         })
         .collect();
     Replayed {
@@ -390,6 +398,8 @@ pub struct Sum<'a> {
     compaction_events: Vec<CompactionEventRow>,
     runs_out: Vec<ConversationRuns>,
     baseline: (Tokens, f64, f64),
+    /// Per policy: its runs' triggers, and whether every run described one.
+    unfired: Vec<(Unfireds, bool)>,
 }
 
 impl<'a> Sum<'a> {
@@ -406,6 +416,7 @@ impl<'a> Sum<'a> {
             compaction_events: Vec::new(),
             runs_out: Vec::new(),
             baseline: (0, 0.0, 0.0),
+            unfired: vec![(Unfireds::default(), true); policies.len()],
         }
     }
 
@@ -415,7 +426,12 @@ impl<'a> Sum<'a> {
         self.baseline.1 += conversation.baseline.1;
         self.baseline.2 += conversation.baseline.2;
         let mut runs = Vec::with_capacity(self.policies.len());
-        for ((source, row), r) in self.policies.iter().zip(&mut self.rows).zip(conversation.runs) {
+        let rows = self.policies.iter().zip(&mut self.rows).zip(&mut self.unfired);
+        for (((source, row), unfired), r) in rows.zip(conversation.runs) {
+            match &r.unfired {
+                Some(u) => unfired.0.add(u),
+                None => unfired.1 = false,
+            }
             let s = &r.run.summary;
             row.conversations += 1;
             row.requests += s.requests;
@@ -454,9 +470,17 @@ impl<'a> Sum<'a> {
 
     /// The comparison of everything added.
     pub fn finish(self, settings: &CompareSettings) -> Comparison {
-        let Sum { mut rows, events, compaction_events, runs_out, baseline: (tokens, cost, cost_usd), .. } =
-            self;
-        for r in &mut rows {
+        let Sum {
+            mut rows,
+            events,
+            compaction_events,
+            runs_out,
+            baseline: (tokens, cost, cost_usd),
+            unfired,
+            ..
+        } = self;
+        for (r, (unfired, described)) in rows.iter_mut().zip(unfired) {
+            r.never_fired_reason = never_fired_reason(r, &unfired, described);
             r.reuse_share = RunReuse {
                 pruned_results: r.pruned_results,
                 reused_results: r.reused_results,
@@ -479,6 +503,49 @@ impl<'a> Sum<'a> {
             compaction_events,
             conversations: runs_out,
         }
+    }
+}
+
+/// Why `row`'s policy never fired ([`PolicyRow::never_fired_reason`]): the triggers its runs
+/// described when it pruned nothing and every run described one (whatever the agent's own
+/// compaction did meanwhile); else, with no prune and no compaction, the peak context.
+fn never_fired_reason(row: &PolicyRow, unfired: &Unfireds, described: bool) -> Option<String> {
+    let quiet =
+        Quiet { prune_events: row.prune_events, compactions: row.compactions, peak: row.peak_context_tokens };
+    never_fired(&row.policy, row.requests > 0, quiet, unfired, described)
+}
+
+/// What a run or a sum of runs did, for [`never_fired`].
+#[derive(Debug, Clone, Copy)]
+pub struct Quiet {
+    /// Prune events.
+    pub prune_events: usize,
+    /// Compactions (the policy's or the agent's).
+    pub compactions: usize,
+    /// The peak context, in report tokens.
+    pub peak: Tokens,
+}
+
+/// Why `policy` never fired, from what its runs did and the triggers they described
+/// ([`PolicyRow::never_fired_reason`]; also the recommendation's candidates'): `None` when it
+/// pruned, for `none`, and without requests.
+pub fn never_fired(
+    policy: &str,
+    replayed: bool,
+    q: Quiet,
+    unfired: &Unfireds,
+    described: bool,
+) -> Option<String> {
+    if q.prune_events > 0 || !replayed || policy == "none" {
+        return None;
+    }
+    match unfired.text() {
+        Some(text) if described => Some(text),
+        _ if q.compactions == 0 => Some(format!(
+            "no edit in any request (its trigger is not described); peak context {} tokens",
+            q.peak
+        )),
+        _ => None,
     }
 }
 
@@ -521,6 +588,69 @@ mod tests {
             threshold: 16,
             window,
             cache: CacheModel { prices: Prices::anthropic(), ttl_ms: Some(300_000) },
+        }
+    }
+
+    #[test]
+    fn every_policy_that_never_fired_names_its_trigger_and_a_policy_that_fired_none() {
+        let meter = meter();
+        let m = measured(&meter);
+        let specs = [
+            "budget:max=100000,target=50000",
+            "keep-results:n=5",
+            "keep-turns:n=9",
+            "anthropic",
+            "gemini",
+            "opencode",
+            "keep-turns:n=2",
+            "swe-agent",
+        ];
+        let c = compare(&[("t.jsonl", &m)], &settings(&specs, 200_000), &meter);
+        let reason = |name: &str| {
+            let row = c.policies.iter().find(|p| p.policy == name).unwrap();
+            (row.prune_events, row.never_fired_reason.clone())
+        };
+        // The trap's largest context is 1,195 report tokens; each policy counts its own way, so
+        // the peaks below are the ones each policy measured, not all that number.
+        let (events, budget) = reason("budget:max=100000,target=50000");
+        assert_eq!(events, 0);
+        assert!(
+            budget.as_deref().is_some_and(|r| r.starts_with("trigger 100000 tokens > peak ")),
+            "{budget:?}"
+        );
+        assert_eq!(
+            reason("keep-results:n=5").1.as_deref(),
+            Some("keeps the newest 5 results; the context held at most 1")
+        );
+        let turns = reason("keep-turns:n=9").1;
+        assert_eq!(
+            turns.as_deref(),
+            Some("prunes a content once 9 requests have sent it; the most any content had been sent: 3")
+        );
+        assert_eq!(reason("anthropic").1.as_deref(), Some("trigger 100000 tokens > peak 1195"));
+        assert!(
+            reason("gemini")
+                .1
+                .is_some_and(|r| r.starts_with("masks once the tool output beyond the newest 50000"))
+        );
+        // opencode's walk, at the trap's one new human turn, found nothing beyond its 40000.
+        assert_eq!(
+            reason("opencode").1.as_deref(),
+            Some(
+                "prunes at a turn start once the outputs beyond the newest 40000 tokens, before the last \
+                 2 turn(s), pass 20000 tokens; peak 0"
+            )
+        );
+        // One that fired, and `none`: no reason.
+        assert_eq!(reason("keep-turns:n=2"), (1, None));
+        assert_eq!(reason("none").1, None);
+        // A policy that does not describe its trigger gets the peak context.
+        let (events, swe) = reason("swe-agent");
+        if events == 0 {
+            assert_eq!(
+                swe.as_deref(),
+                Some("no edit in any request (its trigger is not described); peak context 1195 tokens")
+            );
         }
     }
 

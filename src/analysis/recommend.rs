@@ -31,7 +31,7 @@ use super::reuse::{RunReuse, replay_with_reuse};
 use super::summarization::CompactionTotals;
 use crate::measure::MeasuredConversation;
 use crate::model::Tokens;
-use crate::policy::PolicySpec;
+use crate::policy::{PolicySpec, Unfired, Unfireds};
 use crate::replay::replay;
 use crate::result::Run;
 use crate::tokens::Meter;
@@ -78,7 +78,7 @@ impl RecommendSettings {
 }
 
 /// One run's totals: what a candidate is judged on.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Cell {
     /// Sum of every request's context.
     pub input_tokens: Tokens,
@@ -93,6 +93,9 @@ pub struct Cell {
     pub reuse: Option<(usize, usize)>,
     /// The run's compactions and summarisation calls (their cost is in `cost`).
     pub compaction: CompactionTotals,
+    /// The triggers of the runs that did not fire ([`crate::policy::Policy::unfired`]), and
+    /// whether some run did not describe one.
+    pub unfired: (Unfireds, bool),
 }
 
 impl Cell {
@@ -102,6 +105,10 @@ impl Cell {
         self.peak = self.peak.max(o.peak);
         self.prune_events += o.prune_events;
         self.compaction += o.compaction;
+        for u in o.unfired.0.iter() {
+            self.unfired.0.add(u);
+        }
+        self.unfired.1 |= o.unfired.1;
         self.reuse = match (self.reuse, o.reuse) {
             (Some(a), Some(b)) => Some((a.0 + b.0, a.1 + b.1)),
             (a, b) => a.or(b),
@@ -128,8 +135,13 @@ fn cost_unit() -> String {
     COST_UNIT.to_owned()
 }
 
-fn cell_of(run: &Run, reuse: Option<RunReuse>, cache: &CacheModel) -> Cell {
+fn cell_of(run: &Run, reuse: Option<RunReuse>, unfired: Option<Unfired>, cache: &CacheModel) -> Cell {
+    let mut all = Unfireds::default();
+    if let Some(u) = &unfired {
+        all.add(u);
+    }
     Cell {
+        unfired: (all, unfired.is_none()),
         input_tokens: run.summary.total_input_tokens,
         cost: price(run, cache).cost_usd,
         peak: run.summary.peak_context_tokens,
@@ -162,11 +174,12 @@ pub fn run_cell(
     meter: &Meter,
 ) -> Cell {
     if c.reuse.built {
-        let (run, reuse) = replay_with_reuse(c, threshold, source.fresh(), meter, true);
-        return cell_of(&run, Some(reuse), &settings.cache);
+        let (run, reuse, unfired) = replay_with_reuse(c, threshold, source.fresh(), meter, true);
+        return cell_of(&run, Some(reuse), unfired, &settings.cache);
     }
     let mut policy = source.fresh();
-    cell_of(&replay(c, threshold, &mut *policy, meter), None, &settings.cache)
+    let run = replay(c, threshold, &mut *policy, meter);
+    cell_of(&run, None, policy.unfired(), &settings.cache)
 }
 
 /// The grid of one conversation: every policy at every threshold, each distinct split replayed
@@ -189,7 +202,7 @@ pub fn grid_of(c: &MeasuredConversation, settings: &RecommendSettings, meter: &M
     let baseline = replayed.remove(0);
     let cells = (0..settings.policies.len())
         .flat_map(|p| slots.iter().map(move |&s| (p, s)))
-        .map(|(p, s)| replayed[p * firsts.len() + s])
+        .map(|(p, s)| replayed[p * firsts.len() + s].clone())
         .collect();
     ConversationGrid { requests: c.requests(), baseline, cells, tools: per_tool::output_by_tool(c) }
 }
@@ -239,6 +252,10 @@ pub struct Candidate {
     /// Output tokens of the summarisation calls, at the output price.
     #[serde(default)]
     pub summarization_output_tokens: Tokens,
+    /// Why the policy never fired at this threshold ([`crate::analysis::compare::never_fired`]):
+    /// its trigger beside the most it measured; `null` when it fired, and for the baseline.
+    #[serde(default)]
+    pub never_fired_reason: Option<String>,
 }
 
 impl Candidate {
@@ -368,6 +385,17 @@ fn candidate(
         summary_tokens: c.compaction.summary_tokens,
         summarization_input_tokens: c.compaction.summarization_input_tokens,
         summarization_output_tokens: c.compaction.summarization_output_tokens,
+        never_fired_reason: super::compare::never_fired(
+            policy,
+            threshold.is_some(),
+            super::compare::Quiet {
+                prune_events: c.prune_events,
+                compactions: c.compaction.compactions,
+                peak: c.peak,
+            },
+            &c.unfired.0,
+            !c.unfired.1,
+        ),
     }
 }
 

@@ -183,6 +183,10 @@ impl Policy for Recording {
     fn warnings(&self) -> Vec<String> {
         self.inner.warnings()
     }
+
+    fn unfired(&self) -> Option<crate::policy::Unfired> {
+        self.inner.unfired()
+    }
 }
 
 /// The reuse of a run of `conversation` at `threshold` whose prunes `log` recorded, on the unit
@@ -218,14 +222,14 @@ pub fn run_reuse(conversation: &MeasuredConversation, log: &PruneLog, threshold:
 
 /// Replays `conversation` at `threshold` under `policy` (as [`replay`], or [`replay_summary`]
 /// without `keep_rows`) and measures the run's reuse: what the comparison and the recommendation
-/// call for each run.
+/// call for each run, with the policy's trigger when it did not fire ([`Policy::unfired`]).
 pub fn replay_with_reuse(
     conversation: &MeasuredConversation,
     threshold: usize,
     policy: Box<dyn Policy>,
     meter: &Meter,
     keep_rows: bool,
-) -> (Run, RunReuse) {
+) -> (Run, RunReuse, Option<crate::policy::Unfired>) {
     let on = policy.on();
     let mut recording = Recording::new(policy);
     let run = if keep_rows {
@@ -233,8 +237,9 @@ pub fn replay_with_reuse(
     } else {
         replay_summary(conversation, threshold, &mut recording, meter)
     };
+    let unfired = recording.unfired();
     let log = recording.into_log();
-    (run, run_reuse(conversation, &log, threshold, on))
+    (run, run_reuse(conversation, &log, threshold, on), unfired)
 }
 
 #[cfg(test)]
@@ -294,7 +299,8 @@ mod tests {
     fn reuse_of(items: Vec<Item>, policy: PruneAt) -> (Run, RunReuse) {
         let meter = meter().0;
         let m = measured(items, &meter);
-        replay_with_reuse(&m, 16, Box::new(policy), &meter, true)
+        let (run, reuse, _) = replay_with_reuse(&m, 16, Box::new(policy), &meter, true);
+        (run, reuse)
     }
 
     fn sticky(results: &[usize], at: usize) -> PruneAt {
@@ -370,11 +376,11 @@ mod tests {
         let mut items = session(false);
         items[2] = result("c1", "read", "fn compute_total_cost() -> u64 { 0 }\n// the end of it\n".into());
         let m = measured(items, &meter);
-        let (run, reuse) = replay_with_reuse(&m, 16, Box::new(CompactAt(1)), &meter, true);
+        let (run, reuse, _) = replay_with_reuse(&m, 16, Box::new(CompactAt(1)), &meter, true);
         assert_eq!(run.summary.compactions, 1, "the policy compacted before request 1");
         let whole = run.rows[0].categories.tool_contents + run.rows[0].categories.tool_summaries;
         assert_eq!(reuse, RunReuse { pruned_results: 1, reused_results: 1, reused_tokens: whole });
-        let (_, late) = replay_with_reuse(&m, 16, Box::new(CompactAt(2)), &meter, true);
+        let (_, late, _) = replay_with_reuse(&m, 16, Box::new(CompactAt(2)), &meter, true);
         // Before request 2 the edit's own result goes too.
         assert_eq!((late.pruned_results, late.reused_results), (2, 0), "used before the compaction");
     }
@@ -386,7 +392,7 @@ mod tests {
         for policy in ["none", "keep-results:n=0", "keep-turns:n=1", "anthropic"] {
             let spec = crate::policy::PolicySpec::parse(policy).unwrap();
             let plain = replay(&m, 16, &mut *spec.build(), &meter);
-            let (recorded, _) = replay_with_reuse(&m, 16, spec.build(), &meter, true);
+            let (recorded, _, _) = replay_with_reuse(&m, 16, spec.build(), &meter, true);
             assert_eq!(plain, recorded, "{policy}");
         }
     }

@@ -281,6 +281,10 @@ impl Policy for Observed<'_> {
         self.inner.message_sizes()
     }
 
+    fn unfired(&self) -> Option<crate::policy::Unfired> {
+        self.inner.unfired()
+    }
+
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
         if view.compactions != self.compactions {
             self.compactions = view.compactions;

@@ -240,20 +240,20 @@ fn with_compactions(t: Tabular, c: &Comparison) -> Tabular {
 }
 
 /// What a policy's row says besides its numbers: that it saves tokens but costs more, or that it
-/// never fired, with the peak it never cut (so a 0.0% reads as a trigger above this input's
-/// contexts, not as a failure to prune).
+/// never fired and why ([`PolicyRow::never_fired_reason`]: its trigger beside the most it
+/// measured, so a 0.0% reads as a trigger above this input's contexts, not as a failure to prune).
 fn policy_note(p: &PolicyRow) -> String {
     if p.saves_tokens_costs_more {
         "saves tokens, costs more".into()
-    } else if p.prune_events == 0 && p.compactions == 0 && p.requests > 0 && p.policy != "none" {
-        format!("never fired (peak context {} tokens)", p.peak_context_tokens)
+    } else if let Some(reason) = &p.never_fired_reason {
+        format!("never fired: {reason}")
     } else {
         String::new()
     }
 }
 
 /// The columns of the table below, in order.
-pub const COST_HEADERS: [&str; 13] = [
+pub const COST_HEADERS: [&str; 14] = [
     "policy",
     "cost",
     "cost_change",
@@ -267,6 +267,7 @@ pub const COST_HEADERS: [&str; 13] = [
     "freed_tokens",
     "prune_events",
     "events_paying_off",
+    "note",
 ];
 
 /// One row per policy: where the cost goes.
@@ -294,6 +295,7 @@ pub fn cost_policies(c: &Comparison) -> Tabular {
                     p.cost.freed_tokens.to_string(),
                     p.cost.prune_events.to_string(),
                     paying.to_string(),
+                    policy_note(p),
                 ]
             })
             .collect(),

@@ -568,6 +568,7 @@ pub const VIEWS: [View; 17] = {
                 "freed_tokens",
                 "prune_events",
                 "events_paying_off",
+                "note",
             ],
         },
         View {

@@ -26,6 +26,16 @@
 //!   as recorded, escapes and metadata included. 0.12x outputs are plain text with a `Chunk ID / Wall
 //!   time / Process exited / Original token count / Output:` header, replayed as recorded too.
 //!   `is_error` is set from `metadata.exit_code` or the `Process exited with code N` line.
+//!   **Except where Codex rewrote it on the wire:** from 0.45 (openai/codex#4718, merged
+//!   2025-10-04), when the model's `apply_patch` tool is freeform (`gpt-5-codex`, `gpt-5.1*`,
+//!   `gpt-5.2*`, `codex-*`), Codex sends a `shell` / `container.exec` / `apply_patch` call's JSON
+//!   output as text — `Exit code: N`, `Wall time: S seconds`, `Total output lines: T` when the
+//!   output starts with that header, `Output:`, the output, joined with `\n`
+//!   (`core/src/client_common.rs::reserialize_shell_outputs`) — while the rollout keeps the JSON.
+//!   Those outputs are replayed as that text: on a 0.58 `gpt-5.1-codex` rollout the JSON string
+//!   is 1 677 o200k tokens where the recorded prompt grew by 1 486 (docs/calibration.md, "Fresh
+//!   logs"). 0.40 rollouts (`gpt-5-codex`, the corpus's) predate the rewrite: their recorded steps
+//!   match the JSON string.
 //! - **Decision on `reasoning` items:** the readable parts — `summary[].text` and, when present,
 //!   `content[].text` — are thinking text. `encrypted_content` is the model's reasoning, which the
 //!   Responses API decrypts and sends to the model again with every later call of the same turn,
@@ -154,6 +164,8 @@ struct Reader {
     bad_usage: super::shared::BadUsage,
     /// The model of the latest `turn_context` (`payload.model`).
     model: Option<String>,
+    /// `session_meta.cli_version` as (major, minor), when it reads as a version.
+    cli_version: Option<(u64, u64)>,
 }
 
 impl Reader {
@@ -166,6 +178,7 @@ impl Reader {
         match kind {
             "session_meta" if !self.seen_meta => {
                 self.seen_meta = true;
+                self.cli_version = payload.get("cli_version").and_then(Value::as_str).and_then(major_minor);
                 let text = payload
                     .get("base_instructions")
                     .and_then(|b| b.get("text").or(Some(b)))
@@ -335,6 +348,8 @@ impl Reader {
                 self.tool_call(kind, p, at)
             }
             "function_call_output" | "custom_tool_call_output" => self.tool_output(p),
+            // Codex's own undo checkpoint (a git commit id), never sent to the model.
+            "ghost_snapshot" => {}
             other => *self.unknown.entry(format!("response_item {other}")).or_default() += 1,
         }
         Ok(())
@@ -439,6 +454,11 @@ impl Reader {
         };
         let is_error = exit_code(&output).is_some_and(|c| c != 0);
         let name = self.names.get(&call_id).cloned();
+        let shell = name.as_deref().is_some_and(|n| matches!(n, "shell" | "container.exec" | "apply_patch"));
+        let output = match shell && self.rewrites_shell_outputs() {
+            true => as_sent_text(&output).unwrap_or(output),
+            false => output,
+        };
         self.items.push(Item::ToolResult(ToolResult {
             call_id,
             name,
@@ -447,6 +467,57 @@ impl Reader {
             images,
         }));
     }
+}
+
+impl Reader {
+    /// Whether Codex sent this rollout's shell outputs as text rather than as the recorded JSON
+    /// (module doc): 0.45 or later, with a model whose `apply_patch` tool is freeform.
+    fn rewrites_shell_outputs(&self) -> bool {
+        let freeform =
+            |m: &str| ["gpt-5-codex", "gpt-5.1", "gpt-5.2", "codex-"].iter().any(|p| m.starts_with(p));
+        self.cli_version.is_some_and(|v| v >= (0, 45)) && self.model.as_deref().is_some_and(freeform)
+    }
+}
+
+/// `"0.58.0"` → (0, 58); `"0.128.0-alpha.1"` → (0, 128).
+fn major_minor(version: &str) -> Option<(u64, u64)> {
+    let mut parts = version.split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()?;
+    Some((major, minor))
+}
+
+/// The text Codex sends for a shell call's JSON output `{"output":…,"metadata":{"exit_code":…,
+/// "duration_seconds":…}}` (module doc), or `None` when the output is not of that shape. The
+/// numbers print as Rust prints an `i32` and an `f32` (`0.0` → `0`).
+fn as_sent_text(output: &str) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Exec {
+        output: String,
+        metadata: Metadata,
+    }
+    #[derive(serde::Deserialize)]
+    struct Metadata {
+        exit_code: i32,
+        duration_seconds: f32,
+    }
+    if !output.starts_with('{') {
+        return None;
+    }
+    let exec: Exec = serde_json::from_str(output).ok()?;
+    let mut sections = vec![
+        format!("Exit code: {}", exec.metadata.exit_code),
+        format!("Wall time: {} seconds", exec.metadata.duration_seconds),
+    ];
+    let mut body = exec.output.as_str();
+    let header = body.strip_prefix("Total output lines: ").and_then(|rest| rest.split_once('\n'));
+    if let Some((total, rest)) = header.and_then(|(t, rest)| Some((t.parse::<u32>().ok()?, rest))) {
+        sections.push(format!("Total output lines: {total}"));
+        body = rest.strip_prefix('\n').unwrap_or(rest);
+    }
+    sections.push("Output:".to_owned());
+    sections.push(body.to_owned());
+    Some(sections.join("\n"))
 }
 
 /// Text of a Responses API content list (`input_text`, `output_text`, `text` parts joined with

@@ -37,7 +37,7 @@
 //! - `sticky=true` models a client that persists the edited history instead: the trigger is then
 //!   measured on the already-cleared context.
 
-use super::{Content, Edit, Estimator, Kind, List, On, Param, Policy, ResultState, View};
+use super::{Content, Edit, Estimator, Kind, List, On, Param, Peak, Policy, ResultState, Unfired, View};
 use crate::tokens::TextSize;
 
 /// Our choice of placeholder (the API's text is not published).
@@ -121,6 +121,9 @@ pub const KIND: Kind = Kind {
                     edited_upto: 0,
                     sums: Sums::default(),
                     placeholder_measure: None,
+                    peak: Peak::default(),
+                    triggered: false,
+                    cleared: false,
                 }),
             )
         }))
@@ -187,6 +190,11 @@ pub struct Anthropic {
     sums: Sums,
     /// The placeholder as the replay's meter measures it (measured once, at the first clear).
     placeholder_measure: Option<TextSize>,
+    /// The most it measured against its trigger (input tokens or tool uses).
+    peak: Peak,
+    /// Whether the trigger was ever passed, and whether anything was then cleared.
+    triggered: bool,
+    cleared: bool,
 }
 
 /// Tokens a clear would free, summed over the results of the current context below `upto`
@@ -258,11 +266,14 @@ impl Policy for Anthropic {
     }
 
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
-        let triggered = if self.by_tool_uses {
-            view.results.len() as u64 > self.trigger
+        let measured = if self.by_tool_uses {
+            view.results.len() as u64
         } else {
-            view.tokens(Estimator::Real, &view.context) > self.trigger
+            view.tokens(Estimator::Real, &view.context)
         };
+        self.peak.see(measured);
+        let triggered = measured > self.trigger;
+        self.triggered |= triggered;
         if triggered {
             let keep_from = view.results.len().saturating_sub(self.keep);
             if let Some(last) = keep_from.checked_sub(1).map(|i| &view.results[i]) {
@@ -285,12 +296,27 @@ impl Policy for Anthropic {
         for r in view.results[first..].iter().take_while(|r| r.index < self.cleared_upto) {
             if self.clearable(r) {
                 edits.push(Edit::Replace(r.index, self.placeholder.clone()));
+                self.cleared = true;
                 if self.clears_input(r) {
                     edits.push(Edit::ClearCall(r.index, "{}".into()));
                 }
             }
         }
         self.edited_upto = self.edited_upto.max(self.cleared_upto);
+    }
+
+    fn unfired(&self) -> Option<Unfired> {
+        let unit = if self.by_tool_uses { "tool uses" } else { "tokens" };
+        let template = if self.triggered {
+            format!(
+                "trigger {} {unit} passed (peak {{peak}}), but no clear freed clear_at_least {} tokens \
+                 beyond the newest {} results",
+                self.trigger, self.clear_at_least, self.keep
+            )
+        } else {
+            format!("trigger {} {unit} > peak {{peak}}", self.trigger)
+        };
+        (!self.cleared).then(|| Unfired::new(template, self.peak.0))
     }
 }
 

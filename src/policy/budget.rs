@@ -4,7 +4,7 @@
 //! prunes, so the prompt cache breaks rarely. Decides with the seed's own estimate (`len/4` per
 //! text, [`Estimator::Seed`]) unless `--decide-with` says otherwise.
 
-use super::{Content, Edit, Estimator, Kind, Param, Policy, View};
+use super::{Content, Edit, Estimator, Kind, Param, Peak, Policy, Unfired, View};
 
 /// The `budget` policy.
 pub const KIND: Kind = Kind {
@@ -20,7 +20,9 @@ pub const KIND: Kind = Kind {
         if target > max {
             return Err(p.bad("target", format!("must not exceed max ({max}), got {target}")));
         }
-        Ok(super::builder(move || Box::new(Budget { max, target, next: 0 }) as Box<dyn Policy>))
+        Ok(super::builder(move || {
+            Box::new(Budget { max, target, next: 0, peak: Peak::default(), fired: false }) as Box<dyn Policy>
+        }))
     },
 };
 
@@ -39,14 +41,19 @@ pub struct Budget {
     max: u64,
     target: u64,
     next: usize,
+    /// The largest context it measured.
+    peak: Peak,
+    fired: bool,
 }
 
 impl Policy for Budget {
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
         let mut size = view.tokens(Estimator::Seed, &view.context);
+        self.peak.see(size);
         if size <= self.max {
             return;
         }
+        self.fired = true;
         for r in &view.results[view.position(self.next)..] {
             if size <= self.target {
                 break;
@@ -57,5 +64,10 @@ impl Policy for Budget {
             }
             self.next = r.index + 1;
         }
+    }
+
+    fn unfired(&self) -> Option<Unfired> {
+        (!self.fired)
+            .then(|| Unfired::new(format!("trigger {} tokens > peak {{peak}}", self.max), self.peak.0))
     }
 }

@@ -147,12 +147,14 @@ pub struct AtLimit {
     /// The request that was last compacted before: a context the summary does not bring under the
     /// limit is not compacted again at the very next request (the agents stop retrying too).
     last: Option<usize>,
+    /// The largest context it saw.
+    peak: super::Peak,
 }
 
 impl AtLimit {
     /// Fires at `limit` tokens.
     pub fn new(limit: Tokens, summarizer: Summarizer) -> AtLimit {
-        AtLimit { limit, summarizer, last: None }
+        AtLimit { limit, summarizer, last: None, peak: super::Peak::default() }
     }
 }
 
@@ -164,12 +166,18 @@ impl Policy for AtLimit {
     }
 
     fn compact(&mut self, view: &View<'_>) -> Option<Compaction> {
+        self.peak.see(view.context.tokens);
         let again = self.last.is_some_and(|r| r + 1 == view.request);
         if view.context.tokens < self.limit || again {
             return None;
         }
         self.last = Some(view.request);
         Some(self.summarizer.compaction(view, None))
+    }
+
+    fn unfired(&self) -> Option<super::Unfired> {
+        let template = format!("compacts at {} tokens > peak {{peak}}", self.limit);
+        self.last.is_none().then(|| super::Unfired::new(template, self.peak.0))
     }
 }
 
@@ -219,6 +227,13 @@ impl Policy for Combined {
 
     fn message_sizes(&self) -> bool {
         self.prune.message_sizes() || self.compact.message_sizes()
+    }
+
+    /// Neither part fired: the prune's trigger, then the compaction's.
+    fn unfired(&self) -> Option<super::Unfired> {
+        let (prune, compact) = (self.prune.unfired()?, self.compact.unfired()?);
+        let template = format!("{}; {}", prune.text(), compact.template);
+        Some(super::Unfired::new(template, compact.peak))
     }
 }
 
@@ -283,6 +298,10 @@ impl Policy for Harnessed {
 
     fn message_sizes(&self) -> bool {
         self.inner.message_sizes()
+    }
+
+    fn unfired(&self) -> Option<super::Unfired> {
+        self.inner.unfired()
     }
 }
 

@@ -44,7 +44,7 @@
 //!   few tokens. JavaScript slices UTF-16 units; the preview is cut at the nearest char boundary.
 
 use super::estimator::JSON_ESCAPED_UNITS;
-use super::{Content, Edit, Estimator, Kind, List, On, Param, Policy, ResultState, View};
+use super::{Content, Edit, Estimator, Kind, List, On, Param, Peak, Policy, ResultState, Unfired, View};
 use crate::model::Tokens;
 
 /// The opening of a masked output, which `isAlreadyMasked` looks for.
@@ -102,6 +102,8 @@ pub const KIND: Kind = Kind {
                     dir: p.dir,
                     text_estimate: p.estimate == Estimate::Text,
                     scan: Scan::default(),
+                    peak: Peak::default(),
+                    fired: false,
                 }),
             )
         }))
@@ -145,6 +147,9 @@ pub struct Gemini {
     dir: String,
     text_estimate: bool,
     scan: Scan,
+    /// The most tool output it found beyond the protected window; whether it masked any.
+    peak: Peak,
+    fired: bool,
 }
 
 /// Where `mask()`'s newest-to-oldest scan stands in the current context, carried from request to
@@ -253,13 +258,23 @@ impl Policy for Gemini {
                 }
             }
         }
+        self.peak.see(self.scan.prunable);
         if self.scan.prunable < self.minimum {
             return;
         }
+        self.fired |= !self.scan.pending.is_empty();
         for (position, tokens, snippet) in self.scan.pending.drain(..) {
             edits.push(Edit::Replace(view.results[position].index, snippet));
             self.scan.prunable -= tokens;
         }
+    }
+
+    fn unfired(&self) -> Option<Unfired> {
+        let template = format!(
+            "masks once the tool output beyond the newest {} tokens reaches {} tokens; peak {{peak}}",
+            self.protect, self.minimum
+        );
+        (!self.fired).then(|| Unfired::new(template, self.peak.0))
     }
 }
 

@@ -2,7 +2,7 @@
 //! pruned (sticky). Every result counts towards `N`, split or not, as Anthropic's and LangChain's
 //! "keep the last N tool uses" do.
 
-use super::{Content, Edit, Kind, Param, Policy, View};
+use super::{Content, Edit, Kind, Param, Peak, Policy, Unfired, View};
 
 /// The `keep-results` policy.
 pub const KIND: Kind = Kind {
@@ -12,7 +12,9 @@ pub const KIND: Kind = Kind {
     params: &[Param { key: "n", default: "5", about: "most recent results that keep their content" }],
     build: |p| {
         let KeepResultsParams { n } = p.typed()?;
-        Ok(super::builder(move || Box::new(KeepResults { n, next: 0 }) as Box<dyn Policy>))
+        Ok(super::builder(move || {
+            Box::new(KeepResults { n, next: 0, peak: Peak::default(), fired: false }) as Box<dyn Policy>
+        }))
     },
 };
 
@@ -28,18 +30,28 @@ pub struct KeepResultsParams {
 pub struct KeepResults {
     n: usize,
     next: usize,
+    /// The most results the context held.
+    peak: Peak,
+    fired: bool,
 }
 
 impl Policy for KeepResults {
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
+        self.peak.see(view.results.len() as u64);
         let keep_from = view.results.len().saturating_sub(self.n);
         for r in &view.results[view.position(self.next).min(keep_from)..keep_from] {
             if matches!(r.content, Content::Present(_)) {
+                self.fired = true;
                 edits.push(Edit::Prune(r.index));
             }
         }
         if keep_from > 0 {
             self.next = view.results[keep_from - 1].index + 1;
         }
+    }
+
+    fn unfired(&self) -> Option<Unfired> {
+        let template = format!("keeps the newest {} results; the context held at most {{peak}}", self.n);
+        (!self.fired).then(|| Unfired::new(template, self.peak.0))
     }
 }

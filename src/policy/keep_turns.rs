@@ -6,7 +6,7 @@
 //!
 //! Decides with no estimate (it counts requests), so `--decide-with` does not change it.
 
-use super::{Content, Edit, Kind, Param, Policy, View};
+use super::{Content, Edit, Kind, Param, Peak, Policy, Unfired, View};
 
 /// The `keep-turns` policy.
 pub const KIND: Kind = Kind {
@@ -36,27 +36,34 @@ pub struct KeepTurns {
     /// Put SWE-agent's `Old environment output: (N lines omitted)` in place of an expired content
     /// instead of removing it (the Complexity Trap's masking).
     swe_placeholder: bool,
+    /// The most requests any present content had been sent with.
+    peak: Peak,
+    fired: bool,
 }
 
 impl KeepTurns {
     /// A window of `n` requests.
     pub fn new(n: usize) -> Self {
-        KeepTurns { n, next: 0, swe_placeholder: false }
+        KeepTurns { n, next: 0, swe_placeholder: false, peak: Peak::default(), fired: false }
     }
 
     /// A window of `n` requests whose expired contents are replaced by SWE-agent's placeholder.
     pub fn with_swe_placeholder(n: usize) -> Self {
-        KeepTurns { n, next: 0, swe_placeholder: true }
+        KeepTurns { n, next: 0, swe_placeholder: true, peak: Peak::default(), fired: false }
     }
 }
 
 impl Policy for KeepTurns {
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
         for r in &view.results[view.position(self.next)..] {
+            if matches!(r.content, Content::Present(_)) {
+                self.peak.see((view.request - r.first_request) as u64);
+            }
             if view.request - r.first_request < self.n {
                 break;
             }
             if matches!(r.content, Content::Present(_)) {
+                self.fired = true;
                 edits.push(if self.swe_placeholder {
                     Edit::Replace(r.index, super::swe_agent::placeholder(r, false))
                 } else {
@@ -65,5 +72,13 @@ impl Policy for KeepTurns {
             }
             self.next = r.index + 1;
         }
+    }
+
+    fn unfired(&self) -> Option<Unfired> {
+        let template = format!(
+            "prunes a content once {} requests have sent it; the most any content had been sent: {{peak}}",
+            self.n
+        );
+        (!self.fired).then(|| Unfired::new(template, self.peak.0))
     }
 }

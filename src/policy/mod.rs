@@ -55,12 +55,14 @@ pub mod spec;
 pub mod swe_agent;
 #[cfg(test)]
 pub(crate) mod testing;
+pub mod unfired;
 
 pub use crate::spec::{Builder, List, Minutes, Param, ParamError, Params, builder, parse_duration_ms};
 pub(crate) use crate::spec::{fill_params, split_pairs};
 pub use estimator::Estimator;
 pub use messages::{CallText, Message, MessageSizes, Role};
 pub use spec::{PolicySpec, Registry, registry};
+pub use unfired::{Peak, Unfired, Unfireds};
 
 /// A policy kind: its name, parameters, source and constructor ([`crate::spec::Kind`]).
 pub type Kind<T = dyn Policy> = crate::spec::Kind<T>;
@@ -318,6 +320,10 @@ impl Policy for OnUnit {
     fn message_sizes(&self) -> bool {
         self.inner.message_sizes()
     }
+
+    fn unfired(&self) -> Option<Unfired> {
+        self.inner.unfired()
+    }
 }
 
 /// `policy` on the unit `on` names ([`ON_OUTPUT`]), for a policy named after an agent: the policy
@@ -370,6 +376,14 @@ pub trait Policy: Send {
     /// keeps them only then. A policy that wraps another must pass this on.
     fn message_sizes(&self) -> bool {
         false
+    }
+
+    /// Asked after a run: the policy's trigger, in its own unit, and the most it measured against
+    /// it ([`Unfired`]), when the policy did not fire in the run. `None` when it fired, or when it
+    /// does not describe its trigger (the comparison then gives the peak context only). A policy
+    /// that wraps another must pass this on.
+    fn unfired(&self) -> Option<Unfired> {
+        None
     }
 }
 

@@ -27,7 +27,7 @@
 //! search, and touches only the outputs it prunes, each once; a test keeps the walk as written
 //! and checks that both prune the same outputs before every request.
 
-use super::{Content, Edit, Estimator, Kind, List, On, Param, Params, Policy, View};
+use super::{Content, Edit, Estimator, Kind, List, On, Param, Params, Peak, Policy, Unfired, View};
 use crate::error::SpecError;
 
 /// The text opencode sends for a pruned tool output.
@@ -87,6 +87,10 @@ pub struct OpenCode {
     protected_tools: Vec<String>,
     placeholder: String,
     seen: Seen,
+    /// The most a turn start found to prune, and how many turn starts it saw; whether it pruned.
+    peak: Peak,
+    turn_starts: usize,
+    fired: bool,
 }
 
 /// What the walk needs of the results in the context (since the last compaction), kept as they
@@ -132,6 +136,9 @@ impl OpenCode {
             protected_tools: p.protected_tools.clone(),
             placeholder: p.placeholder.clone(),
             seen: Seen::default(),
+            peak: Peak::default(),
+            turn_starts: 0,
+            fired: false,
         }
     }
 
@@ -187,16 +194,32 @@ impl Policy for OpenCode {
         // positions below `over` (counted is non-decreasing).
         let over = seen.counted[..end].partition_point(|&c| c.saturating_add(self.protect) < total);
         let upto = seen.prunable.partition_point(|&position| position < over);
+        self.turn_starts += 1;
         if upto <= seen.pruned {
             return;
         }
         let pruned = seen.prunable_sum[upto] - seen.prunable_sum[seen.pruned];
+        self.peak.see(pruned);
         if pruned > self.minimum {
+            self.fired = true;
             for &position in &seen.prunable[seen.pruned..upto] {
                 edits.push(Edit::Replace(view.results[position].index, self.placeholder.clone()));
             }
             seen.pruned = upto;
         }
+    }
+
+    fn unfired(&self) -> Option<Unfired> {
+        let template = if self.turn_starts == 0 {
+            "prunes only when a new human turn starts; none started after the first".to_owned()
+        } else {
+            format!(
+                "prunes at a turn start once the outputs beyond the newest {} tokens, before the last {} \
+                 turn(s), pass {} tokens; peak {{peak}}",
+                self.protect, self.turns, self.minimum
+            )
+        };
+        (!self.fired).then(|| Unfired::new(template, self.peak.0))
     }
 }
 

@@ -158,19 +158,66 @@ fn csv_gives_the_main_table() {
 }
 
 #[test]
-fn a_policy_that_never_fires_says_so_with_the_peak_it_did_not_cut() {
-    // anthropic's default trigger (100000 tokens) is far above this fixture's 1223-token peak;
+fn a_policy_that_never_fires_says_so_with_its_trigger_and_the_peak_it_did_not_reach() {
+    // anthropic's default trigger (100000 tokens) is far above this fixture's contexts;
     // keep-turns:n=2 prunes once.
-    let csv = run(&["compare", "--policy", "anthropic", TRAP[0], TRAP[1], "--format", "csv"]);
+    let args = ["compare", "--policy", "anthropic", TRAP[0], TRAP[1]];
+    let json: serde_json::Value =
+        serde_json::from_str(&run(&[&args[..], &["--format", "json"]].concat())).expect("compare JSON");
+    let row = |name: &str| {
+        let rows = json["policies"].as_array().expect("policies");
+        rows.iter().find(|p| p["policy"] == name).unwrap_or_else(|| panic!("no row {name}")).clone()
+    };
+    let anthropic = row("anthropic");
+    assert_eq!(anthropic["prune_events"], 0);
+    let peak = anthropic["peak_context_tokens"].as_u64().expect("a peak");
+    assert!(peak < 100_000, "{anthropic}");
+    let reason = format!("trigger 100000 tokens > peak {peak}");
+    assert_eq!(anthropic["never_fired_reason"], reason.as_str());
+    let fired = row("keep-turns:n=2");
+    assert!(fired["prune_events"].as_u64() > Some(0), "{fired}");
+    assert!(fired["never_fired_reason"].is_null(), "{fired}");
+    assert!(row("none")["never_fired_reason"].is_null());
+    // The table says the same in its note.
+    let csv = run(&[&args[..], &["--format", "csv"]].concat());
     let rows: Vec<&str> = csv.lines().collect();
     assert!(
-        rows[1].starts_with("none,") && rows[1].contains(",2.0%,") && rows[1].ends_with(",0.0%,0,0,"),
+        rows[2].starts_with("anthropic,") && rows[2].ends_with(&format!(",never fired: {reason}")),
         "{}",
-        rows[1]
+        rows[2]
     );
-    assert!(rows[2].starts_with("anthropic,4,1223,3892,-2.4%,0,"), "{}", rows[2]);
-    assert!(rows[2].ends_with(",never fired (peak context 1223 tokens)"), "{}", rows[2]);
     assert!(!rows[3].contains("never fired"), "{}", rows[3]);
+}
+
+#[test]
+fn on_the_corpus_anthropic_uncalibrated_never_fires_and_its_row_names_trigger_and_peak() {
+    // The session docs/calibration.md compares: with --overhead 0 its contexts stay under
+    // anthropic's trigger; opencode, whose prune waits for a new human turn, names its own unit.
+    let Some(dir) = common::corpus("claude-code/codemie-code") else { return };
+    let file = dir.join("session-3fe1b6bc.jsonl");
+    let file = file.to_str().expect("a UTF-8 path");
+    let json = |args: &[&str]| -> serde_json::Value {
+        let out = ctxbudget().args(["compare", file, "--format", "json"]).args(args).assert().success();
+        serde_json::from_slice(&out.get_output().stdout).expect("compare JSON")
+    };
+    let uncalibrated = json(&["--policy", "anthropic", "--policy", "opencode", "--overhead", "0"]);
+    let rows = uncalibrated["policies"].as_array().expect("policies");
+    let anthropic = rows.iter().find(|p| p["policy"] == "anthropic").expect("anthropic");
+    let peak = anthropic["peak_context_tokens"].as_u64().expect("a peak");
+    assert_eq!(anthropic["prune_events"], 0);
+    assert_eq!(anthropic["never_fired_reason"], format!("trigger 100000 tokens > peak {peak}").as_str());
+    let opencode = rows.iter().find(|p| p["policy"] == "opencode").expect("opencode");
+    assert_eq!(opencode["prune_events"], 0);
+    let reason = opencode["never_fired_reason"].as_str().expect("opencode says why");
+    assert!(
+        reason.contains("newest 40000 tokens") && reason.contains("pass 20000 tokens; peak "),
+        "{reason}"
+    );
+    // Calibrated (the default), anthropic fires: no reason.
+    let calibrated = json(&["--policy", "anthropic"]);
+    let anthropic = &calibrated["policies"][1];
+    assert!(anthropic["prune_events"].as_u64() > Some(0), "{anthropic}");
+    assert!(anthropic["never_fired_reason"].is_null());
 }
 
 #[test]

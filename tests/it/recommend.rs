@@ -32,6 +32,7 @@ struct Pair {
     summary_tokens: u64,
     summarization_input_tokens: u64,
     summarization_output_tokens: u64,
+    never_fired_reason: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -53,6 +54,7 @@ struct Picked {
     summary_tokens: u64,
     summarization_input_tokens: u64,
     summarization_output_tokens: u64,
+    never_fired_reason: Option<String>,
     baseline: Pair,
 }
 
@@ -104,6 +106,10 @@ fn check(out: &Output, what: &str) {
         "{what}"
     );
     assert!(r.meets_constraints && r.peak_context_tokens <= out.window, "{what}");
+    assert_eq!(
+        r.never_fired_reason, expected.never_fired_reason,
+        "{what}: the pick's row is its candidate's"
+    );
     let base = &out.candidates[0];
     assert_eq!((base.policy.as_str(), base.threshold), ("none", None), "{what}: the baseline comes first");
     assert_eq!((r.baseline.input_tokens, r.baseline.cost), (base.input_tokens, base.cost), "{what}");
@@ -111,6 +117,14 @@ fn check(out: &Output, what: &str) {
     assert_eq!(base.prune_events, 0, "{what}: nothing is pruned as recorded");
     assert_eq!(base.compactions, 0, "{what}: the baseline's compactions are the log's own, not counted");
     for c in out.candidates.iter().chain([&r.baseline]) {
+        // A candidate that pruned says nothing of never firing; one that neither pruned nor
+        // compacted (and is not the baseline's `none`) says why.
+        let quiet = c.prune_events == 0 && c.compactions == 0 && c.policy != "none" && c.input_tokens > 0;
+        if c.prune_events > 0 || c.policy == "none" {
+            assert!(c.never_fired_reason.is_none(), "{what}: {c:?}");
+        } else if quiet {
+            assert!(c.never_fired_reason.is_some(), "{what}: {c:?}");
+        }
         let calls = (c.summarization_input_tokens, c.summarization_output_tokens);
         let made = (c.compactions, c.summarized_tokens, c.summary_tokens);
         assert_eq!(c.compactions == 0, calls == (0, 0), "{what}: {} calls only when it compacts", c.policy);

@@ -66,7 +66,7 @@ pub fn tool_cells(
             let (slots, firsts) = fixed.split_plan(&thresholds);
             let replayed: Vec<Cell> =
                 firsts.par_iter().map(|&t| run_cell(&fixed, t, policy, settings, meter)).collect();
-            slots.iter().map(|&s| replayed[s]).collect()
+            slots.iter().map(|&s| replayed[s].clone()).collect()
         })
         .collect()
 }

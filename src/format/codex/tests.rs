@@ -160,7 +160,7 @@ fn hidden_reasoning_is_sized_from_its_calls_reasoning_tokens_whichever_comes_fir
 #[test]
 fn layout_040_token_count_before_the_items_belongs_to_the_call_that_follows() {
     let t = read(&[
-        meta(""),
+        meta("").replace("0.125.0", "0.40.0"),
         user("<environment_context>cwd</environment_context>"),
         user("fix it"),
         prompt("fix it"),
@@ -357,4 +357,78 @@ fn detects_rollouts_but_not_claude_code_or_native_lines() {
         assert!(!crate::format::native::Native.detect(h));
         assert!(!crate::format::claude_stream::ClaudeStream.detect(h));
     });
+}
+
+/// A `shell` call and its 0.40-style JSON output under `version` and `model`.
+fn shell_run(version: &str, model: &str, out: &str) -> Trace {
+    read(&[
+        meta("").replace("0.125.0", version),
+        turn_context().replace("gpt-5-codex", model),
+        user("fix it"),
+        call("c1"),
+        output("c1", out),
+        tokens(100, 100),
+    ])
+}
+
+fn result_text(t: &Trace) -> String {
+    let result = t.conversations[0].items.iter().find_map(|i| match i {
+        Item::ToolResult(r) => Some(r),
+        _ => None,
+    });
+    result.expect("a tool result").output.full_text().into_owned()
+}
+
+#[test]
+fn from_0_45_a_freeform_models_shell_output_is_the_text_codex_sent_not_the_recorded_json() {
+    // The layout of a real 0.58 `gpt-5.1-codex` rollout: Codex truncated the output and
+    // recorded a `Total output lines` header in it.
+    let json = r#""{\"output\":\"Total output lines: 295\\n\\nline 1\\n[... omitted 39 of 295 lines ...]\\n\",\"metadata\":{\"exit_code\":2,\"duration_seconds\":0.0}}""#;
+    let t = shell_run("0.58.0", "gpt-5.1-codex", json);
+    assert_eq!(
+        result_text(&t),
+        "Exit code: 2\nWall time: 0 seconds\nTotal output lines: 295\nOutput:\nline 1\n[... omitted 39 of 295 lines ...]\n"
+    );
+    let Some(Item::ToolResult(r)) =
+        t.conversations[0].items.iter().find(|i| matches!(i, Item::ToolResult(_)))
+    else {
+        panic!()
+    };
+    assert!(r.is_error, "the exit code is still read from the JSON");
+    // Without the header the output follows `Output:` as it is; a fraction of a second prints
+    // as Rust prints an f32.
+    let json = r#""{\"output\":\"a.txt\\n\",\"metadata\":{\"exit_code\":0,\"duration_seconds\":1.5}}""#;
+    let t = shell_run("0.128.0-alpha.1", "gpt-5-codex", json);
+    assert_eq!(result_text(&t), "Exit code: 0\nWall time: 1.5 seconds\nOutput:\na.txt\n");
+}
+
+#[test]
+fn before_0_45_or_for_a_model_without_the_freeform_tool_the_json_is_what_was_sent() {
+    let json = r#""{\"output\":\"a.txt\\n\",\"metadata\":{\"exit_code\":0,\"duration_seconds\":0.1}}""#;
+    let as_recorded = r#"{"output":"a.txt\n","metadata":{"exit_code":0,"duration_seconds":0.1}}"#;
+    assert_eq!(result_text(&shell_run("0.40.0", "gpt-5-codex", json)), as_recorded);
+    assert_eq!(result_text(&shell_run("0.58.0", "gpt-4.1", json)), as_recorded);
+    // Output that is not the shell JSON is left as recorded.
+    assert_eq!(result_text(&shell_run("0.58.0", "gpt-5.1-codex", r#""plain""#)), "plain");
+}
+
+#[test]
+fn versions_read_as_major_and_minor() {
+    assert_eq!(major_minor("0.58.0"), Some((0, 58)));
+    assert_eq!(major_minor("0.128.0-alpha.1"), Some((0, 128)));
+    assert_eq!(major_minor("1.2"), Some((1, 2)));
+    assert_eq!(major_minor("dev"), None);
+}
+
+#[test]
+fn a_ghost_snapshot_is_not_sent_and_not_reported_as_unknown() {
+    let t = read(&[
+        meta(""),
+        user("fix it"),
+        line("response_item", r#"{"type":"ghost_snapshot","ghost_commit":{"id":"a0"}}"#),
+        answer("done"),
+        tokens(100, 100),
+    ]);
+    assert_eq!(kinds(&t), ["user", "request", "assistant"]);
+    assert!(t.warnings.is_empty(), "{:?}", t.warnings);
 }

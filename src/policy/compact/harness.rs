@@ -63,6 +63,11 @@ impl Policy for WithHarness<'_> {
     fn message_sizes(&self) -> bool {
         self.policy.message_sizes()
     }
+
+    /// The policy's own trigger: the agent's compaction is not the policy firing.
+    fn unfired(&self) -> Option<crate::policy::Unfired> {
+        self.policy.unfired()
+    }
 }
 
 /// A policy replayed on the log's compactions as recorded, whatever `--harness-compaction` says:
@@ -96,6 +101,10 @@ impl Policy for AsRecorded {
 
     fn as_recorded(&self) -> bool {
         true
+    }
+
+    fn unfired(&self) -> Option<crate::policy::Unfired> {
+        self.0.unfired()
     }
 
     fn message_sizes(&self) -> bool {
