@@ -358,6 +358,7 @@ mod tests {
                 keep_from: None,
                 prompt_tokens: 0,
                 whole_context: true,
+                pairs: None,
             })
         }
     }
