@@ -364,6 +364,7 @@ mod tests {
                 keep_from: None,
                 prompt_tokens: 0,
                 whole_context: true,
+                pairs: None,
             })
         }
     }

@@ -17,6 +17,7 @@ pub mod anthropic_sdk;
 pub mod claude_code;
 pub mod codex;
 pub mod goose;
+pub mod goose_tools;
 pub mod harness;
 pub mod opencode;
 pub mod openhands;
@@ -39,6 +40,20 @@ pub struct Compaction {
     /// from the previous request (most agents); `false`: only what is summarised away, with no
     /// cache (OpenHands' condenser turns prompt caching off).
     pub whole_context: bool,
+    /// Tool pairs replaced one by one, the rest of the context staying as it is ([`Pairs`]);
+    /// `None`: the context is summarised as above.
+    pub pairs: Option<Pairs>,
+}
+
+/// The tool call and result pairs a compaction replaces in place, each by a summary of its own
+/// made by a call of its own (Goose's tool-pair summarisation, [`goose_tools`]): [`Compaction`]'s
+/// `summary` and `prompt_tokens` are then per pair, and its `keep_from` is not read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pairs {
+    /// Conversation-wide index of the first result replaced ([`super::ResultState::index`]).
+    pub from: usize,
+    /// One past the last.
+    pub to: usize,
 }
 
 /// The size of a compaction's summary.
@@ -132,7 +147,7 @@ impl Summarizer {
         } else {
             Summary::Ratio(view.log_summary_ratio.filter(|_| self.from_log).unwrap_or(self.ratio))
         };
-        Compaction { summary, keep_from, prompt_tokens: self.prompt_tokens, whole_context: true }
+        Compaction { summary, keep_from, prompt_tokens: self.prompt_tokens, whole_context: true, pairs: None }
     }
 }
 
@@ -288,7 +303,8 @@ impl Policy for Harnessed {
     fn compact(&mut self, view: &View<'_>) -> Option<Compaction> {
         self.recorded = self.recorded.max(view.compactions.saturating_sub(self.own));
         let c = self.inner.compact(view);
-        self.own += usize::from(c.is_some());
+        // A tool-pair compaction does not restart the context, nor count among the compactions met.
+        self.own += usize::from(c.is_some_and(|c| c.pairs.is_none()));
         c
     }
 

@@ -499,7 +499,8 @@ mod tests {
             "unknown policy `keep-last` in `keep-last:n=3`; valid policies: none, keep-turns, keep-results, \
              budget, anthropic, langchain, opencode, gemini, swe-agent, complexity-trap, openhands, \
              openhands-amortized, openclaw, claude-code-micro, compact:claude-code, compact:codex, \
-             compact:opencode, compact:anthropic-sdk, compact:openhands, compact:goose"
+             compact:opencode, compact:anthropic-sdk, compact:openhands, compact:goose, \
+             compact:goose-tools"
         );
     }
 

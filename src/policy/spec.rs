@@ -31,6 +31,7 @@ pub fn registry() -> &'static [Kind] {
         compact::anthropic_sdk::KIND,
         compact::openhands::KIND,
         compact::goose::KIND,
+        compact::goose_tools::KIND,
     ]
 }
 

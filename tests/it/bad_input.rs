@@ -1307,7 +1307,7 @@ const SMALL: &str = "tests/fixtures/native/small.jsonl";
 const POLICIES: &str = "none, keep-turns, keep-results, budget, anthropic, langchain, opencode, gemini, swe-agent, \
                         complexity-trap, openhands, openhands-amortized, openclaw, claude-code-micro, \
                         compact:claude-code, compact:codex, compact:opencode, compact:anthropic-sdk, \
-                        compact:openhands, compact:goose";
+                        compact:openhands, compact:goose, compact:goose-tools";
 
 #[test]
 fn a_policy_spec_with_an_unknown_name_key_or_bad_value_is_a_usage_error() {

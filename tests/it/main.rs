@@ -21,6 +21,7 @@ mod cli;
 mod cli_formats;
 mod cli_mistakes;
 mod compaction;
+mod compaction_goose;
 mod compaction_outputs;
 mod corpus_agent_formats;
 mod corpus_api_formats;

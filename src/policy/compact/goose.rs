@@ -1,8 +1,10 @@
 //! `compact:goose` — Goose's auto-compaction: when the context reaches
 //! `GOOSE_AUTO_COMPACT_THRESHOLD` (0.8) of the window, the old messages are hidden from the agent
-//! and a summary is appended (`crates/goose/src/context_mgmt/mod.rs`). Goose's tool-pair
-//! summarisation (batches of 10 old tool calls summarised in the background) is not replayed:
-//! each batch is an extra LLM call whose size the logs in the corpus give nothing to measure by.
+//! and a summary is appended (`crates/goose/src/context_mgmt/mod.rs`). The summarisation call
+//! sends the `compaction.md` template (621 o200k tokens without the conversation it wraps) and the
+//! request to summarise (11), measured on block/goose@8d844eecbdfd (docs/compaction.md,
+//! "Billing"). Goose's tool-pair summarisation, on by default beside it, is `compact:goose-tools`
+//! ([`super::goose_tools`]).
 
 use super::{SUMMARY_FROM_LOG, SUMMARY_RATIO, SUMMARY_TOKENS, Summarizer};
 use crate::policy::{Kind, Param};
@@ -11,7 +13,8 @@ use crate::policy::{Kind, Param};
 pub const KIND: Kind = Kind {
     name: "compact:goose",
     about: "Goose auto-compaction: summarise the conversation when the context reaches 0.8 of the window",
-    source: "block/goose crates/goose/src/context_mgmt/mod.rs@331a84297237 (GOOSE_AUTO_COMPACT_THRESHOLD 0.8)",
+    source: "block/goose crates/goose/src/context_mgmt/mod.rs@331a84297237 (GOOSE_AUTO_COMPACT_THRESHOLD 0.8); \
+             prompt: crates/goose-context-management/src/prompts/compaction.md and summarize.rs@8d844eecbdfd",
     params: &[
         Param { key: "window", default: "128000", about: "the model's context window, tokens" },
         Param {
@@ -24,9 +27,9 @@ pub const KIND: Kind = Kind {
         SUMMARY_FROM_LOG,
         Param {
             key: "prompt_tokens",
-            default: "253",
-            about: "tokens of the summarisation instructions (not measured for Goose: the Anthropic \
-                    SDK's, measured, stands in)",
+            default: "632",
+            about: "tokens of the summarisation instructions: the compaction.md template and the \
+                    request to summarise (o200k)",
         },
     ],
     build: |p| {

@@ -2,7 +2,11 @@
 //! reaches the usable window (the window less `COMPACTION_BUFFER` = 20,000 reserved for the
 //! summary's output, `packages/opencode/src/session/overflow.ts`), the session is summarised and
 //! continues from the summary. Newer versions also keep a recent tail of 2k-15k tokens
-//! (`preserve_recent_tokens`, `compaction.ts`); the replay keeps none.
+//! (`preserve_recent_tokens`, `compaction.ts`); the replay keeps none. The summarisation call
+//! sends the compaction agent's system prompt (`agent/prompt/compaction.txt`, 149 o200k tokens)
+//! and a user message that wraps the conversation in the summary request and its template
+//! (`buildPrompt` in `packages/core/src/session/compaction.ts` and `compaction-suffix.ts`, 292
+//! without the conversation): 441 (docs/compaction.md, "Billing").
 
 use super::{SUMMARY_FROM_LOG, SUMMARY_RATIO, SUMMARY_TOKENS, Summarizer};
 use crate::policy::{Kind, Param};
@@ -13,7 +17,9 @@ pub const KIND: Kind = Kind {
     about: "opencode overflow compaction: summarise the session when the context reaches the window \
             less the 20k compaction buffer",
     source: "sst/opencode packages/opencode/src/session/overflow.ts@31e22f65a23c (COMPACTION_BUFFER = \
-             20_000, usable = limit - reserved) and session/compaction.ts@31e22f65a23c",
+             20_000, usable = limit - reserved) and session/compaction.ts@31e22f65a23c; prompt: \
+             packages/core/src/session/compaction.ts and compaction-suffix.ts@31e22f65a23c, \
+             agent/prompt/compaction.txt (anomalyco/opencode@052b2f33587c)",
     params: &[
         Param { key: "window", default: "200000", about: "the model's context window, tokens" },
         Param {
@@ -26,9 +32,9 @@ pub const KIND: Kind = Kind {
         SUMMARY_FROM_LOG,
         Param {
             key: "prompt_tokens",
-            default: "253",
-            about: "tokens of the summarisation instructions (not measured for opencode: the Anthropic \
-                    SDK's, measured, stands in)",
+            default: "441",
+            about: "tokens of the summarisation instructions: the compaction agent's prompt and the \
+                    summary request around the conversation (o200k)",
         },
     ],
     build: |p| {

@@ -4,9 +4,14 @@
 //! kept tail follows it as one block that later edits do not change, and the request is sent on
 //! that new context, whose prefix the provider's cache does not yet hold.
 //!
+//! A compaction of tool pairs (Goose's) replaces only them, the rest of the context staying
+//! ([`pairs`]).
+//!
 //! The new context starts at the request's own position: its pieces are put at the request's head
 //! slot of the prefix sums, which holds nothing else (a request adds no text), so the next
 //! request's shared prefix counts them. Pure: no I/O.
+
+mod pairs;
 
 use super::{Adjustment, Category, Engine, Sent, head, slot};
 use crate::model::{Millis, Tokens};
@@ -58,6 +63,9 @@ impl Engine<'_> {
             view.context.tokens = sent.context_tokens;
             policy.compact(&view)?
         };
+        if let Some(pairs) = compaction.pairs {
+            return self.replace_pairs(&compaction, pairs, position, adjustment);
+        }
         let before = sent.context_tokens;
         let previous_pruned = self.previous.map_or(0, |p| p.pruned);
         let shared = self.previous.map_or(0, |p| self.shared_and_kept(p, sent, adjustment).0);
