@@ -19,7 +19,7 @@ use super::summarization::{CompactionEvent, CompactionTotals};
 use crate::measure::MeasuredConversation;
 use crate::model::Tokens;
 use crate::policy::{Policy, PolicySpec};
-use crate::replay::replay;
+use crate::replay::{Keep, replay};
 use crate::result::Run;
 use crate::tokens::Meter;
 
@@ -333,7 +333,8 @@ pub fn replay_conversation(
     let runs = policies
         .iter()
         .map(|source| {
-            let (mut run, reuse) = replay_with_reuse(c, settings.threshold, source.fresh(), meter, true);
+            let (mut run, reuse) =
+                replay_with_reuse(c, settings.threshold, source.fresh(), meter, Keep::Rows);
             run.summary.trace = trace.to_owned();
             run.summary.policy = source.label().to_owned();
             run.summary.tokenizer = meter.report_tokenizer().name().to_owned();
