@@ -18,13 +18,14 @@
 //! already uniform, hashing it again with SipHash was a fifth of the index's cost). Pure: no I/O,
 //! no policy, no counting.
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use crate::model::{Conversation, Item, Output};
-use crate::split::summary_of;
+use crate::split::summary_with_lines;
 
 /// Shortest path or identifier counted as a term, in bytes: shorter ones (`id`, `src`, `x.y`)
 /// recur by chance.
@@ -72,6 +73,29 @@ struct Held {
     requests_before: usize,
 }
 
+/// A term's holders while the index is built: most terms have one, kept without an allocation.
+#[derive(Debug, Clone)]
+enum Helds {
+    One(Held),
+    Many(Vec<Held>),
+}
+
+impl Helds {
+    fn push(&mut self, held: Held) {
+        match self {
+            Helds::One(first) => *self = Helds::Many(vec![*first, held]),
+            Helds::Many(all) => all.push(held),
+        }
+    }
+
+    fn as_slice(&self) -> &[Held] {
+        match self {
+            Helds::One(held) => std::slice::from_ref(held),
+            Helds::Many(all) => all,
+        }
+    }
+}
+
 /// The hasher of the index's sets: a term's key is its xxh3 hash, already uniform, so it is its
 /// own hash (the order of the sets is never read, so nothing depends on it).
 #[derive(Default)]
@@ -103,7 +127,7 @@ struct Context {
     /// Terms some always-sent item holds.
     sent: TermSet,
     /// Terms only results hold, with those results.
-    held: Terms<Vec<Held>>,
+    held: Terms<Helds>,
 }
 
 impl ReuseIndex {
@@ -165,7 +189,7 @@ impl Context {
             let Some(held) = self.held.remove(t) else { continue };
             // A result that came after the request (in the same response) was not sent with it.
             let holders: Vec<Holder> =
-                held.iter().filter(|h| h.requests_before < requests).map(|h| h.holder).collect();
+                held.as_slice().iter().filter(|h| h.requests_before < requests).map(|h| h.holder).collect();
             if let (Some(request), false) = (requests.checked_sub(1), holders.is_empty()) {
                 uses.push(FirstUse { request, holders });
             }
@@ -174,14 +198,20 @@ impl Context {
 
     /// Result `result` (made after `requests` requests) holds the terms of `output`.
     fn hold(&mut self, output: &Output, result: usize, requests: usize, scratch: &mut Vec<u64>) {
-        let (summary, content) = match output {
-            Output::Raw { output } => (summary_of(output), output.as_str()),
-            Output::Split { summary, content } => (summary.clone(), content.as_deref().unwrap_or("")),
-        };
-        // The summary's terms, sorted and without repeats as `terms` leaves them.
-        terms(&summary, scratch);
-        let in_summary = std::mem::take(scratch);
-        terms(content, scratch);
+        // The summary's terms, sorted and without repeats as `terms` leaves them, and the
+        // content's in `scratch`.
+        let mut in_summary = Vec::new();
+        match output {
+            Output::Raw { output } => {
+                // The automatic summary's line count is the content's, counted on the way.
+                let lines = terms_counting_lines(output, scratch);
+                terms(&summary_with_lines(output, lines), &mut in_summary);
+            }
+            Output::Split { summary, content } => {
+                terms(summary, &mut in_summary);
+                terms(content.as_deref().unwrap_or(""), scratch);
+            }
+        }
         scratch.extend_from_slice(&in_summary);
         scratch.sort_unstable();
         scratch.dedup();
@@ -190,15 +220,48 @@ impl Context {
                 continue;
             }
             let holder = Holder { result, in_summary: in_summary.binary_search(t).is_ok() };
-            self.held.entry(*t).or_default().push(Held { holder, requests_before: requests });
+            let held = Held { holder, requests_before: requests };
+            match self.held.entry(*t) {
+                Entry::Occupied(mut all) => all.get_mut().push(held),
+                Entry::Vacant(none) => {
+                    none.insert(Helds::One(held));
+                }
+            }
         }
     }
 }
 
-/// Whether `b` can be part of a path or identifier term.
-fn term_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/' | b'-')
-}
+/// A byte's classes, as [`add_terms`] reads them from [`CLASS`]: part of a path or identifier
+/// term, a letter, a mark that plain words lack (`_`, `.`, `/`, a digit), a capital.
+const TERM: u8 = 1;
+const ALPHA: u8 = 2;
+const MARK: u8 = 4;
+const UPPER: u8 = 8;
+
+/// Every byte's classes, one lookup per byte of a text.
+static CLASS: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        let mut class = 0;
+        if c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'/' | b'-') {
+            class |= TERM;
+        }
+        if c.is_ascii_alphabetic() {
+            class |= ALPHA;
+        }
+        if matches!(c, b'_' | b'.' | b'/') || c.is_ascii_digit() {
+            class |= MARK;
+        }
+        if c.is_ascii_uppercase() {
+            class |= UPPER;
+        }
+        table[b] = class;
+        b += 1;
+    }
+    table
+};
 
 /// Whether `t` is distinctive enough to be a term: long enough, with a letter, and with a mark
 /// that plain English words lack (`_`, `.`, `/`, a digit, or a capital after the first letter,
@@ -215,32 +278,55 @@ fn distinctive(t: &[u8]) -> bool {
 /// after a `/` (so `src/main.rs` matches `/home/me/src/main.rs`), and every normalised line of at
 /// least [`MIN_LINE_BYTES`] with a letter ([`normalise_line`]).
 pub fn terms(text: &str, out: &mut Vec<u64>) {
-    out.clear();
-    add_terms(text, out);
-    out.sort_unstable();
-    out.dedup();
+    terms_counting_lines(text, out);
 }
 
-fn add_terms(text: &str, out: &mut Vec<u64>) {
+/// [`terms`], returning the number of lines of `text` (`text.lines().count()`).
+fn terms_counting_lines(text: &str, out: &mut Vec<u64>) -> usize {
+    out.clear();
+    let lines = add_terms(text, out);
+    out.sort_unstable();
+    out.dedup();
+    lines
+}
+
+/// Adds the terms of `text` to `out` (unsorted); returns the number of its lines.
+fn add_terms(text: &str, out: &mut Vec<u64>) -> usize {
     let bytes = text.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
-        if !term_byte(bytes[i]) {
+        if CLASS[usize::from(bytes[i])] & TERM == 0 {
             i += 1;
             continue;
         }
-        let start = i;
-        while i < bytes.len() && term_byte(bytes[i]) {
+        let (start, mut seen) = (i, 0);
+        while let Some(&b) = bytes.get(i) {
+            let class = CLASS[usize::from(b)];
+            if class & TERM == 0 {
+                break;
+            }
+            seen |= class;
             i += 1;
         }
-        add_run(&bytes[start..i], out);
+        // Trimming only shortens a run and its suffixes are parts of it: a run too short, without
+        // a letter, or without a mark or a capital anywhere holds no distinctive term.
+        if i - start >= MIN_TERM_BYTES && seen & ALPHA != 0 && seen & (MARK | UPPER) != 0 {
+            add_run(&bytes[start..i], out);
+        }
     }
+    let mut lines = 0;
     for line in text.lines() {
+        lines += 1;
+        // Normalising only shortens a line.
+        if line.len() < MIN_LINE_BYTES {
+            continue;
+        }
         let line = normalise_line(line);
         if line.len() >= MIN_LINE_BYTES && line.bytes().any(|b| b.is_ascii_alphabetic()) {
             out.push(xxh3_64_with_seed(line.as_bytes(), 1));
         }
     }
+    lines
 }
 
 /// A run of term bytes: the run trimmed, and each of its path suffixes, when distinctive.
@@ -289,7 +375,9 @@ pub fn argument_terms(arguments: &str, out: &mut Vec<u64>) {
     out.clear();
     match serde_json::from_str::<serde_json::Value>(arguments) {
         Ok(value) => add_value_terms(&value, out),
-        Err(_) => add_terms(arguments, out),
+        Err(_) => {
+            add_terms(arguments, out);
+        }
     }
     out.sort_unstable();
     out.dedup();
@@ -297,7 +385,9 @@ pub fn argument_terms(arguments: &str, out: &mut Vec<u64>) {
 
 fn add_value_terms(value: &serde_json::Value, out: &mut Vec<u64>) {
     match value {
-        serde_json::Value::String(s) => add_terms(s, out),
+        serde_json::Value::String(s) => {
+            add_terms(s, out);
+        }
         serde_json::Value::Array(items) => items.iter().for_each(|v| add_value_terms(v, out)),
         serde_json::Value::Object(map) => map.values().for_each(|v| add_value_terms(v, out)),
         _ => {}
@@ -328,6 +418,77 @@ mod tests {
         assert!(!has(text, "Because") && !has(text, "function"), "plain words");
         assert!(!has("x.rs a_b", "x.rs"), "too short");
         assert!(!has("1234567", "1234567"), "no letter");
+    }
+
+    /// The terms as first defined, byte by byte, without the quick checks of [`add_terms`].
+    fn oracle(text: &str) -> Vec<u64> {
+        let term_byte = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/' | b'-');
+        let (bytes, mut out, mut i) = (text.as_bytes(), Vec::new(), 0);
+        while i < bytes.len() {
+            if !term_byte(bytes[i]) {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < bytes.len() && term_byte(bytes[i]) {
+                i += 1;
+            }
+            add_run(&bytes[start..i], &mut out);
+        }
+        for line in text.lines() {
+            let line = normalise_line(line);
+            if line.len() >= MIN_LINE_BYTES && line.bytes().any(|b| b.is_ascii_alphabetic()) {
+                out.push(xxh3_64_with_seed(line.as_bytes(), 1));
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    #[test]
+    fn the_quick_checks_find_the_terms_the_definition_finds() {
+        let texts = [
+            "Because the function parse_config in src/config.rs calls MeasuredConversation.",
+            "Sentence. Another one; camelCase and CamelCase, x.rs, ...trail---, ./a/b/longer_name/",
+            "  12→    let total = items.iter().sum();\n-    let x = compute(1, 2, 3);\r\n+short\n",
+            "/home/me/src/main.rs:42: error[E0308]: mismatched types (éàü ünïcode_idént 日本語)\n",
+            "v1.2.3 abc-def-ghi 2024-01-01 ABCDEF abcdef a1b2c3 __init__ ------ ...... //////\n",
+        ];
+        for text in texts {
+            let mut counted = Vec::new();
+            let lines = terms_counting_lines(text, &mut counted);
+            assert_eq!(counted, oracle(text), "{text:?}");
+            assert_eq!(lines, text.lines().count(), "{text:?}");
+            assert!(!counted.is_empty(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_raw_result_holds_its_automatic_summary_terms_as_summary_terms() {
+        let output = format!("fn parse_config() {{}}\n{}\nfn other_function() {{}}\n", "x".repeat(30));
+        let conversation = Conversation {
+            id: "c".into(),
+            items: vec![
+                Item::ToolResult(crate::model::ToolResult {
+                    call_id: "a".into(),
+                    name: Some("read".into()),
+                    output: Output::Raw { output: output.clone() },
+                    is_error: false,
+                    images: 0,
+                }),
+                Item::Request(Default::default()),
+                Item::Assistant { text: "parse_config and other_function".into() },
+            ],
+            recorded_total: None,
+        };
+        let index = ReuseIndex::new(&conversation);
+        assert_eq!(index.uses.len(), 2, "{index:?}");
+        // `parse_config` is in the first line, the summary (`3 lines | fn parse_config() {}…`).
+        let mut in_summary: Vec<bool> = index.uses.iter().map(|u| u.holders[0].in_summary).collect();
+        in_summary.sort_unstable();
+        assert_eq!(in_summary, [false, true]);
+        assert!(crate::split::summary_of(&output).starts_with("3 lines | fn parse_config"));
     }
 
     #[test]

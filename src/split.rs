@@ -106,7 +106,11 @@ pub fn is_split(s: &str, threshold: usize) -> bool {
 
 /// The automatic summary of an output that is split: line count and the cut first line.
 pub fn summary_of(s: &str) -> String {
-    let lines = s.lines().count();
+    summary_with_lines(s, s.lines().count())
+}
+
+/// [`summary_of`] `s` whose lines (`s.lines().count()`) a caller has counted already.
+pub fn summary_with_lines(s: &str, lines: usize) -> String {
     let first_line: String = s.lines().next().unwrap_or("").chars().take(FIRST_LINE_CHARS).collect();
     format!("{lines} lines | {first_line}…")
 }

@@ -19,7 +19,7 @@ use super::summarization::{CompactionEvent, CompactionTotals};
 use crate::measure::MeasuredConversation;
 use crate::model::Tokens;
 use crate::policy::{Policy, PolicySpec, Unfired, Unfireds};
-use crate::replay::replay;
+use crate::replay::{Keep, replay};
 use crate::result::Run;
 use crate::tokens::Meter;
 
@@ -341,7 +341,7 @@ pub fn replay_conversation(
         .iter()
         .map(|source| {
             let (mut run, reuse, unfired) =
-                replay_with_reuse(c, settings.threshold, source.fresh(), meter, true);
+                replay_with_reuse(c, settings.threshold, source.fresh(), meter, Keep::Rows);
             run.summary.trace = trace.to_owned();
             run.summary.policy = source.label().to_owned();
             run.summary.tokenizer = meter.report_tokenizer().name().to_owned();

@@ -486,18 +486,9 @@ pub fn cost_of_run(rows: &[RequestRow], model: &CacheModel) -> (CostTotals, Vec<
     for i in (0..rows.len().saturating_sub(1)).rev() {
         ends[i] = if rows[i + 1].previous_context_tokens == 0 { i + 1 } else { ends[i + 1] };
     }
-    // Rates of the last model seen: a run names one model, or a few in long stretches.
-    let mut rates: Option<(Option<&str>, UsdRates, bool)> = None;
+    let mut rates = LastRates::default();
     for (i, row) in rows.iter().enumerate() {
-        let name = row.model.as_deref();
-        let (usd, fallback) = match rates {
-            Some((m, usd, fallback)) if m == name => (usd, fallback),
-            _ => {
-                let (usd, fallback) = UsdRates::of(model, name);
-                rates = Some((name, usd, fallback));
-                (usd, fallback)
-            }
-        };
+        let (usd, fallback) = rates.of(model, row.model.as_deref());
         let c = request_cost_at(row, i.checked_sub(1).map(|j| &rows[j]), model, &usd);
         add_bill(&mut totals, row, &c, &usd.for_prompt(row.context_tokens), fallback);
         totals.requests += 1;
@@ -531,6 +522,38 @@ pub fn cost_of_run(rows: &[RequestRow], model: &CacheModel) -> (CostTotals, Vec<
         }
     }
     (totals, events)
+}
+
+/// The rates of the last model looked up: a run names one model, or a few in long stretches.
+#[derive(Default)]
+struct LastRates<'r>(Option<(Option<&'r str>, UsdRates, bool)>);
+
+impl<'r> LastRates<'r> {
+    /// [`UsdRates::of`] `name`, looked up again only when the name changes.
+    fn of(&mut self, model: &CacheModel, name: Option<&'r str>) -> (UsdRates, bool) {
+        match self.0 {
+            Some((m, usd, fallback)) if m == name => (usd, fallback),
+            _ => {
+                let (usd, fallback) = UsdRates::of(model, name);
+                self.0 = Some((name, usd, fallback));
+                (usd, fallback)
+            }
+        }
+    }
+}
+
+/// The bill in USD of a run's `rows`: [`cost_of_run`]'s `cost_usd` to the bit (the same requests
+/// priced by the same functions, added in the same order), without its other totals and events,
+/// for a grid that ranks many runs by it.
+pub fn cost_usd_of_run(rows: &[RequestRow], model: &CacheModel) -> f64 {
+    let mut rates = LastRates::default();
+    let mut total = 0.0;
+    for (i, row) in rows.iter().enumerate() {
+        let (usd, _) = rates.of(model, row.model.as_deref());
+        total += request_cost_at(row, i.checked_sub(1).map(|j| &rows[j]), model, &usd).cost_usd;
+        total += super::summarization::summarization_cost_usd(row, model, &usd);
+    }
+    total
 }
 
 /// Adds a request's bill, recorded output and recorded cost to the totals.

@@ -26,13 +26,13 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::compare::PolicySource;
-use super::cost::{CacheModel, CostTotals, cost_of_run};
+use super::cost::{CacheModel, cost_usd_of_run};
 use super::reuse::{RunReuse, replay_with_reuse};
 use super::summarization::CompactionTotals;
 use crate::measure::MeasuredConversation;
 use crate::model::Tokens;
 use crate::policy::{PolicySpec, Unfired, Unfireds};
-use crate::replay::replay;
+use crate::replay::{Keep, replay_keeping};
 use crate::result::Run;
 use crate::tokens::Meter;
 
@@ -122,10 +122,11 @@ impl Cell {
 }
 
 /// The cost of a run: the one function every cost of the recommendation goes through. The
-/// recommendation ranks by its `cost_usd`, the whole bill at each request's model price
-/// ([`super::prices`]; explicit `--prices` apply to every model), in [`COST_UNIT`].
-pub fn price(run: &Run, cache: &CacheModel) -> CostTotals {
-    cost_of_run(&run.rows, cache).0
+/// recommendation ranks by it: `cost_usd` of [`super::cost::cost_of_run`] (to the bit), the whole
+/// bill at each request's model price ([`super::prices`]; explicit `--prices` apply to every
+/// model), in [`COST_UNIT`]. It reads the rows a pricing needs ([`Keep::Priced`]).
+pub fn price(run: &Run, cache: &CacheModel) -> f64 {
+    cost_usd_of_run(&run.rows, cache)
 }
 
 /// The unit of every cost of the recommendation.
@@ -143,7 +144,7 @@ fn cell_of(run: &Run, reuse: Option<RunReuse>, unfired: Option<Unfired>, cache: 
     Cell {
         unfired: (all, unfired.is_none()),
         input_tokens: run.summary.total_input_tokens,
-        cost: price(run, cache).cost_usd,
+        cost: price(run, cache),
         peak: run.summary.peak_context_tokens,
         prune_events: run.summary.prune_events,
         reuse: reuse.map(|r| (r.pruned_results, r.reused_results)),
@@ -174,11 +175,11 @@ pub fn run_cell(
     meter: &Meter,
 ) -> Cell {
     if c.reuse.built {
-        let (run, reuse, unfired) = replay_with_reuse(c, threshold, source.fresh(), meter, true);
+        let (run, reuse, unfired) = replay_with_reuse(c, threshold, source.fresh(), meter, Keep::Priced);
         return cell_of(&run, Some(reuse), unfired, &settings.cache);
     }
     let mut policy = source.fresh();
-    let run = replay(c, threshold, &mut *policy, meter);
+    let run = replay_keeping(c, threshold, &mut *policy, meter, Keep::Priced);
     cell_of(&run, None, policy.unfired(), &settings.cache)
 }
 

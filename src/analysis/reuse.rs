@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::measure::{MeasuredConversation, MeasuredItem};
 use crate::model::Tokens;
 use crate::policy::{Content, Edit, On, Policy, View};
-use crate::replay::{replay, replay_summary};
+use crate::replay::{Keep, replay_keeping};
 use crate::result::Run;
 use crate::tokens::Meter;
 
@@ -56,7 +56,8 @@ impl AddAssign for RunReuse {
 /// ranges of request indices (`to` is `usize::MAX` while it stays pruned).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PruneLog {
-    ranges: BTreeMap<usize, Vec<(usize, usize)>>,
+    /// `(result, from, to)`, by result then in the order recorded (sorted by [`Recording::into_log`]).
+    ranges: Vec<(usize, usize, usize)>,
     /// Results a compaction of the run summarised away, with the request before which it did:
     /// gone whole (summary too) from then on.
     compacted: BTreeMap<usize, usize>,
@@ -66,10 +67,14 @@ impl PruneLog {
     /// Whether the run had removed result `result`'s content when request `request` was made.
     pub fn pruned_at(&self, result: usize, request: usize) -> bool {
         self.compacted_at(result, request)
-            || self
-                .ranges
-                .get(&result)
-                .is_some_and(|r| r.iter().any(|&(from, to)| from <= request && request < to))
+            || self.ranges_of(result).iter().any(|&(_, from, to)| from <= request && request < to)
+    }
+
+    /// The ranges of result `result`, in the order recorded.
+    fn ranges_of(&self, result: usize) -> &[(usize, usize, usize)] {
+        let start = self.ranges.partition_point(|r| r.0 < result);
+        let end = start + self.ranges[start..].partition_point(|r| r.0 == result);
+        &self.ranges[start..end]
     }
 
     /// Whether a compaction of the run had summarised result `result` away (summary and content)
@@ -80,7 +85,7 @@ impl PruneLog {
 
     /// The first request at which result `result`'s content was not sent, if any.
     pub fn first_pruned(&self, result: usize) -> Option<usize> {
-        let pruned = self.ranges.get(&result).and_then(|r| r.first()).map(|r| r.0);
+        let pruned = self.ranges_of(result).first().map(|r| r.1);
         let compacted = self.compacted.get(&result).copied();
         pruned.into_iter().chain(compacted).min()
     }
@@ -88,8 +93,9 @@ impl PruneLog {
     /// Results pruned or summarised away at some request, each once: those only pruned, then
     /// those summarised away, each in order.
     pub fn results(&self) -> impl Iterator<Item = usize> + '_ {
-        let pruned = self.ranges.keys().filter(|r| !self.compacted.contains_key(r));
-        pruned.chain(self.compacted.keys()).copied()
+        let firsts = self.ranges.iter().enumerate().filter(|(k, r)| *k == 0 || self.ranges[k - 1].0 != r.0);
+        let pruned = firsts.map(|(_, r)| r.0).filter(|r| !self.compacted.contains_key(r));
+        pruned.chain(self.compacted.keys().copied())
     }
 }
 
@@ -112,8 +118,10 @@ impl Recording {
     /// What was recorded.
     pub fn into_log(mut self) -> PruneLog {
         for (result, from) in std::mem::take(&mut self.current) {
-            self.log.ranges.entry(result).or_default().push((from, usize::MAX));
+            self.log.ranges.push((result, from, usize::MAX));
         }
+        // By result; a stable sort keeps each result's ranges in the order recorded.
+        self.log.ranges.sort_by_key(|r| r.0);
         self.log
     }
 }
@@ -172,7 +180,7 @@ impl Policy for Recording {
         let ended: Vec<usize> = self.current.keys().filter(|i| !now.contains(i)).copied().collect();
         for i in ended {
             if let Some(from) = self.current.remove(&i) {
-                self.log.ranges.entry(i).or_default().push((from, request));
+                self.log.ranges.push((i, from, request));
             }
         }
         for i in now {
@@ -192,6 +200,10 @@ impl Policy for Recording {
 /// The reuse of a run of `conversation` at `threshold` whose prunes `log` recorded, on the unit
 /// `on` (a policy on whole outputs removes summaries too).
 pub fn run_reuse(conversation: &MeasuredConversation, log: &PruneLog, threshold: usize, on: On) -> RunReuse {
+    if log.ranges.is_empty() && log.compacted.is_empty() {
+        // Nothing pruned: no use can have lost every holder.
+        return RunReuse::default();
+    }
     let mut reused = BTreeSet::new();
     for u in &conversation.reuse.uses {
         let lost = u.holders.iter().all(|h| {
@@ -220,23 +232,20 @@ pub fn run_reuse(conversation: &MeasuredConversation, log: &PruneLog, threshold:
     out
 }
 
-/// Replays `conversation` at `threshold` under `policy` (as [`replay`], or [`replay_summary`]
-/// without `keep_rows`) and measures the run's reuse: what the comparison and the recommendation
-/// call for each run, with the policy's trigger when it did not fire ([`Policy::unfired`]).
+/// Replays `conversation` at `threshold` under `policy` (keeping of each request what `keep` says,
+/// as [`replay_keeping`]) and measures the run's reuse: what the comparison and the
+/// recommendation call for each run, with the policy's trigger when it did not fire
+/// ([`Policy::unfired`]).
 pub fn replay_with_reuse(
     conversation: &MeasuredConversation,
     threshold: usize,
     policy: Box<dyn Policy>,
     meter: &Meter,
-    keep_rows: bool,
+    keep: Keep,
 ) -> (Run, RunReuse, Option<crate::policy::Unfired>) {
     let on = policy.on();
     let mut recording = Recording::new(policy);
-    let run = if keep_rows {
-        replay(conversation, threshold, &mut recording, meter)
-    } else {
-        replay_summary(conversation, threshold, &mut recording, meter)
-    };
+    let run = replay_keeping(conversation, threshold, &mut recording, meter, keep);
     let unfired = recording.unfired();
     let log = recording.into_log();
     (run, run_reuse(conversation, &log, threshold, on), unfired)
@@ -299,7 +308,7 @@ mod tests {
     fn reuse_of(items: Vec<Item>, policy: PruneAt) -> (Run, RunReuse) {
         let meter = meter().0;
         let m = measured(items, &meter);
-        let (run, reuse, _) = replay_with_reuse(&m, 16, Box::new(policy), &meter, true);
+        let (run, reuse, _) = replay_with_reuse(&m, 16, Box::new(policy), &meter, Keep::Rows);
         (run, reuse)
     }
 
@@ -377,11 +386,11 @@ mod tests {
         let mut items = session(false);
         items[2] = result("c1", "read", "fn compute_total_cost() -> u64 { 0 }\n// the end of it\n".into());
         let m = measured(items, &meter);
-        let (run, reuse, _) = replay_with_reuse(&m, 16, Box::new(CompactAt(1)), &meter, true);
+        let (run, reuse, _) = replay_with_reuse(&m, 16, Box::new(CompactAt(1)), &meter, Keep::Rows);
         assert_eq!(run.summary.compactions, 1, "the policy compacted before request 1");
         let whole = run.rows[0].categories.tool_contents + run.rows[0].categories.tool_summaries;
         assert_eq!(reuse, RunReuse { pruned_results: 1, reused_results: 1, reused_tokens: whole });
-        let (_, late, _) = replay_with_reuse(&m, 16, Box::new(CompactAt(2)), &meter, true);
+        let (_, late, _) = replay_with_reuse(&m, 16, Box::new(CompactAt(2)), &meter, Keep::Rows);
         // Before request 2 the edit's own result goes too.
         assert_eq!((late.pruned_results, late.reused_results), (2, 0), "used before the compaction");
     }
@@ -392,8 +401,8 @@ mod tests {
         let m = measured(session(true), &meter);
         for policy in ["none", "keep-results:n=0", "keep-turns:n=1", "anthropic"] {
             let spec = crate::policy::PolicySpec::parse(policy).unwrap();
-            let plain = replay(&m, 16, &mut *spec.build(), &meter);
-            let (recorded, _, _) = replay_with_reuse(&m, 16, spec.build(), &meter, true);
+            let plain = crate::replay::replay(&m, 16, &mut *spec.build(), &meter);
+            let (recorded, _, _) = replay_with_reuse(&m, 16, spec.build(), &meter, Keep::Rows);
             assert_eq!(plain, recorded, "{policy}");
         }
     }

@@ -10,7 +10,7 @@ use super::prefix::Prefix;
 mod compact;
 mod messages;
 use crate::measure::{Category, MeasuredConversation, MeasuredResult, ResultSizes};
-use crate::model::{Millis, Tokens, Usage};
+use crate::model::{Millis, Tokens};
 use crate::policy::{CallText, Content, Edit, Policy, ResultState, View};
 use crate::result::{Categories, RequestRow};
 use crate::time::format_rfc3339;
@@ -46,18 +46,6 @@ struct Previous {
     context_tokens: Tokens,
     /// Tokens the policy had removed from its context.
     pruned: Tokens,
-}
-
-/// A request boundary as the measured conversation records it.
-pub(super) struct RequestItem<'c> {
-    /// Provider id of the response.
-    pub(super) id: &'c Option<String>,
-    /// When it was made.
-    pub(super) timestamp: Option<Millis>,
-    /// Recorded usage.
-    pub(super) usage: Option<&'c Usage>,
-    /// The model the log names.
-    pub(super) model: &'c Option<std::sync::Arc<str>>,
 }
 
 /// A request's context as sent, after the policy's edits.
@@ -704,7 +692,12 @@ impl<'a> Engine<'a> {
     }
 
     /// The row of the current request, sent as `sent`.
-    pub(super) fn row(&self, request: &RequestItem<'_>, sent: Sent, adjustment: &Adjustment) -> RequestRow {
+    pub(super) fn row(
+        &self,
+        request: &super::RequestItem<'_>,
+        sent: Sent,
+        adjustment: &Adjustment,
+    ) -> RequestRow {
         let (shared, kept) = self.previous.map_or((0, 0), |p| self.shared_and_kept(p, &sent, adjustment));
         let gap_ms = match (request.timestamp, self.previous_timestamp) {
             (Some(now), Some(before)) => Some(now.saturating_sub(before)),
@@ -714,8 +707,8 @@ impl<'a> Engine<'a> {
         let adjusted = |value: Tokens, delta: i64| (value as i64 + delta).max(0) as Tokens;
         RequestRow {
             request: self.requests,
-            id: request.id.clone(),
-            timestamp: request.timestamp.map(format_rfc3339),
+            id: if request.labels { request.id.clone() } else { None },
+            timestamp: request.timestamp.filter(|_| request.labels).map(format_rfc3339),
             turn: self.turn,
             categories: sent.categories,
             context_tokens: sent.context_tokens,

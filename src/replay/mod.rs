@@ -25,11 +25,12 @@ mod tests;
 use crate::harness::Harness;
 use crate::measure::{Category, MeasuredConversation, MeasuredItem};
 use crate::model::Tokens;
+use crate::model::{Millis, Usage};
 use crate::policy::compact::harness::{WithHarness, trigger};
 use crate::policy::{CallText, On, Policy};
 use crate::result::{Run, RunSummary};
 use crate::tokens::{Meter, TextSize};
-use engine::{Engine, RequestItem, Summarised};
+use engine::{Engine, Summarised};
 
 /// Replays `conversation` at `threshold` under `policy`, measuring any text the policy writes with
 /// `meter`. The summary's labels (trace, format, policy, tokenizer) are left for the caller to fill.
@@ -39,7 +40,7 @@ pub fn replay(
     policy: &mut dyn Policy,
     meter: &Meter,
 ) -> Run {
-    replay_keeping(conversation, threshold, policy, meter, true)
+    replay_keeping(conversation, threshold, policy, meter, Keep::Rows)
 }
 
 /// [`replay`] without the per-request rows: the same summary (the rows come back empty), without
@@ -50,15 +51,28 @@ pub fn replay_summary(
     policy: &mut dyn Policy,
     meter: &Meter,
 ) -> Run {
-    replay_keeping(conversation, threshold, policy, meter, false)
+    replay_keeping(conversation, threshold, policy, meter, Keep::Summary)
 }
 
-fn replay_keeping(
+/// What a replay keeps of each request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep {
+    /// Nothing: the summary only ([`replay_summary`]).
+    Summary,
+    /// Every row in full ([`replay`]).
+    Rows,
+    /// The rows a pricing reads: every row without the request's id and time as text (`id` and
+    /// `timestamp` are `None`, `gap_ms` is kept), for a grid that prices many runs.
+    Priced,
+}
+
+/// [`replay`], keeping of each request what `keep` says.
+pub fn replay_keeping(
     conversation: &MeasuredConversation,
     threshold: usize,
     policy: &mut dyn Policy,
     meter: &Meter,
-    keep_rows: bool,
+    keep: Keep,
 ) -> Run {
     let harness = if policy.as_recorded() { Harness::RECORDED } else { conversation.harness };
     let mut beside;
@@ -69,7 +83,7 @@ fn replay_keeping(
         }
         None => policy,
     };
-    let mut run = replay_with(conversation, threshold, policy, meter, keep_rows, harness.drops_recorded());
+    let mut run = replay_with(conversation, threshold, policy, meter, keep, harness.drops_recorded());
     run.summary.harness_compaction = harness.mode.name().to_owned();
     run.summary.harness_compaction_policy = harness.policy.map(str::to_owned);
     run
@@ -81,9 +95,10 @@ fn replay_with(
     threshold: usize,
     policy: &mut dyn Policy,
     meter: &Meter,
-    keep_rows: bool,
+    keep: Keep,
     drop_recorded: bool,
 ) -> Run {
+    let keep_rows = keep != Keep::Summary;
     let mut e = Engine::new(conversation, threshold, meter);
     let sticky = policy.sticky();
     let whole_outputs = policy.on() == On::Output;
@@ -143,7 +158,9 @@ fn replay_with(
                 summary.total_input_tokens += context_tokens;
                 summary.final_context_tokens = context_tokens;
                 if keep_rows {
-                    let request = RequestItem { id, timestamp: *timestamp, usage: usage.as_ref(), model };
+                    let labels = keep == Keep::Rows;
+                    let request =
+                        RequestItem { id, timestamp: *timestamp, usage: usage.as_ref(), model, labels };
                     let mut row = e.row(&request, sent, &adjustment);
                     if let Some(s) = summarised {
                         row.summarization_input_tokens = s.input_tokens;
@@ -168,6 +185,20 @@ fn replay_with(
     summary.conversation = conversation.id.clone();
     summary.transforms = conversation.transforms.clone();
     Run { summary, rows }
+}
+
+/// A request boundary as the measured conversation records it.
+struct RequestItem<'c> {
+    /// Provider id of the response.
+    id: &'c Option<String>,
+    /// When it was made.
+    timestamp: Option<Millis>,
+    /// Recorded usage.
+    usage: Option<&'c Usage>,
+    /// The model the log names.
+    model: &'c Option<std::sync::Arc<str>>,
+    /// The row carries the id and the time as text (a pricing reads neither: [`Keep`]).
+    labels: bool,
 }
 
 /// Between a recorded compaction the replay drops and the next request: the texts that only

@@ -52,6 +52,20 @@ impl SplitMix {
 }
 
 /// The cell of candidate `i` in one conversation's grid (candidate 0 is the baseline).
+/// A draw's input tokens and cost.
+#[derive(Default)]
+struct Sum {
+    input_tokens: crate::model::Tokens,
+    cost: f64,
+}
+
+impl Sum {
+    fn add(&mut self, c: &Cell) {
+        self.input_tokens += c.input_tokens;
+        self.cost += c.cost;
+    }
+}
+
 fn cell(g: &ConversationGrid, i: usize) -> &Cell {
     if i == 0 { &g.baseline } else { &g.cells[i - 1] }
 }
@@ -80,7 +94,8 @@ pub fn bootstrap(
     let (mut savings, mut costs) = (Vec::with_capacity(RESAMPLES), Vec::with_capacity(RESAMPLES));
     let mut cheaper = 0usize;
     for _ in 0..RESAMPLES {
-        let (mut base, mut chosen, mut other) = (Cell::default(), Cell::default(), 0.0);
+        // Only the input tokens and costs are read: summed as `Cell::add` sums them.
+        let (mut base, mut chosen, mut other) = (Sum::default(), Sum::default(), 0.0);
         for _ in 0..grids.len() {
             let g = &grids[rng.below(grids.len())];
             base.add(cell(g, 0));

@@ -145,3 +145,29 @@ fn a_low_memory_recommendation_is_the_held_one() {
     assert!(!low.output.per_tool.is_empty(), "the fixture has a tool");
     assert_eq!(low.output, held.output);
 }
+
+#[test]
+fn the_grid_prices_the_rows_a_pricing_reads_to_the_bit_of_the_full_rows() {
+    use crate::analysis::cost::cost_of_run;
+    use crate::result::RequestRow;
+    let meter = testing::meter().0;
+    let times =
+        [Some("2025-01-01T00:00:00Z"), Some("2025-01-01T00:01:00Z"), Some("2025-01-01T00:20:00Z"), None];
+    let m = testing::measured(cache_trap(times), &meter);
+    let cache = CacheModel { prices: Prices::anthropic(), ttl_ms: Some(300_000) };
+    for policy in ["none", "keep-turns:n=2", "keep-results:n=0", "anthropic"] {
+        for threshold in [16, 1000] {
+            let spec = PolicySpec::parse(policy).unwrap();
+            let full = crate::replay::replay(&m, threshold, &mut *spec.build(), &meter);
+            let priced = replay_keeping(&m, threshold, &mut *spec.build(), &meter, Keep::Priced);
+            assert!(full.rows.iter().any(|r| r.timestamp.is_some() && r.gap_ms.is_some()));
+            let unlabelled: Vec<RequestRow> =
+                full.rows.iter().map(|r| RequestRow { id: None, timestamp: None, ..r.clone() }).collect();
+            assert_eq!(priced.rows, unlabelled, "{policy} at {threshold}");
+            assert_eq!(priced.summary, full.summary, "{policy} at {threshold}");
+            let usd = cost_of_run(&full.rows, &cache).0.cost_usd;
+            assert!(usd > 0.0);
+            assert_eq!(price(&priced, &cache).to_bits(), usd.to_bits(), "{policy} at {threshold}");
+        }
+    }
+}
