@@ -338,8 +338,23 @@ pub struct MeasuredConversation {
     /// [`MeasuredConversation::result_calls`] and the number of tool calls, worked out on first
     /// use.
     links: OnceLock<(Vec<Option<usize>>, usize)>,
-    /// [`MeasuredConversation::call_reprs`], filled on first use.
-    call_reprs: OnceLock<Vec<u64>>,
+    /// [`MeasuredConversation::message_texts`], filled on first use.
+    message_texts: OnceLock<MessageTexts>,
+}
+
+/// What a replay that keeps the messages one by one (for a policy that reads them) works out of
+/// a conversation's texts once, on first use, and keeps with it
+/// ([`MeasuredConversation::message_texts`]), so the replays of a sweep do it once per
+/// conversation. Measuring does not fill it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct MessageTexts {
+    /// A number per tool call, in order (LangChain's `len(repr(call))`).
+    pub(crate) calls: Vec<u64>,
+    /// A number per tool result, in order (the chars of its call id and tool name).
+    pub(crate) results: Vec<u64>,
+    /// At least as many as the messages a replay's context holds at once (what the replay
+    /// presizes its list of messages with).
+    pub(crate) messages: usize,
 }
 
 /// How to measure.
@@ -403,7 +418,7 @@ impl MeasuredConversation {
             harness: Default::default(),
             restart_overhead: None,
             links: OnceLock::new(),
-            call_reprs: OnceLock::new(),
+            message_texts: OnceLock::new(),
         };
         if opts.overhead > 0 {
             m.add_overhead(opts.overhead);
@@ -496,11 +511,10 @@ impl MeasuredConversation {
         self.links().1
     }
 
-    /// A number per tool call, in order, that the replay works out on first use and keeps here
-    /// (LangChain's `len(repr(call))`, for a policy that reads the messages one by one), so the
-    /// replays of a sweep work it out once per conversation. Measuring does not fill it.
-    pub(crate) fn call_reprs(&self) -> &OnceLock<Vec<u64>> {
-        &self.call_reprs
+    /// What the replay works out on first use and keeps here for a policy that reads the
+    /// messages one by one ([`MessageTexts`]).
+    pub(crate) fn message_texts(&self) -> &OnceLock<MessageTexts> {
+        &self.message_texts
     }
 
     fn links(&self) -> &(Vec<Option<usize>>, usize) {

@@ -36,9 +36,10 @@
 //! size (`ceil(chars / 4)`), not from its AI message's recount.
 //!
 //! Per-message sums are kept as the context grows, so the count costs a few operations per new
-//! message and per request; each call's `repr` length is worked out once per measured
-//! conversation, by its first replay that keeps the messages, and read by the others
-//! ([`super::CallText::repr_chars`]); the other policies' replays do not keep the messages at all.
+//! message and per request; each call's `repr` length and each tool message's id and name chars
+//! are worked out once per measured conversation, by its first replay that keeps the messages,
+//! and read by the others ([`super::CallText::repr_chars`], [`MessageSizes::results`]); the
+//! other policies' replays do not keep the messages at all.
 
 mod repr;
 
@@ -173,8 +174,6 @@ struct Count {
     tokens: u64,
     /// Chars of their contents as sent (the context's total holds them too).
     chars: u64,
-    /// Each one's [`tool_message_chars`], for its clear.
-    extra: Vec<u64>,
 }
 
 /// What the user and AI messages of the current context add to the approximate count.
@@ -191,7 +190,12 @@ impl Others {
     /// The tokens of the messages of `sizes`, recounting those from the first that changed.
     fn tokens(&mut self, compactions: usize, sizes: &MessageSizes<'_>) -> u64 {
         if compactions != self.compactions || self.prefix.is_empty() {
-            *self = Others { compactions, prefix: vec![0] };
+            // A new context: the list is kept (the replay presizes the messages' list for the
+            // largest context the conversation can have).
+            self.compactions = compactions;
+            self.prefix.clear();
+            self.prefix.reserve(sizes.messages.capacity() + 1);
+            self.prefix.push(0);
         }
         let from = sizes.unchanged.min(self.prefix.len() - 1);
         self.prefix.truncate(from + 1);
@@ -212,9 +216,14 @@ impl Others {
     }
 }
 
-/// Chars a tool message adds besides its content: its `tool_call_id`, its `name` and its role.
-fn tool_message_chars(r: &super::ResultState<'_>) -> u64 {
-    r.result.call_id.chars().count() as u64 + r.tool().chars().count() as u64 + TOOL_ROLE
+/// Chars a tool message adds besides its content: its `tool_call_id`, its `name` (counted once per
+/// conversation when the replay keeps the messages, [`MessageSizes::results`]) and its role.
+fn tool_message_chars(r: &super::ResultState<'_>, sizes: Option<&MessageSizes<'_>>) -> u64 {
+    let id_and_name = match sizes.and_then(|s| s.results.get(r.index)) {
+        Some(&chars) => chars,
+        None => r.result.call_id.chars().count() as u64 + r.tool().chars().count() as u64,
+    };
+    id_and_name + TOOL_ROLE
 }
 
 impl LangChain {
@@ -224,10 +233,9 @@ impl LangChain {
             self.count = Count { compactions: view.compactions, ..Count::default() };
         }
         for r in &view.results[self.count.seen..] {
-            let (chars, extra) = (r.sent().chars.chars, tool_message_chars(r));
-            self.count.tokens += message_tokens(chars + extra);
+            let chars = r.sent().chars.chars;
+            self.count.tokens += message_tokens(chars + tool_message_chars(r, view.message_sizes));
             self.count.chars += chars;
-            self.count.extra.push(extra);
         }
         self.count.seen = view.results.len();
         let Some(sizes) = view.message_sizes else {
@@ -290,8 +298,7 @@ impl Policy for LangChain {
             edits.push(Edit::Replace(r.index, self.placeholder.clone()));
             let mut freed = if view.anchored() {
                 // The tool message's count before the clear, less after it (the summary stays).
-                let extra = self.count.extra.get(start + k).copied().unwrap_or_else(|| tool_message_chars(r));
-                let rest = r.summary.chars.chars + extra;
+                let rest = r.summary.chars.chars + tool_message_chars(r, view.message_sizes);
                 message_tokens(content.chars.chars + rest)
                     .saturating_sub(message_tokens(placeholder_chars + rest))
             } else {

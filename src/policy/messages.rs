@@ -61,4 +61,8 @@ pub struct MessageSizes<'a> {
     /// Messages before this index are as the previous request of this context saw them; those
     /// from it on are new or changed (0 after a compaction).
     pub unchanged: usize,
+    /// For each tool result of the conversation, by [`super::ResultState::index`], the chars of
+    /// its call id and tool name (what a LangChain `ToolMessage` adds besides its content and
+    /// role): counted once per conversation.
+    pub results: &'a [u64],
 }

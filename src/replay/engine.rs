@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use super::prefix::Prefix;
 
 mod compact;
+mod counts;
 mod messages;
 use crate::measure::{Category, MeasuredConversation, MeasuredResult, ResultSizes};
 use crate::model::{Millis, Tokens};
@@ -16,6 +17,7 @@ use crate::result::{Categories, RequestRow};
 use crate::time::format_rfc3339;
 use crate::tokens::{Meter, TextSize};
 pub(super) use compact::Summarised;
+use counts::Counts;
 
 /// Signed deltas of the prunable contents: real tokens and the seed's `len/4` estimate.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -104,6 +106,8 @@ pub(super) struct Engine<'a> {
     /// Index of the first result in the current context.
     first_result: usize,
     sums: [TextSize; Category::COUNT],
+    /// The sum of `sums`, kept with them (the context's size, read twice per request).
+    total: TextSize,
     /// The overhead a compaction restarts with ([`MeasuredConversation::restart_overhead`]).
     restart_overhead: Option<Tokens>,
     /// Tokens the context would have with no edit at all.
@@ -143,65 +147,6 @@ pub(super) struct Engine<'a> {
     tracker: Option<messages::Tracker<'a>>,
 }
 
-/// Message, event and assistant-message counts of the current context, and the state of the
-/// response being read (the items between two request boundaries).
-#[derive(Debug, Clone, Copy, Default)]
-struct Counts {
-    messages: usize,
-    events: usize,
-    assistant_messages: usize,
-    /// The current response already has its assistant message.
-    response_message: bool,
-    /// Tool calls in the current response.
-    response_calls: usize,
-}
-
-impl Counts {
-    /// A user text, or a compaction summary (sent as user text).
-    fn user(&mut self) {
-        self.messages += 1;
-        self.events += 1;
-    }
-
-    /// Assistant text or reasoning: part of the response's one assistant message, and its event
-    /// unless a tool call already made one.
-    fn assistant_text(&mut self) {
-        self.open_response();
-    }
-
-    /// A tool call: an action event, which the response's text (if any came first) is the thought of.
-    fn tool_call(&mut self) {
-        if !self.open_response() && self.response_calls > 0 {
-            self.events += 1;
-        }
-        self.response_calls += 1;
-    }
-
-    /// Starts the response's assistant message and event if not done; returns whether it did.
-    fn open_response(&mut self) -> bool {
-        if self.response_message {
-            return false;
-        }
-        self.response_message = true;
-        self.messages += 1;
-        self.events += 1;
-        self.assistant_messages += 1;
-        true
-    }
-
-    /// A tool result: one message (a tool message) and one observation event.
-    fn tool_result(&mut self) {
-        self.messages += 1;
-        self.events += 1;
-    }
-
-    /// A request boundary: the next items belong to a new response.
-    fn request(&mut self) {
-        self.response_message = false;
-        self.response_calls = 0;
-    }
-}
-
 fn slot(c: Category) -> usize {
     c as usize
 }
@@ -218,17 +163,21 @@ fn tail(position: usize) -> usize {
 
 impl<'a> Engine<'a> {
     fn add(&mut self, category: Category, position: usize, m: TextSize) {
-        self.sums[slot(category)] += m;
+        self.grow(category, m);
         self.unpruned += m.tokens;
         self.prefix.add(head(position), m.tokens as i64);
     }
 
-    fn context(&self) -> TextSize {
-        let mut total = TextSize::default();
-        for m in &self.sums {
-            total += *m;
-        }
-        total
+    /// Adds `m` to `category`'s sum and to the total.
+    fn grow(&mut self, category: Category, m: TextSize) {
+        self.sums[slot(category)] += m;
+        self.total += m;
+    }
+
+    /// Takes `m` out of `category`'s sum and out of the total.
+    fn shrink(&mut self, category: Category, m: TextSize) {
+        self.sums[slot(category)] -= m;
+        self.total -= m;
     }
 
     /// A human turn starts: the turn-scoped texts of the turns before (hidden reasoning, and the
@@ -240,7 +189,7 @@ impl<'a> Engine<'a> {
         let mut dropped: Tokens = 0;
         for (position, category, measure) in std::mem::take(&mut self.turn_scoped) {
             self.prefix.add(head(position), -(measure.tokens as i64));
-            self.sums[slot(category)] -= measure;
+            self.shrink(category, measure);
             dropped += measure.tokens;
         }
         self.unpruned -= dropped;
@@ -252,6 +201,7 @@ impl<'a> Engine<'a> {
             self.pruned_carry += p.pruned;
         }
         self.sums = [TextSize::default(); Category::COUNT];
+        self.total = TextSize::default();
         self.unpruned = 0;
         self.first_result = self.results.len();
         self.context_start = position;
@@ -294,10 +244,10 @@ impl<'a> Engine<'a> {
                 if new == old {
                     return false;
                 }
-                self.sums[slot(category)] -= removed;
+                self.shrink(category, removed);
                 let mut delta = -(removed.tokens as i64);
                 if let Content::Replaced(p) = new {
-                    self.sums[slot(Category::Placeholders)] += p;
+                    self.grow(Category::Placeholders, p);
                     delta += p.tokens as i64;
                 }
                 self.results[index].content = new;
@@ -313,8 +263,8 @@ impl<'a> Engine<'a> {
                 let mut new = self.calls[c].name;
                 new += self.meter.measure(text);
                 let old = self.calls[c].measure;
-                self.sums[slot(Category::ToolCalls)] -= old;
-                self.sums[slot(Category::ToolCalls)] += new;
+                self.shrink(Category::ToolCalls, old);
+                self.grow(Category::ToolCalls, new);
                 self.calls[c].measure = new;
                 self.calls[c].cleared = true;
                 let position = self.calls[c].position;
@@ -334,6 +284,12 @@ impl<'a> Engine<'a> {
     /// the set, and a policy whose set grows request by request replays in linear time.
     fn transient_edits(&mut self, edits: &[Edit]) -> Adjustment {
         let keep = edits.iter().any(|e| matches!(e, Edit::KeepPrevious));
+        // No edit to make, and none to keep or none to take out: the set stays as it is.
+        let none_in_force = self.transient.is_empty() && self.transient_calls.is_empty();
+        if edits.iter().all(|e| matches!(e, Edit::KeepPrevious)) && (keep || none_in_force) {
+            let (categories, prunable) = (self.transient_categories, self.transient_prunable);
+            return Adjustment { categories, prunable, changed: 0, first_change: None };
+        }
         let mut next: BTreeMap<usize, Transient> = BTreeMap::new();
         let mut next_calls: BTreeMap<usize, TextSize> = BTreeMap::new();
         for e in edits {
@@ -481,6 +437,7 @@ impl<'a> Engine<'a> {
             calls: Vec::with_capacity(conversation.tool_calls()),
             first_result: 0,
             sums: [TextSize::default(); Category::COUNT],
+            total: TextSize::default(),
             restart_overhead: conversation.restart_overhead,
             unpruned: 0,
             prefix: Prefix::new(2 * n),
@@ -565,7 +522,7 @@ impl<'a> Engine<'a> {
         self.tracked(|t| t.tool_call(text));
         // The name is the call's head and the arguments its tail, so clearing the
         // arguments keeps the name in the shared prefix.
-        self.sums[slot(Category::ToolCalls)] += measure;
+        self.grow(Category::ToolCalls, measure);
         self.unpruned += measure.tokens;
         self.prefix.add(head(position), name.tokens as i64);
         self.prefix.add(tail(position), measure.tokens as i64 - name.tokens as i64);
@@ -595,7 +552,7 @@ impl<'a> Engine<'a> {
         };
         self.add(Category::ToolSummaries, position, summary);
         if let Some(c) = content {
-            self.sums[slot(Category::ToolContents)] += c;
+            self.grow(Category::ToolContents, c);
             self.unpruned += c.tokens;
             self.prefix.add(tail(position), c.tokens as i64);
         }
@@ -659,7 +616,7 @@ impl<'a> Engine<'a> {
             turn: self.turn,
             turn_start: self.turn_started,
             results: &self.results[self.first_result..],
-            context: self.context(),
+            context: self.total,
             system,
             messages: self.counts.messages,
             events: self.counts.events,
@@ -674,18 +631,29 @@ impl<'a> Engine<'a> {
 
     /// The current request's context as sent, with `adjustment` applied.
     pub(super) fn sent(&self, adjustment: &Adjustment) -> Sent {
-        let mut categories = Categories::default();
-        let mut estimate: Tokens = 0;
-        for c in Category::ALL {
-            let tokens = (self.sums[slot(c)].tokens as i64 + adjustment.categories[slot(c)]).max(0) as Tokens;
-            estimate += self.sums[slot(c)].estimate;
-            set_category(&mut categories, c, tokens);
-        }
+        let tokens = |c: Category| {
+            (self.sums[slot(c)].tokens as i64 + adjustment.categories[slot(c)]).max(0) as Tokens
+        };
+        let categories = Categories {
+            unrecorded: tokens(Category::Unrecorded),
+            framing: tokens(Category::Framing),
+            system: tokens(Category::System),
+            user: tokens(Category::User),
+            assistant: tokens(Category::Assistant),
+            thinking: tokens(Category::Thinking),
+            hidden_reasoning: tokens(Category::HiddenReasoning),
+            server_side: tokens(Category::ServerSide),
+            images: tokens(Category::Images),
+            tool_calls: tokens(Category::ToolCalls),
+            tool_summaries: tokens(Category::ToolSummaries),
+            tool_contents: tokens(Category::ToolContents),
+            placeholders: tokens(Category::Placeholders),
+        };
         let context_tokens = categories.total();
         Sent {
             categories,
             context_tokens,
-            estimate,
+            estimate: self.total.estimate,
             contents: self.sums[slot(Category::ToolContents)],
             pruned: self.unpruned.saturating_sub(context_tokens),
         }
@@ -770,24 +738,4 @@ impl<'a> Engine<'a> {
         self.tracked(|t| t.end_request());
         self.requests += 1;
     }
-}
-
-/// Sets `category`'s count in `c`.
-fn set_category(c: &mut Categories, category: Category, tokens: Tokens) {
-    let slot = match category {
-        Category::Unrecorded => &mut c.unrecorded,
-        Category::Framing => &mut c.framing,
-        Category::System => &mut c.system,
-        Category::User => &mut c.user,
-        Category::Assistant => &mut c.assistant,
-        Category::Thinking => &mut c.thinking,
-        Category::HiddenReasoning => &mut c.hidden_reasoning,
-        Category::ServerSide => &mut c.server_side,
-        Category::Images => &mut c.images,
-        Category::ToolCalls => &mut c.tool_calls,
-        Category::ToolSummaries => &mut c.tool_summaries,
-        Category::ToolContents => &mut c.tool_contents,
-        Category::Placeholders => &mut c.placeholders,
-    };
-    *slot = tokens;
 }

@@ -76,6 +76,10 @@ pub fn recorded_compactions(conversation: &MeasuredConversation) -> Vec<Recorded
 /// Summary tokens per token summarised away over the log's recorded compactions that hold their
 /// summary, or `None` when it has none.
 pub fn summary_ratio(conversation: &MeasuredConversation) -> Option<f64> {
+    // Most logs record none (every compacting replay asks).
+    if !conversation.items.iter().any(|i| matches!(i, MeasuredItem::Compaction { .. })) {
+        return None;
+    }
     let (mut summary, mut summarized) = (0, 0);
     for c in recorded_compactions(conversation) {
         if let Some(s) = c.summary_tokens.filter(|_| c.summarized_tokens > 0) {

@@ -5,7 +5,7 @@
 //! each user text and compaction summary is one, each model response with text, reasoning or a
 //! call is one assistant message.
 
-use crate::measure::{Category, MeasuredConversation, MeasuredItem};
+use crate::measure::{Category, MeasuredConversation, MeasuredItem, MessageTexts};
 use crate::policy::langchain::call_repr_chars;
 use crate::policy::{CallText, Message, MessageSizes, Role};
 use crate::tokens::TextSize;
@@ -14,12 +14,13 @@ impl<'a> super::Engine<'a> {
     /// Keeps the messages one by one for the view, from the start of the replay of
     /// `conversation`; gives each of its tool calls' [`CallText::repr_chars`], in order.
     pub(in crate::replay) fn track_messages(&mut self, conversation: &'a MeasuredConversation) -> &'a [u64] {
-        let calls = conversation.tool_calls();
+        let texts = message_texts(conversation);
         let mut tracker = Tracker::default();
-        tracker.sizes.calls.reserve(calls);
-        tracker.sizes.messages.reserve(calls);
+        tracker.sizes.calls.reserve(texts.calls.len());
+        tracker.sizes.messages.reserve(texts.messages);
+        tracker.sizes.results = &texts.results;
         self.tracker = Some(tracker);
-        call_reprs(conversation)
+        &texts.calls
     }
 
     /// Passes the tracker to `f`, when the policy reads the messages.
@@ -30,19 +31,50 @@ impl<'a> super::Engine<'a> {
     }
 }
 
-/// Each tool call's [`CallText::repr_chars`], in order: worked out on the first replay of
+/// Each tool call's [`CallText::repr_chars`] and each tool result's [`MessageSizes::results`],
+/// in order, and how many messages a context can hold: worked out on the first replay of
 /// `conversation` that keeps the messages and kept with it, so a sweep's other replays of it
 /// (other policies, thresholds and parameters) read them.
-fn call_reprs(conversation: &MeasuredConversation) -> &[u64] {
-    conversation.call_reprs().get_or_init(|| {
-        let calls = conversation.items.iter().filter_map(|item| match item {
-            MeasuredItem::ToolCall { call_id, name, arguments, .. } => {
-                Some(call_repr_chars(call_id, name, arguments))
+fn message_texts(conversation: &MeasuredConversation) -> &MessageTexts {
+    conversation.message_texts().get_or_init(|| {
+        let mut texts =
+            MessageTexts { calls: Vec::with_capacity(conversation.tool_calls()), ..Default::default() };
+        texts.results.reserve(conversation.result_calls().len());
+        // One assistant message per response (a request closes one, and one may follow the last
+        // request), one user message per user text or summary, and the summary of a compaction
+        // the replay makes.
+        let mut messages = 2;
+        for item in &conversation.items {
+            match item {
+                MeasuredItem::ToolCall { call_id, name, arguments, .. } => {
+                    texts.calls.push(call_repr_chars(call_id, name, arguments));
+                }
+                MeasuredItem::ToolResult(_, r) => {
+                    let tool = r.name.as_deref().unwrap_or("");
+                    texts.results.push(r.call_id.chars().count() as u64 + tool.chars().count() as u64);
+                }
+                MeasuredItem::Text { category, .. } => messages += usize::from(user_message(*category)),
+                MeasuredItem::Compaction { .. } | MeasuredItem::Request { .. } => messages += 1,
             }
-            _ => None,
-        });
-        calls.collect()
+        }
+        texts.messages = messages;
+        texts
     })
+}
+
+/// Whether a text of `category` is a user message of its own ([`Tracker::text`]).
+fn user_message(category: Category) -> bool {
+    !matches!(
+        category,
+        Category::System
+            | Category::Unrecorded
+            | Category::Framing
+            | Category::Images
+            | Category::Assistant
+            | Category::Thinking
+            | Category::HiddenReasoning
+            | Category::ServerSide
+    )
 }
 
 /// The messages of the current context and the state of the response being read.
@@ -63,16 +95,17 @@ impl<'a> Tracker<'a> {
         if turn_start {
             self.drop_turn_scoped();
         }
-        match category {
-            Category::System | Category::Unrecorded | Category::Framing | Category::Images => {}
-            Category::Assistant | Category::Thinking | Category::HiddenReasoning | Category::ServerSide => {
-                let m = self.open();
-                self.sizes.messages[m].size += size;
-                if turn_scoped {
-                    self.turn_scoped.push((m, size));
-                }
+        if user_message(category) {
+            self.user(size);
+        } else if matches!(
+            category,
+            Category::Assistant | Category::Thinking | Category::HiddenReasoning | Category::ServerSide
+        ) {
+            let m = self.open();
+            self.sizes.messages[m].size += size;
+            if turn_scoped {
+                self.turn_scoped.push((m, size));
             }
-            _ => self.user(size),
         }
     }
 
