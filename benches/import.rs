@@ -3,14 +3,19 @@
 //! the walk that finds those files (`input::discover`), in files found per second: it once asked
 //! for every directory's canonical path, which read each component of the path as a link.
 //!
-//! `import-formats` sets the formats without a real sample in the corpus beside Claude Code on
-//! inputs of the same size (about [`formats::SIZE`] bytes): the first lines of a real Claude Code
-//! session of the corpus, and each other format's fixture (`tests/fixtures/<format>/`) with its
-//! records repeated ([`formats`] says how, per format). The inputs are written to
-//! `target/bench-inputs/import/`, where they stay to be run again under a profiler.
+//! `import-formats` sets the formats without a real sample in the corpus beside Claude Code on the
+//! same conversation: the main conversation of the corpus's largest Claude Code session, written
+//! in each format by `benches/common/fair/` (same texts, calls and outputs, so records are of
+//! comparable sizes), to `target/bench-inputs/import-formats/`. `import-fixtures` times the same
+//! formats on small records: the first lines of that session beside each other format's fixture
+//! (`tests/fixtures/<format>/`) with its records repeated to about [`formats::SIZE`] bytes
+//! ([`formats`] says how), written to `target/bench-inputs/import/`. Both stay on disk to be run
+//! again under a profiler.
 
 #[path = "common/mod.rs"]
 mod common;
+#[path = "common/fair/mod.rs"]
+mod fair;
 
 use std::path::PathBuf;
 
@@ -46,12 +51,32 @@ fn import(c: &mut Criterion) {
     group.finish();
 }
 
-/// Each format's same-sized input imported with detection, in input bytes per second (for the
-/// `.eval` zip, its entries' bytes inflated: the JSON the importer parses).
+/// The same conversation in each format, imported with detection, in input bytes per second (for
+/// the `.eval` zip, its entries' bytes inflated: the JSON the importer parses).
 fn import_formats(c: &mut Criterion) {
     let Some(corpus) = common::corpus() else { return };
-    let inputs = formats::write_all(&corpus);
+    let script = fair::corpus_script(&corpus);
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-inputs/import-formats");
+    let _ = std::fs::remove_dir_all(&dir);
+    let inputs = fair::write_all(&script, &dir);
     let mut group = c.benchmark_group("import-formats");
+    group.sample_size(10);
+    for i in &inputs {
+        let trace = input::load(&i.path, None).unwrap_or_else(|e| panic!("{}: {e}", i.path.display()));
+        let requests: usize = trace.conversations.iter().map(|c| c.requests()).sum();
+        println!("import-formats/{}: {} bytes, {requests} requests", i.format, i.bytes);
+        group.throughput(Throughput::Bytes(i.bytes));
+        group.bench_function(i.format, |b| b.iter(|| std::hint::black_box(input::load(&i.path, None))));
+    }
+    group.finish();
+}
+
+/// Each format's same-sized input of small records imported with detection, in input bytes per
+/// second (for the `.eval` zip, its entries' bytes inflated).
+fn import_fixtures(c: &mut Criterion) {
+    let Some(corpus) = common::corpus() else { return };
+    let inputs = formats::write_all(&corpus);
+    let mut group = c.benchmark_group("import-fixtures");
     group.sample_size(10);
     for i in &inputs {
         group.throughput(Throughput::Bytes(i.bytes));
@@ -71,10 +96,10 @@ fn discover(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, import, import_formats, discover);
+criterion_group!(benches, import, import_formats, import_fixtures, discover);
 criterion_main!(benches);
 
-/// The same-sized inputs of `import-formats`, written from the fixtures and the corpus.
+/// The same-sized inputs of `import-fixtures`, written from the fixtures and the corpus.
 mod formats {
     use std::io::{Read, Write};
     use std::path::{Path, PathBuf};
@@ -150,7 +175,7 @@ mod formats {
             let results: usize = trace.conversations.iter().map(|c| c.tool_results()).sum();
             assert!(requests > 0, "{}", i.path.display());
             println!(
-                "import-formats/{}: {} bytes, {requests} requests, {results} tool results",
+                "import-fixtures/{}: {} bytes, {requests} requests, {results} tool results",
                 i.format, i.bytes
             );
         }

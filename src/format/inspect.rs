@@ -50,7 +50,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::wire::{self, Builder, Calls, Chains, json_text, kind_of, str_field};
+use super::wire::{self, Builder, Calls, Chains, Mark, json_text, kind_of, str_field};
 use super::{Format, Head, openai_chat};
 use crate::error::TraceError;
 use crate::model::{Conversation, Request, Trace, Usage};
@@ -143,13 +143,9 @@ impl MessagePool {
     }
 
     /// The input of a model event whose `input` is empty and whose `input_refs` name pool ranges:
-    /// those messages, attachments resolved. `None` when the event holds its input itself.
-    fn input(
-        &self,
-        event: &Value,
-        attachments: &Attachments,
-        at: &str,
-    ) -> Option<Result<Vec<Value>, String>> {
+    /// the indices of those messages in the pool, in order. `None` when the event holds its input
+    /// itself.
+    fn refs(&self, event: &Value, at: &str) -> Option<Result<Vec<usize>, String>> {
         let refs = event.get("input_refs")?.as_array()?;
         if event.get("input").and_then(Value::as_array).is_some_and(|input| !input.is_empty()) {
             return None;
@@ -162,16 +158,67 @@ impl MessagePool {
                     "{at}.input_refs[{k}]: expected a [start, end] pair of message indices"
                 )));
             };
-            let Some(messages) = self.0.get(start..end) else {
+            if self.0.get(start..end).is_none() {
                 return Some(Err(format!(
                     "{at}.input_refs[{k}]: messages {start}..{end} are not in the sample's message_pool ({} messages)",
                     self.0.len()
                 )));
-            };
-            input.extend(messages.iter().cloned());
+            }
+            input.extend(start..end);
         }
-        input.iter_mut().for_each(|m| attachments.resolve(m));
         Some(Ok(input))
+    }
+}
+
+/// The last model event whose input came from the message pool, as converted: the next event
+/// whose input begins with the same pool messages (and sends the same tools) converts only the
+/// messages after them and adds them to the conversation the last one went to, when
+/// [`Chains::push`] would choose that conversation ([`Chains::can_extend`]): conversion reads
+/// messages in order and each message's items depend only on the messages before it, so the
+/// items, names and notes are those a whole conversion gives, without converting, copying and
+/// comparing the whole history at every call.
+struct PooledHistory {
+    /// The event's tools, as read.
+    tools: Option<Value>,
+    /// The pool indices of its input, in order.
+    indices: Vec<usize>,
+    /// The builder after its tools and input were converted, its items moved out: the names and
+    /// notes gathered on the way.
+    state: Builder,
+    /// Where the event went.
+    mark: Mark,
+}
+
+impl PooledHistory {
+    /// The builder holding an event's converted history (tools, then these pool messages), and
+    /// the mark of the call it continues when only the messages after that call's history are in
+    /// it.
+    fn convert(
+        last: Option<PooledHistory>,
+        chains: &Chains,
+        tools: Option<&Value>,
+        indices: &[usize],
+        pool: &MessagePool,
+        attachments: &Attachments,
+        at: &str,
+    ) -> Result<(Builder, Option<Mark>), String> {
+        let reused = last.filter(|p| {
+            p.tools.as_ref() == tools && indices.starts_with(&p.indices) && chains.can_extend(p.mark)
+        });
+        let (mut builder, done, extends) = match reused {
+            Some(p) => (p.state, p.indices.len(), Some(p.mark)),
+            None => {
+                let mut b = Builder::default();
+                openai_chat::tools(&mut b, tools);
+                (b, 0, None)
+            }
+        };
+        for (i, &k) in indices.iter().enumerate().skip(done) {
+            let mut message = pool.0[k].clone();
+            attachments.resolve(&mut message);
+            openai_chat::message(&mut builder, &message, &format!("{at}.input[{i}]"), Calls::None)?;
+        }
+        Ok((builder, extends))
     }
 }
 
@@ -258,6 +305,7 @@ fn read_sample(
     let events = sample.get_mut("events").and_then(Value::as_array_mut).map(Vec::as_mut_slice);
     let mut chains = Chains::default();
     let mut warnings = Vec::new();
+    let mut pooled: Option<PooledHistory> = None;
     for (k, slot) in events.unwrap_or_default().iter_mut().enumerate() {
         let mut event = slot.take();
         attachments.resolve_at(&mut event, &["/event"]);
@@ -267,18 +315,27 @@ fn read_sample(
         attachments.resolve_at(&mut event, &MODEL_EVENT_FIELDS);
         let event = &event;
         let at = format!("{at}.events[{k}]");
-        let mut b = Builder::default();
-        openai_chat::tools(&mut b, event.get("tools"));
-        let pooled = pool.input(event, attachments, &at).transpose()?;
-        let input = match &pooled {
-            Some(input) => input.as_slice(),
-            None => event
-                .get("input")
-                .and_then(Value::as_array)
-                .ok_or_else(|| format!("{at}.input: expected an array of messages"))?,
+        let tools = event.get("tools");
+        let (mut b, extends, indices) = match pool.refs(event, &at).transpose()? {
+            Some(indices) => {
+                let last = pooled.take();
+                let (b, extends) =
+                    PooledHistory::convert(last, &chains, tools, &indices, pool, attachments, &at)?;
+                (b, extends, Some(indices))
+            }
+            None => {
+                let mut b = Builder::default();
+                openai_chat::tools(&mut b, tools);
+                let input = event
+                    .get("input")
+                    .and_then(Value::as_array)
+                    .ok_or_else(|| format!("{at}.input: expected an array of messages"))?;
+                openai_chat::messages(&mut b, input, &format!("{at}.input"), Calls::None)?;
+                (b, None, None)
+            }
         };
-        openai_chat::messages(&mut b, input, &format!("{at}.input"), Calls::None)?;
         let history = b.take_items();
+        let state = indices.is_some().then(|| b.clone());
         let model = event.get("model").and_then(Value::as_str).unwrap_or(eval_model);
         let request = Request {
             id: event.pointer("/call/response/id").and_then(Value::as_str).map(str::to_owned),
@@ -297,7 +354,16 @@ fn read_sample(
             openai_chat::message(&mut b, message, &format!("{at}.output.choices[0].message"), Calls::None)?;
         }
         let tail = b.take_items();
-        chains.push("model", history, request, tail, b.warnings(&at));
+        let mark = match extends {
+            Some(mark) => chains.extend(mark, history, request, tail, b.warnings(&at)),
+            None => chains.push("model", history, request, tail, b.warnings(&at)),
+        };
+        pooled = indices.zip(state).map(|(indices, state)| PooledHistory {
+            tools: tools.cloned(),
+            indices,
+            state,
+            mark,
+        });
     }
     if !chains.is_empty() {
         let (conversations, chain_warnings) =

@@ -163,7 +163,10 @@ fn read_entry(
         Err(e) => return Err(fail(format!("cannot read the zip entry: {e}"))),
     };
     let limit = MAX_ENTRY_BYTES.min(*budget);
-    let mut bytes = Vec::new();
+    // The size the zip claims (up to 64 MiB: a claim is not a fact), so that inflating does not
+    // grow the buffer by copies; a wrong claim only costs a copy.
+    let claimed = usize::try_from(entry.size().min(limit).min(64 << 20)).unwrap_or(0);
+    let mut bytes = Vec::with_capacity(claimed.saturating_add(1));
     entry.take(limit + 1).read_to_end(&mut bytes).map_err(|e| fail(format!("cannot decompress: {e}")))?;
     if bytes.len() as u64 > limit {
         let which = if limit == MAX_ENTRY_BYTES { "this entry" } else { "the log's entries together" };

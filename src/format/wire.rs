@@ -318,7 +318,9 @@ pub(crate) fn json_text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Null => String::new(),
-        other => other.to_string(),
+        // The same bytes as `Display`, written straight into the string's buffer rather than
+        // through a `fmt::Formatter`.
+        other => serde_json::to_string(other).unwrap_or_else(|_| other.to_string()),
     }
 }
 
@@ -335,7 +337,7 @@ pub(crate) fn kind_of(v: &Value) -> &'static str {
 }
 
 /// Items being assembled for one history, with the tool names of the calls seen so far.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Builder {
     /// The items, in the order they were sent.
     pub items: Vec<Item>,
@@ -453,6 +455,16 @@ struct Chain {
 #[derive(Debug, Default)]
 pub(crate) struct Chains {
     chains: Vec<Chain>,
+    /// Calls pushed so far.
+    pushes: usize,
+}
+
+/// Where a call went: its conversation's index, and how many calls had been pushed with it
+/// ([`Chains::extend`] is valid while that count has not moved).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Mark {
+    chain: usize,
+    pushes: usize,
 }
 
 impl Chains {
@@ -466,12 +478,12 @@ impl Chains {
         request: Request,
         tail: Vec<Item>,
         warnings: Vec<String>,
-    ) {
-        let found = self.chains.iter_mut().rev().find(|c| {
+    ) -> Mark {
+        let found = self.chains.iter().rposition(|c| {
             c.flow == flow && history.len() >= c.history.len() && history[..c.history.len()] == c.history[..]
         });
-        let chain = match found {
-            Some(c) => c,
+        let index = match found {
+            Some(i) => i,
             None => {
                 let n = self.chains.iter().filter(|c| c.flow == flow).count();
                 let id = if n == 0 { flow.to_owned() } else { format!("{flow}-{}", n + 1) };
@@ -483,14 +495,47 @@ impl Chains {
                     tail: Vec::new(),
                     warnings: Vec::new(),
                 });
-                // Just pushed, so there is a last element.
-                self.chains.last_mut().expect("a chain was just pushed")
+                self.chains.len() - 1
             }
         };
+        let chain = &mut self.chains[index];
         chain.boundaries.push((history.len(), request));
         chain.history = history;
         chain.tail = tail;
         chain.warnings = warnings;
+        self.mark(index)
+    }
+
+    fn mark(&mut self, chain: usize) -> Mark {
+        self.pushes += 1;
+        Mark { chain, pushes: self.pushes }
+    }
+
+    /// Whether the call after the one `mark` names, sent with that call's history and more after
+    /// it, would continue the same conversation through [`Chains::push`]: no call was pushed
+    /// since, and no later conversation of its flow could be continued instead.
+    pub fn can_extend(&self, mark: Mark) -> bool {
+        let Some(chain) = self.chains.get(mark.chain) else { return false };
+        mark.pushes == self.pushes && !self.chains[mark.chain + 1..].iter().any(|c| c.flow == chain.flow)
+    }
+
+    /// [`Chains::push`] of a call whose history is the history of the call `mark` names
+    /// ([`Chains::can_extend`] holds) followed by `more`, without comparing the two.
+    pub fn extend(
+        &mut self,
+        mark: Mark,
+        more: Vec<Item>,
+        request: Request,
+        tail: Vec<Item>,
+        warnings: Vec<String>,
+    ) -> Mark {
+        debug_assert!(self.can_extend(mark));
+        let chain = &mut self.chains[mark.chain];
+        chain.history.extend(more);
+        chain.boundaries.push((chain.history.len(), request));
+        chain.tail = tail;
+        chain.warnings = warnings;
+        self.mark(mark.chain)
     }
 
     /// Whether no call was pushed yet.
@@ -692,6 +737,39 @@ mod tests {
             })
             .collect();
         assert_eq!(ids, ["a", "r1", "b", "c", "r2", "d"]);
+    }
+
+    #[test]
+    fn a_chain_is_extended_only_while_push_would_choose_it() {
+        let user = |t: &str| Item::User { text: t.into(), meta: false, images: 0 };
+        let (mut pushed, mut extended) = (Chains::default(), Chains::default());
+        for chains in [&mut pushed, &mut extended] {
+            chains.push("chat", vec![user("x")], Request::default(), vec![], vec![]);
+        }
+        pushed.push("chat", vec![user("a")], Request::default(), vec![], vec![]);
+        let mark = extended.push("chat", vec![user("a")], Request::default(), vec![], vec![]);
+        assert!(extended.can_extend(mark));
+        pushed.push(
+            "chat",
+            vec![user("a"), user("b")],
+            Request::default(),
+            vec![user("t")],
+            vec!["w".into()],
+        );
+        extended.extend(mark, vec![user("b")], Request::default(), vec![user("t")], vec!["w".into()]);
+        assert_eq!(pushed.finish(|_, id| id.to_owned()), extended.finish(|_, id| id.to_owned()));
+        // Another call pushed since, or a later chain of the same flow: push must compare.
+        let mut chains = Chains::default();
+        let first = chains.push("chat", vec![user("a")], Request::default(), vec![], vec![]);
+        chains.push("other", vec![user("z")], Request::default(), vec![], vec![]);
+        assert!(!chains.can_extend(first));
+        let later = chains.push("chat", vec![user("q")], Request::default(), vec![], vec![]);
+        assert!(chains.can_extend(later));
+        let mut chains = Chains::default();
+        chains.push("chat", vec![user("a")], Request::default(), vec![], vec![]);
+        chains.push("chat", vec![user("b")], Request::default(), vec![], vec![]);
+        let back = chains.push("chat", vec![user("a"), user("c")], Request::default(), vec![], vec![]);
+        assert!(!chains.can_extend(back), "a later chat chain exists");
     }
 
     #[test]

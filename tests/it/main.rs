@@ -32,6 +32,7 @@ mod corpus_transforms;
 mod count_cache;
 mod counters;
 mod determinism;
+mod fair_inputs;
 mod fixtures_agent_formats;
 mod fixtures_api_formats;
 mod fixtures_local_formats;
