@@ -336,7 +336,7 @@ pub fn replay_conversation(
             let (mut run, reuse) = replay_with_reuse(c, settings.threshold, source.fresh(), meter, true);
             run.summary.trace = trace.to_owned();
             run.summary.policy = source.label().to_owned();
-            run.summary.tokenizer = meter.report_tokenizer().name().to_owned();
+            run.summary.tokenizer = meter.choice().name().to_owned();
             run.summary.decide_with = meter.decide_tokenizer().name().to_owned();
             let (cost, events) = cost_of_run(&run.rows, &settings.cache);
             let compactions = super::summarization::events(&run.rows, &settings.cache);

@@ -60,6 +60,8 @@ fn replay_keeping(
     meter: &Meter,
     keep_rows: bool,
 ) -> Run {
+    // The meter of the tokenizer the conversation was counted with (`--tokenizer provider`).
+    let meter = meter.resolved(conversation.calibration.tokenizer);
     let harness = if policy.as_recorded() { Harness::RECORDED } else { conversation.harness };
     let mut beside;
     let policy: &mut dyn Policy = match trigger(harness, policy.compacts()) {

@@ -44,6 +44,7 @@ mod parallel;
 mod policies;
 mod prices;
 mod properties;
+mod provider;
 mod readme;
 mod recommend;
 mod report;
