@@ -555,7 +555,7 @@ pub fn from_samples(
         },
     };
     if tokenizer == Tokenizer::Provider {
-        c.tokenizer = Some(counted_with(format, model, tokenizer));
+        c.tokenizer = counted_with(format, model, tokenizer).encoding();
     }
     c
 }

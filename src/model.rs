@@ -416,11 +416,22 @@ pub struct Calibration {
     /// The tokenizer the conversation was counted with, where it was chosen per conversation
     /// (`--tokenizer provider`); not written otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tokenizer: Option<crate::tokens::Tokenizer>,
+    pub tokenizer: Option<Encoding>,
     /// The ratio of each content kind ([`Method::Kinds`]; `ratio` is then the single ratio, which
     /// a kind with too few appends takes); not written otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kinds: Option<KindRatios>,
+}
+
+/// An exact encoding a conversation was counted with (`--tokenizer provider` chooses one per
+/// conversation; `tokens::Tokenizer` converts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Encoding {
+    /// OpenAI `o200k_base`.
+    O200k,
+    /// OpenAI `cl100k_base`.
+    Cl100k,
 }
 
 /// Provider tokens per report token of each content kind (the calibration's classifier, in

@@ -72,7 +72,7 @@ impl Job<'_> {
             crate::calibrate::apply(&mut m, &c);
         }
         if meter.choice() == crate::tokens::Tokenizer::Provider {
-            m.calibration.tokenizer = Some(counted.report_tokenizer());
+            m.calibration.tokenizer = counted.report_tokenizer().encoding();
         }
         m.harness = Harness::resolve(self.harness_compaction, format);
         m

@@ -24,7 +24,7 @@ pub use exact::{Backend, Bpe, has_long_run};
 
 use crate::counts::StoredCounts;
 use crate::lock;
-use crate::model::{Bytes, Tokens};
+use crate::model::{Bytes, Encoding, Tokens};
 
 /// Which tokenizer a count uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -59,6 +59,15 @@ impl Tokenizer {
         }
     }
 
+    /// The exact encoding this is (`None` for the estimate and `provider`).
+    pub fn encoding(self) -> Option<Encoding> {
+        match self {
+            Tokenizer::O200k => Some(Encoding::O200k),
+            Tokenizer::Cl100k => Some(Encoding::Cl100k),
+            Tokenizer::Estimate | Tokenizer::Provider => None,
+        }
+    }
+
     /// The encoding an OpenAI model counts with: cl100k for `gpt-4` and `gpt-3.5` (not
     /// `gpt-4o`, `gpt-4.1`), o200k for the others (`gpt-4o`, `gpt-4.1`, `gpt-5`, the o-series,
     /// Codex) and where no model is named; read after any `provider/` prefix
@@ -73,6 +82,15 @@ impl Tokenizer {
     /// A counter for this tokenizer, with the default [`Backend`].
     pub fn counter(self) -> Box<dyn Counter> {
         self.counter_with(Backend::default())
+    }
+}
+
+impl From<Encoding> for Tokenizer {
+    fn from(e: Encoding) -> Tokenizer {
+        match e {
+            Encoding::O200k => Tokenizer::O200k,
+            Encoding::Cl100k => Tokenizer::Cl100k,
+        }
     }
 }
 
