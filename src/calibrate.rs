@@ -18,6 +18,9 @@
 //!   between them that append at least [`MIN_DELTA`] tokens and whose recorded size grows. A median
 //!   is not moved by a cache miss or one odd step; the weight keeps tiny appends (where one token of
 //!   framing is a large ratio) from deciding. With no such pair, the agent's default ratio.
+//!   Under [`Tokenizer::Provider`] an OpenAI model is counted with its own encoding
+//!   ([`counted_with`], exact), and elsewhere each content kind gets its own `b` beside the single
+//!   one ([`Method::Kinds`]; [`kinds`] has the kinds and their fit).
 //! - `c`: where `b` is 1, the weighted median per appended item of what the provider counted
 //!   beyond the report; 0 elsewhere, where `b` takes it in.
 //! - `d`: where `b` is fitted, the median over consecutive recorded requests of one segment of how
@@ -43,10 +46,13 @@
 //! fit to itself.
 //! Pure: no I/O, no printing.
 
+pub mod kinds;
+
 use crate::measure::{Category, MeasuredConversation, MeasuredItem, Whole};
-pub use crate::model::{Calibration, Method};
+pub use crate::model::{Calibration, KindRatios, Method};
 use crate::model::{Conversation, Item, Tokens};
-use crate::tokens::Tokenizer;
+use crate::tokens::{Meter, Tokenizer};
+use kinds::{KINDS, Kind};
 
 /// Fewest recorded requests a conversation's own fit is made from (with fewer, one request
 /// decides its overhead; the agent's default is used, or nothing). The quality gate asks as many
@@ -83,6 +89,9 @@ pub struct Sample {
     /// Items in the replayed context ([`MeasuredItem::framed`]: each message, call and output the
     /// API wraps).
     pub items: Tokens,
+    /// `replayed` by content kind ([`Kind`]), where asked for ([`samples_by_kind`]); all 0
+    /// otherwise.
+    pub by_kind: [Tokens; KINDS],
 }
 
 /// The replayed context of every request of `measured` (policy `none`, outputs as recorded, no
@@ -91,32 +100,51 @@ pub struct Sample {
 /// the summaries of its reasoning items), which the replay drops when a human turn starts (as the
 /// Responses API stops re-sending them); and the framed items among them.
 pub fn samples(measured: &MeasuredConversation) -> Vec<Sample> {
+    samples_in(measured, false)
+}
+
+/// [`samples`] with each replayed context also split by content kind ([`Sample::by_kind`]; the
+/// turn-scoped texts are prose).
+pub fn samples_by_kind(measured: &MeasuredConversation) -> Vec<Sample> {
+    samples_in(measured, true)
+}
+
+/// [`samples`], by kind where `by_kind`.
+fn samples_in(measured: &MeasuredConversation, by_kind: bool) -> Vec<Sample> {
     let (mut context, mut compacted, mut items) = (0, false, 0);
+    let mut kinds = [0; KINDS];
     // The turn-scoped texts (and how many of them are framed) since the last human turn.
     let (mut scoped, mut scoped_items) = (0, 0);
     let mut out = Vec::new();
     for item in &measured.items {
         items += Tokens::from(item.framed());
-        match item {
-            MeasuredItem::Text { category: Category::Unrecorded | Category::Framing, .. } => {}
+        let added = match item {
+            MeasuredItem::Text { category: Category::Unrecorded | Category::Framing, .. } => 0,
             MeasuredItem::Text { measure, turn_start, turn_scoped, .. } => {
                 if *turn_start {
-                    context -= std::mem::take(&mut scoped);
+                    let gone = std::mem::take(&mut scoped);
+                    context -= gone;
+                    if by_kind {
+                        kinds[Kind::Prose.index()] -= gone;
+                    }
                     items -= std::mem::take(&mut scoped_items);
                 }
                 if *turn_scoped {
                     scoped += measure.tokens;
                     scoped_items += Tokens::from(item.framed());
                 }
-                context += measure.tokens;
+                measure.tokens
             }
-            MeasuredItem::ToolCall { measure, .. } => context += measure.tokens,
-            MeasuredItem::ToolResult(sizes, _) => context += sizes.output().tokens,
+            MeasuredItem::ToolCall { measure, .. } => measure.tokens,
+            MeasuredItem::ToolResult(sizes, _) => sizes.output().tokens,
             MeasuredItem::Compaction { summary } => {
                 context = summary.map_or(0, |s| s.tokens);
+                kinds = [0; KINDS];
+                kinds[Kind::Prose.index()] = if by_kind { context } else { 0 };
                 items = Tokens::from(summary.is_some());
                 (scoped, scoped_items) = (0, 0);
                 compacted = true;
+                0
             }
             MeasuredItem::Request { usage, .. } => {
                 out.push(Sample {
@@ -124,8 +152,16 @@ pub fn samples(measured: &MeasuredConversation) -> Vec<Sample> {
                     recorded: usage.map(|u| u.input_tokens),
                     after_compaction: compacted,
                     items,
+                    by_kind: kinds,
                 });
                 compacted = false;
+                0
+            }
+        };
+        if added > 0 {
+            context += added;
+            if let Some(k) = by_kind.then(|| Kind::of_item(item)).flatten() {
+                kinds[k.index()] += added;
             }
         }
     }
@@ -182,6 +218,8 @@ pub struct Fit {
     pub segments: Vec<f64>,
     /// `b`, provider tokens per report token.
     pub ratio: f64,
+    /// `b` of each content kind, where fitted per kind ([`kinds::fit`]).
+    pub kinds: Option<[f64; KINDS]>,
     /// `c`, provider tokens per item in the context.
     pub framing: f64,
     /// `d`, provider tokens the log does not hold added per request since the segment started:
@@ -196,8 +234,28 @@ impl Fit {
     pub fn predict(&self, s: &Sample, (segment, step): (usize, Tokens)) -> f64 {
         let overhead = self.segments.get(segment).copied().unwrap_or(self.overhead);
         let growth = self.segment_growth.get(segment).copied().unwrap_or(self.growth);
-        overhead + self.ratio * s.replayed as f64 + self.framing * s.items as f64 + growth * step as f64
+        overhead + scale(self.ratio, self.kinds, s) + self.framing * s.items as f64 + growth * step as f64
     }
+}
+
+/// The provider's count of `s`'s replayed context: `ratio · replayed`, or the sum over the kinds
+/// of each kind's ratio times its count.
+fn scale(ratio: f64, kinds: Option<[f64; KINDS]>, s: &Sample) -> f64 {
+    match kinds {
+        Some(r) => (0..KINDS).map(|k| r[k] * s.by_kind[k] as f64).sum(),
+        None => ratio * s.replayed as f64,
+    }
+}
+
+/// What a fit is asked to do ([`fit_inputs`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Inputs {
+    /// `b` is 1: the report's tokenizer is the provider's.
+    pub exact: bool,
+    /// `b` when no usage delta qualifies.
+    pub default_ratio: f64,
+    /// Fit a ratio per content kind ([`kinds::fit`]; the samples must be [`samples_by_kind`]).
+    pub kinds: bool,
 }
 
 /// The slopes `(g_j − g_i) / (t_j − t_i)` of the gaps of every pair of kept recorded requests of
@@ -252,10 +310,12 @@ fn segment_overheads(
         .collect()
 }
 
-/// The model fitted on `samples` without the request `skip` (see the module doc); `exact` fixes `b`
-/// at 1 and fits the framing, `default_ratio` is `b` when no usage delta qualifies. `None` when no
-/// other request has a recorded size.
-pub fn fit(samples: &[Sample], exact: bool, default_ratio: f64, skip: Option<usize>) -> Option<Fit> {
+/// The model fitted on `samples` without the request `skip` (see the module doc); `inputs.exact`
+/// fixes `b` at 1 and fits the framing, `inputs.default_ratio` is `b` when no usage delta
+/// qualifies, `inputs.kinds` fits a ratio per kind beside it. `None` when no other request has a
+/// recorded size.
+pub fn fit(samples: &[Sample], inputs: &Inputs, skip: Option<usize>) -> Option<Fit> {
+    let Inputs { exact, default_ratio, .. } = *inputs;
     let kept = |i: usize| Some(i) != skip;
     // Consecutive recorded requests with no compaction between them, both kept.
     let pairs = || {
@@ -264,7 +324,7 @@ pub fn fit(samples: &[Sample], exact: bool, default_ratio: f64, skip: Option<usi
             (kept(i) && kept(i + 1) && !w[1].after_compaction && y1 > y0).then_some((w[0], w[1], y1 - y0))
         })
     };
-    let (ratio, framing) = if exact {
+    let (ratio, framing, kinds) = if exact {
         // Of what a request appends, the provider's count less the report's is framing: its
         // median per appended item, each weighted by the items appended.
         let per_item: Vec<(f64, f64)> = pairs()
@@ -275,25 +335,52 @@ pub fn fit(samples: &[Sample], exact: bool, default_ratio: f64, skip: Option<usi
             })
             .collect();
         let enough = per_item.len() >= MIN_FRAMING_PAIRS;
-        (1.0, if enough { weighted_median(per_item).unwrap_or(0.0).max(0.0) } else { 0.0 })
+        (1.0, if enough { weighted_median(per_item).unwrap_or(0.0).max(0.0) } else { 0.0 }, None)
     } else {
-        let deltas = pairs().filter_map(|(s0, s1, dy)| {
-            let dx = s1.replayed.checked_sub(s0.replayed).filter(|&dx| dx >= MIN_DELTA)?;
-            Some((dy as f64 / dx as f64, dx as f64))
-        });
-        (weighted_median(deltas.collect()).unwrap_or(default_ratio), 0.0)
+        let appended = || {
+            pairs().filter_map(|(s0, s1, dy)| {
+                let dx = s1.replayed.checked_sub(s0.replayed).filter(|&dx| dx >= MIN_DELTA)?;
+                Some((s0, s1, dx, dy))
+            })
+        };
+        let deltas = appended().map(|(_, _, dx, dy)| (dy as f64 / dx as f64, dx as f64));
+        let ratio = weighted_median(deltas.collect()).unwrap_or(default_ratio);
+        let kinds = if inputs.kinds { kinds::fit(&appends(appended()), ratio) } else { None };
+        (ratio, 0.0, kinds)
     };
-    let gaps = gaps(samples, ratio, framing, skip);
+    let gaps = gaps(samples, ratio, kinds, framing, skip);
     let pos = positions(samples);
     let (growth, segment_growth) = if exact { (0.0, Vec::new()) } else { growths(&gaps, &pos) };
     let overhead = median(gaps.iter().map(|&(i, g)| g - growth * pos[i].1 as f64).collect())?;
     let segments = segment_overheads(&gaps, &pos, &segment_growth, overhead);
-    Some(Fit { overhead, segments, ratio, framing, growth, segment_growth })
+    Some(Fit { overhead, segments, ratio, kinds, framing, growth, segment_growth })
 }
 
-/// `(index, recorded − ratio·replayed − framing·items)` of every recorded request but `skip`.
-fn gaps(samples: &[Sample], ratio: f64, framing: f64, skip: Option<usize>) -> Vec<(usize, f64)> {
-    let gap = |s: &Sample| Some(s.recorded? as f64 - ratio * s.replayed as f64 - framing * s.items as f64);
+/// The appends by kind of consecutive requests `(s0, s1, Δx, Δy)` whose kinds' counts grew (an
+/// append that also drops texts of a kind, a turn's reasoning, is left out: its kinds' counts
+/// are not what was appended).
+fn appends(pairs: impl Iterator<Item = (Sample, Sample, Tokens, Tokens)>) -> Vec<kinds::Append> {
+    pairs
+        .filter_map(|(s0, s1, _, dy)| {
+            let mut x = [0.0; KINDS];
+            for (x, (&after, &before)) in x.iter_mut().zip(s1.by_kind.iter().zip(&s0.by_kind)) {
+                *x = after.checked_sub(before)? as f64;
+            }
+            Some((x, dy as f64))
+        })
+        .collect()
+}
+
+/// `(index, recorded − scaled replayed − framing·items)` of every recorded request but `skip`
+/// ([`scale`]).
+fn gaps(
+    samples: &[Sample],
+    ratio: f64,
+    kinds: Option<[f64; KINDS]>,
+    framing: f64,
+    skip: Option<usize>,
+) -> Vec<(usize, f64)> {
+    let gap = |s: &Sample| Some(s.recorded? as f64 - scale(ratio, kinds, s) - framing * s.items as f64);
     samples
         .iter()
         .enumerate()
@@ -360,27 +447,43 @@ pub fn provider(format: &str, model: Option<&str>) -> (&'static str, bool) {
     model.and_then(provider_of_model).unwrap_or_else(|| provider_of(format))
 }
 
-/// The tokenizer an OpenAI model counts with: cl100k for `gpt-4` and `gpt-3.5` (not `gpt-4o`,
-/// `gpt-4.1`), o200k for the others and where the model is not named.
-fn openai_tokenizer(model: Option<&str>) -> Tokenizer {
-    let name = model.map(|m| m.trim().to_ascii_lowercase()).unwrap_or_default();
-    let name = name.rsplit('/').next().unwrap_or_default();
-    let gpt4 = name.starts_with("gpt-4") && !name.starts_with("gpt-4o") && !name.starts_with("gpt-4.");
-    if gpt4 || name.starts_with("gpt-3.5") { Tokenizer::Cl100k } else { Tokenizer::O200k }
+/// Whether the conversation's provider ([`provider`]) is OpenAI, whose tokenizers are public.
+fn openai(format: &str, model: Option<&str>) -> bool {
+    provider(format, model) == ("OpenAI", true)
+}
+
+/// The tokenizer a conversation of `format` whose log names `model` counts with when the report's
+/// is `tokenizer`: `tokenizer` itself, but for [`Tokenizer::Provider`] the OpenAI model's own
+/// ([`Tokenizer::of_openai_model`]: cl100k for `gpt-4`, `gpt-3.5`) and o200k for any other
+/// provider (scaled by the ratio per kind).
+pub fn counted_with(format: &str, model: Option<&str>, tokenizer: Tokenizer) -> Tokenizer {
+    match tokenizer {
+        Tokenizer::Provider if openai(format, model) => Tokenizer::of_openai_model(model),
+        Tokenizer::Provider => Tokenizer::O200k,
+        t => t,
+    }
+}
+
+/// The meter a conversation of `format` whose log names `model` is measured and replayed with
+/// ([`counted_with`], [`Meter::resolved`]).
+pub fn meter_for<'m>(meter: &'m Meter, format: &str, model: Option<&str>) -> &'m Meter {
+    meter.resolved(Some(counted_with(format, model, meter.choice())))
 }
 
 /// Whether the report's tokenizer counts as the provider of the conversation does ([`provider`]:
-/// an OpenAI model, or an OpenAI format where no model is named, counted with its tokenizer).
+/// an OpenAI model, or an OpenAI format where no model is named, counted with its tokenizer;
+/// `provider` always does for them).
 pub fn exact_for(format: &str, model: Option<&str>, tokenizer: Tokenizer) -> bool {
-    let (provider, public) = provider(format, model);
-    public && provider == "OpenAI" && tokenizer == openai_tokenizer(model)
+    openai(format, model) && counted_with(format, model, tokenizer) == Tokenizer::of_openai_model(model)
 }
 
-/// Whether `b` is fixed at 1 for a conversation of `format` whose log names `model`, counted with
-/// `tokenizer`, and the ratio to use when no usage delta qualifies.
-pub fn fit_inputs(format: &str, model: Option<&str>, tokenizer: Tokenizer) -> (bool, f64) {
+/// What the fit of a conversation of `format` whose log names `model`, counted with `tokenizer`,
+/// is asked to do: `b` fixed at 1 where exact, the ratio to use when no usage delta qualifies, and
+/// a ratio per kind where the tokenizer is `provider` and not exact.
+pub fn fit_inputs(format: &str, model: Option<&str>, tokenizer: Tokenizer) -> Inputs {
     let exact = exact_for(format, model, tokenizer);
-    (exact, if exact { 1.0 } else { agent_default(format).map_or(1.0, |d| d.1) })
+    let default_ratio = if exact { 1.0 } else { agent_default(format).map_or(1.0, |d| d.1) };
+    Inputs { exact, default_ratio, kinds: !exact && tokenizer == Tokenizer::Provider }
 }
 
 /// The model `measured`'s log names ([`known_model`] of its requests').
@@ -403,7 +506,13 @@ pub fn model_named(conversation: &Conversation) -> Option<&str> {
 /// `tokenizer`: fitted on every recorded request when there are at least [`MIN_RECORDED`], else
 /// the agent's default, else none. The provider is the model's the log names, else the format's.
 pub fn calibrate(measured: &MeasuredConversation, format: &str, tokenizer: Tokenizer) -> Calibration {
-    from_samples(&samples(measured), format, model_of(measured), tokenizer)
+    let model = model_of(measured);
+    let samples = if fit_inputs(format, model, tokenizer).kinds {
+        samples_by_kind(measured)
+    } else {
+        samples(measured)
+    };
+    from_samples(&samples, format, model, tokenizer)
 }
 
 /// [`calibrate`] of the conversation whose requests are `samples` and whose log names `model`.
@@ -413,27 +522,47 @@ pub fn from_samples(
     model: Option<&str>,
     tokenizer: Tokenizer,
 ) -> Calibration {
-    let (exact, default_ratio) = fit_inputs(format, model, tokenizer);
+    let inputs = fit_inputs(format, model, tokenizer);
     let recorded = samples.iter().filter(|s| s.recorded.is_some()).count();
-    let fitted = if recorded >= MIN_RECORDED { fit(samples, exact, default_ratio, None) } else { None };
-    match fitted {
+    let fitted = if recorded >= MIN_RECORDED { fit(samples, &inputs, None) } else { None };
+    let mut c = match fitted {
         Some(f) => Calibration {
-            method: if exact { Method::Exact } else { Method::Ratio },
+            method: match (inputs.exact, f.kinds) {
+                (true, _) => Method::Exact,
+                (false, Some(_)) => Method::Kinds,
+                (false, None) => Method::Ratio,
+            },
             overhead: f.overhead.round().max(0.0) as Tokens,
             ratio: f.ratio,
             framing: f.framing,
             growth: f.growth,
+            kinds: f.kinds.map(|r| KindRatios {
+                prose: r[0],
+                code: r[1],
+                tool_output: r[2],
+                arguments: r[3],
+            }),
+            ..Calibration::NONE
         },
         None => match agent_default(format) {
             Some((a, _)) => Calibration {
                 method: Method::Default,
                 overhead: a,
-                ratio: default_ratio,
+                ratio: inputs.default_ratio,
                 ..Calibration::NONE
             },
             None => Calibration::NONE,
         },
+    };
+    if tokenizer == Tokenizer::Provider {
+        c.tokenizer = counted_with(format, model, tokenizer).encoding();
     }
+    c
+}
+
+/// The ratios of `k` in the order of [`Kind::ALL`].
+fn kind_array(k: &KindRatios) -> [f64; KINDS] {
+    [k.prose, k.code, k.tool_output, k.arguments]
 }
 
 /// `tokens` times `ratio`, rounded.
@@ -447,42 +576,53 @@ fn scaled(tokens: Tokens, ratio: f64) -> Tokens {
 /// before each request; and the overhead a compaction the replay makes restarts with
 /// ([`MeasuredConversation::restart_overhead`]).
 pub fn apply(measured: &mut MeasuredConversation, c: &Calibration) {
+    let kinds = c.kinds.as_ref().map(kind_array);
     let (overheads, growth): (Vec<Tokens>, Vec<f64>) = match c.method {
-        Method::Exact | Method::Ratio => {
-            let samples = samples(measured);
-            let gaps = gaps(&samples, c.ratio, c.framing, None);
+        Method::Exact | Method::Ratio | Method::Kinds => {
+            let samples = if kinds.is_some() { samples_by_kind(measured) } else { samples(measured) };
+            let gaps = gaps(&samples, c.ratio, kinds, c.framing, None);
             let pos = positions(&samples);
-            let growth = if c.method == Method::Ratio { growths(&gaps, &pos).1 } else { Vec::new() };
+            let growth = if c.method != Method::Exact { growths(&gaps, &pos).1 } else { Vec::new() };
             let fitted = segment_overheads(&gaps, &pos, &growth, c.overhead as f64);
             (fitted.into_iter().map(|a| a.round().max(0.0) as Tokens).collect(), growth)
         }
         Method::Default | Method::Override | Method::None => (Vec::new(), Vec::new()),
     };
     measured.restart_overhead = restart_overhead(&overheads);
-    if c.ratio != 1.0 {
-        let r = c.ratio;
+    if let Some(kinds) = kinds {
         for item in &mut measured.items {
-            match item {
-                MeasuredItem::Text { measure, .. } => measure.tokens = scaled(measure.tokens, r),
-                MeasuredItem::ToolCall { measure, name_measure, .. } => {
-                    measure.tokens = scaled(measure.tokens, r);
-                    name_measure.tokens = scaled(name_measure.tokens, r);
-                }
-                MeasuredItem::ToolResult(sizes, _) => {
-                    sizes.text.tokens = scaled(sizes.text.tokens, r);
-                    sizes.summary.tokens = scaled(sizes.summary.tokens, r);
-                    if let Whole::Joined { newline_tokens, .. } = &mut sizes.whole {
-                        *newline_tokens = scaled((*newline_tokens).into(), r).min(255) as u8;
-                    }
-                }
-                MeasuredItem::Compaction { summary: Some(s) } => s.tokens = scaled(s.tokens, r),
-                MeasuredItem::Compaction { summary: None } | MeasuredItem::Request { .. } => {}
+            if let Some(k) = Kind::of_item(item) {
+                scale_item(item, kinds[k.index()]);
             }
+        }
+    } else if c.ratio != 1.0 {
+        for item in &mut measured.items {
+            scale_item(item, c.ratio);
         }
     }
     add_unseen(measured, &overheads, c.overhead, &growth);
     measured.add_framing(c.framing);
     measured.calibration = *c;
+}
+
+/// Multiplies the report-token counts of `item` by `r`, rounded.
+fn scale_item(item: &mut MeasuredItem, r: f64) {
+    match item {
+        MeasuredItem::Text { measure, .. } => measure.tokens = scaled(measure.tokens, r),
+        MeasuredItem::ToolCall { measure, name_measure, .. } => {
+            measure.tokens = scaled(measure.tokens, r);
+            name_measure.tokens = scaled(name_measure.tokens, r);
+        }
+        MeasuredItem::ToolResult(sizes, _) => {
+            sizes.text.tokens = scaled(sizes.text.tokens, r);
+            sizes.summary.tokens = scaled(sizes.summary.tokens, r);
+            if let Whole::Joined { newline_tokens, .. } = &mut sizes.whole {
+                *newline_tokens = scaled((*newline_tokens).into(), r).min(255) as u8;
+            }
+        }
+        MeasuredItem::Compaction { summary: Some(s) } => s.tokens = scaled(s.tokens, r),
+        MeasuredItem::Compaction { summary: None } | MeasuredItem::Request { .. } => {}
+    }
 }
 
 /// Adds the overhead as [`Category::Unrecorded`] items, `overheads[s]` (else `fallback`) at the
@@ -564,12 +704,12 @@ fn unrecorded(tokens: Tokens) -> MeasuredItem {
 
 /// Each recorded request predicted with the model fitted without it (`None` where the request has
 /// no recorded size, or no other request does).
-pub fn leave_one_out(samples: &[Sample], exact: bool, default_ratio: f64) -> Vec<Option<f64>> {
+pub fn leave_one_out(samples: &[Sample], inputs: &Inputs) -> Vec<Option<f64>> {
     let pos = positions(samples);
     (0..samples.len())
         .map(|i| {
             samples[i].recorded?;
-            Some(fit(samples, exact, default_ratio, Some(i))?.predict(&samples[i], pos[i]))
+            Some(fit(samples, inputs, Some(i))?.predict(&samples[i], pos[i]))
         })
         .collect()
 }
@@ -582,16 +722,17 @@ pub fn leave_one_out(samples: &[Sample], exact: bool, default_ratio: f64) -> Vec
 /// is [`leave_one_out`]'s on the uncalibrated counts but for rounding and which appends pass
 /// [`MIN_DELTA`].
 pub fn held_out(measured: &MeasuredConversation, min: usize) -> Vec<(Tokens, f64)> {
-    let exact = match measured.calibration.method {
-        Method::Exact => true,
-        Method::Ratio => false,
+    let (exact, kinds) = match measured.calibration.method {
+        Method::Exact => (true, false),
+        Method::Ratio => (false, false),
+        Method::Kinds => (false, true),
         Method::Default | Method::Override | Method::None => return Vec::new(),
     };
-    let samples = samples(measured);
+    let samples = if kinds { samples_by_kind(measured) } else { samples(measured) };
     if samples.iter().filter(|s| s.recorded.is_some()).count() < min {
         return Vec::new();
     }
-    let predicted = leave_one_out(&samples, exact, 1.0);
+    let predicted = leave_one_out(&samples, &Inputs { exact, default_ratio: 1.0, kinds });
     samples.iter().zip(predicted).filter_map(|(s, p)| s.recorded.zip(p)).collect()
 }
 

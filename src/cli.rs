@@ -73,6 +73,10 @@ pub enum TokenizerArg {
     O200k,
     /// OpenAI cl100k_base (gpt-4, gpt-3.5).
     Cl100k,
+    /// Per conversation, the provider's tokens: an OpenAI model's own tokenizer (o200k, or cl100k
+    /// for gpt-4 and gpt-3.5); for other providers o200k times a ratio per content kind fitted
+    /// from the recorded usage (docs/calibration.md).
+    Provider,
 }
 
 /// Implementations of the exact tokenizers (both give the same counts).

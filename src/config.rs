@@ -530,6 +530,7 @@ impl From<TokenizerArg> for Tokenizer {
             TokenizerArg::Estimate => Tokenizer::Estimate,
             TokenizerArg::O200k => Tokenizer::O200k,
             TokenizerArg::Cl100k => Tokenizer::Cl100k,
+            TokenizerArg::Provider => Tokenizer::Provider,
         }
     }
 }
@@ -704,6 +705,11 @@ impl Config {
             cli::Command::Count(a) => Config::Count(CountConfig {
                 file: a.file,
                 tokenizers: match a.tokenizer {
+                    Some(TokenizerArg::Provider) => {
+                        return Err(usage(
+                            "count reads one text and no log: --tokenizer provider chooses per conversation; use o200k or cl100k",
+                        ));
+                    }
                     Some(t) => vec![t.into()],
                     None => vec![Tokenizer::O200k, Tokenizer::Cl100k],
                 },

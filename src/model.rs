@@ -366,6 +366,9 @@ pub enum Method {
     Exact,
     /// `b` fitted from the usage deltas, `a` from the recorded sizes.
     Ratio,
+    /// A ratio per content kind fitted from the usage deltas (`--tokenizer provider`, where the
+    /// provider's tokenizer is not public), `a` from the recorded sizes.
+    Kinds,
     /// No usage recorded: the agent's default `a` and `b` (an estimate).
     Default,
     /// `--overhead N`: a fixed overhead, no ratio.
@@ -381,6 +384,7 @@ impl Method {
         match self {
             Method::Exact => "exact",
             Method::Ratio => "ratio",
+            Method::Kinds => "kinds",
             Method::Default => "default",
             Method::Override => "override",
             Method::None => "none",
@@ -409,6 +413,40 @@ pub struct Calibration {
     /// (reminders, per-request message structure), fitted where the ratio is ([`Method::Ratio`]).
     #[serde(default, skip_serializing_if = "no_growth")]
     pub growth: f64,
+    /// The tokenizer the conversation was counted with, where it was chosen per conversation
+    /// (`--tokenizer provider`); not written otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokenizer: Option<Encoding>,
+    /// The ratio of each content kind ([`Method::Kinds`]; `ratio` is then the single ratio, which
+    /// a kind with too few appends takes); not written otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kinds: Option<KindRatios>,
+}
+
+/// An exact encoding a conversation was counted with (`--tokenizer provider` chooses one per
+/// conversation; `tokens::Tokenizer` converts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Encoding {
+    /// OpenAI `o200k_base`.
+    O200k,
+    /// OpenAI `cl100k_base`.
+    Cl100k,
+}
+
+/// Provider tokens per report token of each content kind (the calibration's classifier, in
+/// `calibrate::kinds`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KindRatios {
+    /// Messages: user, assistant, system and reasoning texts, compaction summaries.
+    pub prose: f64,
+    /// Tool outputs that are source code by their line shape.
+    pub code: f64,
+    /// Every other tool output.
+    pub tool_output: f64,
+    /// Tool calls: names and JSON arguments.
+    pub arguments: f64,
 }
 
 /// Whether `x` is 0 (a growth of 0 is not written).
@@ -428,12 +466,19 @@ impl Default for Calibration {
 
 impl Calibration {
     /// The calibration that changes nothing.
-    pub const NONE: Calibration =
-        Calibration { method: Method::None, overhead: 0, ratio: 1.0, framing: 0.0, growth: 0.0 };
+    pub const NONE: Calibration = Calibration {
+        method: Method::None,
+        overhead: 0,
+        ratio: 1.0,
+        framing: 0.0,
+        growth: 0.0,
+        tokenizer: None,
+        kinds: None,
+    };
 
     /// A fixed overhead and no ratio (`--overhead N`).
     pub fn fixed(overhead: Tokens) -> Calibration {
-        Calibration { method: Method::Override, overhead, ratio: 1.0, framing: 0.0, growth: 0.0 }
+        Calibration { method: Method::Override, overhead, ..Calibration::NONE }
     }
 }
 

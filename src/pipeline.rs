@@ -64,10 +64,15 @@ impl Job<'_> {
             overhead: self.overhead,
             reuse: self.reuse,
         };
-        let mut m = MeasuredConversation::new(conversation, meter, &opts);
+        let model = crate::calibrate::model_named(conversation);
+        let counted = crate::calibrate::meter_for(meter, format, model);
+        let mut m = MeasuredConversation::new(conversation, counted, &opts);
         if self.calibrate && self.overhead == 0 {
-            let c = crate::calibrate::calibrate(&m, format, meter.report_tokenizer());
+            let c = crate::calibrate::calibrate(&m, format, meter.choice());
             crate::calibrate::apply(&mut m, &c);
+        }
+        if meter.choice() == crate::tokens::Tokenizer::Provider {
+            m.calibration.tokenizer = counted.report_tokenizer().encoding();
         }
         m.harness = Harness::resolve(self.harness_compaction, format);
         m
@@ -234,7 +239,7 @@ pub(crate) fn replay_measured(
             s.trace = r.path.to_owned();
             s.format = r.format.to_owned();
             s.policy = source.label().to_owned();
-            s.tokenizer = meter.report_tokenizer().name().to_owned();
+            s.tokenizer = meter.choice().name().to_owned();
             s.decide_with = meter.decide_with().name().to_owned();
             (run, warnings)
         })
@@ -525,7 +530,7 @@ pub fn reconcile_files(
     done: &(dyn Fn() + Sync),
 ) -> (ReconcileReport, usize) {
     use crate::analysis::reconcile::{self, RequestFit};
-    let tokenizer = meter.report_tokenizer();
+    let tokenizer = meter.choice();
     let opts = MeasureOptions::default();
     let outcomes: Vec<_> = each_file(found, input_format, meter, |_, shown, loaded| {
         // Each file's outcome, then `done` once for it, whichever way it ended.
@@ -538,9 +543,15 @@ pub fn reconcile_files(
                 Loaded::Trace(trace, warnings) => (trace, warnings),
             };
             for conversation in &trace.conversations {
-                let measured = MeasuredConversation::new(conversation, meter, &opts);
+                let model = crate::calibrate::model_named(conversation);
+                let counted = crate::calibrate::meter_for(meter, trace.format, model);
+                let measured = MeasuredConversation::new(conversation, counted, &opts);
                 let sent = reconcile::sent_contexts(&shown, conversation, &measured);
-                let samples = crate::calibrate::samples(&measured);
+                let samples = if crate::calibrate::fit_inputs(trace.format, model, tokenizer).kinds {
+                    crate::calibrate::samples_by_kind(&measured)
+                } else {
+                    crate::calibrate::samples(&measured)
+                };
                 let (mut fit, fitted) =
                     reconcile::reconcile(&shown, trace.format, conversation, sent, &samples, tokenizer);
                 if per_request {

@@ -15,7 +15,7 @@ mod exact;
 
 use std::fmt;
 use std::str::FromStr;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
@@ -24,7 +24,7 @@ pub use exact::{Backend, Bpe, has_long_run};
 
 use crate::counts::StoredCounts;
 use crate::lock;
-use crate::model::{Bytes, Tokens};
+use crate::model::{Bytes, Encoding, Tokens};
 
 /// Which tokenizer a count uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -36,11 +36,18 @@ pub enum Tokenizer {
     O200k,
     /// OpenAI `cl100k_base` (gpt-4, gpt-3.5-turbo).
     Cl100k,
+    /// Chosen per conversation: the provider's own tokenizer where it is public (an OpenAI
+    /// model: [`Tokenizer::of_openai_model`]), else o200k scaled to the provider's tokens by the
+    /// calibration's ratio per content kind (`calibrate`). Its counter is o200k's; a [`Meter`]
+    /// hands out a cl100k meter for the conversations that count with cl100k
+    /// ([`Meter::resolved`]).
+    Provider,
 }
 
 impl Tokenizer {
     /// Every tokenizer, in display order.
-    pub const ALL: [Tokenizer; 3] = [Tokenizer::Estimate, Tokenizer::O200k, Tokenizer::Cl100k];
+    pub const ALL: [Tokenizer; 4] =
+        [Tokenizer::Estimate, Tokenizer::O200k, Tokenizer::Cl100k, Tokenizer::Provider];
 
     /// The name used on the command line and in reports.
     pub fn name(self) -> &'static str {
@@ -48,12 +55,42 @@ impl Tokenizer {
             Tokenizer::Estimate => "estimate",
             Tokenizer::O200k => "o200k",
             Tokenizer::Cl100k => "cl100k",
+            Tokenizer::Provider => "provider",
         }
+    }
+
+    /// The exact encoding this is (`None` for the estimate and `provider`).
+    pub fn encoding(self) -> Option<Encoding> {
+        match self {
+            Tokenizer::O200k => Some(Encoding::O200k),
+            Tokenizer::Cl100k => Some(Encoding::Cl100k),
+            Tokenizer::Estimate | Tokenizer::Provider => None,
+        }
+    }
+
+    /// The encoding an OpenAI model counts with: cl100k for `gpt-4` and `gpt-3.5` (not
+    /// `gpt-4o`, `gpt-4.1`), o200k for the others (`gpt-4o`, `gpt-4.1`, `gpt-5`, the o-series,
+    /// Codex) and where no model is named; read after any `provider/` prefix
+    /// (`openai/gpt-4-0613`).
+    pub fn of_openai_model(model: Option<&str>) -> Tokenizer {
+        let name = model.map(|m| m.trim().to_ascii_lowercase()).unwrap_or_default();
+        let name = name.rsplit('/').next().unwrap_or_default();
+        let gpt4 = name.starts_with("gpt-4") && !name.starts_with("gpt-4o") && !name.starts_with("gpt-4.");
+        if gpt4 || name.starts_with("gpt-3.5") { Tokenizer::Cl100k } else { Tokenizer::O200k }
     }
 
     /// A counter for this tokenizer, with the default [`Backend`].
     pub fn counter(self) -> Box<dyn Counter> {
         self.counter_with(Backend::default())
+    }
+}
+
+impl From<Encoding> for Tokenizer {
+    fn from(e: Encoding) -> Tokenizer {
+        match e {
+            Encoding::O200k => Tokenizer::O200k,
+            Encoding::Cl100k => Tokenizer::Cl100k,
+        }
     }
 }
 
@@ -69,7 +106,7 @@ impl FromStr for Tokenizer {
         Tokenizer::ALL
             .into_iter()
             .find(|t| t.name() == s)
-            .ok_or_else(|| format!("unknown tokenizer `{s}` (expected estimate, o200k or cl100k)"))
+            .ok_or_else(|| format!("unknown tokenizer `{s}` (expected estimate, o200k, cl100k or provider)"))
     }
 }
 
@@ -308,6 +345,13 @@ pub struct Meter {
     report_cache: CountCache,
     decide_cache: CountCache,
     decide_with: DecideWith,
+    /// The tokenizer asked for: the report's, or [`Tokenizer::Provider`].
+    choice: Tokenizer,
+    /// What the exact counters are counted with (for the cl100k meter of [`Meter::resolved`]).
+    backend: Backend,
+    /// Where `choice` is [`Tokenizer::Provider`]: the meter of the conversations that count with
+    /// cl100k, built when the first one comes.
+    cl100k: OnceLock<Box<Meter>>,
 }
 
 impl fmt::Debug for Meter {
@@ -329,7 +373,28 @@ impl Meter {
     /// A meter that reports with `report` and lets policies decide with `decide`, both counted
     /// by `backend`.
     pub fn with_backend(report: Tokenizer, decide: Tokenizer, backend: Backend) -> Meter {
-        Meter::with_counters(report.counter_with(backend), decide.counter_with(backend))
+        let mut meter = Meter::with_counters(report.counter_with(backend), decide.counter_with(backend));
+        (meter.choice, meter.backend) = (report, backend);
+        meter
+    }
+
+    /// The tokenizer asked for ([`Tokenizer::Provider`], or the report's).
+    pub fn choice(&self) -> Tokenizer {
+        self.choice
+    }
+
+    /// The meter a conversation that counts with `tokenizer` is measured and replayed with: this
+    /// one, but where it was asked for [`Tokenizer::Provider`] and `tokenizer` is cl100k, a
+    /// cl100k meter built on first use (deciding as this one does; its counts are not kept
+    /// between runs).
+    pub fn resolved(&self, tokenizer: Option<Tokenizer>) -> &Meter {
+        if self.choice != Tokenizer::Provider || tokenizer != Some(Tokenizer::Cl100k) {
+            return self;
+        }
+        self.cl100k.get_or_init(|| {
+            let meter = Meter::with_backend(Tokenizer::Cl100k, self.decide.tokenizer(), self.backend);
+            Box::new(meter.deciding(self.decide_with))
+        })
     }
 
     /// Loads both counters' tables now (see [`Counter::prepare`]), in parallel when the pool has
@@ -388,12 +453,16 @@ impl Meter {
     /// A meter over any two counters (tests use deterministic stubs).
     pub fn with_counters(report: Box<dyn Counter>, decide: Box<dyn Counter>) -> Meter {
         let decide_with = DecideWith::Tokenizer(decide.tokenizer());
+        let choice = report.tokenizer();
         Meter {
             report,
             decide,
             report_cache: CountCache::default(),
             decide_cache: CountCache::default(),
             decide_with,
+            choice,
+            backend: Backend::default(),
+            cl100k: OnceLock::new(),
         }
     }
 

@@ -344,7 +344,7 @@ pub fn replay_conversation(
                 replay_with_reuse(c, settings.threshold, source.fresh(), meter, Keep::Rows);
             run.summary.trace = trace.to_owned();
             run.summary.policy = source.label().to_owned();
-            run.summary.tokenizer = meter.report_tokenizer().name().to_owned();
+            run.summary.tokenizer = meter.choice().name().to_owned();
             run.summary.decide_with = meter.decide_tokenizer().name().to_owned();
             let (cost, events) = cost_of_run(&run.rows, &settings.cache);
             let compactions = super::summarization::events(&run.rows, &settings.cache);

@@ -346,6 +346,13 @@ pub fn tokenizer_note(provider: &str, tokenizer: Tokenizer) -> Option<String> {
         (_, Tokenizer::Estimate) => {
             Some("the len/4 estimate is not a tokenizer: b absorbs its error on every text".into())
         }
+        ("OpenAI", Tokenizer::Provider) => None,
+        ("Anthropic" | "Google", Tokenizer::Provider) => Some(format!(
+            "{provider}: the tokenizer is not public; provider counts with o200k times a ratio per content kind fitted from the usage deltas"
+        )),
+        (_, Tokenizer::Provider) => Some(
+            "provider not known: provider counts with o200k times a ratio per content kind fitted from the usage deltas".into(),
+        ),
         ("Anthropic", _) => Some(format!(
             "Anthropic: Claude's tokenizer is not public; {t} is a proxy, so b includes the ratio between the two"
         )),
@@ -532,13 +539,13 @@ pub fn reconcile(
 fn calibrated(
     requests: &mut [RequestFit],
     samples: &[Sample],
-    (exact, default_ratio): (bool, f64),
+    inputs: calibrate::Inputs,
     basis: Basis,
 ) -> Calibrated {
     let recorded = samples.iter().filter(|s| s.recorded.is_some()).count();
     let mut pairs = Vec::new();
     if recorded >= MIN_CALIBRATED {
-        let predictions = calibrate::leave_one_out(samples, exact, default_ratio);
+        let predictions = calibrate::leave_one_out(samples, &inputs);
         for (r, p) in requests.iter_mut().zip(predictions) {
             r.calibrated = p;
             pairs.extend(r.recorded.zip(p));

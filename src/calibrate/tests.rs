@@ -6,8 +6,13 @@ fn close(got: Fit, want: (f64, f64)) {
     assert!(ok, "{got:?} != {want:?}");
 }
 
+/// What a fit is asked, with no ratio per kind.
+fn ins(exact: bool, default_ratio: f64) -> Inputs {
+    Inputs { exact, default_ratio, kinds: false }
+}
+
 fn s(replayed: Tokens, recorded: Tokens) -> Sample {
-    Sample { replayed, recorded: Some(recorded), after_compaction: false, items: 0 }
+    Sample { replayed, recorded: Some(recorded), after_compaction: false, items: 0, by_kind: [0; KINDS] }
 }
 
 /// recorded = 10 000 + 1.3·replayed, exactly.
@@ -18,9 +23,9 @@ fn line(xs: &[Tokens]) -> Vec<Sample> {
 #[test]
 fn an_exact_line_is_recovered() {
     let v = line(&[100, 1_100, 2_100, 4_100, 8_100]);
-    close(fit(&v, false, 1.0, None).unwrap(), (10_000.0, 1.3));
+    close(fit(&v, &ins(false, 1.0), None).unwrap(), (10_000.0, 1.3));
     // b fixed at 1: a is the median gap, 10 000 + 0.3·2 100.
-    close(fit(&v, true, 1.0, None).unwrap(), (10_630.0, 1.0));
+    close(fit(&v, &ins(true, 1.0), None).unwrap(), (10_630.0, 1.0));
 }
 
 #[test]
@@ -29,17 +34,17 @@ fn one_outlier_moves_neither_parameter() {
     // A cache miss recorded as half the prompt, and a reminder of 9 000 tokens once.
     v[3].recorded = Some(v[3].recorded.unwrap() / 2);
     v[5].recorded = Some(v[5].recorded.unwrap() + 9_000);
-    close(fit(&v, false, 1.0, None).unwrap(), (10_000.0, 1.3));
+    close(fit(&v, &ins(false, 1.0), None).unwrap(), (10_000.0, 1.3));
 }
 
 #[test]
 fn a_compaction_is_no_delta_and_fits_the_same_overhead() {
     let mut v = line(&[1_000, 5_000, 9_000, 13_000, 200, 4_200, 8_200]);
     v[4].after_compaction = true;
-    close(fit(&v, false, 1.0, None).unwrap(), (10_000.0, 1.3));
+    close(fit(&v, &ins(false, 1.0), None).unwrap(), (10_000.0, 1.3));
     // Were the drop taken as a delta, it would be negative and still skipped (y falls).
     v[4].after_compaction = false;
-    close(fit(&v, false, 1.0, None).unwrap(), (10_000.0, 1.3));
+    close(fit(&v, &ins(false, 1.0), None).unwrap(), (10_000.0, 1.3));
 }
 
 #[test]
@@ -47,11 +52,12 @@ fn small_appends_and_no_usage_fall_back_to_the_default_ratio() {
     let v = vec![
         s(100, 500),
         s(120, 530),
-        Sample { replayed: 200, recorded: None, after_compaction: false, items: 0 },
+        Sample { replayed: 200, recorded: None, after_compaction: false, items: 0, by_kind: [0; KINDS] },
     ];
-    assert_eq!(fit(&v, false, 1.25, None).unwrap().ratio, 1.25);
-    let none = vec![Sample { replayed: 1, recorded: None, after_compaction: false, items: 0 }];
-    assert_eq!(fit(&none, false, 1.0, None), None);
+    assert_eq!(fit(&v, &ins(false, 1.25), None).unwrap().ratio, 1.25);
+    let none =
+        vec![Sample { replayed: 1, recorded: None, after_compaction: false, items: 0, by_kind: [0; KINDS] }];
+    assert_eq!(fit(&none, &ins(false, 1.0), None), None);
 }
 
 #[test]
@@ -59,12 +65,12 @@ fn leave_one_out_really_leaves_the_request_out() {
     // Two requests at 10 000 + x and a third 5 000 above: with it in, its own gap sits in the
     // median of three; left out, the other two decide and it is predicted 5 000 short.
     let v = vec![s(0, 10_000), s(1_000, 11_000), s(3_000, 19_000)];
-    let p = leave_one_out(&v, true, 1.0);
+    let p = leave_one_out(&v, &ins(true, 1.0));
     assert_eq!(p[2], Some(10_000.0 + 3_000.0));
     // The ratio is also refitted without the request's deltas: only 0→1 remains (b = 1).
-    let q = leave_one_out(&v, false, 1.0);
+    let q = leave_one_out(&v, &ins(false, 1.0));
     assert_eq!(q[2], Some(13_000.0));
-    let with_it = fit(&v, false, 1.0, None).unwrap();
+    let with_it = fit(&v, &ins(false, 1.0), None).unwrap();
     assert_eq!(with_it.ratio, 4.0, "the delta 1→2 (ratio 4, twice the weight) decides when kept");
 }
 
@@ -72,10 +78,10 @@ fn leave_one_out_really_leaves_the_request_out() {
 fn a_request_without_usage_is_not_predicted() {
     let v = vec![
         s(0, 100),
-        Sample { replayed: 5, recorded: None, after_compaction: false, items: 0 },
+        Sample { replayed: 5, recorded: None, after_compaction: false, items: 0, by_kind: [0; KINDS] },
         s(10, 110),
     ];
-    assert_eq!(leave_one_out(&v, true, 1.0), vec![Some(100.0), None, Some(110.0)]);
+    assert_eq!(leave_one_out(&v, &ins(true, 1.0)), vec![Some(100.0), None, Some(110.0)]);
 }
 
 #[test]
@@ -92,6 +98,7 @@ fn framed_line(points: &[(Tokens, Tokens)]) -> Vec<Sample> {
         recorded: Some(3_000 + x + 12 * n),
         after_compaction: false,
         items: n,
+        by_kind: [0; KINDS],
     };
     points.iter().map(at).collect()
 }
@@ -99,28 +106,40 @@ fn framed_line(points: &[(Tokens, Tokens)]) -> Vec<Sample> {
 #[test]
 fn framing_is_fitted_where_the_tokenizer_is_exact_and_nowhere_else() {
     let v = framed_line(&[(100, 1), (900, 3), (1_000, 6), (4_000, 8), (4_100, 11), (7_000, 14)]);
-    let f = fit(&v, true, 1.0, None).unwrap();
+    let f = fit(&v, &ins(true, 1.0), None).unwrap();
     assert!((f.framing - 12.0).abs() < 1e-9 && (f.overhead - 3_000.0).abs() < 1e-9, "{f:?}");
     for (s, at) in v.iter().zip(positions(&v)) {
         assert!((f.predict(s, at) - s.recorded.unwrap() as f64).abs() < 1e-6);
     }
     // Left out, each request is still predicted exactly: the model holds without it.
-    for (p, s) in leave_one_out(&v, true, 1.0).iter().zip(&v) {
+    for (p, s) in leave_one_out(&v, &ins(true, 1.0)).iter().zip(&v) {
         assert!((p.unwrap() - s.recorded.unwrap() as f64).abs() < 1e-6);
     }
     // With a proxy tokenizer the ratio takes the framing in and none is fitted.
-    assert_eq!(fit(&v, false, 1.0, None).unwrap().framing, 0.0);
+    assert_eq!(fit(&v, &ins(false, 1.0), None).unwrap().framing, 0.0);
 }
 
 #[test]
 fn framing_is_never_negative() {
     // The provider's appends fall short of the report's count: no negative framing.
     let v = vec![
-        Sample { replayed: 0, recorded: Some(1_000), after_compaction: false, items: 1 },
-        Sample { replayed: 1_000, recorded: Some(1_900), after_compaction: false, items: 3 },
-        Sample { replayed: 2_000, recorded: Some(2_800), after_compaction: false, items: 5 },
+        Sample { replayed: 0, recorded: Some(1_000), after_compaction: false, items: 1, by_kind: [0; KINDS] },
+        Sample {
+            replayed: 1_000,
+            recorded: Some(1_900),
+            after_compaction: false,
+            items: 3,
+            by_kind: [0; KINDS],
+        },
+        Sample {
+            replayed: 2_000,
+            recorded: Some(2_800),
+            after_compaction: false,
+            items: 5,
+            by_kind: [0; KINDS],
+        },
     ];
-    assert_eq!(fit(&v, true, 1.0, None).unwrap().framing, 0.0);
+    assert_eq!(fit(&v, &ins(true, 1.0), None).unwrap().framing, 0.0);
 }
 
 /// recorded = overhead of the segment + 1.3·replayed + 200·step, a compaction before `cut`.
@@ -132,6 +151,7 @@ fn growing(xs: &[Tokens], cut: usize) -> Vec<Sample> {
             recorded: Some(a + (13 * x) / 10 + 200 * step as Tokens),
             after_compaction: i == cut,
             items: 0,
+            by_kind: [0; KINDS],
         }
     };
     xs.iter().enumerate().map(at).collect()
@@ -147,7 +167,7 @@ fn each_segment_has_its_own_overhead_and_the_growth_is_fitted() {
     let at: Vec<(usize, Tokens)> = positions(&v);
     assert_eq!(at[7], (0, 7));
     assert_eq!(at[8..], [(1, 0), (1, 1), (1, 2), (1, 3), (1, 4), (1, 5)]);
-    let f = fit(&v, false, 1.0, None).unwrap();
+    let f = fit(&v, &ins(false, 1.0), None).unwrap();
     // The large appends carry the growth too: b = (130 000 + 200) / 100 000, 0.002 too many per
     // token, so the gap's slope is 200 − 0.002·Δx per request: −0.02 less over a small append,
     // 200 less over a large one. The trend of each segment's slopes (its median) is below 200:
@@ -159,22 +179,22 @@ fn each_segment_has_its_own_overhead_and_the_growth_is_fitted() {
     assert!((f.segments[0] - 20_000.0).abs() < 250.0 && (f.segments[1] - 12_000.0).abs() < 150.0, "{f:?}");
     // Left out, each request is still predicted within 1.5% (the ratio's 0.002 too many per
     // token leaves the first requests of each segment a few tens of tokens off).
-    for (p, s) in leave_one_out(&v, false, 1.0).iter().zip(&v) {
+    for (p, s) in leave_one_out(&v, &ins(false, 1.0)).iter().zip(&v) {
         let y = s.recorded.unwrap() as f64;
         assert!((p.unwrap() - y).abs() < 0.015 * y, "{p:?} {s:?}");
     }
     // Where the tokenizer is exact, no growth is fitted (the framing per item takes its place).
-    assert_eq!(fit(&v, true, 1.0, None).unwrap().growth, 0.0);
+    assert_eq!(fit(&v, &ins(true, 1.0), None).unwrap().growth, 0.0);
 }
 
 #[test]
 fn a_segment_with_too_few_requests_takes_the_conversation_overhead() {
     let v = growing(&APPENDS[..10], 8);
-    let f = fit(&v, false, 1.0, None).unwrap();
+    let f = fit(&v, &ins(false, 1.0), None).unwrap();
     assert_eq!(f.segments.len(), 2);
     assert_eq!(f.segments[1], f.overhead, "{f:?}");
     // Its left-out request is predicted from the other segment's overhead: about 8 000 over.
-    let p = leave_one_out(&v, false, 1.0)[9].unwrap();
+    let p = leave_one_out(&v, &ins(false, 1.0))[9].unwrap();
     assert!((p - v[9].recorded.unwrap() as f64 - 8_000.0).abs() < 500.0, "{p}");
 }
 
@@ -208,7 +228,14 @@ fn apply_adds_each_segments_overhead_and_the_growth_before_each_request() {
     let c = Conversation { id: "main".into(), items, recorded_total: None };
     let meter = crate::tokens::testing::bytes_meter();
     let mut m = MeasuredConversation::new(&c, &meter, &MeasureOptions::default());
-    let k = Calibration { method: Method::Ratio, overhead: 70, ratio: 1.0, framing: 0.0, growth: 10.0 };
+    let k = Calibration {
+        method: Method::Ratio,
+        overhead: 70,
+        ratio: 1.0,
+        framing: 0.0,
+        growth: 10.0,
+        ..Calibration::NONE
+    };
     apply(&mut m, &k);
     let of = |category: Category| -> Vec<Tokens> {
         let texts = m.items.iter().filter_map(|i| match i {
@@ -286,7 +313,7 @@ fn the_growth_is_the_gaps_trend_not_its_typical_step() {
         })
         .collect();
     v.extend((0..8).map(|i| Sample { after_compaction: i == 0, ..s(10 * i, 2_000 + 40 * i) }));
-    let f = fit(&v, false, 1.0, None).unwrap();
+    let f = fit(&v, &ins(false, 1.0), None).unwrap();
     assert_eq!((f.ratio, f.growth), (1.0, 0.0), "{f:?}");
     assert_eq!(f.segment_growth, [0.0, 30.0], "{f:?}");
     // The first segment's last request is over-predicted by its median gap less its last (4 910
@@ -328,4 +355,92 @@ fn a_compaction_in_the_replay_restarts_with_the_overhead_the_log_showed_after_it
     let run = crate::replay::replay(&m, 16, &mut *policy, &meter);
     let unrecorded: Vec<Tokens> = run.rows.iter().map(|r| r.categories.unrecorded).collect();
     assert_eq!(unrecorded[..4], [100, 100, 100, 40], "{unrecorded:?}");
+}
+
+/// Requests appending prose (1.1 provider tokens per report token) and tool output (1.6) in
+/// varied mixes over an overhead of 5 000: `(prose, tool output)` appended before each.
+fn two_kinds(appends: &[(Tokens, Tokens)]) -> Vec<Sample> {
+    let (mut prose, mut tools) = (0, 0);
+    let mut out = Vec::new();
+    for &(p, t) in appends {
+        (prose, tools) = (prose + p, tools + t);
+        let recorded = 5_000 + (11 * prose + 16 * tools) / 10;
+        let mut by_kind = [0; KINDS];
+        (by_kind[Kind::Prose.index()], by_kind[Kind::ToolOutput.index()]) = (prose, tools);
+        out.push(Sample { by_kind, ..s(prose + tools, recorded) });
+    }
+    out
+}
+
+#[test]
+fn a_ratio_per_kind_recovers_two_kinds_with_different_ratios() {
+    let mixes = [(100, 0), (200, 900), (60, 400), (300, 100), (80, 2_000), (500, 500), (120, 50), (40, 700)];
+    let v = two_kinds(&[&[(0, 0)][..], &mixes, &mixes].concat());
+    let inputs = Inputs { exact: false, default_ratio: 1.0, kinds: true };
+    let f = fit(&v, &inputs, None).unwrap();
+    let r = f.kinds.expect("both kinds have enough appends");
+    assert!((r[Kind::Prose.index()] - 1.1).abs() < 1e-3, "{r:?}");
+    assert!((r[Kind::ToolOutput.index()] - 1.6).abs() < 1e-3, "{r:?}");
+    // Kinds with no appends take the single ratio, a weighted median between the two.
+    assert_eq!(r[Kind::Code.index()], f.ratio);
+    assert!(f.ratio > 1.1 && f.ratio < 1.6, "{}", f.ratio);
+    assert!((f.overhead - 5_000.0).abs() < 2.0, "{}", f.overhead);
+    // The single ratio alone misses requests that the ratios per kind predict.
+    let single = fit(&v, &ins(false, 1.0), None).unwrap();
+    let err = |f: &Fit| {
+        v.iter()
+            .zip(positions(&v))
+            .map(|(s, p)| (f.predict(s, p) - s.recorded.unwrap() as f64).abs())
+            .fold(0.0, f64::max)
+    };
+    assert!(err(&f) < 2.0 && err(&single) > 50.0, "{} {}", err(&f), err(&single));
+    // Held out, each request is still predicted within a token or two.
+    for (p, s) in leave_one_out(&v, &inputs).iter().zip(&v) {
+        assert!((p.unwrap() - s.recorded.unwrap() as f64).abs() < 3.0);
+    }
+}
+
+#[test]
+fn a_kind_with_too_few_appends_takes_the_single_ratio() {
+    // Tool output only in one append: too few to fit (kinds::MIN_PAIRS); prose alone is fitted.
+    let mut mixes = vec![(100, 0), (200, 0), (60, 0), (300, 0), (80, 0), (500, 0)];
+    mixes.push((10, 3_000));
+    let v = two_kinds(&[&[(0, 0)][..], &mixes].concat());
+    let f = fit(&v, &Inputs { exact: false, default_ratio: 1.0, kinds: true }, None).unwrap();
+    let r = f.kinds.expect("prose is fitted");
+    assert_eq!(r[Kind::ToolOutput.index()], f.ratio);
+    assert!((r[Kind::Prose.index()] - 1.1).abs() < 1e-3, "{r:?}");
+    // With no kind that qualifies, no ratio per kind at all.
+    let few = two_kinds(&[(0, 0), (100, 0), (100, 100)]);
+    assert_eq!(
+        fit(&few, &Inputs { exact: false, default_ratio: 1.0, kinds: true }, None).unwrap().kinds,
+        None
+    );
+}
+
+#[test]
+fn code_is_told_from_other_outputs_by_its_line_shape() {
+    let rust = "     1→fn main() {\n     2→    let x = 1;\n     3→    println!(\"{x}\");\n     4→}\n";
+    assert!(kinds::looks_like_code(rust));
+    assert!(kinds::looks_like_code("import os\n\ndef f(x):\n    return x\n"));
+    assert!(!kinds::looks_like_code("total 8\ndrwxr-xr-x 2 u u 4096 a\n-rw-r--r-- 1 u u 10 b\n"));
+    assert!(!kinds::looks_like_code("The build passed and all tests are green.\nNothing else to report.\n"));
+    assert!(!kinds::looks_like_code(""));
+}
+
+#[test]
+fn provider_counts_openai_models_with_their_own_tokenizer_and_others_with_o200k() {
+    let p = Tokenizer::Provider;
+    assert_eq!(counted_with("openai-chat", Some("gpt-4-0613"), p), Tokenizer::Cl100k);
+    assert_eq!(counted_with("openai-chat", Some("gpt-3.5-turbo"), p), Tokenizer::Cl100k);
+    assert_eq!(counted_with("inspect", Some("openai/gpt-4o-mini"), p), Tokenizer::O200k);
+    assert_eq!(counted_with("codex", None, p), Tokenizer::O200k);
+    assert_eq!(counted_with("claude-code", Some("claude-opus-4"), p), Tokenizer::O200k);
+    assert_eq!(counted_with("openai-chat", Some("gpt-4-0613"), Tokenizer::O200k), Tokenizer::O200k);
+    assert!(exact_for("openai-chat", Some("gpt-4-0613"), p));
+    assert!(exact_for("codex", None, p));
+    assert!(!exact_for("claude-code", Some("claude-opus-4"), p));
+    let kinds = |f, m| fit_inputs(f, m, p).kinds;
+    assert!(kinds("claude-code", Some("claude-opus-4")) && !kinds("codex", Some("gpt-5")));
+    assert!(!fit_inputs("claude-code", None, Tokenizer::O200k).kinds, "o200k keeps one ratio");
 }

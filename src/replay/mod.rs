@@ -74,6 +74,8 @@ pub fn replay_keeping(
     meter: &Meter,
     keep: Keep,
 ) -> Run {
+    // The meter of the tokenizer the conversation was counted with (`--tokenizer provider`).
+    let meter = meter.resolved(conversation.calibration.tokenizer.map(Into::into));
     let harness = if policy.as_recorded() { Harness::RECORDED } else { conversation.harness };
     let mut beside;
     let policy: &mut dyn Policy = match trigger(harness, policy.compacts()) {

@@ -135,12 +135,15 @@ impl Bpe {
     }
 
     /// A counter for `o200k` or `cl100k` on `backend`, or on the default one when `backend` is not
-    /// built ([`Backend::is_built`]: the counts are the same).
+    /// built ([`Backend::is_built`]: the counts are the same). `provider` counts with o200k (its
+    /// conversations that count with cl100k get a cl100k counter of their own:
+    /// [`crate::tokens::Meter::resolved`]).
     ///
     /// # Panics
     /// When given [`Tokenizer::Estimate`], which is not a BPE encoding.
     pub fn with_backend(tokenizer: Tokenizer, backend: Backend) -> Bpe {
         assert!(tokenizer != Tokenizer::Estimate, "estimate is not a BPE encoding");
+        let tokenizer = if tokenizer == Tokenizer::Provider { Tokenizer::O200k } else { tokenizer };
         let backend = if backend.is_built() { backend } else { Backend::default() };
         Bpe { tokenizer, backend }
     }

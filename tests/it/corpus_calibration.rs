@@ -116,3 +116,47 @@ fn the_overhead_and_the_growth_are_fitted_per_compaction_segment() {
     let k = &report["conversations"][0]["calibrated"];
     assert!(number(k, "p90_rel") <= 0.05, "{k}");
 }
+
+/// `reconcile CORPUS/SUB --format json --tokenizer TOKENIZER`.
+fn reconcile(corpus: &std::path::Path, sub: &str, tokenizer: &str) -> Value {
+    let dir = corpus.join(sub);
+    json(&["reconcile", dir.to_str().unwrap(), "--format", "json", "--tokenizer", tokenizer])
+}
+
+#[test]
+fn provider_reports_the_method_and_tokenizer_of_each_conversation() {
+    let Some(corpus) = corpus() else { return };
+    let claude = reconcile(&corpus, "claude-code", "provider");
+    let conversations = claude["conversations"].as_array().unwrap();
+    let methods: Vec<&str> =
+        conversations.iter().map(|c| c["calibration"]["method"].as_str().unwrap()).collect();
+    for c in conversations {
+        assert_eq!(c["calibration"]["tokenizer"], "o200k", "{}", c["calibration"]);
+    }
+    // Measured (docs/calibration.md, "The ratio per kind"): 23 of the 32 sessions fit a ratio
+    // per kind, 8 keep the single ratio, 1 records too few requests.
+    let kinds = methods.iter().filter(|m| **m == "kinds").count();
+    assert!(kinds >= 15, "{methods:?}");
+    for c in conversations.iter().filter(|c| c["calibration"]["method"] == "kinds") {
+        let k = &c["calibration"]["kinds"];
+        for kind in ["prose", "code", "tool_output", "arguments"] {
+            let r = k[kind].as_f64().unwrap();
+            assert!((0.5..=4.0).contains(&r), "{kind}: {k}");
+        }
+    }
+    // The leave-one-out error with the ratios per kind, pooled (measured: 0.62% / 3.47% / 0.9915).
+    let pooled = &claude["formats"][0]["calibrated"];
+    assert_eq!(claude["formats"][0]["format"], "claude-code");
+    assert!(number(pooled, "median_rel") <= 0.008 && number(pooled, "p90_rel") <= 0.04, "{pooled}");
+    // An OpenAI rollout is exact under provider; o200k keeps one ratio and writes no tokenizer.
+    let codex = reconcile(&corpus, "codex-cli", "provider");
+    for c in codex["conversations"].as_array().unwrap() {
+        let m = c["calibration"]["method"].as_str().unwrap();
+        assert!(m == "exact" || m == "default", "{m}");
+    }
+    let plain = reconcile(&corpus, "claude-code", "o200k");
+    for c in plain["conversations"].as_array().unwrap() {
+        assert!(c["calibration"].get("tokenizer").is_none() && c["calibration"].get("kinds").is_none());
+        assert_ne!(c["calibration"]["method"], "kinds");
+    }
+}

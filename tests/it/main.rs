@@ -46,6 +46,7 @@ mod parallel;
 mod policies;
 mod prices;
 mod properties;
+mod provider;
 mod readme;
 mod recommend;
 mod report;
