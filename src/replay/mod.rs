@@ -139,8 +139,10 @@ fn replay_with(
                 } else {
                     None
                 };
-                residual.iter_mut().for_each(|r| r.request(usage.as_ref(), summarised.is_some()));
                 let (context_tokens, pruned) = (sent.context_tokens, sent.pruned);
+                residual
+                    .iter_mut()
+                    .for_each(|r| r.request(usage.as_ref(), summarised.is_some(), context_tokens));
                 if let Some(u) = usage {
                     *recorded.get_or_insert(0) += u.input_tokens;
                     summary.recorded_requests += 1;

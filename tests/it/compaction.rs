@@ -1,10 +1,11 @@
 //! Compaction policies on the corpus's sessions that recorded a compaction: `compact:<agent>` with
-//! the agent's own trigger on the log as recorded (outputs not split), the log's compactions
-//! dropped (`--harness-compaction simulated`), compacts within one request of where the log did,
-//! with a summary the size the log's own shows (docs/compaction.md; `--nocapture` prints the
-//! table); on a session the agent never compacted, its trigger does not fire either; the
-//! as-recorded baseline stays the same under every mode. The corpus tests fail when `CI` is set
-//! and the corpus is missing; otherwise they are skipped with a printed reason.
+//! the agent's own trigger, the log's compactions dropped (`--harness-compaction simulated`),
+//! compacts within one request of where the log did on the log as recorded (outputs not split),
+//! within two at the default 256-byte split (whose summaries the session did not send), with a
+//! summary the size the log's own shows (docs/compaction.md; `--nocapture` prints the table); on a
+//! session the agent never compacted, its trigger does not fire either; the as-recorded baseline
+//! stays the same under every mode. The corpus tests fail when `CI` is set and the corpus is
+//! missing; otherwise they are skipped with a printed reason.
 
 use crate::common;
 
@@ -31,9 +32,9 @@ fn run(path: &str, policy: &str, harness: &str, threshold: &str) -> Value {
     run
 }
 
-/// The per-request rows of `policy` on `path` under `harness`, the outputs not split.
-fn rows(path: &str, policy: &str, harness: &str) -> Vec<Value> {
-    run(path, policy, harness, UNSPLIT)["timeline"].as_array().expect("a timeline").clone()
+/// The per-request rows of `policy` on `path` under `harness`, at `threshold`.
+fn rows(path: &str, policy: &str, harness: &str, threshold: &str) -> Vec<Value> {
+    run(path, policy, harness, threshold)["timeline"].as_array().expect("a timeline").clone()
 }
 
 fn tokens(row: &Value, key: &str) -> u64 {
@@ -43,34 +44,45 @@ fn tokens(row: &Value, key: &str) -> u64 {
 /// The log's own compactions, replayed as recorded under `none`: (the first request after each,
 /// its summary's tokens, the `user` text of that request, which is the summary alone).
 fn recorded_compactions(path: &str) -> Vec<(usize, u64)> {
-    let recorded = rows(path, "none", "recorded");
+    let recorded = rows(path, "none", "recorded", UNSPLIT);
     (1..recorded.len())
         .filter(|&i| tokens(&recorded[i], "previous_context_tokens") == 0)
         .map(|i| (i, tokens(&recorded[i], "user")))
         .collect()
 }
 
+/// How far from the log's compaction the agent's trigger may compact, at each threshold: issue
+/// 32's goal, one request, on the log as recorded; at the default 256-byte split the summaries of
+/// the split outputs add about 580 tokens the session did not send, and Claude Code's count stood
+/// 265 tokens under its trigger two requests before it compacted (docs/compaction.md, "What the
+/// trigger reads").
+const WITHIN: &[(&str, usize)] = &[(UNSPLIT, 1), ("256", 2)];
+
 #[test]
 fn each_agents_trigger_compacts_within_one_request_of_the_log_with_the_logs_summary_size() {
     let Some(corpus) = common::corpus_root() else { return };
-    println!("| session | policy | recorded (request, summary) | simulated (request, summary) |");
-    for (session, policy) in SESSIONS {
+    println!("| session | policy | threshold | recorded (request, summary) | simulated (request, summary) |");
+    for ((session, policy), &(threshold, within)) in
+        SESSIONS.iter().flat_map(|s| WITHIN.iter().map(move |w| (s, w)))
+    {
         let path = corpus.join(session);
         let path = path.to_str().unwrap();
         let recorded = recorded_compactions(path);
         assert!(!recorded.is_empty(), "{session} records a compaction");
-        // The agent's trigger on the log's own context, its recorded compactions dropped: it reads
+        // The agent's trigger on the policy's own context, the log's compactions dropped: it reads
         // the usage the provider would have reported (docs/compaction.md, "What the trigger reads").
-        let simulated = rows(path, policy, "simulated");
+        let simulated = rows(path, policy, "simulated", threshold);
         let made: Vec<(usize, u64)> = (0..simulated.len())
             .filter(|&i| tokens(&simulated[i], "summarization_input_tokens") > 0)
             .map(|i| (i, tokens(&simulated[i], "summarization_output_tokens")))
             .collect();
-        println!("| `{session}` | `{policy}` | {recorded:?} | {made:?} |");
+        println!("| `{session}` | `{policy}` | {threshold} | {recorded:?} | {made:?} |");
         assert_eq!(made.len(), recorded.len(), "{session}: {policy} compacts as often as the log");
         for (&(at, summary), &(log_at, log_summary)) in made.iter().zip(&recorded) {
-            // Issue 32's goal: within one request.
-            assert!(at.abs_diff(log_at) <= 1, "{session}: {policy} compacted at {at}, the log at {log_at}");
+            assert!(
+                at.abs_diff(log_at) <= within,
+                "{session} at {threshold}: {policy} compacted at {at}, the log at {log_at}"
+            );
             let off = summary.abs_diff(log_summary) as f64 / log_summary as f64;
             assert!(off < 0.02, "{session}: summary {summary} tokens, the log's {log_summary}");
         }
@@ -124,7 +136,7 @@ fn the_baseline_stays_as_recorded_under_every_mode_while_the_policies_follow_it(
     let (off, growing) = compared(path, "off");
     assert_eq!(recorded, simulated, "the baseline does not follow --harness-compaction");
     assert_eq!(recorded, off, "the baseline does not follow --harness-compaction");
-    // `none` at the threshold: the log's compaction at 37; the trigger's earlier (at 34), restarting
+    // `none` at the threshold: the log's compaction at 37; the trigger's earlier (at 35), restarting
     // with the overhead the log showed after its own (docs/calibration.md, "Applied"); none at all.
     let none = |t: &[(String, u64)]| t.iter().find(|(p, _)| p == "none").unwrap().1;
     assert!(none(&with_trigger) < none(&as_recorded), "compacting earlier sends less");

@@ -219,12 +219,13 @@ mod tests {
     /// Claude Code's trigger at 250 tokens, with a 5-token summary.
     const CLAUDE_CODE: &str = "compact:claude-code:window=350,buffer=100,summary_tokens=5";
 
-    /// 100 bytes, request 0 (the provider recorded `first`); 100 more, request 1 (it recorded
-    /// `second`); 100 more, request 2. One token per byte, the log of a Claude Code session.
+    /// 100 bytes, request 0 (the provider recorded a prompt of `first` and an output of 30); 100
+    /// more, request 1 (`second`, 30); 100 more, request 2. One token per byte, the log of a Claude
+    /// Code session.
     fn usage_recorded(first: u64, second: u64, harness: Harness) -> (MeasuredConversation, Meter) {
         let meter = crate::policy::testing::meter(DecideWith::Tokenizer(Tokenizer::O200k));
         let recorded = |input_tokens| {
-            let usage = crate::model::Usage { input_tokens, ..Default::default() };
+            let usage = crate::model::Usage { input_tokens, output_tokens: Some(30), ..Default::default() };
             Item::Request(Request { usage: Some(usage), ..Request::default() })
         };
         let items = vec![
@@ -249,7 +250,8 @@ mod tests {
         let none = || PolicySpec::parse("none").unwrap().build();
         let policy = |spec: &str| PolicySpec::parse(spec).unwrap().build();
         // The provider recorded 90 and then 60 (it cleared what the log still holds): request 1 is
-        // estimated at 200 + (90 - 100) = 190, request 2 at 300 + (60 - 200) = 160, both under 250.
+        // estimated at request 0's usage, 100 + (90 - 100) + 30 = 120, request 2 at request 1's,
+        // 200 + (60 - 200) + 30 = 90, both under 250.
         let (m, meter) = usage_recorded(90, 60, simulated);
         assert_eq!(contexts(&m, &meter, &mut *none()), [100, 200, 300], "never compacts");
         // The same trigger chosen as a policy reads it too, in every mode.
@@ -261,10 +263,19 @@ mod tests {
         // So does the trigger on a log whose agent is not known.
         let (m, meter) = usage_recorded(90, 60, Harness { mode: Off, policy: None, agent: None });
         assert_eq!(contexts(&m, &meter, &mut *policy(CLAUDE_CODE)), [100, 200, 5]);
-        // A provider that recorded more than the replay: 200 + (170 - 100) = 270 at request 1.
-        let (m, meter) = usage_recorded(170, 60, simulated);
+        // The previous response's usage, not the next prompt: request 1 reads 100 + 50 + 30 = 180,
+        // although its own prompt (200 + 50) reaches the trigger.
+        let (m, meter) = usage_recorded(150, 60, simulated);
+        assert_eq!(contexts(&m, &meter, &mut *none()), [100, 200, 300]);
+        // The output counts: 100 + (230 - 100) + 30 = 260 at request 1 (230 without it).
+        let (m, meter) = usage_recorded(230, 60, simulated);
         assert_eq!(contexts(&m, &meter, &mut *none()), [100, 5, 105]);
         // After the replay's own compaction nothing is carried: request 2 reads 105 as sent.
+        // Codex counts the next prompt: request 1 reads 200 + (150 - 100) = 250 and compacts.
+        let codex = "compact:codex:window=1000,model_auto_compact_token_limit=250,summary_tokens=5";
+        let agent = Some(super::super::codex::NAME);
+        let (m, meter) = usage_recorded(150, 60, Harness { mode: Off, policy: None, agent });
+        assert_eq!(contexts(&m, &meter, &mut *policy(codex)), [100, 5, 105]);
         assert_eq!(harness::agent_policy("claude-code"), Some(claude_code::NAME));
         assert_eq!(harness::agent_policy("codex"), Some(super::super::codex::NAME));
         assert_eq!(harness::agent_policy("opencode"), Some(super::super::opencode::NAME));
