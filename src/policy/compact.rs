@@ -138,10 +138,11 @@ impl Summarizer {
     }
 }
 
-/// The prompt size the provider would have reported for a request, estimated by the replay for
-/// the trigger of the agent that wrote the log (`src/replay/reported.rs`): the context as sent
-/// plus the residual of the log's last recorded request (docs/compaction.md, "What the trigger
-/// reads").
+/// The usage the provider would have reported, as the trigger of the agent that wrote the log
+/// reads it before a request, estimated by the replay (`src/replay/reported.rs`): the previous
+/// request's context as sent and its recorded output (Claude Code, opencode) or this request's
+/// context (Codex), plus the residual of the log's last recorded request (docs/compaction.md,
+/// "What the trigger reads").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reported {
     /// The compaction policy of the log's agent (`crate::harness::agent_policy`): the one trigger
