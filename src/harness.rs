@@ -44,27 +44,33 @@ pub fn agent_policy(format: &str) -> Option<&'static str> {
     }
 }
 
-/// The harness's compaction as one conversation is replayed: the mode, and the agent's compaction
-/// policy when the mode is `Simulated`.
+/// The harness's compaction as one conversation is replayed: the mode, the agent's compaction
+/// policy when the mode is `Simulated`, and the agent's compaction policy whatever the mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Harness {
     /// What the replay does with the log's compactions.
     pub mode: HarnessCompaction,
-    /// The agent's compaction policy (set only when `mode` is `Simulated`).
+    /// The agent's compaction policy run beside every policy (set only when `mode` is
+    /// `Simulated`).
     pub policy: Option<&'static str>,
+    /// The compaction policy of the agent that wrote the log ([`agent_policy`]), in every mode:
+    /// that trigger, run by the harness or chosen as a policy, reads the replay's estimate of the
+    /// provider's reported usage (`src/replay/reported.rs`).
+    pub agent: Option<&'static str>,
 }
 
 impl Harness {
-    /// The log's compactions kept where they were recorded.
-    pub const RECORDED: Harness = Harness { mode: HarnessCompaction::Recorded, policy: None };
+    /// The log's compactions kept where they were recorded (of a log whose agent is not known).
+    pub const RECORDED: Harness = Harness { mode: HarnessCompaction::Recorded, policy: None, agent: None };
 
     /// `mode` for a conversation read by `format`: `Simulated` needs the agent's trigger
     /// ([`agent_policy`]) and is `Recorded` without one.
     pub fn resolve(mode: HarnessCompaction, format: &str) -> Harness {
-        match (mode, agent_policy(format)) {
-            (HarnessCompaction::Simulated, Some(policy)) => Harness { mode, policy: Some(policy) },
+        let agent = agent_policy(format);
+        match (mode, agent) {
+            (HarnessCompaction::Simulated, Some(policy)) => Harness { mode, policy: Some(policy), agent },
             (HarnessCompaction::Simulated, None) => Harness::RECORDED,
-            (mode, _) => Harness { mode, policy: None },
+            (mode, _) => Harness { mode, policy: None, agent },
         }
     }
 
@@ -94,6 +100,11 @@ mod tests {
         assert_eq!(Harness::resolve(HarnessCompaction::Simulated, "openhands"), Harness::RECORDED);
         let off = Harness::resolve(HarnessCompaction::Off, "native");
         assert!(off.drops_recorded() && off.policy.is_none());
-        assert_eq!(Harness::resolve(HarnessCompaction::Recorded, "claude-code"), Harness::RECORDED);
+        let recorded = Harness::resolve(HarnessCompaction::Recorded, "claude-code");
+        assert!(!recorded.drops_recorded() && recorded.policy.is_none());
+        // The agent is known in every mode: its trigger, chosen as a policy, reads the usage.
+        assert_eq!(recorded.agent, Some("compact:claude-code"));
+        assert_eq!(off.agent, None);
+        assert_eq!(Harness::resolve(HarnessCompaction::Off, "opencode").agent, Some("compact:opencode"));
     }
 }

@@ -11,7 +11,9 @@
 //! compactions show ([`View::log_summary_ratio`]) where it has any, else the agent's default
 //! ratio (measured on the corpus), or a fixed size. Triggers count the context as sent, in
 //! provider tokens (the calibrated replay, docs/calibration.md): what the agents read from the
-//! provider's reported usage. Nothing here prints or does I/O.
+//! provider's reported usage; on a log of their own agent, the triggers of the agents that read
+//! it (Claude Code, Codex, opencode) read the replay's estimate of that usage ([`Reported`],
+//! [`at_usage_limit`]). Nothing here prints or does I/O.
 
 pub mod anthropic_sdk;
 pub mod claude_code;
@@ -151,6 +153,20 @@ impl Summarizer {
     }
 }
 
+/// The usage the provider would have reported, as the trigger of the agent that wrote the log
+/// reads it before a request, estimated by the replay (`src/replay/reported.rs`): the previous
+/// request's context as sent and its recorded output (Claude Code, opencode) or this request's
+/// context (Codex), plus the residual of the log's last recorded request (docs/compaction.md,
+/// "What the trigger reads").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reported {
+    /// The compaction policy of the log's agent (`crate::harness::agent_policy`): the one trigger
+    /// the estimate is for.
+    pub agent: &'static str,
+    /// The estimated prompt size, in provider tokens.
+    pub tokens: Tokens,
+}
+
 /// A compaction policy that fires when the context as sent reaches `limit` tokens and keeps
 /// nothing after the summary but the system prompt (Claude Code, Codex, opencode, the Anthropic
 /// SDK and Goose, each with its own limit).
@@ -159,6 +175,9 @@ pub struct AtLimit {
     pub limit: Tokens,
     /// The summary's size.
     pub summarizer: Summarizer,
+    /// The policy's name, when its agent decides on the provider's reported usage: on that
+    /// agent's own logs it reads the replay's estimate of it ([`View::reported`]).
+    reads_usage: Option<&'static str>,
     /// The request that was last compacted before: a context the summary does not bring under the
     /// limit is not compacted again at the very next request (the agents stop retrying too).
     last: Option<usize>,
@@ -169,7 +188,19 @@ pub struct AtLimit {
 impl AtLimit {
     /// Fires at `limit` tokens.
     pub fn new(limit: Tokens, summarizer: Summarizer) -> AtLimit {
-        AtLimit { limit, summarizer, last: None, peak: super::Peak::default() }
+        AtLimit { limit, summarizer, reads_usage: None, last: None, peak: super::Peak::default() }
+    }
+
+    /// Fires at `limit` tokens of the reported usage where the replay estimates it for `agent`
+    /// (this policy's name), of the context as sent elsewhere.
+    pub fn on_usage(agent: &'static str, limit: Tokens, summarizer: Summarizer) -> AtLimit {
+        AtLimit { reads_usage: Some(agent), ..AtLimit::new(limit, summarizer) }
+    }
+
+    /// The count the trigger compares with its limit.
+    fn count(&self, view: &View<'_>) -> Tokens {
+        let estimate = view.reported.filter(|r| self.reads_usage == Some(r.agent));
+        estimate.map_or(view.context.tokens, |r| r.tokens)
     }
 }
 
@@ -181,9 +212,10 @@ impl Policy for AtLimit {
     }
 
     fn compact(&mut self, view: &View<'_>) -> Option<Compaction> {
-        self.peak.see(view.context.tokens);
+        let count = self.count(view);
+        self.peak.see(count);
         let again = self.last.is_some_and(|r| r + 1 == view.request);
-        if view.context.tokens < self.limit || again {
+        if count < self.limit || again {
             return None;
         }
         self.last = Some(view.request);
@@ -200,6 +232,16 @@ impl Policy for AtLimit {
 /// a token limit builds.
 pub fn at_limit(limit: Tokens, summarizer: Summarizer) -> crate::spec::Builder<dyn Policy> {
     crate::policy::builder(move || Box::new(AtLimit::new(limit, summarizer)) as Box<dyn Policy>)
+}
+
+/// [`at_limit`] for the policy `agent` of an agent that decides on the provider's reported usage
+/// (Claude Code, Codex, opencode): [`AtLimit::on_usage`].
+pub fn at_usage_limit(
+    agent: &'static str,
+    limit: Tokens,
+    summarizer: Summarizer,
+) -> crate::spec::Builder<dyn Policy> {
+    crate::policy::builder(move || Box::new(AtLimit::on_usage(agent, limit, summarizer)) as Box<dyn Policy>)
 }
 
 /// A prune policy and a compaction policy run together (`PRUNE+compact:AGENT`): the prune policy

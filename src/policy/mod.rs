@@ -185,6 +185,12 @@ pub struct View<'a> {
     /// Tokens of summary per token summarised away in the compactions the log itself recorded,
     /// when it recorded any and the policy compacts ([`Policy::compacts`]); `None` otherwise.
     pub log_summary_ratio: Option<f64>,
+    /// The usage the log's agent reads before this request, as the replay estimates the provider
+    /// would have reported it (Claude Code and opencode: the previous response's prompt and output;
+    /// Codex: this request's prompt; `src/replay/reported.rs`): only in the view a compaction policy
+    /// is asked with ([`Policy::compact`]), on a log of a known agent, once a request of the
+    /// stretch recorded a size (`src/replay/reported.rs`); `None` otherwise.
+    pub reported: Option<compact::Reported>,
     /// The user and assistant messages one by one, with their calls' texts, when the policy asks
     /// for them ([`Policy::message_sizes`]); `None` otherwise.
     pub message_sizes: Option<&'a MessageSizes<'a>>,

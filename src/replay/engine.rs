@@ -5,11 +5,10 @@
 
 use std::collections::BTreeMap;
 
-use super::prefix::Prefix;
-
 mod compact;
 mod counts;
 mod messages;
+use super::prefix::Prefix;
 use crate::measure::{Category, MeasuredConversation, MeasuredResult, ResultSizes};
 use crate::model::{Millis, Tokens};
 use crate::policy::{CallText, Content, Edit, Policy, ResultState, View};
@@ -623,6 +622,7 @@ impl<'a> Engine<'a> {
             assistant_messages: self.counts.assistant_messages,
             compactions: self.compactions,
             log_summary_ratio: self.log_summary_ratio,
+            reported: None,
             message_sizes: self.tracker.as_ref().map(|t| &t.sizes),
             decide: self.meter.decide_with(),
             meter: self.meter,

@@ -19,6 +19,7 @@
 mod engine;
 mod prefix;
 pub mod recorded;
+mod reported;
 #[cfg(test)]
 mod tests;
 
@@ -117,7 +118,10 @@ fn replay_with(
     // The recorded prompt sizes summed, once a request records one.
     let mut recorded: Option<Tokens> = None;
     let mut dropping = Dropping::No;
+    // The log as recorded beside the replay, for the estimate its agent's trigger reads.
+    let mut residual = conversation.harness.agent.filter(|_| compacts).map(reported::Residual::new);
     for (position, item) in conversation.items.iter().enumerate() {
+        residual.iter_mut().for_each(|r| r.item(item));
         match item {
             MeasuredItem::Text { category, measure, turn_start, turn_scoped } => {
                 if !dropping.drops(*category) {
@@ -143,7 +147,8 @@ fn replay_with(
                 let mut adjustment = e.edit(policy, sticky, *timestamp, &mut edits);
                 let mut sent = e.sent(&adjustment);
                 let summarised = if compacts {
-                    let s = e.compact(policy, position, *timestamp, &mut adjustment, &sent);
+                    let reported = residual.as_ref().and_then(|r| r.estimate(sent.context_tokens));
+                    let s = e.compact(policy, position, *timestamp, &mut adjustment, &sent, reported);
                     if s.is_some() {
                         sent = e.sent(&adjustment);
                     }
@@ -152,6 +157,9 @@ fn replay_with(
                     None
                 };
                 let (context_tokens, pruned) = (sent.context_tokens, sent.pruned);
+                residual
+                    .iter_mut()
+                    .for_each(|r| r.request(usage.as_ref(), summarised.is_some(), context_tokens));
                 if let Some(u) = usage {
                     *recorded.get_or_insert(0) += u.input_tokens;
                     summary.recorded_requests += 1;

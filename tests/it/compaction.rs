@@ -1,9 +1,11 @@
 //! Compaction policies on the corpus's sessions that recorded a compaction: `compact:<agent>` with
 //! the agent's own trigger, the log's compactions dropped (`--harness-compaction simulated`),
-//! compacts within three requests of where the log did (the goal is one: docs/compaction.md), with a summary the size the log's own shows
-//! (docs/compaction.md; `--nocapture` prints the table); the as-recorded baseline stays the same
-//! under every mode. The corpus tests fail when `CI` is set and the corpus is missing; otherwise
-//! they are skipped with a printed reason.
+//! compacts within one request of where the log did on the log as recorded (outputs not split),
+//! within two at the default 256-byte split (whose summaries the session did not send), with a
+//! summary the size the log's own shows (docs/compaction.md; `--nocapture` prints the table); on a
+//! session the agent never compacted, its trigger does not fire either; the as-recorded baseline
+//! stays the same under every mode. The corpus tests fail when `CI` is set and the corpus is
+//! missing; otherwise they are skipped with a printed reason.
 
 use crate::common;
 
@@ -13,17 +15,26 @@ use serde_json::Value;
 const SESSIONS: &[(&str, &str)] =
     &[("claude-code/codemie-code/session-624a4a58.jsonl", "compact:claude-code")];
 
-fn rows(path: &str, policy: &str, harness: &str) -> Vec<Value> {
+/// A threshold no output reaches: the outputs are sent whole, as the log recorded them.
+const UNSPLIT: &str = "1GB";
+
+/// The run of `policy` on `path` under `harness`, at `threshold`.
+fn run(path: &str, policy: &str, harness: &str, threshold: &str) -> Value {
     let out = common::ctxbudget()
         .args(["replay", path, "--policy", policy, "--per-request", "--format", "json"])
-        .args(["--harness-compaction", harness])
+        .args(["--harness-compaction", harness, "--threshold", threshold])
         .output()
         .expect("the binary runs");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let report: Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    let run = &report["runs"][0];
+    let run = report["runs"][0].clone();
     assert_eq!(run["harness_compaction"], harness, "the run names its mode");
-    run["timeline"].as_array().expect("a timeline").clone()
+    run
+}
+
+/// The per-request rows of `policy` on `path` under `harness`, at `threshold`.
+fn rows(path: &str, policy: &str, harness: &str, threshold: &str) -> Vec<Value> {
+    run(path, policy, harness, threshold)["timeline"].as_array().expect("a timeline").clone()
 }
 
 fn tokens(row: &Value, key: &str) -> u64 {
@@ -33,38 +44,67 @@ fn tokens(row: &Value, key: &str) -> u64 {
 /// The log's own compactions, replayed as recorded under `none`: (the first request after each,
 /// its summary's tokens, the `user` text of that request, which is the summary alone).
 fn recorded_compactions(path: &str) -> Vec<(usize, u64)> {
-    let recorded = rows(path, "none", "recorded");
+    let recorded = rows(path, "none", "recorded", UNSPLIT);
     (1..recorded.len())
         .filter(|&i| tokens(&recorded[i], "previous_context_tokens") == 0)
         .map(|i| (i, tokens(&recorded[i], "user")))
         .collect()
 }
 
+/// How far from the log's compaction the agent's trigger may compact, at each threshold: issue
+/// 32's goal, one request, on the log as recorded; at the default 256-byte split the summaries of
+/// the split outputs add about 580 tokens the session did not send, and Claude Code's count stood
+/// 265 tokens under its trigger two requests before it compacted (docs/compaction.md, "What the
+/// trigger reads").
+const WITHIN: &[(&str, usize)] = &[(UNSPLIT, 1), ("256", 2)];
+
 #[test]
-fn each_agents_trigger_compacts_within_three_requests_of_the_log_with_the_logs_summary_size() {
+fn each_agents_trigger_compacts_within_one_request_of_the_log_with_the_logs_summary_size() {
     let Some(corpus) = common::corpus_root() else { return };
-    println!("| session | policy | recorded (request, summary) | simulated (request, summary) |");
-    for (session, policy) in SESSIONS {
+    println!("| session | policy | threshold | recorded (request, summary) | simulated (request, summary) |");
+    for ((session, policy), &(threshold, within)) in
+        SESSIONS.iter().flat_map(|s| WITHIN.iter().map(move |w| (s, w)))
+    {
         let path = corpus.join(session);
         let path = path.to_str().unwrap();
         let recorded = recorded_compactions(path);
         assert!(!recorded.is_empty(), "{session} records a compaction");
-        // The agent's trigger on the log's own context, its recorded compactions dropped.
-        let simulated = rows(path, policy, "simulated");
+        // The agent's trigger on the policy's own context, the log's compactions dropped: it reads
+        // the usage the provider would have reported (docs/compaction.md, "What the trigger reads").
+        let simulated = rows(path, policy, "simulated", threshold);
         let made: Vec<(usize, u64)> = (0..simulated.len())
             .filter(|&i| tokens(&simulated[i], "summarization_input_tokens") > 0)
             .map(|i| (i, tokens(&simulated[i], "summarization_output_tokens")))
             .collect();
-        println!("| `{session}` | `{policy}` | {recorded:?} | {made:?} |");
+        println!("| `{session}` | `{policy}` | {threshold} | {recorded:?} | {made:?} |");
         assert_eq!(made.len(), recorded.len(), "{session}: {policy} compacts as often as the log");
         for (&(at, summary), &(log_at, log_summary)) in made.iter().zip(&recorded) {
-            // Issue 32's goal is one request; the calibrated replay runs 0.3-0.8% over the billed
-            // prompt where it nears the trigger and fires three early (docs/compaction.md, "The
-            // summary's size"). Three holds what is measured; a further drift fails.
-            assert!(at.abs_diff(log_at) <= 3, "{session}: {policy} compacted at {at}, the log at {log_at}");
+            assert!(
+                at.abs_diff(log_at) <= within,
+                "{session} at {threshold}: {policy} compacted at {at}, the log at {log_at}"
+            );
             let off = summary.abs_diff(log_summary) as f64 / log_summary as f64;
             assert!(off < 0.02, "{session}: summary {summary} tokens, the log's {log_summary}");
         }
+    }
+}
+
+/// Claude Code never compacted `session-3fe1b6bc.jsonl` (its largest recorded prompt is 142,670
+/// tokens), but its replayed context runs about 30,000 tokens over the recorded one after the
+/// provider cleared old tool results at request 56: read on the replay's context, the trigger
+/// fired before request 60. Read on the usage the provider would have reported, it does not fire,
+/// for `none` at the default threshold under the default `simulated`, nor on the log as recorded.
+#[test]
+fn the_agents_trigger_does_not_fire_where_the_agent_did_not_compact() {
+    let Some(corpus) = common::corpus_root() else { return };
+    let path = corpus.join("claude-code/codemie-code/session-3fe1b6bc.jsonl");
+    let path = path.to_str().unwrap();
+    for (policy, threshold) in [("none", "256"), ("none", UNSPLIT), ("compact:claude-code", "256")] {
+        let run = run(path, policy, "simulated", threshold);
+        assert_eq!(run["harness_compaction_policy"], "compact:claude-code", "the agent's trigger runs");
+        let peak = run["peak_context_tokens"].as_u64().unwrap();
+        assert!(peak > 155_000, "the replayed context reaches the 155,000-token trigger: {peak}");
+        assert_eq!(run["compactions"], 0, "{policy} at {threshold}: {}", run["timeline"]);
     }
 }
 
@@ -96,7 +136,7 @@ fn the_baseline_stays_as_recorded_under_every_mode_while_the_policies_follow_it(
     let (off, growing) = compared(path, "off");
     assert_eq!(recorded, simulated, "the baseline does not follow --harness-compaction");
     assert_eq!(recorded, off, "the baseline does not follow --harness-compaction");
-    // `none` at the threshold: the log's compaction at 37; the trigger's earlier (at 34), restarting
+    // `none` at the threshold: the log's compaction at 37; the trigger's earlier (at 35), restarting
     // with the overhead the log showed after its own (docs/calibration.md, "Applied"); none at all.
     let none = |t: &[(String, u64)]| t.iter().find(|(p, _)| p == "none").unwrap().1;
     assert!(none(&with_trigger) < none(&as_recorded), "compacting earlier sends less");

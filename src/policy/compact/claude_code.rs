@@ -16,9 +16,12 @@
 use super::{SUMMARY_FROM_LOG, SUMMARY_RATIO, SUMMARY_TOKENS, Summarizer};
 use crate::policy::{Kind, Param};
 
+/// The policy's name.
+pub const NAME: &str = "compact:claude-code";
+
 /// The `compact:claude-code` policy.
 pub const KIND: Kind = Kind {
-    name: "compact:claude-code",
+    name: NAME,
     about: "Claude Code autocompact: summarise the whole context when it reaches the window less the \
             autocompact buffer (or CLAUDE_AUTOCOMPACT_PCT_OVERRIDE percent of the window)",
     source: "Claude Code 2.0 (closed source): /context's 45.0k autocompact buffer; rule as ported in \
@@ -51,7 +54,7 @@ pub const KIND: Kind = Kind {
         }
         let summarizer = Summarizer::from_params(p)?;
         let limit = threshold(q.window, q.buffer, q.pct);
-        Ok(super::at_limit(limit, summarizer))
+        Ok(super::at_usage_limit(NAME, limit, summarizer))
     },
 };
 

@@ -11,9 +11,12 @@
 use super::{SUMMARY_FROM_LOG, SUMMARY_RATIO, SUMMARY_TOKENS, Summarizer};
 use crate::policy::{Kind, Param};
 
+/// The policy's name.
+pub const NAME: &str = "compact:codex";
+
 /// The `compact:codex` policy.
 pub const KIND: Kind = Kind {
-    name: "compact:codex",
+    name: NAME,
     about: "Codex auto-compaction: summarise the history when the context reaches \
             model_auto_compact_token_limit (default 90% of the window)",
     source: "openai/codex codex-rs/core/src/model_family.rs@b228bf43e221 (default_auto_compact_limit = \
@@ -39,7 +42,7 @@ pub const KIND: Kind = Kind {
         } else {
             q.window * 9 / 10
         };
-        Ok(super::at_limit(limit, summarizer))
+        Ok(super::at_usage_limit(NAME, limit, summarizer))
     },
 };
 

@@ -146,8 +146,11 @@ mod tests {
         assert!(trigger(Harness::RECORDED, false).is_none());
     }
 
+    use super::super::claude_code;
+    use crate::harness;
     use crate::measure::{MeasureOptions, MeasuredConversation};
     use crate::model::{Conversation, Item, Request};
+    use crate::tokens::Meter;
     use crate::tokens::{DecideWith, Tokenizer};
 
     fn user(t: &str) -> Item {
@@ -187,8 +190,8 @@ mod tests {
     #[test]
     fn each_mode_replays_the_logs_compaction_as_it_says() {
         let none = || PolicySpec::parse("none").unwrap().build();
-        let simulated = Harness { mode: HarnessCompaction::Simulated, policy: Some(TRIGGER) };
-        let off = Harness { mode: HarnessCompaction::Off, policy: None };
+        let simulated = Harness { mode: HarnessCompaction::Simulated, policy: Some(TRIGGER), agent: None };
+        let off = Harness { mode: HarnessCompaction::Off, policy: None, agent: None };
         for in_marker in [true, false] {
             let (m, meter) = measured(in_marker, Harness::RECORDED);
             assert_eq!(contexts(&m, &meter, &mut *none()), [100, 200, 10, 110], "recorded");
@@ -210,7 +213,7 @@ mod tests {
 
     #[test]
     fn a_compacting_policy_replaces_the_agents_trigger_and_a_prune_policy_runs_beside_it() {
-        let simulated = Harness { mode: HarnessCompaction::Simulated, policy: Some(TRIGGER) };
+        let simulated = Harness { mode: HarnessCompaction::Simulated, policy: Some(TRIGGER), agent: None };
         let (m, meter) = measured(true, simulated);
         // Its own trigger at 250 tokens: never reached once the log's compaction is dropped... until
         // request 3 (300 tokens).
@@ -220,6 +223,71 @@ mod tests {
         // keep-turns prunes nothing here (no tool results): the agent's trigger still fires.
         let prune = PolicySpec::parse("keep-turns:n=1").unwrap();
         assert_eq!(contexts(&m, &meter, &mut *prune.build()), [100, 5, 5, 105]);
+    }
+
+    /// Claude Code's trigger at 250 tokens, with a 5-token summary.
+    const CLAUDE_CODE: &str = "compact:claude-code:window=350,buffer=100,summary_tokens=5";
+
+    /// 100 bytes, request 0 (the provider recorded a prompt of `first` and an output of 30); 100
+    /// more, request 1 (`second`, 30); 100 more, request 2. One token per byte, the log of a Claude
+    /// Code session.
+    fn usage_recorded(first: u64, second: u64, harness: Harness) -> (MeasuredConversation, Meter) {
+        let meter = crate::policy::testing::meter(DecideWith::Tokenizer(Tokenizer::O200k));
+        let recorded = |input_tokens| {
+            let usage = crate::model::Usage { input_tokens, output_tokens: Some(30), ..Default::default() };
+            Item::Request(Request { usage: Some(usage), ..Request::default() })
+        };
+        let items = vec![
+            user(&"a".repeat(100)),
+            recorded(first),
+            user(&"b".repeat(100)),
+            recorded(second),
+            user(&"c".repeat(100)),
+            request(),
+        ];
+        let conv = Conversation { id: "main".into(), items, recorded_total: None };
+        let mut m = MeasuredConversation::new(&conv, &meter, &MeasureOptions::default());
+        m.harness = harness;
+        (m, meter)
+    }
+
+    #[test]
+    fn the_logs_agents_trigger_reads_the_usage_the_provider_would_have_reported() {
+        use HarnessCompaction::{Off, Simulated};
+        let agent = Some(claude_code::NAME);
+        let simulated = Harness { mode: Simulated, policy: Some(CLAUDE_CODE), agent };
+        let none = || PolicySpec::parse("none").unwrap().build();
+        let policy = |spec: &str| PolicySpec::parse(spec).unwrap().build();
+        // The provider recorded 90 and then 60 (it cleared what the log still holds): request 1 is
+        // estimated at request 0's usage, 100 + (90 - 100) + 30 = 120, request 2 at request 1's,
+        // 200 + (60 - 200) + 30 = 90, both under 250.
+        let (m, meter) = usage_recorded(90, 60, simulated);
+        assert_eq!(contexts(&m, &meter, &mut *none()), [100, 200, 300], "never compacts");
+        // The same trigger chosen as a policy reads it too, in every mode.
+        let (m, meter) = usage_recorded(90, 60, Harness { mode: Off, policy: None, agent });
+        assert_eq!(contexts(&m, &meter, &mut *policy(CLAUDE_CODE)), [100, 200, 300]);
+        // Another agent's trigger reads the context as sent: 300 at request 2.
+        let sdk = "compact:anthropic-sdk:context_token_threshold=249,summary_tokens=5";
+        assert_eq!(contexts(&m, &meter, &mut *policy(sdk)), [100, 200, 5]);
+        // So does the trigger on a log whose agent is not known.
+        let (m, meter) = usage_recorded(90, 60, Harness { mode: Off, policy: None, agent: None });
+        assert_eq!(contexts(&m, &meter, &mut *policy(CLAUDE_CODE)), [100, 200, 5]);
+        // The previous response's usage, not the next prompt: request 1 reads 100 + 50 + 30 = 180,
+        // although its own prompt (200 + 50) reaches the trigger.
+        let (m, meter) = usage_recorded(150, 60, simulated);
+        assert_eq!(contexts(&m, &meter, &mut *none()), [100, 200, 300]);
+        // The output counts: 100 + (230 - 100) + 30 = 260 at request 1 (230 without it).
+        let (m, meter) = usage_recorded(230, 60, simulated);
+        assert_eq!(contexts(&m, &meter, &mut *none()), [100, 5, 105]);
+        // After the replay's own compaction nothing is carried: request 2 reads 105 as sent.
+        // Codex counts the next prompt: request 1 reads 200 + (150 - 100) = 250 and compacts.
+        let codex = "compact:codex:window=1000,model_auto_compact_token_limit=250,summary_tokens=5";
+        let agent = Some(super::super::codex::NAME);
+        let (m, meter) = usage_recorded(150, 60, Harness { mode: Off, policy: None, agent });
+        assert_eq!(contexts(&m, &meter, &mut *policy(codex)), [100, 5, 105]);
+        assert_eq!(harness::agent_policy("claude-code"), Some(claude_code::NAME));
+        assert_eq!(harness::agent_policy("codex"), Some(super::super::codex::NAME));
+        assert_eq!(harness::agent_policy("opencode"), Some(super::super::opencode::NAME));
     }
 
     #[test]

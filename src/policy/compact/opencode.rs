@@ -11,9 +11,12 @@
 use super::{SUMMARY_FROM_LOG, SUMMARY_RATIO, SUMMARY_TOKENS, Summarizer};
 use crate::policy::{Kind, Param};
 
+/// The policy's name.
+pub const NAME: &str = "compact:opencode";
+
 /// The `compact:opencode` policy.
 pub const KIND: Kind = Kind {
-    name: "compact:opencode",
+    name: NAME,
     about: "opencode overflow compaction: summarise the session when the context reaches the window \
             less the 20k compaction buffer",
     source: "sst/opencode packages/opencode/src/session/overflow.ts@31e22f65a23c (COMPACTION_BUFFER = \
@@ -42,7 +45,7 @@ pub const KIND: Kind = Kind {
         p.at_least("window", q.window, 1)?;
         let summarizer = Summarizer::from_params(p)?;
         let limit = q.window.saturating_sub(q.buffer);
-        Ok(super::at_limit(limit, summarizer))
+        Ok(super::at_usage_limit(NAME, limit, summarizer))
     },
 };
 

@@ -16,6 +16,7 @@ mod pairs;
 use super::{Adjustment, Category, Engine, Sent, head, slot};
 use crate::model::{Millis, Tokens};
 use crate::policy::Policy;
+use crate::policy::compact::Reported;
 use crate::tokens::{Measure, TextSize};
 
 /// What a compaction made before a request did: the counts its run and its row report.
@@ -48,7 +49,8 @@ impl Engine<'_> {
     }
 
     /// Asks `policy` whether to compact before the request at `position` (made at `timestamp`),
-    /// after its edits (`adjustment`, which a compaction empties; `sent`, the context they leave);
+    /// after its edits (`adjustment`, which a compaction empties; `sent`, the context they leave;
+    /// `reported`, the usage the provider would report for it, where the replay estimates it);
     /// compacts if it says so.
     pub(in crate::replay) fn compact(
         &mut self,
@@ -57,10 +59,12 @@ impl Engine<'_> {
         timestamp: Option<Millis>,
         adjustment: &mut Adjustment,
         sent: &Sent,
+        reported: Option<Reported>,
     ) -> Option<Summarised> {
         let compaction = {
             let mut view = self.view(timestamp);
             view.context.tokens = sent.context_tokens;
+            view.reported = reported;
             policy.compact(&view)?
         };
         if let Some(pairs) = compaction.pairs {
