@@ -14,8 +14,26 @@ use super::Compaction;
 /// added); `None` unless the harness is `simulated`.
 pub fn trigger(harness: Harness, compacts: bool) -> Option<Box<dyn Policy>> {
     let name = harness.policy.filter(|_| !compacts)?;
-    let spec = PolicySpec::parse(name).unwrap_or_else(|e| unreachable!("`{name}` is registered: {e}"));
-    Some(spec.build())
+    Some(PARSED.with_borrow_mut(|parsed| {
+        let at = match parsed.iter().position(|(n, _)| *n == name) {
+            Some(at) => at,
+            None => {
+                let spec =
+                    PolicySpec::parse(name).unwrap_or_else(|e| unreachable!("`{name}` is registered: {e}"));
+                parsed.push((name, spec));
+                parsed.len() - 1
+            }
+        };
+        parsed[at].1.build()
+    }))
+}
+
+thread_local! {
+    /// The agents' compaction specs, each parsed once per thread: a sweep asks for the trigger at
+    /// every replay of a conversation, and parsing it each time was 7.8% of the default policies'
+    /// replay (docs/performance.md).
+    static PARSED: std::cell::RefCell<Vec<(&'static str, PolicySpec)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// A policy run beside the agent's compaction trigger: its edits, then the trigger's compactions.
