@@ -606,18 +606,23 @@ impl std::fmt::Display for LinkProblem {
 impl Conversation {
     /// How calls and results fail to link, in order of appearance. Request numbers are 0-based
     /// counts of the requests made before the item. A compaction does not forget calls: a result may
-    /// answer a call made before it.
+    /// answer a call made before it. A call sent again after a compaction (the kept tail that
+    /// Codex's `replacement_history` or an OpenHands condensation restarts with) is not a duplicate.
     pub fn link_problems(&self) -> Vec<LinkProblem> {
         use std::collections::BTreeMap;
         let mut calls: BTreeMap<&str, (&str, usize, bool)> = BTreeMap::new();
+        // The compactions met, and after how many of them each call was last made.
+        let (mut compactions, mut made_after) = (0, BTreeMap::new());
         let mut problems = Vec::new();
         let mut request = 0;
         for item in &self.items {
             match item {
                 Item::Request(_) => request += 1,
+                Item::Compaction { .. } => compactions += 1,
                 Item::ToolCall { call_id, name, .. } => {
                     let previous = calls.insert(call_id, (name, request, false));
-                    if previous.is_some() {
+                    let resent = made_after.insert(call_id.as_str(), compactions) != Some(compactions);
+                    if previous.is_some() && !resent {
                         problems.push(LinkProblem::DuplicateCall { call_id: call_id.clone(), request });
                     }
                 }
@@ -675,6 +680,20 @@ mod link_tests {
             ..Default::default()
         };
         assert!(c.link_problems().is_empty());
+    }
+
+    #[test]
+    fn a_call_sent_again_after_a_compaction_is_no_duplicate_but_twice_within_one_is() {
+        let compaction = Item::Compaction { summary: None };
+        let resent = vec![call("a"), result("a"), compaction.clone(), call("a"), result("a")];
+        assert!(Conversation { items: resent, ..Default::default() }.link_problems().is_empty());
+        let twice = vec![call("a"), result("a"), compaction, call("a"), result("a"), call("a"), result("a")];
+        let got: Vec<String> = Conversation { items: twice, ..Default::default() }
+            .link_problems()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(got, ["call id `a` is used again (after request 0)"]);
     }
 
     #[test]

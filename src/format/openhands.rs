@@ -45,11 +45,15 @@
 //!   read + cache creation for Claude — with cached tokens a subset), else the instance's
 //!   `metrics.token_usages[]` entry with the same `response_id`. Event `llm_metrics` are running
 //!   totals and are not used.
+//! - **Condensations**: a `condensation` action (the LLM-summarising condenser's) is a compaction:
+//!   the context restarts with its `summary` and the earlier events it did not forget (its own
+//!   and the earlier condensations' `forgotten_event_ids` or `forgotten_events_start_id`..=`_end_id`),
+//!   read again without their requests ([`condensation`]).
 //! - Timestamps are the action events' `timestamp` (local ISO time without zone, read as UTC).
 //! - A trajectory is one conversation (`main`); each `output.jsonl` line is one, named by its
 //!   `instance_id` (else `line-N`). A single record (one line, or pretty-printed) is read too.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::BufRead;
 use std::path::Path;
 
@@ -211,22 +215,89 @@ fn conversation(
     usages: &BTreeMap<String, Usage>,
 ) -> Result<(Conversation, Option<String>), (usize, String)> {
     let mut b = Builder { conversation: Conversation::new(id), ..Default::default() };
+    let mut forgotten: BTreeSet<i64> = BTreeSet::new();
     for (i, e) in events.iter().enumerate() {
         b.place = format!("[{i}]");
         if !e.is_object() {
             return Err((i, "expected an event object".into()));
         }
-        if let Some(action) = e.get("action").and_then(Value::as_str) {
-            action_event(&mut b, e, action, usages);
-        } else if let Some(observation) = e.get("observation").and_then(Value::as_str) {
-            observation_event(&mut b, e, observation);
-        } else {
-            return Err((i, "an event has neither a string `action` nor a string `observation`".into()));
+        match e.get("action").and_then(Value::as_str) {
+            Some(CONDENSATION) => condensation(&mut b, &events[..i], e, &mut forgotten, usages),
+            Some(action) => action_event(&mut b, e, action, usages),
+            None => event(&mut b, e).map_err(|why| (i, why))?,
         }
     }
     b.flush();
     Ok((b.conversation, b.bad_usage.warning()))
 }
+
+/// The `action` of the LLM-summarising condenser's events (`CondensationAction`).
+const CONDENSATION: &str = "condensation";
+
+/// An event that is not an action: an observation, else an error.
+fn event(b: &mut Builder, e: &Value) -> Result<(), String> {
+    match e.get("observation").and_then(Value::as_str) {
+        Some(observation) => {
+            observation_event(b, e, observation);
+            Ok(())
+        }
+        None => Err("an event has neither a string `action` nor a string `observation`".into()),
+    }
+}
+
+/// A condenser's `condensation` action (`openhands/events/action/agent.py` `CondensationAction`,
+/// `openhands/memory/view.py` `View.from_events`): its forgotten events (`forgotten_event_ids`,
+/// else `forgotten_events_start_id`..=`forgotten_events_end_id`) join those of the condensations
+/// before it, and the context restarts as the view OpenHands sends from then on: a compaction
+/// marker carrying `summary`, then every earlier event not forgotten (the kept head, with the
+/// system prompt, and the kept tail), read again without their requests (they were billed where
+/// they happened). OpenHands puts the summary after the kept head (`summary_offset`); here it
+/// comes first, which changes the cache prefix but not the tokens sent.
+fn condensation(
+    b: &mut Builder,
+    before: &[Value],
+    e: &Value,
+    forgotten: &mut BTreeSet<i64>,
+    usages: &BTreeMap<String, Usage>,
+) {
+    let args = e.get("args");
+    let listed = args.and_then(|a| a.get("forgotten_event_ids")).and_then(Value::as_array);
+    match listed {
+        Some(ids) => forgotten.extend(ids.iter().filter_map(Value::as_i64)),
+        None => {
+            let bound = |key: &str| args.and_then(|a| a.get(key)).and_then(Value::as_i64);
+            if let (Some(start), Some(end)) =
+                (bound("forgotten_events_start_id"), bound("forgotten_events_end_id"))
+            {
+                forgotten.extend(start..=end.min(start.saturating_add(MAX_FORGOTTEN)));
+            }
+        }
+    }
+    b.flush();
+    let summary = args.map(|a| str_at(a, "summary")).filter(|s| !s.is_empty());
+    b.conversation.items.push(Item::Compaction { summary });
+    let mut kept = Builder::default();
+    for e in before {
+        let id = e.get("id").and_then(Value::as_i64);
+        if id.is_some_and(|id| forgotten.contains(&id)) || !e.is_object() {
+            continue;
+        }
+        match e.get("action").and_then(Value::as_str) {
+            Some(CONDENSATION) => {}
+            Some(action) => action_event(&mut kept, e, action, usages),
+            None => {
+                let _ = event(&mut kept, e);
+            }
+        }
+    }
+    kept.flush();
+    let items = kept.conversation.items.into_iter().filter(|i| !matches!(i, Item::Request(_)));
+    b.conversation.items.extend(items);
+}
+
+/// The most events one condensation's id range forgets (a range is a log's word: a hostile one
+/// does not make the reader allocate without bound).
+const MAX_FORGOTTEN: i64 = 1 << 20;
 
 fn action_event(b: &mut Builder, e: &Value, action: &str, usages: &BTreeMap<String, Usage>) {
     let args = e.get("args").cloned().unwrap_or(Value::Null);
@@ -435,6 +506,43 @@ mod tests {
         }
         let Item::Request(last) = &c.items[9] else { panic!() };
         assert_eq!(last.usage, None, "a reply without calls records no usage");
+    }
+
+    /// A run action calling `call` in its own model response, and its observation.
+    fn step(id: i64, call: &str, output: &str) -> String {
+        format!(
+            r#"{{"id": {id}, "source": "agent", "action": "run", "args": {{"command": "ls"}}, "tool_call_metadata": {{"function_name": "execute_bash", "tool_call_id": "{call}", "model_response": {{"id": "r{id}"}}}}}},
+            {{"id": {}, "source": "agent", "cause": {id}, "observation": "run", "content": "{output}", "extras": {{}}}}"#,
+            id + 1
+        )
+    }
+
+    #[test]
+    fn a_condensation_restarts_the_context_with_its_summary_and_the_events_it_kept() {
+        let head = r#"{"id": 0, "source": "agent", "action": "system", "args": {"content": "You are OpenHands."}},
+            {"id": 1, "source": "user", "action": "message", "args": {"content": "fix it"}}"#;
+        let by_range = r#"{"id": 8, "source": "agent", "action": "condensation", "args": {"forgotten_events_start_id": 2, "forgotten_events_end_id": 5, "summary": "Listed twice.", "summary_offset": 1}}"#;
+        let (one, two, three, four) =
+            (step(2, "c1", "one"), step(4, "c2", "two"), step(6, "c3", "three"), step(9, "c4", "four"));
+        let text = format!("[{head}, {one}, {two}, {three}, {by_range}, {four}]");
+        let c = &read(&text).conversations[0];
+        let before = "system user request call result request call result request call result";
+        let after = "compaction system user call result request call result";
+        assert_eq!(kinds(&c.items), format!("{before} {after}").split(' ').collect::<Vec<_>>());
+        let Item::Compaction { summary } = &c.items[11] else { panic!("{:?}", c.items) };
+        assert_eq!(summary.as_deref(), Some("Listed twice."));
+        let Item::ToolResult(kept) = &c.items[15] else { panic!("{:?}", c.items) };
+        assert_eq!(kept.output.full_text(), "three", "the tail the condensation kept is sent again");
+        // A later condensation by ids forgets what the first did too, and the newest step.
+        let by_ids = r#"{"id": 11, "source": "agent", "action": "condensation", "args": {"forgotten_event_ids": [6, 7], "summary": ""}}"#;
+        let c =
+            &read(&format!("[{head}, {one}, {two}, {three}, {by_range}, {four}, {by_ids}]")).conversations[0];
+        let tail: Vec<_> = kinds(&c.items).into_iter().skip(19).collect();
+        assert_eq!(tail, ["compaction", "system", "user", "call", "result"]);
+        let Item::Compaction { summary } = &c.items[19] else { panic!("{:?}", c.items) };
+        assert_eq!(*summary, None, "an empty summary is none");
+        let Item::ToolResult(kept) = &c.items[23] else { panic!("{:?}", c.items) };
+        assert_eq!(kept.output.full_text(), "four");
     }
 
     #[test]
