@@ -216,13 +216,19 @@ fn conversation(
 ) -> Result<(Conversation, Option<String>), (usize, String)> {
     let mut b = Builder { conversation: Conversation::new(id), ..Default::default() };
     let mut forgotten: BTreeSet<i64> = BTreeSet::new();
+    // Events the condensations so far sent again.
+    let mut reread = 0usize;
     for (i, e) in events.iter().enumerate() {
         b.place = format!("[{i}]");
         if !e.is_object() {
             return Err((i, "expected an event object".into()));
         }
         match e.get("action").and_then(Value::as_str) {
-            Some(CONDENSATION) => condensation(&mut b, &events[..i], e, &mut forgotten, usages),
+            Some(CONDENSATION) => {
+                let budget = REREAD_PER_EVENT.saturating_mul(events.len()).saturating_sub(reread);
+                let read = condensation(&mut b, &events[..i], e, &mut forgotten, usages, budget);
+                reread += read.ok_or_else(|| (i, TOO_MANY_CONDENSATIONS.to_owned()))?;
+            }
             Some(action) => action_event(&mut b, e, action, usages),
             None => event(&mut b, e).map_err(|why| (i, why))?,
         }
@@ -259,8 +265,10 @@ fn condensation(
     e: &Value,
     forgotten: &mut BTreeSet<i64>,
     usages: &BTreeMap<String, Usage>,
-) {
+    budget: usize,
+) -> Option<usize> {
     let args = e.get("args");
+    let known = forgotten.len();
     let listed = args.and_then(|a| a.get("forgotten_event_ids")).and_then(Value::as_array);
     match listed {
         Some(ids) => forgotten.extend(ids.iter().filter_map(Value::as_i64)),
@@ -273,27 +281,44 @@ fn condensation(
             }
         }
     }
+    if forgotten.len() == known {
+        // Nothing more forgotten: OpenHands sends the same view (a summary alone is not sent
+        // without a forgotten range to stand for).
+        return Some(0);
+    }
+    let kept: Vec<&Value> = before
+        .iter()
+        .filter(|e| e.is_object() && e.get("action").and_then(Value::as_str) != Some(CONDENSATION))
+        .filter(|e| !e.get("id").and_then(Value::as_i64).is_some_and(|id| forgotten.contains(&id)))
+        .collect();
+    if kept.len() > budget {
+        return None;
+    }
     b.flush();
     let summary = args.map(|a| str_at(a, "summary")).filter(|s| !s.is_empty());
     b.conversation.items.push(Item::Compaction { summary });
-    let mut kept = Builder::default();
-    for e in before {
-        let id = e.get("id").and_then(Value::as_i64);
-        if id.is_some_and(|id| forgotten.contains(&id)) || !e.is_object() {
-            continue;
-        }
+    let mut again = Builder::default();
+    for e in &kept {
         match e.get("action").and_then(Value::as_str) {
-            Some(CONDENSATION) => {}
-            Some(action) => action_event(&mut kept, e, action, usages),
+            Some(action) => action_event(&mut again, e, action, usages),
             None => {
-                let _ = event(&mut kept, e);
+                let _ = event(&mut again, e);
             }
         }
     }
-    kept.flush();
-    let items = kept.conversation.items.into_iter().filter(|i| !matches!(i, Item::Request(_)));
+    again.flush();
+    let items = again.conversation.items.into_iter().filter(|i| !matches!(i, Item::Request(_)));
     b.conversation.items.extend(items);
+    Some(kept.len())
 }
+
+/// Events the condensations of one conversation may send again, per event of it: each sends the
+/// events it kept again (about half the condenser's `max_size` in OpenHands' own logs), so a log of
+/// many condensations that forget little would otherwise grow its trace with the square of its
+/// length.
+const REREAD_PER_EVENT: usize = 64;
+
+const TOO_MANY_CONDENSATIONS: &str = "too many condensations for the events they keep (each sends the events it kept again): not an OpenHands log as written";
 
 /// The most events one condensation's id range forgets (a range is a log's word: a hostile one
 /// does not make the reader allocate without bound).
@@ -543,6 +568,28 @@ mod tests {
         assert_eq!(*summary, None, "an empty summary is none");
         let Item::ToolResult(kept) = &c.items[23] else { panic!("{:?}", c.items) };
         assert_eq!(kept.output.full_text(), "four");
+    }
+
+    #[test]
+    fn condensations_that_forget_nothing_new_change_nothing_and_endless_ones_are_refused() {
+        let head = r#"{"id": 0, "source": "user", "action": "message", "args": {"content": "fix it"}}"#;
+        let again = r#"{"id": 9, "source": "agent", "action": "condensation", "args": {"forgotten_event_ids": [], "summary": "S"}}"#;
+        let c = &read(&format!("[{head}, {}, {again}]", step(1, "c1", "one"))).conversations[0];
+        assert_eq!(kinds(&c.items), ["user", "request", "call", "result"]);
+        // Each condensation forgets one more id that no event has, and re-reads all before it.
+        let mut events = vec![head.to_owned()];
+        for n in 0..200 {
+            events.push(step(1000 + 2 * n, &format!("c{n}"), "x"));
+            let forget = format!(
+                r#"{{"id": {}, "source": "agent", "action": "condensation", "args": {{"forgotten_event_ids": [{}]}}}}"#,
+                5000 + n,
+                9000 + n
+            );
+            events.push(forget);
+        }
+        let text = format!("[{}]", events.join(", "));
+        let err = OpenHands.read(&mut text.as_bytes(), Path::new("t.json")).unwrap_err().to_string();
+        assert!(err.contains("too many condensations"), "{err}");
     }
 
     #[test]
