@@ -610,9 +610,9 @@ impl Conversation {
     /// Codex's `replacement_history` or an OpenHands condensation restarts with) is not a duplicate.
     pub fn link_problems(&self) -> Vec<LinkProblem> {
         use std::collections::BTreeMap;
-        let mut calls: BTreeMap<&str, (&str, usize, bool)> = BTreeMap::new();
-        // The compactions met, and after how many of them each call was last made.
-        let (mut compactions, mut made_after) = (0, BTreeMap::new());
+        // Each call's tool, request, whether answered, and the compactions met before it.
+        let mut calls: BTreeMap<&str, (&str, usize, bool, usize)> = BTreeMap::new();
+        let mut compactions = 0;
         let mut problems = Vec::new();
         let mut request = 0;
         for item in &self.items {
@@ -620,9 +620,8 @@ impl Conversation {
                 Item::Request(_) => request += 1,
                 Item::Compaction { .. } => compactions += 1,
                 Item::ToolCall { call_id, name, .. } => {
-                    let previous = calls.insert(call_id, (name, request, false));
-                    let resent = made_after.insert(call_id.as_str(), compactions) != Some(compactions);
-                    if previous.is_some() && !resent {
+                    let previous = calls.insert(call_id, (name, request, false, compactions));
+                    if previous.is_some_and(|(_, _, _, before)| before == compactions) {
                         problems.push(LinkProblem::DuplicateCall { call_id: call_id.clone(), request });
                     }
                 }
@@ -630,9 +629,9 @@ impl Conversation {
                     match calls.get_mut(r.call_id.as_str()) {
                         None => problems
                             .push(LinkProblem::ResultWithoutCall { call_id: r.call_id.clone(), request }),
-                        Some((_, _, answered)) if *answered => problems
+                        Some((_, _, answered, _)) if *answered => problems
                             .push(LinkProblem::DuplicateResult { call_id: r.call_id.clone(), request }),
-                        Some((_, _, answered)) => *answered = true,
+                        Some((_, _, answered, _)) => *answered = true,
                     }
                 }
                 _ => {}
@@ -640,8 +639,8 @@ impl Conversation {
         }
         let mut open: Vec<LinkProblem> = calls
             .into_iter()
-            .filter(|(_, (_, _, answered))| !answered)
-            .map(|(id, (name, request, _))| LinkProblem::CallWithoutResult {
+            .filter(|(_, (_, _, answered, _))| !answered)
+            .map(|(id, (name, request, _, _))| LinkProblem::CallWithoutResult {
                 call_id: id.to_owned(),
                 name: name.to_owned(),
                 request,
