@@ -23,19 +23,15 @@ pub const CANDIDATE_HEADERS: [&str; 10] = [
 ];
 
 /// The columns of each policy's best: [`CANDIDATE_HEADERS`] and a mark on the recommended row.
-pub const BEST_HEADERS: [&str; 11] = [
-    "policy",
-    "threshold",
-    "input_tokens",
-    "savings",
-    "cost_usd",
-    "cost_change",
-    "peak_context_tokens",
-    "prune_events",
-    "reuse_share",
-    "meets_constraints",
-    "mark",
-];
+pub const BEST_HEADERS: [&str; 11] = {
+    let mut headers = ["mark"; 11];
+    let mut i = 0;
+    while i < CANDIDATE_HEADERS.len() {
+        headers[i] = CANDIDATE_HEADERS[i];
+        i += 1;
+    }
+    headers
+};
 
 /// The columns of the runners-up.
 pub const RUNNERS_UP_HEADERS: [&str; 5] =
