@@ -403,6 +403,18 @@ fn agent_default(format: &str) -> Option<(Tokens, f64)> {
     })
 }
 
+/// Under `--tokenizer provider`, the ratio of a conversation whose provider's tokenizer is not
+/// public, that records too little usage to fit one, read by a format with no default
+/// ([`agent_default`]): the median over the corpus conversations of that provider with a fitted
+/// ratio (docs/calibration.md, "Without usage"), and no overhead (it is the agent's).
+pub fn provider_default(format: &str, model: Option<&str>) -> Option<f64> {
+    match provider(format, model).0 {
+        "Anthropic" => Some(1.25),
+        "Google" => Some(1.07),
+        _ => None,
+    }
+}
+
 /// The provider a format's recorded usage comes from, and whether its tokenizer is public.
 pub fn provider_of(format: &str) -> (&'static str, bool) {
     if format.contains("claude") || format.contains("anthropic") {
@@ -551,7 +563,10 @@ pub fn from_samples(
                 ratio: inputs.default_ratio,
                 ..Calibration::NONE
             },
-            None => Calibration::NONE,
+            None => match provider_default(format, model).filter(|_| inputs.kinds) {
+                Some(ratio) => Calibration { method: Method::Default, ratio, ..Calibration::NONE },
+                None => Calibration::NONE,
+            },
         },
     };
     if tokenizer == Tokenizer::Provider {

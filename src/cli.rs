@@ -73,9 +73,10 @@ pub enum TokenizerArg {
     O200k,
     /// OpenAI cl100k_base (gpt-4, gpt-3.5).
     Cl100k,
-    /// Per conversation, the provider's tokens: an OpenAI model's own tokenizer (o200k, or cl100k
-    /// for gpt-4 and gpt-3.5); for other providers o200k times a ratio per content kind fitted
-    /// from the recorded usage (docs/calibration.md).
+    /// Per conversation, the provider's tokens (the default): an OpenAI model's own tokenizer
+    /// (o200k, or cl100k for gpt-4 and gpt-3.5); for other providers o200k times a ratio per
+    /// content kind fitted from the recorded usage, or a default ratio where none is recorded
+    /// (docs/calibration.md).
     Provider,
 }
 
@@ -232,9 +233,10 @@ pub struct SourceArgs {
     /// inside the folder walked are followed).
     #[arg(long, short = 'L')]
     pub follow: bool,
-    /// Tokenizer for every reported token count (o200k is exact only for OpenAI's current
-    /// models).
-    #[arg(long, value_enum, default_value_t = TokenizerArg::O200k)]
+    /// Tokenizer for every reported token count. The default, provider, counts each
+    /// conversation in its provider's tokens (docs/calibration.md); o200k gives every count in
+    /// o200k (exact only for OpenAI's current models).
+    #[arg(long, value_enum, default_value_t = TokenizerArg::Provider)]
     pub tokenizer: TokenizerArg,
     /// Implementation of o200k and cl100k: tiktoken (the fastest) or tiktoken-rs (OpenAI's own
     /// core, the reference). Both give the same counts.

@@ -7,7 +7,9 @@
 //! threshold under each ([`Replayer::sweep`]). Any policy goes: a registry spec
 //! ([`PolicySpec`]) or a user-written [`Policy`] wrapped by [`policy_fn`]. Nothing here reads
 //! files or prints: traces come in loaded ([`crate::input::load`]), results go out as the
-//! analyses' serde structs.
+//! analyses' serde structs. Its default meter is the command line's: `--tokenizer provider`
+//! (each conversation in its provider's tokens), policies deciding with their anchors; what the
+//! user sees and what a library caller gets are the same numbers.
 
 use crate::analysis::compare::{CompareSettings, Comparison, PolicySource, compare_sources};
 use crate::analysis::cost::CacheModel;
@@ -64,8 +66,11 @@ where
 }
 
 /// A replay to run: thresholds × policies over loaded traces, measured as the command line
-/// measures (the report in `o200k`, policies deciding with their own anchors, each conversation
-/// calibrated from its recorded usage unless a fixed overhead is given).
+/// measures (each conversation in its provider's tokens, [`Tokenizer::Provider`]; policies deciding
+/// with their own anchors; each conversation calibrated from its recorded usage unless a fixed
+/// overhead is given). The default follows the command line's, so a library caller and the CLI
+/// give the same numbers; [`Replayer::meter`] with `Meter::new(Tokenizer::O200k,
+/// Tokenizer::Estimate)` counts every conversation in o200k instead.
 ///
 /// ```no_run
 /// use ctxbudget::{PolicySpec, Replayer};
@@ -100,7 +105,7 @@ impl Replayer {
     /// command line's default meter, calibration on, per-request rows kept.
     pub fn new() -> Replayer {
         Replayer {
-            meter: Meter::new(Tokenizer::O200k, Tokenizer::Estimate).deciding(DecideWith::Anchor),
+            meter: Meter::new(Tokenizer::Provider, Tokenizer::Estimate).deciding(DecideWith::Anchor),
             thresholds: Vec::new(),
             policies: Vec::new(),
             overhead: None,

@@ -577,7 +577,7 @@ pub fn reconcile_files(
         report.warnings.extend(warnings.iter().map(|w| prefix_path(&path, w)));
         report.errors.extend(error);
         for fit in &fits {
-            if let Some(note) = reconcile::tokenizer_note(&fit.provider, tokenizer) {
+            if let Some(note) = reconcile::tokenizer_note(&fit.provider, tokenizer, fit.calibration.method) {
                 if !report.notes.contains(&note) {
                     report.notes.push(note);
                 }

@@ -439,7 +439,8 @@ fn fidelity(input: &ReportInput<'_>) -> Vec<String> {
     if let Some(n) = input.calibration_methods.get(crate::calibrate::Method::Default.name()) {
         out.push(format!(
             "{n} conversation(s) record fewer than 3 prompt sizes: their unrecorded overhead and token ratio \
-             are the agent's defaults (docs/calibration.md), an estimate."
+             are the agent's defaults (or, for an agent with none, no overhead and the provider's default \
+             ratio; docs/calibration.md), an estimate."
         ));
     }
     out

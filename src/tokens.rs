@@ -367,7 +367,7 @@ impl fmt::Debug for Meter {
 impl Meter {
     /// A meter that reports with `report` and lets policies decide with `decide`.
     pub fn new(report: Tokenizer, decide: Tokenizer) -> Meter {
-        Meter::with_counters(report.counter(), decide.counter())
+        Meter::with_backend(report, decide, Backend::default())
     }
 
     /// A meter that reports with `report` and lets policies decide with `decide`, both counted
@@ -385,16 +385,19 @@ impl Meter {
 
     /// The meter a conversation that counts with `tokenizer` is measured and replayed with: this
     /// one, but where it was asked for [`Tokenizer::Provider`] and `tokenizer` is cl100k, a
-    /// cl100k meter built on first use (deciding as this one does; its counts are not kept
-    /// between runs).
+    /// cl100k meter built on first use (deciding as this one does; its counts are kept between
+    /// runs beside this one's: [`Meter::seed`], [`Meter::keep`]).
     pub fn resolved(&self, tokenizer: Option<Tokenizer>) -> &Meter {
         if self.choice != Tokenizer::Provider || tokenizer != Some(Tokenizer::Cl100k) {
             return self;
         }
-        self.cl100k.get_or_init(|| {
-            let meter = Meter::with_backend(Tokenizer::Cl100k, self.decide.tokenizer(), self.backend);
-            Box::new(meter.deciding(self.decide_with))
-        })
+        self.cl100k.get_or_init(|| Box::new(self.cl100k_meter()))
+    }
+
+    /// A fresh cl100k meter deciding as this one does ([`Meter::resolved`]).
+    fn cl100k_meter(&self) -> Meter {
+        Meter::with_backend(Tokenizer::Cl100k, self.decide.tokenizer(), self.backend)
+            .deciding(self.decide_with)
     }
 
     /// Loads both counters' tables now (see [`Counter::prepare`]), in parallel when the pool has
@@ -432,7 +435,8 @@ impl Meter {
     }
 
     /// Seeds the caches with counts kept from earlier runs ([`crate::counts`]); returns how many
-    /// were put in. Call it before measuring.
+    /// were put in. Call it before measuring. Under [`Tokenizer::Provider`], kept cl100k counts
+    /// seed the cl100k meter of [`Meter::resolved`] (built now when there are any).
     pub fn seed(&mut self, kept: &StoredCounts) -> usize {
         let mut seeded = 0;
         for (name, cache) in self.kept_caches() {
@@ -440,13 +444,28 @@ impl Meter {
             cache.seed(entries);
             seeded += entries.len();
         }
+        if self.choice == Tokenizer::Provider && self.cl100k.get().is_none() {
+            let mut cl100k = self.cl100k_meter();
+            let name = cl100k.report.kept_as();
+            if name.is_some_and(|name| !kept.section(&name).is_empty()) {
+                // Only its report cache: a decision counter of its own is this meter's, seeded above.
+                let (name, cache) = cl100k.kept_caches().swap_remove(0);
+                cache.seed(kept.section(&name));
+                seeded += kept.section(&name).len();
+                let _ = self.cl100k.set(Box::new(cl100k));
+            }
+        }
         seeded
     }
 
-    /// Adds every count this meter holds to `kept`, to be written for the next run.
+    /// Adds every count this meter holds to `kept`, to be written for the next run (the cl100k
+    /// meter's of [`Meter::resolved`] too, where one was built).
     pub fn keep(&mut self, kept: &mut StoredCounts) {
         for (name, cache) in self.kept_caches() {
             kept.merge(&name, cache.entries());
+        }
+        if let Some(cl100k) = self.cl100k.get_mut() {
+            cl100k.keep(kept);
         }
     }
 
@@ -673,6 +692,29 @@ mod tests {
             Some("cl100k/tiktoken-rs")
         );
         assert_eq!(Tokenizer::Estimate.counter().kept_as(), None);
+    }
+
+    #[test]
+    fn a_provider_meter_keeps_and_seeds_the_counts_of_its_cl100k_meter() {
+        let mut meter = Meter::new(Tokenizer::Provider, Tokenizer::Estimate);
+        assert_eq!(meter.choice(), Tokenizer::Provider, "Meter::new keeps the choice");
+        let name = Tokenizer::Cl100k.counter().kept_as().unwrap();
+        let text = "日本語の文章を数えます。";
+        let cl100k = meter.resolved(Some(Tokenizer::Cl100k)).tokens(text);
+        assert_eq!(cl100k, Tokenizer::Cl100k.counter().count(text));
+        assert_ne!(cl100k, meter.tokens(text), "the text tells o200k and cl100k apart");
+        let mut kept = StoredCounts::default();
+        meter.keep(&mut kept);
+        assert_eq!(kept.section(&name), &[(key(text), cl100k)]);
+        // A fresh meter seeded with a forged cl100k count uses it for cl100k only.
+        let mut forged = StoredCounts::default();
+        forged.merge(&name, vec![(key(text), 999)]);
+        let mut fresh = Meter::new(Tokenizer::Provider, Tokenizer::Estimate);
+        assert_eq!(fresh.seed(&forged), 1);
+        assert_eq!(fresh.resolved(Some(Tokenizer::Cl100k)).tokens(text), 999);
+        assert_eq!(fresh.resolved(Some(Tokenizer::O200k)).tokens(text), meter.tokens(text));
+        // Under o200k nothing of cl100k is seeded.
+        assert_eq!(Meter::new(Tokenizer::O200k, Tokenizer::Estimate).seed(&forged), 0);
     }
 
     #[test]

@@ -31,7 +31,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::measure::{MeasuredConversation, MeasuredItem};
-use crate::model::Tokens;
+use crate::model::{Encoding, Tokens};
 use crate::tokens::TextSize;
 
 /// A token estimator of one tool output.
@@ -301,10 +301,16 @@ impl Calibration {
     /// get the tokenizer's own counts instead.
     pub fn scaling_note(&self) -> Option<String> {
         self.provider_scaled.then(|| {
+            // Under `provider` each conversation is counted with o200k, or cl100k for gpt-4 and
+            // gpt-3.5 (`calibrate::counted_with`), and scaled per content kind where fitted.
+            let t = if self.tokenizer == crate::tokens::Tokenizer::Provider.name() {
+                "o200k (cl100k for gpt-4 and gpt-3.5)"
+            } else {
+                self.tokenizer.as_str()
+            };
             format!(
                 "Provider tokens are each conversation's {t} tokens times the ratio its calibration \
-                 fitted (docs/calibration.md); `--overhead 0` sets the estimators against {t} tokens alone.",
-                t = self.tokenizer
+                 fitted (docs/calibration.md); `--overhead 0` sets the estimators against {t} tokens alone."
             )
         })
     }
@@ -319,6 +325,8 @@ pub struct Sample {
     measure: TextSize,
     /// Whether `measure.tokens` was scaled by the conversation's fitted provider ratio.
     scaled: bool,
+    /// The encoding the conversation was counted with, where `--tokenizer provider` chose one.
+    counted_with: Option<Encoding>,
     /// Each estimator's estimate, in the order of the estimators.
     estimates: Vec<f64>,
 }
@@ -329,8 +337,9 @@ pub struct Sample {
 pub fn samples(conversations: &[&MeasuredConversation], estimators: &[&dyn Estimator]) -> Vec<Sample> {
     conversations
         .par_iter()
-        .flat_map_iter(|c| c.items.iter().map(move |item| (c.calibration.ratio != 1.0, item)))
-        .filter_map(|(scaled, item)| {
+        .flat_map_iter(|c| c.items.iter().map(move |item| (c.calibration, item)))
+        .filter_map(|(calibration, item)| {
+            let (scaled, counted_with) = (calibration.ratio != 1.0, calibration.tokenizer);
             let MeasuredItem::ToolResult(sizes, r) = item else { return None };
             let measure = sizes.output();
             if measure.tokens == 0 {
@@ -339,7 +348,7 @@ pub fn samples(conversations: &[&MeasuredConversation], estimators: &[&dyn Estim
             let text = if r.text.is_empty() { &r.summary } else { &r.text };
             let tool = r.name.clone().unwrap_or_else(|| super::sweep::UNNAMED_TOOL.to_owned());
             let estimates = estimators.iter().map(|e| e.estimate(&tool, text, &measure)).collect();
-            Some(Sample { kind: classify(text), tool, measure, scaled, estimates })
+            Some(Sample { kind: classify(text), tool, measure, scaled, counted_with, estimates })
         })
         .collect()
 }
@@ -409,7 +418,23 @@ pub fn calibrate_samples(samples: &[Sample], estimators: &[&dyn Estimator], toke
         rows.extend(by_kind.iter().map(|(kind, members)| row(k, *e, "kind", kind.name(), members)));
     }
     let provider_scaled = samples.iter().any(|s| s.scaled);
-    Calibration { tokenizer: tokenizer.to_owned(), provider_scaled, rows }
+    Calibration { tokenizer: counted_name(samples, tokenizer, provider_scaled), provider_scaled, rows }
+}
+
+/// The name of what the real counts are: `tokenizer`, but under `provider` with no count scaled,
+/// the encodings the conversations were really counted with (`o200k`, `cl100k`, or both), so
+/// that "real o200k tokens" is not called provider tokens.
+fn counted_name(samples: &[Sample], tokenizer: &str, provider_scaled: bool) -> String {
+    if tokenizer != crate::tokens::Tokenizer::Provider.name() || provider_scaled {
+        return tokenizer.to_owned();
+    }
+    let used = |e: Encoding| samples.iter().any(|s| s.counted_with == Some(e));
+    match (used(Encoding::O200k), used(Encoding::Cl100k)) {
+        (true, true) => "o200k and cl100k".to_owned(),
+        (false, true) => "cl100k".to_owned(),
+        (true, false) => "o200k".to_owned(),
+        (false, false) => tokenizer.to_owned(),
+    }
 }
 
 #[cfg(test)]
@@ -539,6 +564,19 @@ mod tests {
         assert_eq!(scaled.reference(), "provider tokens");
         assert!(plain.scaling_note().is_none());
         assert!(scaled.scaling_note().is_some_and(|n| n.contains("o200k tokens times the ratio")));
+        // Under provider: unscaled counts are named by the encoding they were counted with.
+        let with = |e| {
+            let mut c = m.clone();
+            c.calibration =
+                crate::model::Calibration { tokenizer: Some(e), ..crate::model::Calibration::NONE };
+            c
+        };
+        let (cl, o) = (with(Encoding::Cl100k), with(Encoding::O200k));
+        assert_eq!(calibrate(&[&cl], &[&LenOver4], "provider").reference(), "cl100k tokens");
+        assert_eq!(calibrate(&[&o, &cl], &[&LenOver4], "provider").reference(), "o200k and cl100k tokens");
+        assert_eq!(calibrate(&[&m], &[&LenOver4], "provider").reference(), "provider tokens", "scaled");
+        let note = calibrate(&[&m], &[&LenOver4], "provider").scaling_note().unwrap();
+        assert!(note.contains("o200k (cl100k for gpt-4 and gpt-3.5) tokens times the ratio"), "{note}");
     }
 
     #[test]

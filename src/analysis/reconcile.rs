@@ -30,7 +30,7 @@
 use serde::{Deserialize, Serialize};
 
 pub use crate::calibrate::provider_of;
-use crate::calibrate::{self, Calibration, Sample};
+use crate::calibrate::{self, Calibration, Method, Sample};
 use crate::measure::{Category, MeasuredConversation, MeasuredItem};
 use crate::model::{Conversation, Item, Tokens};
 use crate::time::format_rfc3339;
@@ -339,20 +339,33 @@ pub struct ReconcileReport {
     pub warnings: Vec<String>,
 }
 
-/// The note the report prints about a provider and tokenizer, if any.
-pub fn tokenizer_note(provider: &str, tokenizer: Tokenizer) -> Option<String> {
+/// The note the report prints about a provider and tokenizer, if any; under
+/// [`Tokenizer::Provider`] it says how the conversation's calibration `method` counted it (a
+/// fitted ratio, a default one, or o200k as is).
+pub fn tokenizer_note(provider: &str, tokenizer: Tokenizer, method: Method) -> Option<String> {
     let t = tokenizer.name();
+    let who = match provider {
+        "Anthropic" | "Google" => format!("{provider}: the tokenizer is not public;"),
+        _ => "provider not known:".to_owned(),
+    };
     match (provider, tokenizer) {
         (_, Tokenizer::Estimate) => {
             Some("the len/4 estimate is not a tokenizer: b absorbs its error on every text".into())
         }
         ("OpenAI", Tokenizer::Provider) => None,
-        ("Anthropic" | "Google", Tokenizer::Provider) => Some(format!(
-            "{provider}: the tokenizer is not public; provider counts with o200k times a ratio per content kind fitted from the usage deltas"
-        )),
-        (_, Tokenizer::Provider) => Some(
-            "provider not known: provider counts with o200k times a ratio per content kind fitted from the usage deltas".into(),
-        ),
+        (_, Tokenizer::Provider) => Some(match method {
+            Method::Ratio | Method::Kinds | Method::Exact => format!(
+                "{who} provider counts with o200k times a ratio fitted from the usage deltas (one per content kind where the appends allow: method kinds; else one: ratio)"
+            ),
+            Method::Default => format!(
+                "{who} a log with fewer than {MIN_CALIBRATED} recorded prompt sizes is counted with o200k times a default ratio (method default: the agent's, else the provider's; docs/calibration.md), an estimate"
+            ),
+            Method::None | Method::Override => {
+                format!(
+                    "{who} with no usage to fit a ratio from and no default, provider counts with o200k as is (method none), a proxy"
+                )
+            }
+        }),
         ("Anthropic", _) => Some(format!(
             "Anthropic: Claude's tokenizer is not public; {t} is a proxy, so b includes the ratio between the two"
         )),

@@ -444,3 +444,19 @@ fn provider_counts_openai_models_with_their_own_tokenizer_and_others_with_o200k(
     assert!(kinds("claude-code", Some("claude-opus-4")) && !kinds("codex", Some("gpt-5")));
     assert!(!fit_inputs("claude-code", None, Tokenizer::O200k).kinds, "o200k keeps one ratio");
 }
+
+#[test]
+fn with_no_usage_and_no_agent_default_provider_takes_the_providers_default_ratio() {
+    let none = [Sample { recorded: None, ..s(1_000, 0) }];
+    let of = |model, tokenizer| from_samples(&none, "cassette", Some(model), tokenizer);
+    let claude = of("claude-sonnet-4", Tokenizer::Provider);
+    assert_eq!((claude.method, claude.overhead, claude.ratio), (Method::Default, 0, 1.25));
+    assert_eq!(of("gemini-2.5-pro", Tokenizer::Provider).ratio, 1.07);
+    // An OpenAI model is counted exactly; an unknown provider and o200k are left as measured.
+    assert_eq!(of("gpt-4o", Tokenizer::Provider).method, Method::None);
+    assert_eq!(of("llama-3", Tokenizer::Provider).method, Method::None);
+    assert_eq!(of("claude-sonnet-4", Tokenizer::O200k), Calibration::NONE);
+    // An agent's own default comes first.
+    let code = from_samples(&none, "claude-code", Some("claude-sonnet-4"), Tokenizer::Provider);
+    assert_eq!((code.method, code.overhead, code.ratio), (Method::Default, 17_200, 1.26));
+}

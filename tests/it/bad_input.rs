@@ -938,7 +938,8 @@ fn a_single_200_mb_line_is_read_and_replayed() {
         f.write_all(b"\"}\n{\"type\":\"request\"}\n").unwrap();
     }
     assert!(std::fs::metadata(&p).unwrap().len() > 200 * MB as u64 - 100);
-    // With the default tokenizer (o200k), as a user would run it.
+    // With the default tokenizer (provider: o200k as is for a log that names no provider), as a
+    // user would run it.
     let out = ctxbudget().args(["replay", "--policy", "none", "--format", "json"]).arg(&p).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let report: ReplayReport = serde_json::from_slice(&out.stdout).unwrap();

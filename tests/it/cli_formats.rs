@@ -48,7 +48,7 @@ fn reconcile_table_csv_and_markdown_render() {
         .assert()
         .success()
         .stdout(contains("Worst requests after the fit"))
-        .stdout(contains("Claude's tokenizer is not public"));
+        .stdout(contains("Anthropic: the tokenizer is not public;"));
     ctxbudget()
         .args(["reconcile", "--format", "csv"])
         .arg(&dir)

@@ -60,16 +60,21 @@ fn the_calibrated_error_per_format_stays_within_the_documented_bounds() {
     assert!(chat["median_rel"].is_null() && chat["reason"].is_string(), "{chat}");
 }
 
+/// The first run of `replay SESSION --policy none --format json EXTRA` on the Claude Code session
+/// `codemie-code/session-3fe1b6bc.jsonl`.
+fn replay_none(corpus: &std::path::Path, extra: &[&str]) -> Value {
+    let session = corpus.join("claude-code/codemie-code/session-3fe1b6bc.jsonl");
+    let args =
+        [&["replay", session.to_str().unwrap(), "--policy", "none", "--format", "json"][..], extra].concat();
+    json(&args)["runs"][0].clone()
+}
+
 #[test]
 fn replay_is_calibrated_by_default_and_overhead_zero_gives_the_log_alone() {
     let Some(corpus) = corpus() else { return };
-    let session = corpus.join("claude-code/codemie-code/session-3fe1b6bc.jsonl");
-    let session = session.to_str().unwrap();
-    let run = |extra: &[&str]| {
-        let args = [&["replay", session, "--policy", "none", "--format", "json"][..], extra].concat();
-        json(&args)["runs"][0].clone()
-    };
-    let calibrated = run(&[]);
+    let run = |extra: &[&str]| replay_none(&corpus, extra);
+    // One ratio (`--tokenizer o200k`; the default's ratio per kind is checked below).
+    let calibrated = run(&["--tokenizer", "o200k"]);
     let k = &calibrated["calibration"];
     assert_eq!(k["method"], "ratio", "{k}");
     // Claude tokens per o200k token, fitted from the usage deltas: docs/calibration.md.
@@ -95,7 +100,11 @@ fn the_overhead_and_the_growth_are_fitted_per_compaction_segment() {
     // as-recorded replay (the default, `simulated`, drops it and runs Claude Code's trigger).
     let session = corpus.join("claude-code/codemie-code/session-624a4a58.jsonl");
     let session = session.to_str().unwrap();
-    let args = ["replay", session, "--policy", "none", "--format", "json", "--per-request"];
+    // One ratio (`--tokenizer o200k`), as docs/calibration.md measured it; under the default
+    // ratio per kind the kinds' ratios take in part of the growth (343 tokens by request 54,
+    // against 1 052).
+    let args =
+        ["replay", session, "--policy", "none", "--format", "json", "--per-request", "--tokenizer", "o200k"];
     let run = json(&[&args[..], &["--harness-compaction", "recorded"]].concat());
     let timeline = run["runs"][0]["timeline"].as_array().unwrap().clone();
     let unrecorded = |k: usize| number(&timeline[k], "unrecorded");
@@ -159,4 +168,30 @@ fn provider_reports_the_method_and_tokenizer_of_each_conversation() {
         assert!(c["calibration"].get("tokenizer").is_none() && c["calibration"].get("kinds").is_none());
         assert_ne!(c["calibration"]["method"], "kinds");
     }
+}
+
+#[test]
+fn provider_is_the_default_and_o200k_stays_an_explicit_choice() {
+    let Some(corpus) = corpus() else { return };
+    // A Claude Code session: by default a ratio per content kind on o200k counts.
+    let replay = |extra: &[&str]| replay_none(&corpus, extra);
+    let (default, provider, o200k) =
+        (replay(&[]), replay(&["--tokenizer", "provider"]), replay(&["--tokenizer", "o200k"]));
+    assert_eq!(default, provider, "the default is provider");
+    assert_eq!(default["tokenizer"], "provider");
+    assert_eq!(default["calibration"]["method"], "kinds", "{}", default["calibration"]);
+    assert_eq!(default["calibration"]["tokenizer"], "o200k");
+    // o200k: one ratio, no tokenizer or kinds written, other totals.
+    assert_eq!(o200k["tokenizer"], "o200k");
+    assert_eq!(o200k["calibration"]["method"], "ratio", "{}", o200k["calibration"]);
+    assert!(o200k["calibration"].get("kinds").is_none() && o200k["calibration"].get("tokenizer").is_none());
+    assert_ne!(default["total_input_tokens"], o200k["total_input_tokens"]);
+    // Unscaled, both count the same o200k tokens: the tool outputs' count and len/4 agree.
+    assert_eq!(default["content_estimate"], o200k["content_estimate"]);
+    // reconcile says the same by default, and notes how the counts were made.
+    let dir = corpus.join("claude-code");
+    let reconciled = json(&["reconcile", dir.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(reconciled, reconcile(&corpus, "claude-code", "provider"));
+    let notes = reconciled["notes"].to_string();
+    assert!(notes.contains("times a ratio fitted from the usage deltas"), "{notes}");
 }

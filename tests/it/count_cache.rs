@@ -16,6 +16,12 @@ fn run(args: &[&str]) -> (Vec<u8>, String) {
     (out.stdout, stderr)
 }
 
+/// The input tokens of every run of a `replay --format json` output, summed.
+fn total(json: &[u8]) -> u64 {
+    let r: ctxbudget::result::ReplayReport = serde_json::from_slice(json).unwrap();
+    r.runs.iter().map(|run| run.total_input_tokens).sum()
+}
+
 fn kept(path: &Path) -> StoredCounts {
     StoredCounts::decode(&std::fs::read(path).unwrap()).expect("a usable count cache")
 }
@@ -97,11 +103,31 @@ fn kept_counts_are_used_rather_than_counted_again() {
     forged.merge("o200k/tiktoken", entries);
     std::fs::write(&cache, forged.encode()).unwrap();
     let (lied_to, _) = run(&args);
-    let total = |json: &[u8]| -> u64 {
-        let r: ctxbudget::result::ReplayReport = serde_json::from_slice(json).unwrap();
-        r.runs.iter().map(|run| run.total_input_tokens).sum()
-    };
     assert!(total(&lied_to) > total(&honest) + 1000, "the kept counts were not used");
+}
+
+#[test]
+fn a_gpt_4_log_keeps_its_cl100k_counts_under_the_default_provider() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("gpt-4.json");
+    let text = "日本語の文章を数えます。東京都の天気は晴れで、気温は二十五度です。";
+    let messages: Vec<_> = (0..6)
+        .map(|i| serde_json::json!({"role": if i % 2 == 0 { "user" } else { "assistant" }, "content": format!("{i} {text}")}))
+        .collect();
+    std::fs::write(&log, serde_json::json!({"model": "gpt-4-0613", "messages": messages}).to_string())
+        .unwrap();
+    let cache = dir.path().join("counts.ctxcounts");
+    let args =
+        ["replay", log.to_str().unwrap(), "--format", "json", "--count-cache", cache.to_str().unwrap()];
+    let (first, _) = run(&args);
+    let section = kept(&cache).section("cl100k/tiktoken").to_vec();
+    assert!(section.len() >= 6, "the cl100k counts are kept: {section:?}");
+    // Every kept cl100k count made 1,000 larger: the next run must use them, not count again.
+    let mut lied = StoredCounts::default();
+    lied.merge("cl100k/tiktoken", section.iter().map(|&(k, n)| (k, n + 1000)).collect());
+    std::fs::write(&cache, lied.encode()).unwrap();
+    let (second, _) = run(&args);
+    assert!(total(&second) > total(&first) + 1000, "the kept cl100k counts were not used");
 }
 
 #[test]

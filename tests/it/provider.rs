@@ -21,12 +21,14 @@ fn chat_log(model: &str) -> String {
     .to_string()
 }
 
-/// `replay FILE --format json --tokenizer TOKENIZER`'s first run.
+/// `replay FILE --format json --tokenizer TOKENIZER`'s first run (no `--tokenizer` for "").
 fn run(file: &std::path::Path, tokenizer: &str) -> Value {
-    let out = common::ctxbudget()
-        .args(["replay", file.to_str().unwrap(), "--format", "json", "--tokenizer", tokenizer])
-        .output()
-        .expect("the binary runs");
+    let mut cmd = common::ctxbudget();
+    cmd.args(["replay", file.to_str().unwrap(), "--format", "json"]);
+    if !tokenizer.is_empty() {
+        cmd.args(["--tokenizer", tokenizer]);
+    }
+    let out = cmd.output().expect("the binary runs");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let json: Value = serde_json::from_slice(&out.stdout).expect("JSON");
     json["runs"][0].clone()
@@ -49,6 +51,33 @@ fn provider_counts_a_gpt_4_log_with_cl100k_and_a_gpt_4o_log_with_o200k() {
         assert_eq!(provider["calibration"]["method"], "none", "{model}: {provider}");
         assert!(own_run["calibration"].get("tokenizer").is_none(), "written only for provider");
     }
+}
+
+#[test]
+fn provider_is_the_default_and_counts_a_gpt_4_log_with_cl100k() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("gpt-4.json");
+    std::fs::write(&file, chat_log("gpt-4-0613")).unwrap();
+    let (default, cl100k, o200k) = (run(&file, ""), run(&file, "cl100k"), run(&file, "o200k"));
+    assert_eq!(default["tokenizer"], "provider", "{default}");
+    assert_eq!(default["calibration"]["tokenizer"], "cl100k", "{default}");
+    let total = |r: &Value| r["total_input_tokens"].as_u64().expect("a total");
+    assert_eq!(total(&default), total(&cl100k), "exact: the model's own tokenizer");
+    // `--tokenizer o200k` still counts every text in o200k, which gpt-4 does not use.
+    assert_eq!(o200k["tokenizer"], "o200k");
+    assert_ne!(total(&default), total(&o200k));
+    // len/4 stays beside the count under every tokenizer (per request, `context_estimate`).
+    let estimate = |tokenizer: &str| {
+        let out = common::ctxbudget()
+            .args(["replay", file.to_str().unwrap(), "--per-request", "--format", "json"])
+            .args(["--policy", "none", "--tokenizer", tokenizer])
+            .output()
+            .expect("the binary runs");
+        let json: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        json["runs"][0]["timeline"][1]["context_estimate"].as_u64().expect("an estimate")
+    };
+    assert!(estimate("provider") > 0);
+    assert_eq!(estimate("provider"), estimate("o200k"));
 }
 
 #[test]

@@ -224,7 +224,24 @@ fn totals_are_compared_when_only_totals_are_recorded() {
 
 #[test]
 fn proxy_tokenizers_are_said_plainly() {
-    assert!(tokenizer_note("Anthropic", Tokenizer::O200k).unwrap().contains("not public"));
-    assert!(tokenizer_note("Google", Tokenizer::O200k).unwrap().contains("not public"));
-    assert_eq!(tokenizer_note("OpenAI", Tokenizer::O200k), None);
+    let ratio = Method::Ratio;
+    assert!(tokenizer_note("Anthropic", Tokenizer::O200k, ratio).unwrap().contains("not public"));
+    assert!(tokenizer_note("Google", Tokenizer::O200k, ratio).unwrap().contains("not public"));
+    assert_eq!(tokenizer_note("OpenAI", Tokenizer::O200k, ratio), None);
+}
+
+#[test]
+fn provider_notes_say_how_each_conversation_was_counted() {
+    let note = |provider, method| tokenizer_note(provider, Tokenizer::Provider, method);
+    assert_eq!(note("OpenAI", Method::Exact), None, "exact: nothing to warn of");
+    let fitted = note("Anthropic", Method::Kinds).unwrap();
+    assert!(
+        fitted.starts_with("Anthropic: the tokenizer is not public;") && fitted.contains("fitted"),
+        "{fitted}"
+    );
+    assert_eq!(note("Anthropic", Method::Ratio), Some(fitted), "one note for both fitted methods");
+    let default = note("Google", Method::Default).unwrap();
+    assert!(default.contains("default ratio") && default.contains("an estimate"), "{default}");
+    let none = note("unknown", Method::None).unwrap();
+    assert!(none.starts_with("provider not known:") && none.contains("o200k as is"), "{none}");
 }
