@@ -171,9 +171,9 @@ def main():
     scale = {}
     for _ in range(args.rounds):
         peer = json.loads(run([sys.executable, PEER, texts, "o200k_base", threads])[1])
-        one, _ = run([CTXBUDGET, "replay", CORPUS, "-j", "1", "--format", "json", "-o", work / "out-1.json"])
-        many, _ = run([CTXBUDGET, "replay", CORPUS, "-j", threads, "--format", "json", "-o", work / "out-n.json"])
-        one_rs, _ = run([CTXBUDGET, "replay", CORPUS, "-j", "1", "--counter", "tiktoken-rs", "--format", "json",
+        one, _ = run([CTXBUDGET, "replay", CORPUS, "--tokenizer", "o200k", "-j", "1", "--format", "json", "-o", work / "out-1.json"])
+        many, _ = run([CTXBUDGET, "replay", CORPUS, "--tokenizer", "o200k", "-j", threads, "--format", "json", "-o", work / "out-n.json"])
+        one_rs, _ = run([CTXBUDGET, "replay", CORPUS, "--tokenizer", "o200k", "-j", "1", "--counter", "tiktoken-rs", "--format", "json",
                          "-o", work / "out-rs.json"])
         sweep, _ = run([SPEED, "sweep", CORPUS, "-j", threads, "--thresholds", SWEEP_THRESHOLDS, "--policies", "sweep"])
         bare_1 = speed("count", texts, "-j", "1")
@@ -255,7 +255,7 @@ def main():
     if not args.no_big:
         copies = generate(work / "big", args.big_mb)
         size = sum(p.stat().st_size for c in copies for p in c.rglob("*") if p.is_file()) / 1e6
-        wall, rss, errors, code = peak_rss_mb([CTXBUDGET, "replay", *copies, "-j", threads,
+        wall, rss, errors, code = peak_rss_mb([CTXBUDGET, "replay", *copies, "--tokenizer", "o200k", "-j", threads,
                                                "--format", "json", "-o", work / "big.json"])
         rows.append((f"Peak RSS, whole replay of a generated {size:,.0f} MB corpus ({len(copies)} copies of "
                      f"the shared corpus, texts made distinct), {threads} threads; {wall:.1f} s, "
@@ -265,12 +265,12 @@ def main():
         # do not hold the inputs above 256 MB: each file's tools are swept as it is read, and the
         # files whose guess of the recommendation missed are read again).
         for analysis in ["sweep", "compare", "cost", "calibrate"]:
-            wall, rss, errors, code = peak_rss_mb([CTXBUDGET, analysis, *copies, "-j", threads,
+            wall, rss, errors, code = peak_rss_mb([CTXBUDGET, analysis, *copies, "--tokenizer", "o200k", "-j", threads,
                                                    "--format", "json", "-o", work / f"big-{analysis}.json"])
             ratio = f" ({wall / replay_wall:.2f}× the replay, one run each)" if analysis == "sweep" else ""
             rows.append((f"… `{analysis}` of it; {wall:.1f} s{ratio}, exit {code}", f"{rss:.0f} MB", "< 300 MB"))
         shutil.rmtree(work / "big-report", ignore_errors=True)
-        wall, rss, errors, code = peak_rss_mb([CTXBUDGET, "report", *copies, "-j", threads,
+        wall, rss, errors, code = peak_rss_mb([CTXBUDGET, "report", *copies, "--tokenizer", "o200k", "-j", threads,
                                                "--out", work / "big-report"])
         rows.append((f"… `report` of it (holds the charted conversations' rows); {wall:.1f} s, exit {code}",
                      f"{rss:.0f} MB", "< 300 MB"))
@@ -285,8 +285,8 @@ def main():
         part_facts = speed("texts", linked, part_texts)
         p = {k: [] for k in ["threads", "e2e_1", "e2e_n", "bare", "one", "many", "same"]}
         for _ in range(max(1, args.rounds // 2)):
-            one, _ = run([CTXBUDGET, "replay", *part, "-j", "1", "--format", "json", "-o", work / "part-1.json"])
-            many, _ = run([CTXBUDGET, "replay", *part, "-j", threads, "--format", "json", "-o", work / "part-n.json"])
+            one, _ = run([CTXBUDGET, "replay", *part, "--tokenizer", "o200k", "-j", "1", "--format", "json", "-o", work / "part-1.json"])
+            many, _ = run([CTXBUDGET, "replay", *part, "--tokenizer", "o200k", "-j", threads, "--format", "json", "-o", work / "part-n.json"])
             bare_1 = speed("count", part_texts, "-j", "1")
             bare_n = speed("count", part_texts, "-j", threads)
             p["one"].append(one)

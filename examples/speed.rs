@@ -120,8 +120,9 @@ impl Options {
         PathBuf::from(self.positional.get(i).unwrap_or_else(|| usage()))
     }
 
-    /// The meter `ctxbudget replay` uses by default (report o200k, policies decide with their
-    /// anchors), on the chosen backend.
+    /// The meter `ctxbudget replay --tokenizer T` uses (T o200k unless `--tokenizer` says
+    /// otherwise: the numbers of docs/performance.md were measured with o200k; policies decide with
+    /// their anchors), on the chosen backend.
     fn meter(&self) -> Meter {
         Meter::with_backend(self.tokenizer, Tokenizer::Estimate, self.counter).deciding(DecideWith::Anchor)
     }
