@@ -194,29 +194,25 @@ fn reconcile_on_codex_rollouts_stays_within_the_documented_median_error() {
 #[test]
 fn reconcile_says_when_the_tokenizer_is_a_proxy() {
     let Some(corpus) = corpus() else { return };
-    let out = Command::cargo_bin("ctxbudget")
-        .unwrap()
-        .args(["reconcile", "--tokenizer", "o200k"])
-        .arg(corpus.join("claude-code-stream-json"))
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8(out).unwrap();
-    assert!(text.contains("Claude's tokenizer is not public; o200k is a proxy"), "{text}");
+    // The table's text of `reconcile` on the stream-json logs, with `args` before the folder.
+    let text = |args: &[&str]| {
+        let out = Command::cargo_bin("ctxbudget")
+            .unwrap()
+            .arg("reconcile")
+            .args(args)
+            .arg(corpus.join("claude-code-stream-json"))
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        String::from_utf8(out).unwrap()
+    };
+    let o200k = text(&["--tokenizer", "o200k"]);
+    assert!(o200k.contains("Claude's tokenizer is not public; o200k is a proxy"), "{o200k}");
     // By default (provider) the note says how the counts were made instead.
-    let out = Command::cargo_bin("ctxbudget")
-        .unwrap()
-        .args(["reconcile"])
-        .arg(corpus.join("claude-code-stream-json"))
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8(out).unwrap();
-    assert!(text.contains("Anthropic: the tokenizer is not public;"), "{text}");
+    let default = text(&[]);
+    assert!(default.contains("Anthropic: the tokenizer is not public;"), "{default}");
 }
 
 /// `truncate:codex-policy` against what Codex 0.128 recorded under `Tokens(10_000)`: each output
