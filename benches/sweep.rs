@@ -25,6 +25,7 @@ fn sweeps(c: &mut Criterion) {
             policy: spec,
             tolerance: DEFAULT_TOLERANCE,
             top_tools: 0,
+            cache: Default::default(),
         };
         group.bench_function(settings.policy.as_str().to_owned(), |b| {
             b.iter(|| sweep(&conversations, &settings, &meter).rows.len())

@@ -351,6 +351,7 @@ fn sweep_scale(o: &Options) {
                 policy: spec.clone(),
                 tolerance: DEFAULT_TOLERANCE,
                 top_tools: 0,
+                cache: Default::default(),
             };
             std::hint::black_box(sweep(&conversations, &settings, meter));
         }
@@ -451,6 +452,7 @@ fn sweep(o: &Options) {
             policy: PolicySpec::parse(spec.as_str()).expect("parsed once"),
             tolerance: DEFAULT_TOLERANCE,
             top_tools: 0,
+            cache: Default::default(),
         };
         rows += sweep(&conversations, &settings, &meter).rows.len();
     }

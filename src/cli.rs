@@ -330,6 +330,14 @@ pub struct CacheArgs {
     /// (`recommend` rules out pairs whose peak context exceeds it).
     #[arg(long, default_value_t = 200_000, value_parser = crate::spec::parse_size)]
     pub window: u64,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub pricing: PricingArgs,
+}
+
+/// Prompt-cache pricing.
+#[derive(Debug, Args)]
+pub struct PricingArgs {
     /// How long a cached prompt prefix lives after a request: a duration (5m, 5min, 300s, 1h,
     /// 1h30m), 0 or never. Requests without timestamps count as warm.
     #[arg(long, default_value = "5m")]
@@ -368,6 +376,9 @@ pub struct SweepArgs {
     /// automatic above 256 MB of input. Same output.
     #[arg(long)]
     pub low_memory: bool,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub pricing: PricingArgs,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub output: OutputArgs,

@@ -325,6 +325,7 @@ fn sweep_settings(
     policy: &str,
     tolerance_text: &str,
     tools: usize,
+    pricing: &cli::PricingArgs,
 ) -> Result<SweepSettings, UsageError> {
     let thresholds = sweep::parse_thresholds(thresholds.unwrap_or(sweep::DEFAULT_THRESHOLDS))
         .map_err(|e| usage(format!("--thresholds: {e}")))?;
@@ -333,7 +334,16 @@ fn sweep_settings(
         policy: PolicySpec::parse(policy).map_err(|e| policy_error(policy, e))?,
         tolerance: tolerance(tolerance_text)?,
         top_tools: tools,
+        cache: cache_model(pricing)?,
     })
+}
+
+/// `--prices` and `--cache-ttl`: the prices for that cache lifetime.
+fn cache_model(pricing: &cli::PricingArgs) -> Result<CacheModel, UsageError> {
+    let prices = prices(&pricing.prices)?;
+    let ttl_ms =
+        crate::spec::parse_ttl_ms(&pricing.cache_ttl).map_err(|e| usage(format!("--cache-ttl: {e}")))?;
+    Ok(CacheModel { prices: prices.for_ttl(ttl_ms), ttl_ms })
 }
 
 fn compare_settings(
@@ -345,12 +355,7 @@ fn compare_settings(
         policies: policies_with_file(&policies_given.specs, policies_given.file.as_deref())?,
         threshold,
         window: cache.window,
-        cache: {
-            let prices = prices(&cache.prices)?;
-            let ttl_ms = crate::spec::parse_ttl_ms(&cache.cache_ttl)
-                .map_err(|e| usage(format!("--cache-ttl: {e}")))?;
-            CacheModel { prices: prices.for_ttl(ttl_ms), ttl_ms }
-        },
+        cache: cache_model(&cache.pricing)?,
     })
 }
 
@@ -376,7 +381,13 @@ impl Config {
     fn analysis_from_cli(c: cli::Command, fit: Fit) -> Result<Result<Config, cli::Command>, UsageError> {
         Ok(Ok(match c {
             cli::Command::Sweep(a) => Config::Sweep(SweepConfig {
-                settings: sweep_settings(a.thresholds.as_deref(), &a.policy, &a.tolerance, a.tools)?,
+                settings: sweep_settings(
+                    a.thresholds.as_deref(),
+                    &a.policy,
+                    &a.tolerance,
+                    a.tools,
+                    &a.pricing,
+                )?,
                 low_memory: a.low_memory,
                 input: InputConfig::from_args(a.input)?,
                 format: export_format(a.output.format, fit),
@@ -392,7 +403,13 @@ impl Config {
             }),
             cli::Command::Report(a) => Config::Report(ReportConfig {
                 recommend: Box::new(report_recommend(&a)?),
-                sweep: sweep_settings(a.thresholds.as_deref(), &a.sweep_policy, &a.tolerance, a.tools)?,
+                sweep: sweep_settings(
+                    a.thresholds.as_deref(),
+                    &a.sweep_policy,
+                    &a.tolerance,
+                    a.tools,
+                    &a.cache.pricing,
+                )?,
                 compare: compare_settings(&a.policies, a.threshold, &a.cache)?,
                 timelines: timelines(&a.timelines)?,
                 low_memory: a.low_memory,

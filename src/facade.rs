@@ -232,6 +232,7 @@ impl Replayer {
             policy: none_spec(),
             tolerance: sweep::DEFAULT_TOLERANCE,
             top_tools: sweep::DEFAULT_TOP_TOOLS,
+            cache: Default::default(),
         };
         let none = none_spec();
         let mut sources = self.sources();
@@ -345,6 +346,7 @@ mod tests {
             policy: spec("keep-results:n=1"),
             tolerance: sweep::DEFAULT_TOLERANCE,
             top_tools: sweep::DEFAULT_TOP_TOOLS,
+            cache: Default::default(),
         };
         let builtin = sweep::sweep(&refs, &settings, &meter());
         assert_eq!(ours.len(), 1);

@@ -359,7 +359,7 @@ pub fn findings(input: &ReportInput<'_>) -> Vec<String> {
     out.extend(fidelity(input));
     match &input.sweep.recommendation {
         Some(r) => out.push(format!(
-            "By input tokens alone (no cache), under {}: SUMMARY_THRESHOLD {} bytes. {}.",
+            "By input tokens (the tolerance priced with the prompt cache), under {}: SUMMARY_THRESHOLD {} bytes. {}.",
             input.sweep.policy,
             r.threshold,
             sentence(&r.reason)

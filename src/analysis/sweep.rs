@@ -10,11 +10,17 @@
 //! tool produced it, so every threshold is charged its own summary overhead and the numbers of
 //! different thresholds compare.
 //!
-//! **Recommendation**: the largest threshold whose savings stay within `tolerance` (relative, default
-//! 5%) of the best threshold's (the reason also says it in input tokens), because a larger threshold leaves more outputs whole (fewer lossy
-//! summaries for the model) for almost the same saving. Then, for the tools whose outputs dominate,
-//! the same recommendation with only that tool's threshold varied (every other tool kept at the
-//! overall recommendation), which shows where a per-tool threshold would move. Pure: no I/O.
+//! **Cost**: every threshold's row is also priced as `recommend` prices a pair: the whole bill in
+//! USD at each request's model price with the prompt cache ([`super::cost::cost_usd_of_run`]), so
+//! the tolerance can be said in money. Each conversation's bill is rounded to whole pico-USD and
+//! the rows add those integers, so a sum is the same whatever order the files are added in.
+//!
+//! **Recommendation** ([`choice`]): the largest threshold whose savings stay within `tolerance`
+//! (relative, default 5%) of the best threshold's, said in input tokens and USD too, because a
+//! larger threshold leaves more outputs whole (fewer lossy summaries for the model) for almost the
+//! same saving. Then, for the tools whose outputs dominate, the same recommendation with only that
+//! tool's threshold varied (every other tool kept at the overall recommendation), which shows where
+//! a per-tool threshold would move. Pure: no I/O.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -22,15 +28,19 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::compare::PolicySource;
+use super::cost::{CacheModel, cost_usd_of_run};
 use crate::measure::{MeasuredConversation, MeasuredItem, MeasuredResult, ResultSizes};
 use crate::model::Tokens;
 use crate::policy::{Content, Edit, Policy, PolicySpec, View};
-use crate::replay::replay_summary;
+use crate::replay::{Keep, replay_keeping};
 use crate::result::Run;
 use crate::tokens::Meter;
 
+mod choice;
 mod per_tool;
 
+use choice::recommend_if_any;
+pub use choice::{recommend, recommend_tool, usd};
 use per_tool::tool_totals_with;
 pub use per_tool::{Speculation, ToolRows, ToolTotals, finish, tool_rows, tool_totals};
 
@@ -104,6 +114,8 @@ pub struct SweepSettings {
     pub tolerance: f64,
     /// How many dominant tools get their own recommendation.
     pub top_tools: usize,
+    /// How the rows are priced (`cost_usd`): `recommend`'s prices and cache lifetime.
+    pub cache: CacheModel,
 }
 
 /// One threshold of the sweep, summed over every conversation.
@@ -134,6 +146,10 @@ pub struct SweepRow {
     pub prune_events: usize,
     /// `1 − total_input_tokens / baseline`, the baseline being `none` with nothing split.
     pub savings: f64,
+    /// The whole bill in USD with the prompt cache, each conversation's rounded to a pico-USD
+    /// (`recommend`'s pricing); absent in the per-tool rows, which are not priced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
 }
 
 /// A recommended threshold and why.
@@ -150,6 +166,15 @@ pub struct Recommendation {
     pub best_savings: f64,
     /// The relative tolerance used.
     pub tolerance: f64,
+    /// The tolerance in input tokens: the most a threshold may send beyond the best's and be
+    /// within it (`tolerance × best's savings × baseline`, rounded down; for one tool, its own
+    /// savings above the never-split row's).
+    pub tolerance_tokens: Tokens,
+    /// Input tokens the recommended threshold sends beyond the best's.
+    pub extra_input_tokens: Tokens,
+    /// What the recommended threshold's bill is beyond the best's, in USD (negative: it costs
+    /// less); absent where the rows are not priced (per tool).
+    pub extra_cost_usd: Option<f64>,
     /// The next larger threshold tried and its savings, if any.
     pub next: Option<(usize, f64)>,
     /// The reason in words.
@@ -191,6 +216,8 @@ pub struct Sweep {
     pub baseline_total_tokens: Tokens,
     /// Peak context under `none` with nothing split.
     pub baseline_peak_tokens: Tokens,
+    /// The bill in USD under `none` with nothing split (`recommend`'s baseline `cost_usd`).
+    pub baseline_cost_usd: f64,
     /// One row per threshold, ascending.
     pub rows: Vec<SweepRow>,
     /// The recommendation (absent when there is nothing to sweep).
@@ -353,33 +380,37 @@ impl Policy for Observed<'_> {
     }
 }
 
-/// Replays every conversation at `threshold` under `spec` and sums one sweep row (savings left 0).
+/// Replays every conversation at `threshold` under `spec` and sums one sweep row (savings left 0),
+/// with its bill in pico-USD when `cache` prices it (else 0).
 fn row_at(
     conversations: &[&MeasuredConversation],
     threshold: usize,
     spec: &dyn PolicySource,
     meter: &Meter,
-) -> SweepRow {
-    rows_at(conversations, &[threshold], spec, meter).remove(0)
+    cache: Option<&CacheModel>,
+) -> (SweepRow, u128) {
+    rows_at(conversations, &[threshold], spec, meter, cache).remove(0)
 }
 
-/// One sweep row per threshold (savings left 0). Each conversation is replayed once per distinct
-/// split: thresholds that split the same outputs replay identically
-/// ([`MeasuredConversation::splits_at`]). Every (conversation, distinct split) replay is one
-/// parallel task, so one long conversation's replays are shared out too. Rows are sums and maxima,
-/// added up in conversation order, so the result does not depend on the thread count.
+/// One sweep row per threshold (savings left 0), each with its bill in pico-USD when `cache`
+/// prices the runs (else 0). Each conversation is replayed once per distinct split: thresholds
+/// that split the same outputs replay identically ([`MeasuredConversation::splits_at`]). Every
+/// (conversation, distinct split) replay is one parallel task, so one long conversation's replays
+/// are shared out too. Rows are integer sums and maxima, added up in conversation order, so the
+/// result does not depend on the thread count.
 fn rows_at(
     conversations: &[&MeasuredConversation],
     thresholds: &[usize],
     spec: &dyn PolicySource,
     meter: &Meter,
-) -> Vec<SweepRow> {
+    cache: Option<&CacheModel>,
+) -> Vec<(SweepRow, u128)> {
     let plans: Vec<(Vec<usize>, Vec<usize>)> =
         conversations.par_iter().map(|c| c.split_plan(thresholds)).collect();
     let tasks: Vec<(usize, usize)> =
         plans.iter().enumerate().flat_map(|(k, (_, firsts))| firsts.iter().map(move |&t| (k, t))).collect();
-    let replayed: Vec<SweepRow> =
-        tasks.par_iter().map(|&(k, t)| conversation_row(conversations[k], t, spec, meter)).collect();
+    let replayed: Vec<(SweepRow, u128)> =
+        tasks.par_iter().map(|&(k, t)| conversation_row(conversations[k], t, spec, meter, cache)).collect();
     let mut starts = Vec::with_capacity(plans.len());
     let mut next = 0;
     for (_, firsts) in &plans {
@@ -390,32 +421,46 @@ fn rows_at(
         .iter()
         .enumerate()
         .map(|(i, &threshold)| {
-            let mut row = SweepRow { threshold, ..Default::default() };
+            let (mut row, mut pico) = (SweepRow { threshold, ..Default::default() }, 0u128);
             for ((slots, _), start) in plans.iter().zip(&starts) {
-                add_row(&mut row, &replayed[start + slots[i]]);
+                let (part, part_pico) = &replayed[start + slots[i]];
+                add_row(&mut row, part);
+                pico = pico.saturating_add(*part_pico);
             }
             row.split_share = share(row.split_results, row.tool_results);
-            row
+            (row, pico)
         })
         .collect()
 }
 
-/// One conversation's share of a sweep row.
+/// One conversation's share of a sweep row, and its bill in pico-USD when `cache` prices it.
 fn conversation_row(
     c: &MeasuredConversation,
     threshold: usize,
     spec: &dyn PolicySource,
     meter: &Meter,
-) -> SweepRow {
+    cache: Option<&CacheModel>,
+) -> (SweepRow, u128) {
     let mut row = SweepRow::default();
     let mut inner = spec.fresh();
     let mut observed = Observed::new(&mut *inner);
-    let run = replay_summary(c, threshold, &mut observed, meter);
+    let keep = if cache.is_some() { Keep::Priced } else { Keep::Summary };
+    let run = replay_keeping(c, threshold, &mut observed, meter, keep);
     row.summary_tokens = observed.summary;
     row.overhead_tokens = observed.overhead;
     row.content_tokens = observed.contents;
     add_run(&mut row, &run);
-    row
+    (row, cache.map_or(0, |cache| pico_usd(cost_usd_of_run(&run.rows, cache))))
+}
+
+/// USD in whole pico-USD (rounded; a bill is never negative, so below 0 is 0).
+fn pico_usd(usd: f64) -> u128 {
+    (usd * 1e12).round() as u128
+}
+
+/// Pico-USD in USD.
+fn usd_of_pico(pico: u128) -> f64 {
+    pico as f64 / 1e12
 }
 
 fn add_row(row: &mut SweepRow, part: &SweepRow) {
@@ -443,127 +488,6 @@ fn share(part: usize, whole: usize) -> f64 {
 
 fn savings(total: Tokens, baseline: Tokens) -> f64 {
     if baseline == 0 { 0.0 } else { 1.0 - total as f64 / baseline as f64 }
-}
-
-/// [`recommend`], but none when the rows swept no tool result: with nothing to split, every
-/// threshold "saves" 0% and the largest one would be recommended from no evidence.
-fn recommend_if_any(rows: &[SweepRow], tolerance: f64) -> Option<Recommendation> {
-    rows.iter().any(|r| r.tool_results > 0).then(|| recommend(rows, tolerance)).flatten()
-}
-
-/// The largest threshold whose savings are within `tolerance` (relative) of the best.
-pub fn recommend(rows: &[SweepRow], tolerance: f64) -> Option<Recommendation> {
-    let (i, chosen, best) = choose(rows, tolerance, 0.0)?;
-    let next = rows.get(i + 1).map(|r| (r.threshold, r.savings));
-    let reason = if best.savings <= 0.0 {
-        format!(
-            "no threshold saves input tokens (best: {} at {} bytes), so splitting does not pay off under \
-             this policy on these traces; {} bytes is the largest threshold tried within {} of the best",
-            pct(best.savings),
-            best.threshold,
-            chosen.threshold,
-            pct(tolerance)
-        )
-    } else {
-        let tail = match next {
-            Some((t, s)) => format!("the next larger threshold tried, {t} bytes, saves {}", pct(s)),
-            None => "it is the largest threshold tried".to_owned(),
-        };
-        let within = if chosen.threshold == best.threshold {
-            "the best of all thresholds tried".to_owned()
-        } else {
-            format!(
-                "within {} of the best ({} at {} bytes; {} input tokens more than it)",
-                pct(tolerance),
-                pct(best.savings),
-                best.threshold,
-                chosen.total_input_tokens.saturating_sub(best.total_input_tokens)
-            )
-        };
-        format!(
-            "{} bytes saves {} of input tokens, {within}, and leaves every output of up to {} bytes whole; {tail}",
-            chosen.threshold,
-            pct(chosen.savings),
-            chosen.threshold
-        )
-    };
-    Some(recommendation(rows, i, best, tolerance, reason))
-}
-
-/// The recommendation for one tool: the largest threshold that keeps the tool's own contribution
-/// (savings minus `unsplit`, the savings with this tool never split) within `tolerance` of its best.
-/// `unsplit_splits` is how many outputs that never-split row splits (the other tools'), so what a
-/// row splits beyond it is this tool's.
-pub fn recommend_tool(
-    rows: &[SweepRow],
-    tolerance: f64,
-    tool: &str,
-    unsplit: f64,
-    unsplit_splits: usize,
-) -> Option<Recommendation> {
-    let (i, chosen, best) = choose(rows, tolerance, unsplit)?;
-    let points = |v: f64| format!("{:.1} points", (v - unsplit) * 100.0);
-    let split_here = chosen.split_results.saturating_sub(unsplit_splits);
-    let reason = if best.savings <= unsplit && split_here == 0 {
-        format!(
-            "splitting {tool} outputs saves nothing under this policy; {} bytes keeps them whole",
-            chosen.threshold
-        )
-    } else if best.savings <= unsplit {
-        // A threshold tried that kept them whole would save what the never-split row saves, so be
-        // within the tolerance of the best, and the chosen threshold would be at least as large.
-        format!(
-            "splitting {tool} outputs saves nothing under this policy, and every threshold tried splits \
-             some of them ({split_here} still split at {} bytes, the largest within {} of the best); a \
-             threshold above their largest output keeps them whole",
-            chosen.threshold,
-            pct(tolerance)
-        )
-    } else {
-        format!(
-            "splitting {tool} outputs adds at best {} of savings (at {} bytes); {} bytes keeps {} of it, \
-             within {} of that best",
-            points(best.savings),
-            best.threshold,
-            chosen.threshold,
-            points(chosen.savings),
-            pct(tolerance)
-        )
-    };
-    Some(recommendation(rows, i, best, tolerance, reason))
-}
-
-fn pct(v: f64) -> String {
-    format!("{:.1}%", v * 100.0)
-}
-
-/// `(index, chosen row, best row)`: the best savings (largest threshold on a tie) and the largest
-/// threshold whose savings above `zero` are within `tolerance` of the best's.
-fn choose(rows: &[SweepRow], tolerance: f64, zero: f64) -> Option<(usize, &SweepRow, &SweepRow)> {
-    // `max_by` keeps the last of equal elements: the largest threshold on a tie.
-    let best = rows.iter().max_by(|a, b| a.savings.total_cmp(&b.savings))?;
-    let gain = best.savings - zero;
-    let floor = best.savings - tolerance * gain.abs();
-    let (i, chosen) = rows.iter().enumerate().rev().find(|(_, r)| r.savings >= floor)?;
-    Some((i, chosen, best))
-}
-
-fn recommendation(
-    rows: &[SweepRow],
-    i: usize,
-    best: &SweepRow,
-    tolerance: f64,
-    reason: String,
-) -> Recommendation {
-    Recommendation {
-        threshold: rows[i].threshold,
-        savings: rows[i].savings,
-        best_threshold: best.threshold,
-        best_savings: best.savings,
-        tolerance,
-        next: rows.get(i + 1).map(|r| (r.threshold, r.savings)),
-        reason,
-    }
 }
 
 fn tool_of(r: &MeasuredResult) -> &str {
@@ -649,10 +573,18 @@ pub fn sweep_with(
 pub struct SweepTotals {
     conversations: usize,
     requests: usize,
-    baseline: SweepRow,
-    /// One per threshold, ascending; `split_share` and `savings` are set by [`finish`].
-    rows: Vec<SweepRow>,
+    /// The baseline's row and bill in pico-USD.
+    baseline: (SweepRow, u128),
+    /// One per threshold, ascending, with its bill in pico-USD; `split_share` and `savings` are
+    /// set by [`finish`].
+    rows: Vec<(SweepRow, u128)>,
     tools: BTreeMap<String, (usize, Tokens)>,
+}
+
+/// Adds a priced row to another: integer sums, so in any order.
+fn add_priced((row, pico): &mut (SweepRow, u128), (part, part_pico): &(SweepRow, u128)) {
+    add_row(row, part);
+    *pico = pico.saturating_add(*part_pico);
 }
 
 impl SweepTotals {
@@ -662,10 +594,10 @@ impl SweepTotals {
             self.rows = other.rows;
         } else {
             for (row, part) in self.rows.iter_mut().zip(&other.rows) {
-                add_row(row, part);
+                add_priced(row, part);
             }
         }
-        add_row(&mut self.baseline, &other.baseline);
+        add_priced(&mut self.baseline, &other.baseline);
         self.conversations += other.conversations;
         self.requests += other.requests;
         for (tool, (results, tokens)) in other.tools {
@@ -703,8 +635,14 @@ fn totals_with(
     SweepTotals {
         conversations: conversations.len(),
         requests: conversations.iter().map(|c| c.requests()).sum(),
-        baseline: row_at(conversations, usize::MAX, &crate::analysis::compare::Baseline, meter),
-        rows: rows_at(conversations, &swept(settings), policy, meter),
+        baseline: row_at(
+            conversations,
+            usize::MAX,
+            &crate::analysis::compare::Baseline,
+            meter,
+            Some(&settings.cache),
+        ),
+        rows: rows_at(conversations, &swept(settings), policy, meter, Some(&settings.cache)),
         tools: output_by_tool(conversations),
     }
 }
@@ -739,12 +677,25 @@ fn finished_rows(rows: &[SweepRow], baseline: Tokens) -> Vec<SweepRow> {
         .collect()
 }
 
+/// [`finished_rows`] of priced rows, each with its bill in USD.
+fn priced_rows(rows: &[(SweepRow, u128)], baseline: Tokens) -> Vec<SweepRow> {
+    rows.iter()
+        .map(|(r, pico)| SweepRow {
+            split_share: share(r.split_results, r.tool_results),
+            savings: savings(r.total_input_tokens, baseline),
+            cost_usd: Some(usd_of_pico(*pico)),
+            ..r.clone()
+        })
+        .collect()
+}
+
 /// Plans the per-tool pass from the totals of every conversation.
 pub fn plan(totals: &SweepTotals, settings: &SweepSettings) -> SweepPlan {
-    let rows = finished_rows(&totals.rows, totals.baseline.total_input_tokens);
+    let baseline = totals.baseline.0.total_input_tokens;
+    let rows = priced_rows(&totals.rows, baseline);
     let tools = sorted_tools(totals.tools.clone());
     let all_output = tools.iter().map(|t| t.2).sum();
-    match recommend_if_any(&rows, settings.tolerance) {
+    match recommend_if_any(&rows, settings.tolerance, baseline) {
         Some(overall) => SweepPlan {
             tools: tools.into_iter().take(settings.top_tools).collect(),
             overall: overall.threshold,

@@ -26,6 +26,8 @@ use crate::analysis::sweep::Sweep;
 pub const ZERO_DOUBLINGS: f64 = 1.0;
 /// Pixels kept free between two threshold labels.
 const LABEL_GAP: i32 = 8;
+/// Pixels from one line of a two-line label to the next.
+const LINE: i32 = 18;
 /// The chart's height: the savings panel, then the kept-whole panel ([`SAVINGS_PANEL`] of it).
 const HEIGHT: u32 = 600;
 /// The savings panel's share of the height, in percent.
@@ -56,9 +58,40 @@ pub struct SweepChart {
     pub recommended: Option<usize>,
     /// Index of the threshold with the best savings.
     pub best: Option<usize>,
-    /// The tolerance as a band of savings, in percent: `(floor, best)`, and the input tokens it
-    /// allows beyond the best's.
-    pub band: Option<(f64, f64, u64)>,
+    /// The tolerance as a band of savings, labelled in tokens and USD.
+    pub band: Option<Band>,
+}
+
+/// The tolerance band: the savings the recommendation may fall in, and the same in absolute terms.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Band {
+    /// The least savings within the tolerance, in percent.
+    pub floor: f64,
+    /// The best savings, in percent.
+    pub best: f64,
+    /// The input tokens the tolerance allows beyond the best's.
+    pub tokens: u64,
+    /// The input tokens the recommended threshold sends beyond the best's.
+    pub extra_tokens: u64,
+    /// What the recommended threshold costs beyond the best's, in USD, where priced.
+    pub extra_usd: Option<f64>,
+}
+
+impl Band {
+    /// The band's labels: what it allows, in tokens, and what the recommendation takes of it, in
+    /// tokens and USD.
+    pub fn labels(&self) -> [String; 2] {
+        let tokens = format!("{} input tokens", thousands(self.extra_tokens));
+        let taken = match self.extra_usd {
+            Some(usd) if usd < 0.0 => format!("{tokens} more, {} less", crate::analysis::sweep::usd(-usd)),
+            Some(usd) => format!("{tokens} and {} more", crate::analysis::sweep::usd(usd)),
+            None => format!("{tokens} more"),
+        };
+        [
+            format!("tolerance band: within {} input tokens of the best", thousands(self.tokens)),
+            format!("recommended: {taken} than the best"),
+        ]
+    }
 }
 
 /// The chart of a sweep, or a placeholder when there were no tool results to split: every
@@ -89,10 +122,12 @@ pub fn prepare(sweep: &Sweep) -> SweepChart {
         kept_whole: sweep.rows.iter().map(|r| 100.0 - r.split_share * 100.0).collect(),
         recommended: index(rec.map(|r| r.threshold)),
         best: index(rec.map(|r| r.best_threshold)),
-        band: rec.map(|r| {
-            let allowed = r.tolerance * r.best_savings.abs();
-            let tokens = (allowed * sweep.baseline_total_tokens as f64).round() as u64;
-            ((r.best_savings - allowed) * 100.0, r.best_savings * 100.0, tokens)
+        band: rec.map(|r| Band {
+            floor: (r.best_savings - r.tolerance * r.best_savings.abs()) * 100.0,
+            best: r.best_savings * 100.0,
+            tokens: r.tolerance_tokens,
+            extra_tokens: r.extra_input_tokens,
+            extra_usd: r.extra_cost_usd,
         }),
         thresholds,
     }
@@ -141,7 +176,7 @@ impl SweepChart {
     /// highest savings or band, leaving room for the labels over the data. Its own range, never the
     /// kept-whole panel's 0–100%.
     pub fn savings_range(&self) -> (f64, f64) {
-        let band_top = self.band.map_or(0.0, |(_, best, _)| best);
+        let band_top = self.band.as_ref().map_or(0.0, |b| b.best);
         let high = self.savings.iter().copied().fold(band_top, f64::max);
         let low = self.savings.iter().copied().fold(0.0, f64::min);
         let lo = if low < 0.0 { -nice_ceiling(-low) } else { 0.0 };
@@ -212,17 +247,20 @@ impl SweepChart {
             .label_style((FONT, LABEL_SIZE))
             .draw()?;
         let text = |h, v| TextStyle::from((FONT, LABEL_SIZE).into_font()).pos(Pos::new(h, v));
-        if let Some((floor, best, tokens)) = self.band {
+        if let Some(band) = &self.band {
             chart.draw_series([Rectangle::new(
-                [(xr.start, floor), (xr.end, best)],
+                [(xr.start, band.floor), (xr.end, band.best)],
                 MARK_COLOR.mix(0.18).filled(),
             )])?;
-            let (right, top) = chart.backend_coord(&(xr.end, best));
-            let bottom = chart.backend_coord(&(xr.end, floor)).1;
-            let end_in_band = self.savings.last().is_some_and(|s| *s >= floor);
-            let (y, v) = if end_in_band { (bottom + 4, VPos::Top) } else { (top - 4, VPos::Bottom) };
-            let label = format!("tolerance band: within {} input tokens of the best", thousands(tokens));
-            area.draw(&Text::new(label, (right - 4, y), text(HPos::Right, v)))?;
+            let (right, top) = chart.backend_coord(&(xr.end, band.best));
+            let bottom = chart.backend_coord(&(xr.end, band.floor)).1;
+            // Below the band when the line ends in it, else above it; the two lines one under the other.
+            let end_in_band = self.savings.last().is_some_and(|s| *s >= band.floor);
+            let (y, v) = if end_in_band { (bottom + 4, VPos::Top) } else { (top - 4 - LINE, VPos::Bottom) };
+            for (k, label) in band.labels().into_iter().enumerate() {
+                let y = y + LINE * k as i32;
+                area.draw(&Text::new(label, (right - 4, y), text(HPos::Right, v)))?;
+            }
         }
         let color = series_color(SAVINGS_SERIES);
         chart.draw_series(LineSeries::new(
@@ -347,6 +385,7 @@ mod tests {
             requests: 4,
             baseline_total_tokens: 100,
             baseline_peak_tokens: 40,
+            baseline_cost_usd: 0.5,
             rows: vec![row(0, 0.5, 1.0), row(256, 0.45, 0.5), row(4096, -0.1, 0.1)],
             recommendation: Some(Recommendation {
                 threshold: 256,
@@ -354,6 +393,9 @@ mod tests {
                 best_threshold: 0,
                 best_savings: 0.5,
                 tolerance: 0.1,
+                tolerance_tokens: 5,
+                extra_input_tokens: 5,
+                extra_cost_usd: Some(0.0125),
                 next: None,
                 reason: String::new(),
             }),
@@ -373,10 +415,10 @@ mod tests {
         assert_eq!(c.kept_whole, [0.0, 50.0, 90.0]);
         assert_eq!((c.recommended, c.best), (Some(1), Some(0)));
         let r = sweep().recommendation.unwrap();
-        let (floor, best, tokens) = c.band.expect("a recommendation has a tolerance band");
-        assert!((best - r.best_savings * 100.0).abs() < 1e-9);
-        assert!((best - floor - r.tolerance * r.best_savings.abs() * 100.0).abs() < 1e-9);
-        assert_eq!(tokens, 5, "10% of 50% of 100 tokens");
+        let band = c.band.expect("a recommendation has a tolerance band");
+        assert!((band.best - r.best_savings * 100.0).abs() < 1e-9);
+        assert!((band.best - band.floor - r.tolerance * r.best_savings.abs() * 100.0).abs() < 1e-9);
+        assert_eq!((band.tokens, band.extra_tokens, band.extra_usd), (5, 5, Some(0.0125)));
         assert_eq!(c.title, "Threshold sweep under keep-turns:n=3");
     }
 
@@ -407,6 +449,7 @@ mod tests {
             "recommended: 256 bytes, saves 45.0%",
             "best: 0 bytes, saves 50.0%",
             "tolerance band: within 5 input tokens of the best",
+            "recommended: 5 input tokens and $0.0125 more than the best",
             "4096",
         ] {
             assert!(super::super::has_text(&svg, needle), "missing {needle}");
@@ -421,6 +464,14 @@ mod tests {
         let svg = super::super::svg(&c).unwrap();
         assert!(super::super::has_text(&svg, "recommended and best: 256 bytes, saves 45.0%"));
         assert!(!super::super::has_text(&svg, "best: 0 bytes, saves 50.0%"));
+        // A recommendation that costs less than the best says so; one not priced gives tokens only.
+        let mut cheaper = sweep();
+        cheaper.recommendation.as_mut().unwrap().extra_cost_usd = Some(-1.5);
+        let [_, taken] = prepare(&cheaper).band.unwrap().labels();
+        assert_eq!(taken, "recommended: 5 input tokens more, $1.50 less than the best");
+        cheaper.recommendation.as_mut().unwrap().extra_cost_usd = None;
+        let [_, taken] = prepare(&cheaper).band.unwrap().labels();
+        assert_eq!(taken, "recommended: 5 input tokens more than the best");
         // Without a recommendation there is nothing to label.
         let none = Sweep { recommendation: None, ..sweep() };
         assert!(prepare(&none).point_labels().is_empty());

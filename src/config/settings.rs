@@ -63,6 +63,7 @@ pub fn sweep(c: &SweepConfig) -> Settings {
     out.insert("thresholds".into(), json!(s.thresholds));
     out.insert("tolerance".into(), json!(s.tolerance));
     out.insert("tools".into(), json!(s.top_tools));
+    cache(&mut out, &s.cache);
     out
 }
 

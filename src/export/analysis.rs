@@ -14,7 +14,7 @@ use super::ExportFormat;
 use super::columns::{Tabular, percent};
 use crate::analysis::calibration::Calibration;
 use crate::analysis::compare::{Comparison, EventRow, PolicyRow};
-use crate::analysis::sweep::{Recommendation, Sweep, SweepRow};
+use crate::analysis::sweep::{Recommendation, Sweep, SweepRow, usd};
 
 /// A titled part of an analysis output.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -67,7 +67,7 @@ fn mark(threshold: usize, rec: Option<&Recommendation>) -> String {
 }
 
 /// The columns of the table below, in order.
-pub const SWEEP_HEADERS: [&str; 11] = [
+pub const SWEEP_HEADERS: [&str; 12] = [
     "threshold",
     "split_results",
     "split_share",
@@ -77,6 +77,7 @@ pub const SWEEP_HEADERS: [&str; 11] = [
     "peak_context_tokens",
     "total_input_tokens",
     "savings",
+    "cost_usd",
     "prune_events",
     "mark",
 ];
@@ -98,6 +99,7 @@ pub fn sweep_rows(rows: &[SweepRow], rec: Option<&Recommendation>) -> Tabular {
                     r.peak_context_tokens.to_string(),
                     r.total_input_tokens.to_string(),
                     pct(r.savings),
+                    r.cost_usd.map(|v| format!("{v:.4}")).unwrap_or_default(),
                     r.prune_events.to_string(),
                     mark(r.threshold, rec),
                 ]
@@ -151,20 +153,26 @@ pub fn sweep_tools(sweep: &Sweep) -> Tabular {
     }
 }
 
+/// How the sweep's `cost_usd` is priced, under its table.
+pub const SWEEP_COST_NOTE: &str = "cost_usd: the whole bill in USD with the prompt cache, at each request's model price, as \
+     recommend prices a pair (docs/analyses.md); the threshold is chosen by input tokens.";
+
 /// The sweep as sections: the recommendation, the thresholds, the tools.
 pub fn sweep_sections(sweep: &Sweep) -> Vec<Section> {
     let rec = sweep.recommendation.as_ref();
     let mut text = vec![format!(
-        "{}, {}; baseline (`none`, nothing split): {} input tokens, peak {}.",
+        "{}, {}; baseline (`none`, nothing split): {} input tokens, {}, peak {}.",
         count_of(sweep.conversations, "conversation"),
         count_of(sweep.requests, "request"),
         sweep.baseline_total_tokens,
+        usd(sweep.baseline_cost_usd),
         sweep.baseline_peak_tokens
     )];
     text.push(match rec {
         Some(r) => format!("Recommended SUMMARY_THRESHOLD: {} bytes. {}.", r.threshold, sentence(&r.reason)),
         None => "No recommendation: nothing to sweep.".into(),
     });
+    text.push(SWEEP_COST_NOTE.into());
     vec![
         Section {
             title: format!("Threshold sweep under {}", sweep.policy),

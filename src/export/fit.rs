@@ -519,11 +519,11 @@ pub const VIEWS: [View; 17] = {
             headers: &a::SWEEP_HEADERS,
             keep: &[
                 "threshold",
-                "split_results",
                 "split_share",
                 "peak_context_tokens",
                 "total_input_tokens",
                 "savings",
+                "cost_usd",
                 "prune_events",
                 "mark",
             ],

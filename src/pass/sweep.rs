@@ -47,6 +47,7 @@ pub enum Step {
 ///     policy: PolicySpec::parse("keep-turns:n=3").unwrap(),
 ///     tolerance: 0.05,
 ///     top_tools: 5,
+///     cache: Default::default(),
 /// };
 /// // Low memory: each file is dropped once read; the files whose per-tool rows the guesses
 /// // missed are read again.
@@ -246,6 +247,7 @@ mod tests {
             policy: PolicySpec::parse("keep-turns:n=3").unwrap(),
             tolerance,
             top_tools: 5,
+            cache: Default::default(),
         }
     }
 

@@ -379,3 +379,64 @@ fn a_trace_without_tool_results_gets_no_recommendation_from_no_evidence() {
     assert!(report.contains("No threshold recommendation"), "{report}");
     assert!(!report.contains("Cheapest policy") && !report.contains("len/4 is"), "{report}");
 }
+
+/// The sweep's tolerance in absolute terms, recomputed from its own JSON on the bundled traces:
+/// the tokens and USD the recommended threshold takes beyond the best's are the differences of
+/// their rows, the tolerance in tokens is what separates the rows within it from those beyond,
+/// and the sentence and the CSV say the same numbers.
+#[test]
+fn the_sweeps_tolerance_in_tokens_and_usd_is_recomputed_from_its_own_json() {
+    let json = ctxbudget().args(["sweep", "traces", "--format", "json"]).assert().success();
+    let s: Sweep = serde_json::from_slice::<Enveloped<Sweep>>(&json.get_output().stdout).unwrap().result;
+    let rec = s.recommendation.as_ref().expect("a recommendation on the bundled traces");
+    let row = |t: usize| s.rows.iter().find(|r| r.threshold == t).unwrap();
+    let (chosen, best) = (row(rec.threshold), row(rec.best_threshold));
+    assert_ne!(rec.threshold, rec.best_threshold, "the bundled traces use the tolerance");
+    assert_eq!(rec.extra_input_tokens, chosen.total_input_tokens - best.total_input_tokens);
+    let (c, b) = (chosen.cost_usd.unwrap(), best.cost_usd.unwrap());
+    assert_eq!(rec.extra_cost_usd, Some(c - b));
+    // Within the tolerance exactly when a row sends at most `tolerance_tokens` more than the best.
+    let allowed = rec.tolerance * rec.best_savings * s.baseline_total_tokens as f64;
+    assert!(rec.tolerance_tokens.abs_diff(allowed.floor() as u64) <= 1, "{allowed}");
+    for r in &s.rows {
+        let within = r.savings >= rec.best_savings - rec.tolerance * rec.best_savings;
+        let extra = r.total_input_tokens.saturating_sub(best.total_input_tokens);
+        assert_eq!(within, extra <= rec.tolerance_tokens, "at {}", r.threshold);
+        assert!(!(within && r.threshold > rec.threshold), "a larger row within: {}", r.threshold);
+    }
+    // Every row is priced, and nothing split is the baseline, to the pico-USD.
+    assert!(s.rows.iter().all(|r| r.cost_usd.is_some_and(|c| c > 0.0)));
+    let unsplit = s.rows.iter().find(|r| r.split_results == 0 && r.prune_events == 0);
+    if let Some(r) = unsplit {
+        assert!((r.cost_usd.unwrap() - s.baseline_cost_usd).abs() < 1e-9);
+    }
+    let usd = |v: f64| if v.abs() < 1.0 { format!("${v:.4}") } else { format!("${v:.2}") };
+    let more = if c > b { "more" } else { "less" };
+    let said = format!(
+        "it sends {} input tokens more than the best, of the {} the tolerance allows, and costs {} {more}",
+        rec.extra_input_tokens,
+        rec.tolerance_tokens,
+        usd((c - b).abs())
+    );
+    assert!(rec.reason.contains(&said), "{}\n{said}", rec.reason);
+    // The CSV's cost_usd column is the JSON's, row by row.
+    let csv = ctxbudget().args(["sweep", "traces", "--format", "csv"]).assert().success();
+    let csv = String::from_utf8(csv.get_output().stdout.clone()).unwrap();
+    let mut lines = csv.lines();
+    let column = lines.next().unwrap().split(',').position(|h| h == "cost_usd").expect("a cost_usd column");
+    for (line, r) in lines.zip(&s.rows) {
+        assert_eq!(line.split(',').nth(column), Some(format!("{:.4}", r.cost_usd.unwrap()).as_str()));
+    }
+}
+
+/// The sweep's bill does not depend on the thread count: the rows add whole pico-USD.
+#[test]
+fn the_sweeps_usd_figures_are_the_same_bytes_on_one_and_four_threads() {
+    let on = |threads: &str| {
+        let out = ctxbudget().args(["sweep", "traces", "--format", "json", "-j", threads]).assert().success();
+        out.get_output().stdout.clone()
+    };
+    let one = on("1");
+    assert!(String::from_utf8_lossy(&one).contains("\"extra_cost_usd\""));
+    assert_eq!(one, on("4"));
+}

@@ -280,6 +280,7 @@ proptest! {
                 policy: spec.clone(),
                 tolerance: DEFAULT_TOLERANCE,
                 top_tools: 0,
+                cache: Default::default(),
             };
             let row = &sweep(&[&measured], &settings, &meter).rows[0];
             let mut carried = Carried::new(spec.build());

@@ -257,6 +257,32 @@ fn sweep_compare_and_recommend_agree_to_the_digit_on_one_baseline() {
     let usd = |v: &serde_json::Value| v.as_f64().unwrap();
     let change = usd(&compared["cost"]["cost_usd"]) / usd(&compare["baseline_cost_usd"]) - 1.0;
     assert!((usd(&candidate["cost_change"]) - change).abs() < 1e-12, "{change} {}", candidate["cost_change"]);
+    // The sweep prices its rows as recommend prices a pair; it adds each conversation's bill in
+    // whole pico-USD (the same sum at any thread count), so it may differ below a pico-USD per
+    // conversation, and never in the four decimals shown.
+    let conversations = sweep["conversations"].as_f64().unwrap();
+    let close =
+        |a: f64, b: f64| (a - b).abs() <= 1e-12 * conversations && format!("{a:.4}") == format!("{b:.4}");
+    let baseline = usd(&recommend["recommendation"]["baseline"]["cost_usd"]);
+    assert!(close(usd(&sweep["baseline_cost_usd"]), baseline), "{} {baseline}", sweep["baseline_cost_usd"]);
+    assert!(
+        close(usd(&row["cost_usd"]), usd(&candidate["cost_usd"])),
+        "{} {}",
+        row["cost_usd"],
+        candidate["cost_usd"]
+    );
+    for t in [&sweep["recommendation"]["threshold"], &sweep["recommendation"]["best_threshold"]] {
+        let priced = |rows: &serde_json::Value| {
+            rows.as_array()
+                .unwrap()
+                .iter()
+                .find(|c| &c["threshold"] == t && c.get("policy").is_none_or(|p| p == policy))
+                .map(|c| usd(&c["cost_usd"]))
+        };
+        let (swept, recommended) =
+            (priced(&sweep["rows"]).unwrap(), priced(&recommend["candidates"]).unwrap());
+        assert!(close(swept, recommended), "at {t}: {swept} {recommended}");
+    }
 }
 
 /// The terminal answer on the bundled traces: the pick's row of the best-per-policy table is the

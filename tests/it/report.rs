@@ -34,7 +34,10 @@ fn the_report_writes_every_file_and_says_the_recommendation_in_words() {
     let out = dir.path().join("rep");
     let said = report(&out);
     assert!(said.starts_with("Ship no prune and no split (the sessions as recorded)"), "{said}");
-    assert!(said.contains("By input tokens alone (no cache), under keep-turns:n=3"), "{said}");
+    assert!(
+        said.contains("By input tokens (the tolerance priced with the prompt cache), under keep-turns:n=3"),
+        "{said}"
+    );
     assert!(
         said.contains(
             "keep-turns:n=2 at threshold 256 saves 2.8% of input tokens against the sessions as recorded, but costs 66.2% more"

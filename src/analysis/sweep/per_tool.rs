@@ -10,7 +10,8 @@ use rayon::prelude::*;
 
 use super::{
     Sweep, SweepPlan, SweepRow, SweepSettings, SweepTotals, ToolRecommendation, add_row, finished_rows,
-    fix_other_tools, plan, recommend_if_any, recommend_tool, row_at, rows_at, savings, swept,
+    fix_other_tools, plan, priced_rows, recommend_if_any, recommend_tool, row_at, rows_at, savings, swept,
+    usd_of_pico,
 };
 use crate::analysis::compare::PolicySource;
 use crate::measure::MeasuredConversation;
@@ -100,8 +101,8 @@ fn tool_rows_with(
     let fixed: Vec<MeasuredConversation> =
         conversations.par_iter().map(|c| fix_other_tools(c, tool, overall)).collect();
     let refs: Vec<&MeasuredConversation> = fixed.iter().collect();
-    let rows = rows_at(&refs, &swept(settings), policy, meter);
-    (rows, row_at(&refs, usize::MAX, policy, meter))
+    let rows = rows_at(&refs, &swept(settings), policy, meter, None).into_iter().map(|(r, _)| r).collect();
+    (rows, row_at(&refs, usize::MAX, policy, meter, None).0)
 }
 
 /// One tool's rows at one overall threshold over the files they cover (by their place).
@@ -203,9 +204,9 @@ pub fn finish(
     per_tool: ToolTotals,
     settings: &SweepSettings,
 ) -> Sweep {
-    let baseline = totals.baseline.total_input_tokens;
-    let rows = finished_rows(&totals.rows, baseline);
-    let recommendation = recommend_if_any(&rows, settings.tolerance);
+    let baseline = totals.baseline.0.total_input_tokens;
+    let rows = priced_rows(&totals.rows, baseline);
+    let recommendation = recommend_if_any(&rows, settings.tolerance, baseline);
     let per_tool = plan
         .tools
         .iter()
@@ -222,6 +223,7 @@ pub fn finish(
                 recommendation: recommend_tool(
                     &rows,
                     settings.tolerance,
+                    baseline,
                     tool,
                     unsplit_savings,
                     unsplit.split_results,
@@ -239,7 +241,8 @@ pub fn finish(
         conversations: totals.conversations,
         requests: totals.requests,
         baseline_total_tokens: baseline,
-        baseline_peak_tokens: totals.baseline.peak_context_tokens,
+        baseline_peak_tokens: totals.baseline.0.peak_context_tokens,
+        baseline_cost_usd: usd_of_pico(totals.baseline.1),
         rows,
         recommendation,
         per_tool,

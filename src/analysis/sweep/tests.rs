@@ -25,6 +25,7 @@ fn settings(thresholds: Vec<usize>, spec: &str) -> SweepSettings {
         policy: PolicySpec::parse(spec).unwrap(),
         tolerance: DEFAULT_TOLERANCE,
         top_tools: 5,
+        cache: Default::default(),
     }
 }
 
@@ -90,25 +91,77 @@ fn rows_over_several_conversations_are_the_sums_of_each_swept_alone() {
         assert_eq!(row.content_tokens, sum(|r| r.content_tokens), "at {}", row.threshold);
         let splits: usize = alone.iter().map(|s| s.rows[i].split_results).sum();
         assert_eq!(row.split_results, splits, "at {}", row.threshold);
+        // Bills add up in whole pico-USD, exactly, in any order.
+        let pico = |r: &SweepRow| pico_usd(r.cost_usd.expect("every row of a sweep is priced"));
+        assert!(pico(row) > 0, "at {}", row.threshold);
+        assert_eq!(pico(row), alone.iter().map(|s| pico(&s.rows[i])).sum::<u128>(), "at {}", row.threshold);
     }
+    let baselines: u128 = alone.iter().map(|s| pico_usd(s.baseline_cost_usd)).sum();
+    assert_eq!(pico_usd(together.baseline_cost_usd), baselines);
     assert_ne!(together.rows[0].total_input_tokens, together.rows[4].total_input_tokens);
 }
 
 #[test]
 fn the_recommendation_is_the_largest_threshold_within_tolerance_of_the_best() {
-    let row = |threshold, savings| SweepRow { threshold, savings, ..Default::default() };
-    let rows = [row(0, 0.50), row(64, 0.52), row(128, 0.50), row(256, 0.495), row(512, 0.40)];
-    // Best 52% at 64; 5% of it is 2.6 points: 256 (49.5%) is within, 512 (40%) is not.
-    let r = recommend(&rows, 0.05).unwrap();
+    // Against a baseline of 10,000 input tokens, each row priced.
+    let row = |threshold, total: Tokens, cost| SweepRow {
+        threshold,
+        total_input_tokens: total,
+        savings: savings(total, 10_000),
+        cost_usd: Some(cost),
+        ..Default::default()
+    };
+    let rows = [
+        row(0, 5000, 1.10),
+        row(64, 4800, 1.00),
+        row(128, 5000, 0.98),
+        row(256, 5050, 1.0312),
+        row(512, 6000, 1.20),
+    ];
+    // Best 52% at 64; 5% of it is 2.6 points, 260 input tokens: 256 (49.5%, 250 tokens more) is
+    // within, 512 (40%) is not.
+    let r = recommend(&rows, 0.05, 10_000).unwrap();
     assert_eq!((r.threshold, r.best_threshold, r.next), (256, 64, Some((512, 0.40))));
+    assert_eq!((r.tolerance_tokens, r.extra_input_tokens), (260, 250));
+    assert_eq!(r.extra_cost_usd, Some(1.0312 - 1.00));
     assert!(
         r.reason.starts_with(
-            "256 bytes saves 49.5% of input tokens, within 5.0% of the best (52.0% at 64 bytes; 0 input tokens more than it)"
-        )
+            "256 bytes saves 49.5% of input tokens, within 5.0% of the best (52.0% at 64 bytes): it sends 250 \
+             input tokens more than the best, of the 260 the tolerance allows, and costs $0.0312 more (+3.1%); \
+             it leaves every output of up to 256 bytes whole; the next larger threshold tried, 512 bytes, saves \
+             40.0%"
+        ),
+        "{}",
+        r.reason
     );
-    assert_eq!(recommend(&rows, 0.0).unwrap().threshold, 64);
-    assert_eq!(recommend(&rows, 0.5).unwrap().threshold, 512);
-    assert_eq!(recommend(&[], 0.05), None);
+    assert_eq!(recommend(&rows, 0.0, 10_000).unwrap().threshold, 64);
+    assert_eq!(recommend(&rows, 0.5, 10_000).unwrap().threshold, 512);
+    assert_eq!(recommend(&[], 0.05, 10_000), None);
+}
+
+#[test]
+fn the_tolerance_in_tokens_is_exactly_what_separates_the_rows_within_it() {
+    // At every tolerance, a row is within it exactly when it sends at most `tolerance_tokens`
+    // more than the best; a row 1 token beyond that edge is not.
+    for baseline in [997, 10_000, 123_457] {
+        for tolerance in [0.0, 0.013, 0.05, 0.1, 0.333] {
+            let edge = baseline / 2;
+            let allowed = |rows: &[SweepRow]| recommend(rows, tolerance, baseline).unwrap().tolerance_tokens;
+            let row = |threshold, total: Tokens| SweepRow {
+                threshold,
+                total_input_tokens: total,
+                savings: savings(total, baseline),
+                ..Default::default()
+            };
+            let n = allowed(&[row(0, edge)]);
+            let at_edge = recommend(&[row(0, edge), row(1, edge + n)], tolerance, baseline).unwrap();
+            assert_eq!((at_edge.threshold, at_edge.extra_input_tokens), (1, n), "{baseline} {tolerance}");
+            let beyond = recommend(&[row(0, edge), row(1, edge + n + 1)], tolerance, baseline).unwrap();
+            assert_eq!(beyond.threshold, 0, "{baseline} {tolerance}: {n}");
+            let expected = (tolerance * savings(edge, baseline) * baseline as f64).floor() as Tokens;
+            assert!(n.abs_diff(expected) <= 1, "{n} {expected}");
+        }
+    }
 }
 
 #[test]
@@ -122,14 +175,14 @@ fn a_tool_whose_split_saves_nothing_is_kept_whole_only_by_a_threshold_that_split
     // Never splitting the tool saves 30%, with 5 outputs of other tools split. Splitting it
     // saves less at every threshold; at 1024 none of its outputs is split any more.
     let rows = [row(256, 0.28, 9), row(512, 0.29, 7), row(1024, 0.30, 5)];
-    let r = recommend_tool(&rows, 0.05, "Read", 0.30, 5).unwrap();
+    let r = recommend_tool(&rows, 0.05, 1000, "Read", 0.30, 5).unwrap();
     assert_eq!(r.threshold, 1024);
     assert_eq!(
         r.reason,
         "splitting Read outputs saves nothing under this policy; 1024 bytes keeps them whole"
     );
     // Up to 512 only: every threshold tried still splits some, and the reason says so.
-    let r = recommend_tool(&rows[..2], 0.05, "Read", 0.30, 5).unwrap();
+    let r = recommend_tool(&rows[..2], 0.05, 1000, "Read", 0.30, 5).unwrap();
     assert_eq!(r.threshold, 512);
     assert!(
         r.reason.contains("every threshold tried splits some of them (2 still split at 512 bytes"),
@@ -237,10 +290,10 @@ fn fixing_other_tools_keeps_their_split_at_any_threshold() {
     let fixed = fix_other_tools(&m, "ls", 16);
     let none = PolicySpec::parse("none").unwrap();
     // read is split (fixed at 16) even when replayed at a huge threshold.
-    let r = row_at(&[&fixed], 10_000, &none, &meter);
+    let (r, _) = row_at(&[&fixed], 10_000, &none, &meter, None);
     assert_eq!(r.split_results, 1);
     let unsplit = fix_other_tools(&m, "ls", 1_000);
-    assert_eq!(row_at(&[&unsplit], 0, &none, &meter).split_results, 1, "only ls splits");
+    assert_eq!(row_at(&[&unsplit], 0, &none, &meter, None).0.split_results, 1, "only ls splits");
     // Fixing how a raw output splits does not change what the tool produced (anchors that
     // measure the whole output see the same, not summary + text).
     let outputs = |c: &MeasuredConversation| -> Vec<crate::tokens::TextSize> {
