@@ -618,6 +618,9 @@ fn format_of(
     }
     match forced {
         Some(f) => Ok(f),
+        // No other format reads a zip: its head is not made text for them (lossily, at 30
+        // instructions a byte).
+        None if eval_zip => Ok(&format::inspect_eval::InspectEval),
         None => {
             // What it resembles, when nothing reads it (a layout of a known agent this build
             // does not read, a format's marks in plain text).

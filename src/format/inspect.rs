@@ -6,13 +6,16 @@
 //! A log is `{version, status, eval{task, model, …}, plan, results, stats, samples[]}`; each sample
 //! has `messages[]` (the final transcript), `events[]`, and `attachments{<md5>: text}`. Every string
 //! `attachment://<md5>` in a sample is read as its attachment; one that cannot be resolved (anywhere
-//! in the sample) is kept as it is, with a warning.
+//! in the sample) is kept as it is, with a warning. A sample is read into typed records
+//! ([`records`]) that build only the parts read below and check the rest as JSON, noting its
+//! references.
 //!
 //! **Attachments are resolved where and when they are read**, not in the whole sample first: each
 //! model event is taken out of the sample, has the fields the reader reads resolved (`event`,
 //! `model`, `timestamp`, `input`, `tools`, `output`, `call.response`), is read, and is dropped;
-//! `messages` are resolved only when they are read (a sample without model events), and
-//! everything else is only checked for unresolvable references. Inspect stores attachments to
+//! a pool message is resolved in place the first time it is read; `messages` are read and
+//! resolved only for a sample without model events, and everything else is only checked for
+//! unresolvable references. Inspect stores attachments to
 //! de-duplicate the same long text sent again in every call: resolving each reference in place
 //! cost one copy per reference (a 10 MB log whose thousand events each send one 8 MB text asked
 //! for gigabytes; it now reads in under 80 MB), where reading one event at a time holds one
@@ -45,15 +48,21 @@
 //! The corpus holds no Inspect log; `tests/fixtures/inspect/eval-log.json` is a small hand-made
 //! log written from the schema above, with its expected counts beside it.
 
+mod records;
+
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::io::BufRead;
 use std::path::Path;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::wire::{self, Builder, Calls, Chains, Mark, json_text, kind_of, str_field};
+use self::records::{Event, Log, Samples};
+pub(super) use self::records::{Sample, Source, parse as parse_records};
+use super::wire::{self, Builder, Calls, Chains, Mark, json_text};
 use super::{Format, Head, openai_chat};
 use crate::error::TraceError;
-use crate::model::{Conversation, Request, Trace, Usage};
+use crate::model::{Conversation, Item, Request, Trace, Usage};
 use crate::time::parse_rfc3339;
 
 /// Inspect AI eval logs (JSON).
@@ -74,54 +83,58 @@ impl Format for Inspect {
     }
 
     fn read(&self, input: &mut dyn BufRead, path: &Path) -> Result<Trace, TraceError> {
-        let mut doc = wire::read_document(input, path)?;
+        let text = super::shared::read_text(input, path)?;
+        let log: Log<'_> = records::parse(&text, path)?;
         let fail = |message: String| TraceError::content(path, message);
-        let Some(log) = doc.as_object_mut() else {
-            return Err(fail(format!("expected an Inspect eval log object, found {}", kind_of(&doc))));
-        };
-        let model =
-            log.get("eval").and_then(|e| e.get("model")).and_then(Value::as_str).unwrap_or("").to_owned();
-        if !log.contains_key("eval") {
-            return Err(fail("not an Inspect eval log: it has no `eval` header".into()));
+        if log.kind != "an object" {
+            return Err(fail(format!("expected an Inspect eval log object, found {}", log.kind)));
         }
+        let Some(eval) = &log.eval else {
+            return Err(fail("not an Inspect eval log: it has no `eval` header".into()));
+        };
+        let model = eval.get("model").and_then(Value::as_str).unwrap_or("");
         let mut trace = Trace { format: self.name(), ..Default::default() };
-        let samples = match log.get_mut("samples").map(Value::take) {
-            Some(Value::Array(samples)) => samples,
-            None | Some(Value::Null) => {
+        let samples = match log.samples {
+            Samples::List(samples) => samples,
+            Samples::None => {
                 trace
                     .warnings
                     .push("the log holds no samples (written without them?); nothing to replay".into());
                 return Ok(trace);
             }
-            Some(other) => {
-                return Err(fail(format!("samples: expected an array, found {}", kind_of(&other))));
-            }
+            Samples::Other(kind) => return Err(fail(format!("samples: expected an array, found {kind}"))),
         };
+        let mut source = Source::Log(&text, None);
         for (i, sample) in samples.into_iter().enumerate() {
-            read_sample_into(sample, &format!("samples[{i}]"), &model, &mut trace).map_err(fail)?;
+            let mut tree = || source.sample(i);
+            read_sample_into(sample, &format!("samples[{i}]"), model, &mut tree, &mut trace).map_err(fail)?;
         }
         Ok(trace)
     }
 }
 
 /// Reads one sample (`at` names it in errors and warnings) into `trace`: its conversations and
-/// warnings. The JSON form and the `.eval` zip ([`super::inspect_eval`]) both read samples here.
+/// warnings. The JSON form and the `.eval` zip ([`super::inspect_eval`]) both read samples here;
+/// `tree` reads the sample again as a `Value` tree (see [`records`]).
 pub(super) fn read_sample_into(
-    mut sample: Value,
+    mut sample: Sample<'_>,
     at: &str,
     model: &str,
+    tree: &mut dyn FnMut() -> Result<Value, String>,
     trace: &mut Trace,
 ) -> Result<(), String> {
-    let attachments = Attachments::take(&mut sample);
-    let pool = MessagePool::take(&mut sample);
-    let unresolved =
-        attachments.unresolved(&sample) + pool.0.iter().map(|m| attachments.unresolved(m)).sum::<usize>();
+    let attachments = Attachments(std::mem::take(&mut sample.attachments));
+    let mut unresolved = attachments.unresolved_in(&sample);
+    if unresolved > 0 {
+        unresolved = attachments.unresolved_in_tree(tree().map_err(|e| format!("{at}: {e}"))?);
+    }
     if unresolved > 0 {
         trace.warnings.push(format!(
             "{at}: {unresolved} `attachment://` reference(s) have no attachment; kept as they are"
         ));
     }
-    let (conversations, warnings) = read_sample(&mut sample, &attachments, &pool, at, model)?;
+    let mut pool = MessagePool::new(std::mem::take(&mut sample.pool));
+    let (conversations, warnings) = read_sample(&mut sample, &attachments, &mut pool, at, model, tree)?;
     trace.conversations.extend(conversations);
     trace.warnings.extend(warnings);
     Ok(())
@@ -130,24 +143,33 @@ pub(super) fn read_sample_into(
 /// A sample's `message_pool` (log version 3): each message sent once, which model events name by
 /// `input_refs`, `[start, end)` ranges into it, instead of repeating their whole `input`
 /// (`src/inspect_ai/event/_pool.py`, `_expand_refs`, in UKGovernmentBEIS/inspect_ai at
-/// 499e6152e7b8fc8cbd8ac5283536572aa6e4ab17).
-struct MessagePool(Vec<Value>);
+/// 499e6152e7b8fc8cbd8ac5283536572aa6e4ab17). Each message has its attachments resolved in place
+/// the first time it is read.
+struct MessagePool {
+    messages: Vec<Value>,
+    /// Whether each message has had its attachments resolved.
+    resolved: Vec<bool>,
+}
 
 impl MessagePool {
-    /// Moves the `message_pool` out of a sample.
-    fn take(sample: &mut Value) -> MessagePool {
-        match sample.get_mut("message_pool").map(Value::take) {
-            Some(Value::Array(messages)) => MessagePool(messages),
-            _ => MessagePool(Vec::new()),
+    fn new(messages: Vec<Value>) -> MessagePool {
+        MessagePool { resolved: vec![false; messages.len()], messages }
+    }
+
+    /// The message at `k` (an index [`MessagePool::refs`] gave), its attachments resolved.
+    fn get(&mut self, k: usize, attachments: &Attachments<'_>) -> &Value {
+        if !std::mem::replace(&mut self.resolved[k], true) {
+            attachments.resolve(&mut self.messages[k]);
         }
+        &self.messages[k]
     }
 
     /// The input of a model event whose `input` is empty and whose `input_refs` name pool ranges:
     /// the indices of those messages in the pool, in order. `None` when the event holds its input
     /// itself.
-    fn refs(&self, event: &Value, at: &str) -> Option<Result<Vec<usize>, String>> {
-        let refs = event.get("input_refs")?.as_array()?;
-        if event.get("input").and_then(Value::as_array).is_some_and(|input| !input.is_empty()) {
+    fn refs(&self, event: &Event, at: &str) -> Option<Result<Vec<usize>, String>> {
+        let refs = event.input_refs.as_ref()?.as_array()?;
+        if event.input.as_ref().and_then(Value::as_array).is_some_and(|input| !input.is_empty()) {
             return None;
         }
         let mut input = Vec::new();
@@ -158,10 +180,10 @@ impl MessagePool {
                     "{at}.input_refs[{k}]: expected a [start, end] pair of message indices"
                 )));
             };
-            if self.0.get(start..end).is_none() {
+            if self.messages.get(start..end).is_none() {
                 return Some(Err(format!(
                     "{at}.input_refs[{k}]: messages {start}..{end} are not in the sample's message_pool ({} messages)",
-                    self.0.len()
+                    self.messages.len()
                 )));
             }
             input.extend(start..end);
@@ -176,17 +198,22 @@ impl MessagePool {
 /// [`Chains::push`] would choose that conversation ([`Chains::can_extend`]): conversion reads
 /// messages in order and each message's items depend only on the messages before it, so the
 /// items, names and notes are those a whole conversion gives, without converting, copying and
-/// comparing the whole history at every call.
+/// comparing the whole history at every call. The first message after them is most often the
+/// last event's output (an agent sends what the model returned): when it is equal to it, its
+/// items are those the output gave, copied rather than converted again.
 struct PooledHistory {
     /// The event's tools, as read.
     tools: Option<Value>,
     /// The pool indices of its input, in order.
     indices: Vec<usize>,
     /// The builder after its tools and input were converted, its items moved out: the names and
-    /// notes gathered on the way.
-    state: Builder,
+    /// notes gathered on the way. Kept only when its output is not the pool's next message.
+    state: Option<Builder>,
     /// Where the event went.
     mark: Mark,
+    /// When the pool's message after the event's input is equal to its output: that message's
+    /// index, the items the output gave and the builder after them.
+    output: Option<(usize, Vec<Item>, Builder)>,
 }
 
 impl PooledHistory {
@@ -198,51 +225,42 @@ impl PooledHistory {
         chains: &Chains,
         tools: Option<&Value>,
         indices: &[usize],
-        pool: &MessagePool,
-        attachments: &Attachments,
+        pool: &mut MessagePool,
+        attachments: &Attachments<'_>,
         at: &str,
     ) -> Result<(Builder, Option<Mark>), String> {
         let reused = last.filter(|p| {
             p.tools.as_ref() == tools && indices.starts_with(&p.indices) && chains.can_extend(p.mark)
         });
-        let (mut builder, done, extends) = match reused {
-            Some(p) => (p.state, p.indices.len(), Some(p.mark)),
-            None => {
+        let done = reused.as_ref().map_or(0, |p| p.indices.len());
+        let (mut builder, done, extends) = match reused.map(|p| (p.output, p.state, p.mark)) {
+            Some((Some((k, items, mut after)), _, mark)) if indices.get(done) == Some(&k) => {
+                after.items = items;
+                (after, done + 1, Some(mark))
+            }
+            Some((_, Some(state), mark)) => (state, done, Some(mark)),
+            _ => {
                 let mut b = Builder::default();
                 openai_chat::tools(&mut b, tools);
                 (b, 0, None)
             }
         };
         for (i, &k) in indices.iter().enumerate().skip(done) {
-            let mut message = pool.0[k].clone();
-            attachments.resolve(&mut message);
-            openai_chat::message(&mut builder, &message, &format!("{at}.input[{i}]"), Calls::None)?;
+            let message = pool.get(k, attachments);
+            openai_chat::message(&mut builder, message, &format!("{at}.input[{i}]"), Calls::None)?;
         }
         Ok((builder, extends))
     }
 }
 
-/// The fields of a model event that [`read_sample`] reads (besides `event`), as JSON pointers.
-const MODEL_EVENT_FIELDS: [&str; 6] =
-    ["/model", "/timestamp", "/input", "/tools", "/output", "/call/response"];
-
 /// A sample's `attachments`: the texts that its `attachment://<hash>` strings stand for.
-struct Attachments(Map<String, Value>);
+struct Attachments<'a>(HashMap<String, Cow<'a, str>>);
 
-impl Attachments {
-    /// Moves the `attachments` out of a sample (so they are neither resolved nor counted as part
-    /// of it).
-    fn take(sample: &mut Value) -> Attachments {
-        match sample.get_mut("attachments").map(Value::take) {
-            Some(Value::Object(map)) => Attachments(map),
-            _ => Attachments(Map::new()),
-        }
-    }
-
+impl Attachments<'_> {
     /// The attachment a string refers to: `Some(Err(()))` for a reference with no attachment.
     fn of(&self, s: &str) -> Option<Result<&str, ()>> {
         let hash = s.strip_prefix("attachment://")?;
-        Some(self.0.get(hash).and_then(Value::as_str).ok_or(()))
+        Some(self.0.get(hash).map(|text| &**text).ok_or(()))
     }
 
     /// Replaces every resolvable `attachment://<hash>` string in `v` with its text (a copy).
@@ -262,6 +280,13 @@ impl Attachments {
         }
     }
 
+    /// Resolves each field present.
+    fn resolve_each(&self, fields: &mut [&mut Option<Value>]) {
+        for field in fields.iter_mut().filter_map(|f| f.as_mut()) {
+            self.resolve(field);
+        }
+    }
+
     /// How many `attachment://` strings in `v` have no attachment (nothing is copied).
     fn unresolved(&self, v: &Value) -> usize {
         let mut unresolved = 0;
@@ -277,93 +302,65 @@ impl Attachments {
         unresolved
     }
 
-    /// Resolves the values at these JSON pointers of `v`, where present.
-    fn resolve_at(&self, v: &mut Value, pointers: &[&str]) {
-        for pointer in pointers {
-            if let Some(field) = v.pointer_mut(pointer) {
-                self.resolve(field);
-            }
-        }
+    /// How many `attachment://` strings in a sample (its attachments aside) have no attachment:
+    /// those in the parts read as values and those noted where the sample was only checked (in
+    /// every value of a key given twice: never fewer than [`Attachments::unresolved_in_tree`]).
+    fn unresolved_in(&self, sample: &Sample<'_>) -> usize {
+        let built = [&sample.id, &sample.epoch].into_iter().flatten().chain(&sample.pool);
+        let events = sample.events.iter().flat_map(Event::values);
+        built.chain(events).map(|v| self.unresolved(v)).sum::<usize>()
+            + sample.refs.iter().filter(|hash| !self.0.contains_key(hash.as_str())).count()
+    }
+
+    /// [`Attachments::unresolved_in`] on the sample as a whole tree, its `attachments` and a
+    /// `message_pool` that is not a list left out, each pool message counted.
+    fn unresolved_in_tree(&self, mut sample: Value) -> usize {
+        let left_out = ["attachments", "message_pool"].map(|key| sample.get_mut(key).map(Value::take));
+        let pool = match left_out {
+            [_, Some(Value::Array(pool))] => pool,
+            _ => Vec::new(),
+        };
+        self.unresolved(&sample) + pool.iter().map(|m| self.unresolved(m)).sum::<usize>()
     }
 }
 
 /// Reads one sample. Its model events are taken out of it one at a time and dropped once read
-/// (see the module's doc); what is left of the sample still holds its references.
+/// (see the module's doc).
 fn read_sample(
-    sample: &mut Value,
-    attachments: &Attachments,
-    pool: &MessagePool,
+    sample: &mut Sample<'_>,
+    attachments: &Attachments<'_>,
+    pool: &mut MessagePool,
     at: &str,
     eval_model: &str,
+    tree: &mut dyn FnMut() -> Result<Value, String>,
 ) -> Result<(Vec<Conversation>, Vec<String>), String> {
-    attachments.resolve_at(sample, &["/id", "/epoch"]);
-    let id = sample.get("id").map(json_text).unwrap_or_else(|| at.to_owned());
-    let name = match sample.get("epoch") {
+    attachments.resolve_each(&mut [&mut sample.id, &mut sample.epoch]);
+    let id = sample.id.as_ref().map(json_text).unwrap_or_else(|| at.to_owned());
+    let name = match &sample.epoch {
         Some(epoch) => format!("{id}/epoch-{}", json_text(epoch)),
         None => id,
     };
-    let events = sample.get_mut("events").and_then(Value::as_array_mut).map(Vec::as_mut_slice);
     let mut chains = Chains::default();
     let mut warnings = Vec::new();
     let mut pooled: Option<PooledHistory> = None;
-    for (k, slot) in events.unwrap_or_default().iter_mut().enumerate() {
-        let mut event = slot.take();
-        attachments.resolve_at(&mut event, &["/event"]);
-        if str_field(&event, "event") != "model" {
+    for (k, slot) in sample.events.iter_mut().enumerate() {
+        let mut event = std::mem::take(slot);
+        attachments.resolve_each(&mut [&mut event.event]);
+        if event.event.as_ref().and_then(Value::as_str) != Some("model") {
             continue;
         }
-        attachments.resolve_at(&mut event, &MODEL_EVENT_FIELDS);
-        let event = &event;
+        let e = &mut event;
+        attachments.resolve_each(&mut [
+            &mut e.model,
+            &mut e.timestamp,
+            &mut e.input,
+            &mut e.tools,
+            &mut e.output,
+            &mut e.response,
+        ]);
         let at = format!("{at}.events[{k}]");
-        let tools = event.get("tools");
-        let (mut b, extends, indices) = match pool.refs(event, &at).transpose()? {
-            Some(indices) => {
-                let last = pooled.take();
-                let (b, extends) =
-                    PooledHistory::convert(last, &chains, tools, &indices, pool, attachments, &at)?;
-                (b, extends, Some(indices))
-            }
-            None => {
-                let mut b = Builder::default();
-                openai_chat::tools(&mut b, tools);
-                let input = event
-                    .get("input")
-                    .and_then(Value::as_array)
-                    .ok_or_else(|| format!("{at}.input: expected an array of messages"))?;
-                openai_chat::messages(&mut b, input, &format!("{at}.input"), Calls::None)?;
-                (b, None, None)
-            }
-        };
-        let history = b.take_items();
-        let state = indices.is_some().then(|| b.clone());
-        let model = event.get("model").and_then(Value::as_str).unwrap_or(eval_model);
-        let request = Request {
-            id: event.pointer("/call/response/id").and_then(Value::as_str).map(str::to_owned),
-            timestamp: event.get("timestamp").and_then(Value::as_str).and_then(parse_rfc3339),
-            usage: match usage(event, model) {
-                Some(Ok(u)) => Some(u),
-                Some(Err(why)) => {
-                    warnings.push(format!("{at}: {why}"));
-                    None
-                }
-                None => None,
-            },
-            model: Some(model.to_owned()).filter(|m| !m.is_empty()),
-        };
-        if let Some(message) = event.pointer("/output/choices/0/message") {
-            openai_chat::message(&mut b, message, &format!("{at}.output.choices[0].message"), Calls::None)?;
-        }
-        let tail = b.take_items();
-        let mark = match extends {
-            Some(mark) => chains.extend(mark, history, request, tail, b.warnings(&at)),
-            None => chains.push("model", history, request, tail, b.warnings(&at)),
-        };
-        pooled = indices.zip(state).map(|(indices, state)| PooledHistory {
-            tools: tools.cloned(),
-            indices,
-            state,
-            mark,
-        });
+        pooled =
+            read_model_event(event, pooled, &mut chains, pool, attachments, &at, eval_model, &mut warnings)?;
     }
     if !chains.is_empty() {
         let (conversations, chain_warnings) =
@@ -372,20 +369,101 @@ fn read_sample(
         return Ok((conversations, warnings));
     }
     // No model events: the final transcript, one call per assistant message.
-    attachments.resolve_at(sample, &["/messages"]);
-    let messages = sample.get("messages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let mut messages =
+        tree().map_err(|e| format!("{at}: {e}"))?.get_mut("messages").map(Value::take).unwrap_or_default();
+    attachments.resolve(&mut messages);
+    let messages = messages.as_array().map(Vec::as_slice).unwrap_or_default();
     let mut b = Builder::default();
     openai_chat::messages(&mut b, messages, &format!("{at}.messages"), Calls::BeforeEachAssistant)?;
     warnings.extend(b.warnings(at));
     Ok((vec![Conversation { id: name, items: b.take_items(), recorded_total: None }], warnings))
 }
 
+/// Reads one model event (its fields resolved) into `chains`: the history it sent, its request and
+/// what it returned. Gives what the next event may reuse of its converted history.
+#[allow(clippy::too_many_arguments)]
+fn read_model_event(
+    mut event: Event,
+    pooled: Option<PooledHistory>,
+    chains: &mut Chains,
+    pool: &mut MessagePool,
+    attachments: &Attachments<'_>,
+    at: &str,
+    eval_model: &str,
+    warnings: &mut Vec<String>,
+) -> Result<Option<PooledHistory>, String> {
+    let tools = event.tools.take();
+    let tools = tools.as_ref();
+    let (mut b, extends, indices) = match pool.refs(&event, at).transpose()? {
+        Some(indices) => {
+            let (b, extends) =
+                PooledHistory::convert(pooled, chains, tools, &indices, pool, attachments, at)?;
+            (b, extends, Some(indices))
+        }
+        None => {
+            let mut b = Builder::default();
+            openai_chat::tools(&mut b, tools);
+            let input = event
+                .input
+                .as_ref()
+                .and_then(Value::as_array)
+                .ok_or_else(|| format!("{at}.input: expected an array of messages"))?;
+            openai_chat::messages(&mut b, input, &format!("{at}.input"), Calls::None)?;
+            (b, None, None)
+        }
+    };
+    let history = b.take_items();
+    let output = output_message(&mut event);
+    // The pool's message after this input, when it is this output: the next event's input most
+    // often goes on with it, and its conversion is then the output's.
+    let next = indices.as_ref().and_then(|i| i.last()).map(|&last| last + 1);
+    let next = next.filter(|&k| k < pool.messages.len());
+    let next = next.filter(|&k| output.as_ref().is_some_and(|o| pool.get(k, attachments) == o));
+    let state = indices.as_ref().filter(|_| next.is_none()).map(|_| b.clone());
+    let model = event.model.as_ref().and_then(Value::as_str).unwrap_or(eval_model);
+    let request = Request {
+        id: event.response.as_ref().and_then(|r| r.get("id")).and_then(Value::as_str).map(str::to_owned),
+        timestamp: event.timestamp.as_ref().and_then(Value::as_str).and_then(parse_rfc3339),
+        usage: match usage(&event, model) {
+            Some(Ok(u)) => Some(u),
+            Some(Err(why)) => {
+                warnings.push(format!("{at}: {why}"));
+                None
+            }
+            None => None,
+        },
+        model: Some(model.to_owned()).filter(|m| !m.is_empty()),
+    };
+    if let Some(message) = &output {
+        openai_chat::message(&mut b, message, &format!("{at}.output.choices[0].message"), Calls::None)?;
+    }
+    let tail = b.take_items();
+    let warnings_now = b.warnings(at);
+    let output = next.map(|k| (k, tail.clone(), b));
+    let mark = match extends {
+        Some(mark) => chains.extend(mark, history, request, tail, warnings_now),
+        None => chains.push("model", history, request, tail, warnings_now),
+    };
+    Ok(indices.map(|indices| PooledHistory { tools: tools.cloned(), indices, state, mark, output }))
+}
+
+/// The message a model event returned (`output.choices[0].message`), moved out of it.
+fn output_message(event: &mut Event) -> Option<Value> {
+    let choice = match event.output.as_mut()?.get_mut("choices")? {
+        Value::Array(choices) => choices.first_mut(),
+        // As `pointer("/choices/0")` reads an object.
+        Value::Object(choices) => choices.get_mut("0"),
+        _ => None,
+    };
+    choice?.get_mut("message").map(Value::take)
+}
+
 /// The usage of one model event: the raw provider response first, else Inspect's `output.usage`.
-fn usage(event: &Value, model: &str) -> Option<Result<Usage, String>> {
-    if let Some(raw) = event.pointer("/call/response").and_then(wire::usage_of_response) {
+fn usage(event: &Event, model: &str) -> Option<Result<Usage, String>> {
+    if let Some(raw) = event.response.as_ref().and_then(wire::usage_of_response) {
         return Some(raw);
     }
-    let u = event.pointer("/output/usage")?;
+    let u = event.output.as_ref()?.get("usage")?;
     if let Some(why) = super::shared::first_bad_count(u, &super::shared::names_tokens) {
         return Some(Err(format!("output.usage: {why}; this request has no recorded size")));
     }
@@ -411,7 +489,6 @@ fn usage(event: &Value, model: &str) -> Option<Result<Usage, String>> {
 mod tests {
     use super::*;
     use crate::format::with_head;
-    use crate::model::Item;
     use serde_json::json;
 
     fn read(v: &Value) -> Result<Trace, TraceError> {
@@ -423,26 +500,57 @@ mod tests {
                "input": input, "tools": [], "output": {"choices": [{"message": {"role": "assistant", "content": output}}], "usage": usage}})
     }
 
-    #[test]
-    fn attachments_resolve_anywhere_and_missing_ones_are_counted() {
-        let mut sample = json!({"messages": [{"role": "user", "content": "attachment://abc"}],
-            "events": [{"input": ["attachment://abc", "attachment://zzz"]}], "attachments": {"abc": "long text"}});
-        let attachments = Attachments::take(&mut sample);
-        assert_eq!(attachments.unresolved(&sample), 1);
-        attachments.resolve(&mut sample);
-        assert_eq!(sample.pointer("/messages/0/content"), Some(&json!("long text")));
-        assert_eq!(sample.pointer("/events/0/input/0"), Some(&json!("long text")));
-        assert_eq!(sample.pointer("/events/0/input/1"), Some(&json!("attachment://zzz")));
+    /// A sample read as the typed records, from its JSON.
+    fn sample(v: &Value) -> (Sample<'static>, Attachments<'static>) {
+        let text: &'static str = Box::leak(v.to_string().into_boxed_str());
+        let mut sample: Sample<'static> = serde_json::from_str(text).unwrap();
+        let attachments = Attachments(std::mem::take(&mut sample.attachments));
+        (sample, attachments)
     }
 
-    /// How many strings in `v` are `text`.
-    fn copies(v: &Value, text: &str) -> usize {
-        match v {
-            Value::String(s) => usize::from(s == text),
-            Value::Array(items) => items.iter().map(|v| copies(v, text)).sum(),
-            Value::Object(map) => map.values().map(|v| copies(v, text)).sum(),
-            _ => 0,
-        }
+    #[test]
+    fn references_with_no_attachment_are_counted_in_every_part_of_a_sample() {
+        let (sample, attachments) = sample(&json!({
+            "messages": [{"role": "user", "content": "attachment://abc"}, "attachment://m1"],
+            "events": [{"input": ["attachment://abc", "attachment://zzz"], "call": {"request": "attachment://c1", "response": "attachment://c2"}},
+                       {"event": "info", "data": {"deep": ["attachment://i1", "attachment://abc"]}}, "attachment://e1", 5],
+            "message_pool": [{"content": "attachment://p1"}],
+            "metadata": {"attachment://key-not-counted": "attachment://abc"},
+            "store": "attachment://s1",
+            "attachments": {"abc": "long text", "n": 5, "unused": "attachment://x1"}}));
+        assert_eq!(
+            attachments.0.keys().map(String::as_str).collect::<std::collections::BTreeSet<_>>(),
+            ["abc", "unused"].into()
+        );
+        // Missing: zzz, c1, c2, i1, e1, m1, p1, s1; the attachments' own strings are not references.
+        assert_eq!(attachments.unresolved_in(&sample), 8);
+        assert_eq!(sample.events.len(), 4);
+        let mut input = sample.events[0].input.clone().unwrap();
+        attachments.resolve(&mut input);
+        assert_eq!(input, json!(["long text", "attachment://zzz"]));
+    }
+
+    #[test]
+    fn a_key_given_twice_counts_the_references_of_its_last_value_as_a_tree_does() {
+        let text = r#"{"version": 2, "eval": {"task": "t"}, "samples": [{"id": 1, "metadata": "attachment://q", "metadata": 1,
+            "store": {"a": "attachment://r", "a": "attachment://s"}, "attachments": {"m": "text"}, "attachments": {"n": "text"},
+            "messages": [{"role": "user", "content": "attachment://n"}], "messages": [{"role": "user", "content": "attachment://m"}]}]}"#;
+        let t = Inspect.read(&mut text.as_bytes(), Path::new("l.json")).unwrap();
+        // The last values: `metadata` 1, `store.a` s (no attachment), `attachments` n, `messages` m
+        // (no attachment). The records noted q, r, s, n, m: four with no attachment.
+        assert_eq!(
+            t.warnings,
+            ["samples[0]: 2 `attachment://` reference(s) have no attachment; kept as they are"]
+        );
+        assert!(matches!(&t.conversations[0].items[0], Item::User { text, .. } if text == "attachment://m"));
+    }
+
+    #[test]
+    fn a_pool_or_attachments_that_are_not_lists_or_objects_are_not_counted() {
+        let (sample, attachments) =
+            sample(&json!({"message_pool": {"a": "attachment://p"}, "attachments": ["attachment://a"]}));
+        assert!(sample.pool.is_empty() && attachments.0.is_empty());
+        assert_eq!(attachments.unresolved_in(&sample), 0);
     }
 
     #[test]
@@ -454,31 +562,71 @@ mod tests {
         let info = json!({"event": "info", "data": "attachment://abc"});
         let mut events = vec![event; 50];
         events.push(info);
-        let mut sample = json!({"id": 1, "messages": [user], "events": events,
-            "attachments": {"abc": text, "id": "resp_1"}});
-        let attachments = Attachments::take(&mut sample);
-        let (conversations, _) =
-            read_sample(&mut sample, &attachments, &MessagePool(Vec::new()), "samples[0]", "m").unwrap();
+        let (mut sample, attachments) = sample(&json!({"id": 1, "messages": [user], "events": events,
+            "attachments": {"abc": text, "id": "resp_1"}}));
+        // The call's request (a copy of the input) is not kept.
+        assert_eq!(sample.events[0].values().count(), 7);
+        let (conversations, _) = read_sample(
+            &mut sample,
+            &attachments,
+            &mut MessagePool::new(Vec::new()),
+            "samples[0]",
+            "m",
+            &mut || unreachable!("a sample with model events and no unresolved reference is not read again"),
+        )
+        .unwrap();
         let items = &conversations[0].items;
         assert!(matches!(&items[0], Item::User { text: t, .. } if *t == text), "{items:?}");
         assert!(matches!(&items[1], Item::Request(r) if r.id.as_deref() == Some("resp_1")), "{items:?}");
-        // Each event was resolved as it was read, then dropped; before, the sample held 102
-        // copies (one per reference, `call.request` and the `info` event included).
-        assert_eq!(copies(&sample, &text), 0);
-        assert_eq!(sample["events"], json!(vec![Value::Null; 51]));
-        assert_eq!(sample.pointer("/messages/0/content"), Some(&json!("attachment://abc")));
+        // Each event was resolved as it was read, then dropped.
+        assert!(sample.events.iter().all(|e| e.values().next().is_none()));
     }
 
     #[test]
     fn a_model_event_is_resolved_only_where_the_reader_reads_it() {
-        let mut event = json!({"event": "model", "input": ["attachment://abc"],
-            "call": {"request": ["attachment://abc"], "response": {"id": "attachment://abc"}}});
-        let attachments = Attachments(json!({"abc": "text"}).as_object().unwrap().clone());
-        attachments.resolve_at(&mut event, &MODEL_EVENT_FIELDS);
-        assert_eq!(
-            event,
-            json!({"event": "model", "input": ["text"], "call": {"request": ["attachment://abc"], "response": {"id": "text"}}})
+        let log = json!({"version": 2, "eval": {"task": "t"}, "samples": [{"id": "s", "events": [
+            {"event": "attachment://ev", "input": [{"role": "user", "content": "attachment://abc"}], "input_refs": "attachment://abc",
+             "call": {"response": {"id": "attachment://abc"}}}],
+            "attachments": {"abc": "text", "ev": "model"}}]});
+        let t = read(&log).unwrap();
+        let c = &t.conversations[0];
+        assert!(matches!(&c.items[0], Item::User { text, .. } if text == "text"), "{:?}", c.items);
+        assert!(matches!(&c.items[1], Item::Request(r) if r.id.as_deref() == Some("text")), "{:?}", c.items);
+    }
+
+    #[test]
+    fn bad_json_is_the_error_a_value_tree_gives() {
+        let deep = format!(
+            "{{\"eval\": {{}},\n \"samples\": [{{\"messages\": {}{}}}]}}",
+            "[".repeat(200),
+            "]".repeat(200)
         );
+        for bad in [
+            deep.as_str(),
+            r#"{"version": 2, "eval": {"task": "t"}, "samples": [{"messages": [1e400]}]}"#,
+            r#"{"version": 2, "eval": {"task": "t"}, "samples": [{"messages": ["\ud800"]}]}"#,
+            r#"{"version": 2, "eval": {"task": "t"}, "stats": {"n": 1e400}}"#,
+            r#"{"version": 2, "eval": {"task": "t"}, "samples": [{"events": [{"event": "model",]}]}"#,
+        ] {
+            let path = Path::new("log.json");
+            let e = Inspect.read(&mut bad.as_bytes(), path).unwrap_err().to_string();
+            let tree = super::super::shared::parse_document(bad, path).unwrap_err().to_string();
+            assert_eq!(e, tree, "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_log_that_is_not_an_object_or_has_bad_samples_is_named() {
+        let e = |t: &str| Inspect.read(&mut t.as_bytes(), Path::new("l.json")).unwrap_err().to_string();
+        assert_eq!(e("[1]"), "l.json: expected an Inspect eval log object, found an array");
+        assert_eq!(e(r#"{"version": 2}"#), "l.json: not an Inspect eval log: it has no `eval` header");
+        assert_eq!(
+            e(r#"{"eval": {}, "samples": {"a": 1}}"#),
+            "l.json: samples: expected an array, found an object"
+        );
+        let t =
+            Inspect.read(&mut r#"{"eval": {}, "samples": null}"#.as_bytes(), Path::new("l.json")).unwrap();
+        assert!(t.warnings[0].contains("holds no samples"), "{:?}", t.warnings);
     }
 
     #[test]

@@ -31,8 +31,7 @@ use serde_json::Value;
 use zip::ZipArchive;
 use zip::result::ZipError;
 
-use super::inspect::read_sample_into;
-use super::shared::parse_document;
+use super::inspect::{Sample, Source, parse_records, read_sample_into};
 use super::{Format, Head};
 use crate::error::TraceError;
 use crate::model::Trace;
@@ -88,16 +87,18 @@ impl Format for InspectEval {
         let mut budget = MAX_TOTAL_BYTES;
         let mut trace = Trace { format: self.name(), ..Default::default() };
         let header = match read_entry(&mut zip, "header.json", &mut budget, path)? {
-            Some(header) => header,
+            Some(header) => parse_entry::<Value>(&header, "header.json", path)?,
             None => {
                 trace.warnings.push(
                     "no header.json: the run was still going or was stopped before it finished; \
                      the samples written so far are read"
                         .into(),
                 );
-                read_entry(&mut zip, "_journal/start.json", &mut budget, path)?.ok_or_else(|| {
-                    fail("neither header.json nor _journal/start.json: not an Inspect `.eval` log".into())
-                })?
+                let start =
+                    read_entry(&mut zip, "_journal/start.json", &mut budget, path)?.ok_or_else(|| {
+                        fail("neither header.json nor _journal/start.json: not an Inspect `.eval` log".into())
+                    })?;
+                parse_entry::<Value>(&start, "_journal/start.json", path)?
             }
         };
         let model = header.pointer("/eval/model").and_then(Value::as_str).unwrap_or("").to_owned();
@@ -111,8 +112,10 @@ impl Format for InspectEval {
             trace.warnings.push("the log holds no samples (written without them?); nothing to replay".into());
         }
         for (_, name) in samples {
-            let Some(sample) = read_entry(&mut zip, &name, &mut budget, path)? else { continue };
-            read_sample_into(sample, &name, &model, &mut trace).map_err(fail)?;
+            let Some(text) = read_entry(&mut zip, &name, &mut budget, path)? else { continue };
+            let sample: Sample<'_> = parse_entry(&text, &name, path)?;
+            let mut tree = || Source::Sample(&text).sample(0);
+            read_sample_into(sample, &name, &model, &mut tree, &mut trace).map_err(fail)?;
         }
         Ok(trace)
     }
@@ -142,14 +145,23 @@ impl SampleKey {
     }
 }
 
-/// Reads and parses the entry `name`: `None` when the zip has no such entry. Decompressed bytes
+/// Parses the text of the entry `name` as JSON: an error names the file and the entry.
+fn parse_entry<'a, T: serde::Deserialize<'a>>(
+    text: &'a str,
+    name: &str,
+    path: &Path,
+) -> Result<T, TraceError> {
+    parse_records(text, Path::new(name)).map_err(|e| TraceError::content(path, format!("{name}: {e}")))
+}
+
+/// Reads the entry `name` as text: `None` when the zip has no such entry. Decompressed bytes
 /// count against `budget`; an entry over [`MAX_ENTRY_BYTES`] or the budget is an error.
 fn read_entry(
     zip: &mut ZipArchive<Cursor<Vec<u8>>>,
     name: &str,
     budget: &mut u64,
     path: &Path,
-) -> Result<Option<Value>, TraceError> {
+) -> Result<Option<String>, TraceError> {
     let fail = |message: String| TraceError::content(path, format!("{name}: {message}"));
     let entry = match zip.by_name(name) {
         Ok(entry) => entry,
@@ -179,7 +191,7 @@ fn read_entry(
     let text = String::from_utf8(bytes).map_err(|e| {
         fail(format!("invalid UTF-8 at byte {}; Inspect writes UTF-8 JSON", e.utf8_error().valid_up_to()))
     })?;
-    parse_document(&text, Path::new(name)).map(Some).map_err(|e| fail(e.to_string()))
+    Ok(Some(text))
 }
 
 #[cfg(test)]
