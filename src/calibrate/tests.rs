@@ -7,11 +7,12 @@ fn close(got: Fit, want: (f64, f64)) {
 }
 
 /// What a fit is asked, with no ratio per kind.
-fn ins(exact: bool, default_ratio: f64) -> Inputs {
+pub(super) fn ins(exact: bool, default_ratio: f64) -> Inputs {
     Inputs { exact, default_ratio, kinds: false }
 }
 
-fn s(replayed: Tokens, recorded: Tokens) -> Sample {
+/// A recorded request with no items, kinds or markers.
+pub(super) fn s(replayed: Tokens, recorded: Tokens) -> Sample {
     Sample {
         replayed,
         recorded: Some(recorded),

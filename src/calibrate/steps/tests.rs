@@ -1,23 +1,14 @@
 //! Unit tests of `calibrate::steps`.
-use super::super::{
-    Calibration, Inputs, KINDS, Method, Sample, apply as calibrate_apply, fit, leave_one_out,
-};
+use super::super::{Calibration, Inputs, Method, Sample, apply as calibrate_apply, fit, leave_one_out};
 use super::*;
 use crate::model::{Item, UnseenKind};
 
 fn s(replayed: Tokens, recorded: Tokens, marks: u32) -> Sample {
-    Sample {
-        replayed,
-        recorded: Some(recorded),
-        after_compaction: false,
-        items: 0,
-        by_kind: [0; KINDS],
-        marks,
-    }
+    Sample { marks, ..super::super::tests::s(replayed, recorded) }
 }
 
 fn ratio(default_ratio: f64) -> Inputs {
-    Inputs { exact: false, default_ratio, kinds: false }
+    super::super::tests::ins(false, default_ratio)
 }
 
 /// The worst relative error of the leave-one-out predictions of `v`.
