@@ -41,12 +41,17 @@
 //! [`MIN_RECORDED`] recorded requests; a format with no default is then left as measured
 //! ([`Method::None`]).
 //!
+//! **Step markers** ([`steps`]): content the log marks but does not hold (a Codex web search's
+//! results, Claude Code's plan-mode injection) is sized from the recorded step across the mark,
+//! added to the prediction from there on, and kept out of the ratio's appends.
+//!
 //! **The quality gate** ([`leave_one_out`]): each recorded request is predicted from the model
 //! fitted without it (its deltas, its gap and its growth steps left out), so the error is not a
 //! fit to itself.
 //! Pure: no I/O, no printing.
 
 pub mod kinds;
+pub mod steps;
 
 use crate::measure::{Category, MeasuredConversation, MeasuredItem, Whole};
 pub use crate::model::{Calibration, KindRatios, Method};
@@ -92,6 +97,9 @@ pub struct Sample {
     /// `replayed` by content kind ([`Kind`]), where asked for ([`samples_by_kind`]); all 0
     /// otherwise.
     pub by_kind: [Tokens; KINDS],
+    /// Step markers in the context since the last compaction ([`steps`]: content the log marks but
+    /// does not hold, sized from the recorded step; not in `replayed`).
+    pub marks: u32,
 }
 
 /// The replayed context of every request of `measured` (policy `none`, outputs as recorded, no
@@ -111,15 +119,18 @@ pub fn samples_by_kind(measured: &MeasuredConversation) -> Vec<Sample> {
 
 /// [`samples`], by kind where `by_kind`.
 fn samples_in(measured: &MeasuredConversation, by_kind: bool) -> Vec<Sample> {
-    let (mut context, mut compacted, mut items) = (0, false, 0);
+    let (mut context, mut compacted, mut items, mut marks) = (0, false, 0, 0);
     let mut kinds = [0; KINDS];
     // The turn-scoped texts (and how many of them are framed) since the last human turn.
     let (mut scoped, mut scoped_items) = (0, 0);
     let mut out = Vec::new();
     for item in &measured.items {
         items += Tokens::from(item.framed());
+        let marker = steps::marker(item);
+        marks += u32::from(marker.is_some());
         let added = match item {
             MeasuredItem::Text { category: Category::Unrecorded | Category::Framing, .. } => 0,
+            MeasuredItem::Text { .. } if marker.is_some() => 0,
             MeasuredItem::Text { measure, turn_start, turn_scoped, .. } => {
                 if *turn_start {
                     let gone = std::mem::take(&mut scoped);
@@ -142,7 +153,7 @@ fn samples_in(measured: &MeasuredConversation, by_kind: bool) -> Vec<Sample> {
                 kinds = [0; KINDS];
                 kinds[Kind::Prose.index()] = if by_kind { context } else { 0 };
                 items = Tokens::from(summary.is_some());
-                (scoped, scoped_items) = (0, 0);
+                (scoped, scoped_items, marks) = (0, 0, 0);
                 compacted = true;
                 0
             }
@@ -153,6 +164,7 @@ fn samples_in(measured: &MeasuredConversation, by_kind: bool) -> Vec<Sample> {
                     after_compaction: compacted,
                     items,
                     by_kind: kinds,
+                    marks,
                 });
                 compacted = false;
                 0
@@ -227,6 +239,8 @@ pub struct Fit {
     pub growth: f64,
     /// `d` of each segment between compactions ([`MIN_GROWTH_STEPS`]; empty where exact).
     pub segment_growth: Vec<f64>,
+    /// The size of each step marker, by segment and order ([`steps::sizes`]).
+    pub steps: Vec<Vec<f64>>,
 }
 
 impl Fit {
@@ -234,7 +248,12 @@ impl Fit {
     pub fn predict(&self, s: &Sample, (segment, step): (usize, Tokens)) -> f64 {
         let overhead = self.segments.get(segment).copied().unwrap_or(self.overhead);
         let growth = self.segment_growth.get(segment).copied().unwrap_or(self.growth);
-        overhead + scale(self.ratio, self.kinds, s) + self.framing * s.items as f64 + growth * step as f64
+        let marked = steps::in_context(&self.steps, segment, s);
+        overhead
+            + scale(self.ratio, self.kinds, s)
+            + self.framing * s.items as f64
+            + growth * step as f64
+            + marked
     }
 }
 
@@ -315,13 +334,25 @@ fn segment_overheads(
 /// qualifies, `inputs.kinds` fits a ratio per kind beside it. `None` when no other request has a
 /// recorded size.
 pub fn fit(samples: &[Sample], inputs: &Inputs, skip: Option<usize>) -> Option<Fit> {
+    fit_with(samples, inputs, skip, &[])
+}
+
+/// [`fit`], the step markers' own sizes `own` ([`steps::own_sizes`]) standing in where no step
+/// sizes them.
+pub fn fit_with(
+    samples: &[Sample],
+    inputs: &Inputs,
+    skip: Option<usize>,
+    own: &[Vec<Tokens>],
+) -> Option<Fit> {
     let Inputs { exact, default_ratio, .. } = *inputs;
     let kept = |i: usize| Some(i) != skip;
-    // Consecutive recorded requests with no compaction between them, both kept.
+    // Consecutive recorded requests with no compaction and no step marker between them, both kept.
     let pairs = || {
         samples.windows(2).enumerate().filter_map(move |(i, w)| {
             let (y0, y1) = (w[0].recorded?, w[1].recorded?);
-            (kept(i) && kept(i + 1) && !w[1].after_compaction && y1 > y0).then_some((w[0], w[1], y1 - y0))
+            let plain = !w[1].after_compaction && w[1].marks == w[0].marks;
+            (kept(i) && kept(i + 1) && plain && y1 > y0).then_some((w[0], w[1], y1 - y0))
         })
     };
     let (ratio, framing, kinds) = if exact {
@@ -348,12 +379,13 @@ pub fn fit(samples: &[Sample], inputs: &Inputs, skip: Option<usize>) -> Option<F
         let kinds = if inputs.kinds { kinds::fit(&appends(appended()), ratio) } else { None };
         (ratio, 0.0, kinds)
     };
-    let gaps = gaps(samples, ratio, kinds, framing, skip);
+    let steps = steps::sizes(samples, (ratio, kinds, framing), skip, own);
+    let gaps = gaps(samples, (ratio, kinds, framing), &steps, skip);
     let pos = positions(samples);
     let (growth, segment_growth) = if exact { (0.0, Vec::new()) } else { growths(&gaps, &pos) };
     let overhead = median(gaps.iter().map(|&(i, g)| g - growth * pos[i].1 as f64).collect())?;
     let segments = segment_overheads(&gaps, &pos, &segment_growth, overhead);
-    Some(Fit { overhead, segments, ratio, kinds, framing, growth, segment_growth })
+    Some(Fit { overhead, segments, ratio, kinds, framing, growth, segment_growth, steps })
 }
 
 /// The appends by kind of consecutive requests `(s0, s1, Δx, Δy)` whose kinds' counts grew (an
@@ -371,21 +403,26 @@ fn appends(pairs: impl Iterator<Item = (Sample, Sample, Tokens, Tokens)>) -> Vec
         .collect()
 }
 
-/// `(index, recorded − scaled replayed − framing·items)` of every recorded request but `skip`
-/// ([`scale`]).
+/// `(index, recorded − scaled replayed − framing·items − step markers)` of every recorded request
+/// but `skip` ([`scale`], [`steps::in_context`]).
 fn gaps(
     samples: &[Sample],
-    ratio: f64,
-    kinds: Option<[f64; KINDS]>,
-    framing: f64,
+    (ratio, kinds, framing): (f64, Option<[f64; KINDS]>, f64),
+    steps: &[Vec<f64>],
     skip: Option<usize>,
 ) -> Vec<(usize, f64)> {
-    let gap = |s: &Sample| Some(s.recorded? as f64 - scale(ratio, kinds, s) - framing * s.items as f64);
+    let pos = positions(samples);
+    let sums = steps::running_sums(steps);
+    let gap = |i: usize, s: &Sample| {
+        let marked =
+            sums.get(pos[i].0).and_then(|v| v.get(s.marks as usize).or(v.last())).copied().unwrap_or(0.0);
+        Some(s.recorded? as f64 - scale(ratio, kinds, s) - framing * s.items as f64 - marked)
+    };
     samples
         .iter()
         .enumerate()
         .filter(|&(i, _)| Some(i) != skip)
-        .filter_map(|(i, s)| Some((i, gap(s)?)))
+        .filter_map(|(i, s)| Some((i, gap(i, s)?)))
         .collect()
 }
 
@@ -592,16 +629,18 @@ fn scaled(tokens: Tokens, ratio: f64) -> Tokens {
 /// ([`MeasuredConversation::restart_overhead`]).
 pub fn apply(measured: &mut MeasuredConversation, c: &Calibration) {
     let kinds = c.kinds.as_ref().map(kind_array);
-    let (overheads, growth): (Vec<Tokens>, Vec<f64>) = match c.method {
+    let (overheads, growth, marked): (Vec<Tokens>, Vec<f64>, _) = match c.method {
         Method::Exact | Method::Ratio | Method::Kinds => {
             let samples = if kinds.is_some() { samples_by_kind(measured) } else { samples(measured) };
-            let gaps = gaps(&samples, c.ratio, kinds, c.framing, None);
+            let model = (c.ratio, kinds, c.framing);
+            let marked = steps::sizes(&samples, model, None, &steps::own_sizes(&measured.items));
+            let gaps = gaps(&samples, model, &marked, None);
             let pos = positions(&samples);
             let growth = if c.method != Method::Exact { growths(&gaps, &pos).1 } else { Vec::new() };
             let fitted = segment_overheads(&gaps, &pos, &growth, c.overhead as f64);
-            (fitted.into_iter().map(|a| a.round().max(0.0) as Tokens).collect(), growth)
+            (fitted.into_iter().map(|a| a.round().max(0.0) as Tokens).collect(), growth, marked)
         }
-        Method::Default | Method::Override | Method::None => (Vec::new(), Vec::new()),
+        Method::Default | Method::Override | Method::None => (Vec::new(), Vec::new(), Vec::new()),
     };
     measured.restart_overhead = restart_overhead(&overheads);
     if let Some(kinds) = kinds {
@@ -615,6 +654,7 @@ pub fn apply(measured: &mut MeasuredConversation, c: &Calibration) {
             scale_item(item, c.ratio);
         }
     }
+    steps::apply(&mut measured.items, &marked);
     add_unseen(measured, &overheads, c.overhead, &growth);
     measured.add_framing(c.framing);
     measured.calibration = *c;

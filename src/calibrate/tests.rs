@@ -7,12 +7,20 @@ fn close(got: Fit, want: (f64, f64)) {
 }
 
 /// What a fit is asked, with no ratio per kind.
-fn ins(exact: bool, default_ratio: f64) -> Inputs {
+pub(super) fn ins(exact: bool, default_ratio: f64) -> Inputs {
     Inputs { exact, default_ratio, kinds: false }
 }
 
-fn s(replayed: Tokens, recorded: Tokens) -> Sample {
-    Sample { replayed, recorded: Some(recorded), after_compaction: false, items: 0, by_kind: [0; KINDS] }
+/// A recorded request with no items, kinds or markers.
+pub(super) fn s(replayed: Tokens, recorded: Tokens) -> Sample {
+    Sample {
+        replayed,
+        recorded: Some(recorded),
+        after_compaction: false,
+        items: 0,
+        by_kind: [0; KINDS],
+        marks: 0,
+    }
 }
 
 /// recorded = 10 000 + 1.3·replayed, exactly.
@@ -52,11 +60,24 @@ fn small_appends_and_no_usage_fall_back_to_the_default_ratio() {
     let v = vec![
         s(100, 500),
         s(120, 530),
-        Sample { replayed: 200, recorded: None, after_compaction: false, items: 0, by_kind: [0; KINDS] },
+        Sample {
+            replayed: 200,
+            recorded: None,
+            after_compaction: false,
+            items: 0,
+            by_kind: [0; KINDS],
+            marks: 0,
+        },
     ];
     assert_eq!(fit(&v, &ins(false, 1.25), None).unwrap().ratio, 1.25);
-    let none =
-        vec![Sample { replayed: 1, recorded: None, after_compaction: false, items: 0, by_kind: [0; KINDS] }];
+    let none = vec![Sample {
+        replayed: 1,
+        recorded: None,
+        after_compaction: false,
+        items: 0,
+        by_kind: [0; KINDS],
+        marks: 0,
+    }];
     assert_eq!(fit(&none, &ins(false, 1.0), None), None);
 }
 
@@ -78,7 +99,14 @@ fn leave_one_out_really_leaves_the_request_out() {
 fn a_request_without_usage_is_not_predicted() {
     let v = vec![
         s(0, 100),
-        Sample { replayed: 5, recorded: None, after_compaction: false, items: 0, by_kind: [0; KINDS] },
+        Sample {
+            replayed: 5,
+            recorded: None,
+            after_compaction: false,
+            items: 0,
+            by_kind: [0; KINDS],
+            marks: 0,
+        },
         s(10, 110),
     ];
     assert_eq!(leave_one_out(&v, &ins(true, 1.0)), vec![Some(100.0), None, Some(110.0)]);
@@ -99,6 +127,7 @@ fn framed_line(points: &[(Tokens, Tokens)]) -> Vec<Sample> {
         after_compaction: false,
         items: n,
         by_kind: [0; KINDS],
+        marks: 0,
     };
     points.iter().map(at).collect()
 }
@@ -123,13 +152,21 @@ fn framing_is_fitted_where_the_tokenizer_is_exact_and_nowhere_else() {
 fn framing_is_never_negative() {
     // The provider's appends fall short of the report's count: no negative framing.
     let v = vec![
-        Sample { replayed: 0, recorded: Some(1_000), after_compaction: false, items: 1, by_kind: [0; KINDS] },
+        Sample {
+            replayed: 0,
+            recorded: Some(1_000),
+            after_compaction: false,
+            items: 1,
+            by_kind: [0; KINDS],
+            marks: 0,
+        },
         Sample {
             replayed: 1_000,
             recorded: Some(1_900),
             after_compaction: false,
             items: 3,
             by_kind: [0; KINDS],
+            marks: 0,
         },
         Sample {
             replayed: 2_000,
@@ -137,6 +174,7 @@ fn framing_is_never_negative() {
             after_compaction: false,
             items: 5,
             by_kind: [0; KINDS],
+            marks: 0,
         },
     ];
     assert_eq!(fit(&v, &ins(true, 1.0), None).unwrap().framing, 0.0);
@@ -152,6 +190,7 @@ fn growing(xs: &[Tokens], cut: usize) -> Vec<Sample> {
             after_compaction: i == cut,
             items: 0,
             by_kind: [0; KINDS],
+            marks: 0,
         }
     };
     xs.iter().enumerate().map(at).collect()
@@ -198,17 +237,61 @@ fn a_segment_with_too_few_requests_takes_the_conversation_overhead() {
     assert!((p - v[9].recorded.unwrap() as f64 - 8_000.0).abs() < 500.0, "{p}");
 }
 
-#[test]
-fn apply_adds_each_segments_overhead_and_the_growth_before_each_request() {
-    use crate::measure::MeasureOptions;
-    use crate::model::{Conversation, Item, Request, Usage};
-    let text = |t: &str| Item::Assistant { text: t.repeat(10) };
-    let request = |input_tokens| {
+/// Items and measures the `apply` tests build on (bytes as tokens).
+pub(super) mod build {
+    use crate::measure::{Category, MeasureOptions, MeasuredConversation, MeasuredItem};
+    use crate::model::{Conversation, Item, Request, Tokens, Usage};
+
+    /// Assistant text of `t` ten times (10 bytes for one letter).
+    pub fn text(t: &str) -> Item {
+        Item::Assistant { text: t.repeat(10) }
+    }
+
+    /// A request whose recorded prompt is `input_tokens`.
+    pub fn request(input_tokens: Tokens) -> Item {
         Item::Request(Request {
             usage: Some(Usage { input_tokens, ..Usage::default() }),
             ..Request::default()
         })
-    };
+    }
+
+    /// `items` measured with the bytes meter.
+    pub fn measured(items: Vec<Item>) -> MeasuredConversation {
+        let c = Conversation { id: "main".into(), items, recorded_total: None };
+        MeasuredConversation::new(&c, &crate::tokens::testing::bytes_meter(), &MeasureOptions::default())
+    }
+
+    /// The sizes of `m`'s texts of `category`, in order.
+    pub fn of(m: &MeasuredConversation, category: Category) -> Vec<Tokens> {
+        let texts = m.items.iter().filter_map(|i| match i {
+            MeasuredItem::Text { category: c, measure, .. } if *c == category => Some(measure.tokens),
+            _ => None,
+        });
+        texts.collect()
+    }
+
+    /// The context before each request of `m` (texts and calls; a compaction empties it).
+    pub fn sent(m: &MeasuredConversation) -> Vec<Tokens> {
+        let (mut context, mut sent) = (0, Vec::new());
+        for item in &m.items {
+            match item {
+                MeasuredItem::Text { measure, .. } | MeasuredItem::ToolCall { measure, .. } => {
+                    context += measure.tokens
+                }
+                MeasuredItem::Compaction { .. } => context = 0,
+                MeasuredItem::Request { .. } => sent.push(context),
+                _ => {}
+            }
+        }
+        sent
+    }
+}
+
+#[test]
+fn apply_adds_each_segments_overhead_and_the_growth_before_each_request() {
+    use crate::measure::MeasureOptions;
+    use crate::model::{Conversation, Item};
+    use build::{of, request, sent, text};
     // Bytes as tokens; the gap less 10 per step is 100 before the compaction and 40 after.
     let items = vec![
         text("a"),
@@ -237,27 +320,11 @@ fn apply_adds_each_segments_overhead_and_the_growth_before_each_request() {
         ..Calibration::NONE
     };
     apply(&mut m, &k);
-    let of = |category: Category| -> Vec<Tokens> {
-        let texts = m.items.iter().filter_map(|i| match i {
-            MeasuredItem::Text { category: c, measure, .. } if *c == category => Some(measure.tokens),
-            _ => None,
-        });
-        texts.collect()
-    };
-    assert_eq!(of(Category::Unrecorded), [100, 40]);
+    assert_eq!(of(&m, Category::Unrecorded), [100, 40]);
     // The growth is structure spread over the messages, no message of its own: framing.
-    assert_eq!(of(Category::Framing), [10, 10, 10, 10]);
+    assert_eq!(of(&m, Category::Framing), [10, 10, 10, 10]);
     // The context before each request is then the recorded size.
-    let (mut context, mut sent) = (0, Vec::new());
-    for item in &m.items {
-        match item {
-            MeasuredItem::Text { measure, .. } => context += measure.tokens,
-            MeasuredItem::Compaction { .. } => context = 0,
-            MeasuredItem::Request { .. } => sent.push(context),
-            _ => {}
-        }
-    }
-    assert_eq!(sent, [110, 130, 150, 50, 70, 90]);
+    assert_eq!(sent(&m), [110, 130, 150, 50, 70, 90]);
     // A calibration not fitted on the log (an override) adds its one overhead everywhere.
     let mut plain = MeasuredConversation::new(&c, &meter, &MeasureOptions::default());
     apply(&mut plain, &Calibration::fixed(70));

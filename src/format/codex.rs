@@ -17,7 +17,11 @@
 //!   the injected items above, so counting them would count twice.
 //! - `function_call` (name, prefixed with its `namespace` as Codex flattens MCP tool names, and the
 //!   arguments string), `custom_tool_call` (e.g. `apply_patch`, its `input`), `local_shell_call` and
-//!   `web_search_call` (its `action`; it has no output item) are tool calls.
+//!   `web_search_call` (its `action`; it has no output item) are tool calls. **Decision on web
+//!   searches:** the results of a `web_search_call` are added to the context by the provider and
+//!   the rollout does not hold them, so the call is followed by an [`Item::Unseen`] of kind
+//!   server-side with no size of its own; the calibration sizes it from the step the recorded
+//!   prompt takes across it (`calibrate::steps`, docs/unseen-context.md).
 //! - `function_call_output` / `custom_tool_call_output` are tool results, linked by `call_id`.
 //!   **Decision on 0.40 outputs:** `output` there is a JSON string `{"output":…,"metadata":{…}}`
 //!   and that whole string is what Codex sent back to the model (codex-rs
@@ -125,7 +129,7 @@ impl Format for Codex {
         warnings.extend(reader.bad_usage.warning());
         let mut conversation = Conversation::new("main");
         // A reasoning item whose call recorded no reasoning tokens adds nothing.
-        reader.items.retain(|i| !matches!(i, Item::Unseen { tokens: 0, .. }));
+        reader.items.retain(|i| !matches!(i, Item::Unseen { kind: UnseenKind::Reasoning, tokens: 0 }));
         conversation.items = reader.items;
         Ok(Trace { format: self.name(), conversations: vec![conversation], warnings })
     }
@@ -436,6 +440,10 @@ impl Reader {
         };
         self.names.insert(call_id.clone(), name.clone());
         self.items.push(Item::ToolCall { call_id, name, arguments });
+        if kind == "web_search_call" {
+            // Its results: added by the provider, not recorded; the calibration sizes them.
+            self.items.push(Item::Unseen { kind: UnseenKind::ServerSide, tokens: 0 });
+        }
     }
 
     /// A call's output item.

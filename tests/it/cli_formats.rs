@@ -138,3 +138,27 @@ fn look_alikes_are_named_on_stderr_and_leave_the_output_alone() {
         .stderr(contains("(chat.txt: no format recognises it"))
         .stderr(contains("read it with `--input-format aider-chat`"));
 }
+
+/// A Codex `web_search_call` has no output item: its results are sized from the recorded step
+/// across it (docs/unseen-context.md, "Server-side content"), so the replay of `none` reaches the
+/// recorded prompt of the request after it, with the difference in `server_side`.
+#[test]
+fn a_codex_web_search_is_sized_from_the_recorded_step_after_it() {
+    let out = ctxbudget()
+        .args(["replay", "--policy", "none", "--per-request", "--format", "json"])
+        .arg(fixtures("codex").join("rollout-0.125.jsonl"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let rows = v["runs"][0]["timeline"].as_array().unwrap();
+    let field = |k: usize, f: &str| rows[k][f].as_u64().unwrap();
+    // The search is in request 1's run; request 2 is the first to send its results.
+    assert_eq!((field(0, "server_side"), field(1, "server_side")), (0, 0));
+    // Recorded 1 700 then 1 800 (EXPECTED.md); without the search the replay of request 2 was
+    // 1 751 (main's binary at 91ae701), so the search is the other 49.
+    assert_eq!((field(1, "context_tokens"), field(2, "context_tokens")), (1_700, 1_800));
+    assert_eq!(field(2, "server_side"), 1_800 - 1_751);
+}

@@ -273,12 +273,14 @@ fn custom_tools_web_search_and_developer_items() {
         ),
         line("response_item", r#"{"type":"custom_tool_call_output","call_id":"p1","output":"Success."}"#),
     ]);
-    assert_eq!(kinds(&t), ["system", "user", "request", "call", "call", "result"]);
+    assert_eq!(kinds(&t), ["system", "user", "request", "call", "unseen", "call", "result"]);
     let c = &t.conversations[0];
     assert_eq!(c.tool_results(), 1);
     let Item::ToolCall { name, arguments, .. } = &c.items[3] else { panic!() };
     assert_eq!((name.as_str(), arguments.as_str()), ("web_search", r#"{"query":"q","type":"search"}"#));
-    let Item::ToolResult(r) = &c.items[5] else { panic!() };
+    // The search's results: not in the rollout, sized later by the calibration.
+    assert_eq!(unseen(&t), [(UnseenKind::ServerSide, 0)]);
+    let Item::ToolResult(r) = &c.items[6] else { panic!() };
     assert_eq!(r.name.as_deref(), Some("apply_patch"));
 }
 
