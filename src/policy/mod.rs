@@ -398,7 +398,7 @@ pub trait Policy: Send {
 
     /// A copy of the policy in its state now, to go on from here a second way: a grid that replays
     /// a conversation at several thresholds forks the replay at the first result they split
-    /// differently ([`crate::replay::replay_forked`]). `None` (the default): the policy cannot be
+    /// differently (the replay's `replay_forked`). `None` (the default): the policy cannot be
     /// copied, and the grid replays that way from the start (slower, the same runs). A policy that
     /// wraps another copies it too; one whose state is a plain value answers [`fork_of`].
     fn fork(&self) -> Option<Box<dyn Policy>> {

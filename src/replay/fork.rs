@@ -1,7 +1,10 @@
 //! One conversation replayed under one policy at several thresholds, the work they share done once.
 //!
-//! A threshold reaches the engine only where a tool result is split ([`ResultSizes::split_at`]), so
-//! two thresholds replay alike item for item up to the first result they split differently. The
+//! A threshold reaches the engine only where a tool result is split
+//! ([`crate::measure::ResultSizes::split_at`]), so two thresholds replay alike item for item up to
+//! the first result they split differently; the seed's rule splits an output of more bytes than the
+//! threshold, so over ascending thresholds a result's split changes once at most, and the first and
+//! last thresholds of a part tell whether that result parts them. The
 //! replays start as one; at a result that splits the thresholds still together two ways, the
 //! replay is **forked**: the engine, the run's totals and rows so far ([`Replaying::fork`]),
 //! the policy's state (`fork`, given by the caller: for [`crate::policy::Policy`] objects,
