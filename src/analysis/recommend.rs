@@ -27,12 +27,12 @@ use serde::{Deserialize, Serialize};
 
 use super::compare::PolicySource;
 use super::cost::{CacheModel, cost_usd_of_run};
-use super::reuse::{RunReuse, replay_with_reuse};
+use super::reuse::{Recording, RunReuse, replay_with_reuse};
 use super::summarization::CompactionTotals;
 use crate::measure::MeasuredConversation;
 use crate::model::Tokens;
 use crate::policy::{PolicySpec, Unfired, Unfireds};
-use crate::replay::{Keep, replay_keeping};
+use crate::replay::{Keep, replay_forked, replay_keeping};
 use crate::result::Run;
 use crate::tokens::Meter;
 
@@ -184,28 +184,46 @@ pub fn run_cell(
 }
 
 /// The grid of one conversation: every policy at every threshold, each distinct split replayed
-/// once, the (policy, split) replays in parallel.
+/// once, the policies in parallel, each policy's splits forked from one replay where they part
+/// ([`policy_cells`]).
 pub fn grid_of(c: &MeasuredConversation, settings: &RecommendSettings, meter: &Meter) -> ConversationGrid {
     let thresholds = settings.swept();
     let (slots, firsts) = c.split_plan(&thresholds);
-    let tasks: Vec<(usize, usize)> =
-        (0..settings.policies.len()).flat_map(|p| firsts.iter().map(move |&t| (p, t))).collect();
     let none = super::compare::Baseline;
-    let mut replayed: Vec<Cell> = std::iter::once((usize::MAX, usize::MAX))
-        .chain(tasks.iter().copied())
-        .collect::<Vec<_>>()
-        .par_iter()
-        .map(|&(p, t)| match p {
-            usize::MAX => run_cell(c, usize::MAX, &none, settings, meter),
-            p => run_cell(c, t, &settings.policies[p], settings, meter),
+    let mut replayed: Vec<Vec<Cell>> = (0..=settings.policies.len())
+        .into_par_iter()
+        .map(|p| match p {
+            0 => vec![run_cell(c, usize::MAX, &none, settings, meter)],
+            p => policy_cells(c, &firsts, &settings.policies[p - 1], settings, meter),
         })
         .collect();
-    let baseline = replayed.remove(0);
-    let cells = (0..settings.policies.len())
-        .flat_map(|p| slots.iter().map(move |&s| (p, s)))
-        .map(|(p, s)| replayed[p * firsts.len() + s].clone())
-        .collect();
+    let baseline = std::mem::take(&mut replayed[0][0]);
+    let cells = (1..replayed.len()).flat_map(|p| slots.iter().map(move |&s| (p, s)));
+    let cells = cells.map(|(p, s)| replayed[p][s].clone()).collect();
     ConversationGrid { requests: c.requests(), baseline, cells, tools: per_tool::output_by_tool(c) }
+}
+
+/// The cells of `c` under `source` at each of `thresholds` (ascending, each splitting `c`
+/// differently), the same as [`run_cell`] at each: one replay forked where the thresholds first
+/// split a result differently ([`replay_forked`]), each run then priced and its reuse measured.
+pub fn policy_cells(
+    c: &MeasuredConversation,
+    thresholds: &[usize],
+    source: &dyn PolicySource,
+    settings: &RecommendSettings,
+    meter: &Meter,
+) -> Vec<Cell> {
+    let fresh = || Recording::new(source.fresh());
+    let runs = replay_forked(c, thresholds, &fresh, &Recording::fork, meter, Keep::Priced);
+    let mut cells = vec![Cell::default(); thresholds.len()];
+    for forked in runs {
+        let (reuse, unfired) = forked.policy.reuse(c, thresholds[forked.thresholds.start]);
+        let cell = cell_of(&forked.run, c.reuse.built.then_some(reuse), unfired, &settings.cache);
+        for i in forked.thresholds {
+            cells[i] = cell.clone();
+        }
+    }
+    cells
 }
 
 /// `none`, the baseline's policy.

@@ -115,6 +115,23 @@ impl Recording {
         Recording { inner, current: BTreeMap::new(), log: PruneLog::default() }
     }
 
+    /// A copy of the recording and of the policy it records, in their state now
+    /// ([`Policy::fork`]); `None` when that policy cannot be copied.
+    pub fn fork(&self) -> Option<Recording> {
+        Some(Recording { inner: self.inner.fork()?, current: self.current.clone(), log: self.log.clone() })
+    }
+
+    /// After a run of `conversation` at `threshold`: its reuse, and the policy's trigger when it
+    /// did not fire ([`Policy::unfired`]).
+    pub fn reuse(
+        self,
+        conversation: &MeasuredConversation,
+        threshold: usize,
+    ) -> (RunReuse, Option<crate::policy::Unfired>) {
+        let (on, unfired) = (self.inner.on(), self.inner.unfired());
+        (run_reuse(conversation, &self.into_log(), threshold, on), unfired)
+    }
+
     /// What was recorded.
     pub fn into_log(mut self) -> PruneLog {
         for (result, from) in std::mem::take(&mut self.current) {
@@ -243,12 +260,10 @@ pub fn replay_with_reuse(
     meter: &Meter,
     keep: Keep,
 ) -> (Run, RunReuse, Option<crate::policy::Unfired>) {
-    let on = policy.on();
     let mut recording = Recording::new(policy);
     let run = replay_keeping(conversation, threshold, &mut recording, meter, keep);
-    let unfired = recording.unfired();
-    let log = recording.into_log();
-    (run, run_reuse(conversation, &log, threshold, on), unfired)
+    let (reuse, unfired) = recording.reuse(conversation, threshold);
+    (run, reuse, unfired)
 }
 
 #[cfg(test)]

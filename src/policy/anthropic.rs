@@ -168,6 +168,7 @@ enum Inputs {
 }
 
 /// Anthropic's tool-result clearing.
+#[derive(Clone)]
 pub struct Anthropic {
     trigger: u64,
     by_tool_uses: bool,
@@ -200,7 +201,7 @@ pub struct Anthropic {
 /// Tokens a clear would free, summed over the results of the current context below `upto`
 /// (each result is summed once, when it leaves the `keep` window), so the all-or-nothing test
 /// costs nothing per request.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 struct Sums {
     /// Compactions seen: a new one starts a context and the sums over.
     compactions: usize,
@@ -261,6 +262,10 @@ impl Anthropic {
 }
 
 impl Policy for Anthropic {
+    fn fork(&self) -> Option<Box<dyn Policy>> {
+        super::fork_of(self)
+    }
+
     fn sticky(&self) -> bool {
         self.sticky
     }

@@ -37,6 +37,7 @@ pub struct BudgetParams {
 }
 
 /// Prunes oldest contents when over budget.
+#[derive(Clone)]
 pub struct Budget {
     max: u64,
     target: u64,
@@ -47,6 +48,10 @@ pub struct Budget {
 }
 
 impl Policy for Budget {
+    fn fork(&self) -> Option<Box<dyn Policy>> {
+        super::fork_of(self)
+    }
+
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
         let mut size = view.tokens(Estimator::Seed, &view.context);
         self.peak.see(size);

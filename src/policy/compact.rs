@@ -170,6 +170,7 @@ pub struct Reported {
 /// A compaction policy that fires when the context as sent reaches `limit` tokens and keeps
 /// nothing after the summary but the system prompt (Claude Code, Codex, opencode, the Anthropic
 /// SDK and Goose, each with its own limit).
+#[derive(Clone)]
 pub struct AtLimit {
     /// The trigger, in provider tokens.
     pub limit: Tokens,
@@ -205,6 +206,10 @@ impl AtLimit {
 }
 
 impl Policy for AtLimit {
+    fn fork(&self) -> Option<Box<dyn Policy>> {
+        super::fork_of(self)
+    }
+
     fn before_request(&mut self, _view: &View<'_>, _edits: &mut Vec<Edit>) {}
 
     fn compacts(&self) -> bool {
@@ -252,6 +257,10 @@ struct Combined {
 }
 
 impl Policy for Combined {
+    fn fork(&self) -> Option<Box<dyn Policy>> {
+        Some(Box::new(Combined { prune: self.prune.fork()?, compact: self.compact.fork()? }))
+    }
+
     fn sticky(&self) -> bool {
         self.prune.sticky()
     }
@@ -312,6 +321,10 @@ struct Harnessed {
 }
 
 impl Policy for Harnessed {
+    fn fork(&self) -> Option<Box<dyn Policy>> {
+        Some(Box::new(Harnessed { inner: self.inner.fork()?, own: self.own, recorded: self.recorded }))
+    }
+
     fn sticky(&self) -> bool {
         self.inner.sticky()
     }

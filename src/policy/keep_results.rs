@@ -27,6 +27,7 @@ pub struct KeepResultsParams {
 }
 
 /// Keeps the contents of the last `n` results.
+#[derive(Clone)]
 pub struct KeepResults {
     n: usize,
     next: usize,
@@ -36,6 +37,10 @@ pub struct KeepResults {
 }
 
 impl Policy for KeepResults {
+    fn fork(&self) -> Option<Box<dyn Policy>> {
+        super::fork_of(self)
+    }
+
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
         self.peak.see(view.results.len() as u64);
         let keep_from = view.results.len().saturating_sub(self.n);

@@ -29,6 +29,7 @@ pub struct KeepTurnsParams {
 }
 
 /// Prunes contents that have been sent `n` times.
+#[derive(Clone)]
 pub struct KeepTurns {
     n: usize,
     /// Conversation-wide index of the oldest result not yet considered expired.
@@ -54,6 +55,10 @@ impl KeepTurns {
 }
 
 impl Policy for KeepTurns {
+    fn fork(&self) -> Option<Box<dyn Policy>> {
+        super::fork_of(self)
+    }
+
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
         for r in &view.results[view.position(self.next)..] {
             if matches!(r.content, Content::Present(_)) {

@@ -137,6 +137,7 @@ pub struct LangChainParams {
 }
 
 /// LangChain's context-editing middleware.
+#[derive(Clone)]
 pub struct LangChain {
     trigger: u64,
     keep: usize,
@@ -164,7 +165,7 @@ pub struct LangChain {
 /// What the tool messages of the current context add to the approximate count. A non-sticky
 /// policy's results are sent whole in the persistent state, so each is counted once, when it
 /// arrives, and the count costs nothing per request.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 struct Count {
     /// Compactions seen: a new one starts a context and the sums over.
     compactions: usize,
@@ -177,7 +178,7 @@ struct Count {
 }
 
 /// What the user and AI messages of the current context add to the approximate count.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 struct Others {
     /// Compactions seen: a new one starts a context and the sums over.
     compactions: usize,
@@ -253,6 +254,10 @@ impl LangChain {
 }
 
 impl Policy for LangChain {
+    fn fork(&self) -> Option<Box<dyn Policy>> {
+        super::fork_of(self)
+    }
+
     fn sticky(&self) -> bool {
         false
     }

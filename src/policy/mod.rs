@@ -295,6 +295,10 @@ struct OnUnit {
 }
 
 impl Policy for OnUnit {
+    fn fork(&self) -> Option<Box<dyn Policy>> {
+        Some(Box::new(OnUnit { on: self.on, inner: self.inner.fork()? }))
+    }
+
     fn sticky(&self) -> bool {
         self.inner.sticky()
     }
@@ -391,6 +395,20 @@ pub trait Policy: Send {
     fn unfired(&self) -> Option<Unfired> {
         None
     }
+
+    /// A copy of the policy in its state now, to go on from here a second way: a grid that replays
+    /// a conversation at several thresholds forks the replay at the first result they split
+    /// differently (the replay's `replay_forked`). `None` (the default): the policy cannot be
+    /// copied, and the grid replays that way from the start (slower, the same runs). A policy that
+    /// wraps another copies it too; one whose state is a plain value answers [`fork_of`].
+    fn fork(&self) -> Option<Box<dyn Policy>> {
+        None
+    }
+}
+
+/// [`Policy::fork`] of a policy whose state is a plain value: a clone.
+pub fn fork_of<P: Policy + Clone + 'static>(policy: &P) -> Option<Box<dyn Policy>> {
+    Some(Box::new(policy.clone()))
 }
 
 /// Watches the idle gap before each request for a time-based policy (OpenClaw's cache TTL, Claude

@@ -12,8 +12,13 @@ pub const KIND: Kind = Kind {
 };
 
 /// Never prunes.
+#[derive(Clone)]
 pub struct NoPrune;
 
 impl Policy for NoPrune {
+    fn fork(&self) -> Option<Box<dyn Policy>> {
+        super::fork_of(self)
+    }
+
     fn before_request(&mut self, _view: &View<'_>, _edits: &mut Vec<Edit>) {}
 }

@@ -80,6 +80,7 @@ pub struct OpenCodeParams {
 }
 
 /// opencode's end-of-turn prune.
+#[derive(Clone)]
 pub struct OpenCode {
     protect: u64,
     minimum: u64,
@@ -102,7 +103,7 @@ pub struct OpenCode {
 /// is outside that suffix, and the suffix only moves forward; so the walk's first pruned output,
 /// where it stops, is the newest one pruned, and everything between it and the suffix is as it
 /// arrived (its estimate unchanged, its content present or left whole by the split).
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 struct Seen {
     /// Compactions met when these sums were started (a compaction restarts the context).
     compactions: usize,
@@ -174,6 +175,10 @@ impl OpenCode {
 }
 
 impl Policy for OpenCode {
+    fn fork(&self) -> Option<Box<dyn Policy>> {
+        super::fork_of(self)
+    }
+
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
         self.catch_up(view);
         // Prune ran when the previous turn ended: only at the first request of a new human turn.

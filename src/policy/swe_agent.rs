@@ -59,6 +59,7 @@ pub struct SweAgentParams {
 /// a compaction starts a new context), so before each request the policy gives only the newly
 /// elided ones after [`Edit::KeepPrevious`]: the same context as recomputing the whole set, in
 /// time linear in the trace.
+#[derive(Clone)]
 pub struct SweAgent {
     n: usize,
     polling: usize,
@@ -69,6 +70,10 @@ pub struct SweAgent {
 }
 
 impl Policy for SweAgent {
+    fn fork(&self) -> Option<Box<dyn Policy>> {
+        super::fork_of(self)
+    }
+
     fn sticky(&self) -> bool {
         false
     }

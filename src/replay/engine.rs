@@ -84,6 +84,7 @@ struct Effect {
 }
 
 /// A tool call in the context.
+#[derive(Clone, Copy)]
 struct CallState {
     position: usize,
     /// As sent now (name + arguments, or name + replacement).
@@ -93,7 +94,7 @@ struct CallState {
 }
 
 /// The replay's state: the context as sent so far, its running sums and prefix sums, and the
-/// edits in force.
+/// edits in force. Copied where a grid forks a replay ([`Engine::fork`]).
 pub(super) struct Engine<'a> {
     meter: &'a Meter,
     threshold: usize,
@@ -459,6 +460,28 @@ impl<'a> Engine<'a> {
             log_summary_ratio: None,
             tracker: None,
         }
+    }
+
+    /// A copy of the state now, to replay on from here a second way ([`super::fork`]); its lists
+    /// keep the room the rest of the conversation needs (a copy sized to what they hold now
+    /// would grow them again, item by item).
+    pub(super) fn fork(&self) -> Self {
+        Engine {
+            results: super::with_room(&self.results, self.results.capacity()),
+            calls: super::with_room(&self.calls, self.calls.capacity()),
+            prefix: self.prefix.clone(),
+            transient: self.transient.clone(),
+            transient_calls: self.transient_calls.clone(),
+            transient_prefix: self.transient_prefix.clone(),
+            turn_scoped: self.turn_scoped.clone(),
+            tracker: self.tracker.clone(),
+            ..*self
+        }
+    }
+
+    /// Splits the results still to come at `threshold` (a forked replay's, [`super::fork`]).
+    pub(super) fn set_threshold(&mut self, threshold: usize) {
+        self.threshold = threshold;
     }
 
     /// Requests replayed so far.

@@ -17,6 +17,7 @@
 //! rows. Pure: no I/O, no printing.
 
 mod engine;
+mod fork;
 mod prefix;
 pub mod recorded;
 mod reported;
@@ -28,10 +29,11 @@ use crate::measure::{Category, MeasuredConversation, MeasuredItem};
 use crate::model::Tokens;
 use crate::model::{Millis, Usage};
 use crate::policy::compact::harness::{WithHarness, trigger};
-use crate::policy::{CallText, On, Policy};
-use crate::result::{Run, RunSummary};
+use crate::policy::{CallText, Edit, On, Policy};
+use crate::result::{RequestRow, Run, RunSummary};
 use crate::tokens::{Meter, TextSize};
 use engine::{Engine, Summarised};
+pub use fork::{Forked, replay_forked};
 
 /// Replays `conversation` at `threshold` under `policy`, measuring any text the policy writes with
 /// `meter`. The summary's labels (trace, format, policy, tokenizer) are left for the caller to fill.
@@ -75,129 +77,234 @@ pub fn replay_keeping(
     meter: &Meter,
     keep: Keep,
 ) -> Run {
-    // The meter of the tokenizer the conversation was counted with (`--tokenizer provider`).
-    let meter = meter.resolved(conversation.calibration.tokenizer.map(Into::into));
-    let harness = if policy.as_recorded() { Harness::RECORDED } else { conversation.harness };
-    let mut beside;
-    let policy: &mut dyn Policy = match trigger(harness, policy.compacts()) {
-        Some(trigger) => {
-            beside = WithHarness::new(policy, trigger);
-            &mut beside
+    let (harness, mut trigger) = harness_of(conversation, policy);
+    beside(policy, trigger.as_mut(), |policy| {
+        let mut replaying = Replaying::new(conversation, threshold, policy, meter, keep, harness);
+        let mut edits = Vec::new();
+        for (position, item) in conversation.items.iter().enumerate() {
+            replaying.item(position, item, policy, &mut edits);
         }
-        None => policy,
-    };
-    let mut run = replay_with(conversation, threshold, policy, meter, keep, harness.drops_recorded());
-    run.summary.harness_compaction = harness.mode.name().to_owned();
-    run.summary.harness_compaction_policy = harness.policy.map(str::to_owned);
-    run
+        replaying.finish()
+    })
 }
 
-/// The replay loop; `drop_recorded`: the log's own compactions are dropped ([`Dropping`]).
-fn replay_with(
-    conversation: &MeasuredConversation,
-    threshold: usize,
+/// Runs `f` on `policy`, with the agent's `trigger` beside it when there is one ([`WithHarness`]).
+fn beside<R>(
     policy: &mut dyn Policy,
-    meter: &Meter,
-    keep: Keep,
-    drop_recorded: bool,
-) -> Run {
-    let keep_rows = keep != Keep::Summary;
-    let mut e = Engine::new(conversation, threshold, meter);
-    let sticky = policy.sticky();
-    let whole_outputs = policy.on() == On::Output;
-    let compacts = policy.compacts();
-    if compacts {
-        e.set_log_summary_ratio(recorded::summary_ratio(conversation));
+    trigger: Option<&mut Box<dyn Policy>>,
+    f: impl FnOnce(&mut dyn Policy) -> R,
+) -> R {
+    match trigger {
+        Some(trigger) => f(&mut WithHarness::new(policy, &mut **trigger)),
+        None => f(policy),
     }
-    // Each call's `len(repr(call))`, for a policy that reads the messages one by one.
-    let call_reprs = if policy.message_sizes() { e.track_messages(conversation) } else { &[] };
-    let mut calls = 0;
-    let mut summary = RunSummary { threshold, calibration: conversation.calibration, ..Default::default() };
-    let mut rows = Vec::with_capacity(if keep_rows { conversation.requests() } else { 0 });
-    let mut edits = Vec::new();
-    // The recorded prompt sizes summed, once a request records one.
-    let mut recorded: Option<Tokens> = None;
-    let mut dropping = Dropping::No;
-    // The log as recorded beside the replay, for the estimate its agent's trigger reads.
-    let mut residual = conversation.harness.agent.filter(|_| compacts).map(reported::Residual::new);
-    for (position, item) in conversation.items.iter().enumerate() {
-        residual.iter_mut().for_each(|r| r.item(item));
+}
+
+/// The harness `policy` is replayed under on `conversation` (the log's compactions as recorded
+/// for the as-recorded baseline), and the agent's trigger to run beside it, if any.
+fn harness_of(
+    conversation: &MeasuredConversation,
+    policy: &dyn Policy,
+) -> (Harness, Option<Box<dyn Policy>>) {
+    let harness = if policy.as_recorded() { Harness::RECORDED } else { conversation.harness };
+    (harness, trigger(harness, policy.compacts()))
+}
+
+/// `items` copied into a list with room for `capacity`.
+fn with_room<T: Clone>(items: &[T], capacity: usize) -> Vec<T> {
+    let mut copy = Vec::with_capacity(capacity.max(items.len()));
+    copy.extend_from_slice(items);
+    copy
+}
+
+/// One replay in progress: the engine and the run's totals so far, fed item by item
+/// ([`Replaying::item`], the policy given each time, with the agent's trigger beside it when
+/// there is one); copied where a grid forks a replay ([`Replaying::fork`]).
+struct Replaying<'a> {
+    conversation: &'a MeasuredConversation,
+    e: Engine<'a>,
+    keep: Keep,
+    harness: Harness,
+    /// The log's own compactions are dropped ([`Dropping`]).
+    drop_recorded: bool,
+    sticky: bool,
+    whole_outputs: bool,
+    compacts: bool,
+    /// Each call's `len(repr(call))`, for a policy that reads the messages one by one.
+    call_reprs: &'a [u64],
+    /// Tool calls met so far.
+    calls: usize,
+    summary: RunSummary,
+    rows: Vec<RequestRow>,
+    /// The recorded prompt sizes summed, once a request records one.
+    recorded: Option<Tokens>,
+    dropping: Dropping,
+    /// The log as recorded beside the replay, for the estimate its agent's trigger reads.
+    residual: Option<reported::Residual>,
+}
+
+impl<'a> Replaying<'a> {
+    /// Nothing replayed yet of `conversation` at `threshold` under `policy` (with its trigger),
+    /// measuring with `meter`, under `harness`.
+    fn new(
+        conversation: &'a MeasuredConversation,
+        threshold: usize,
+        policy: &dyn Policy,
+        meter: &'a Meter,
+        keep: Keep,
+        harness: Harness,
+    ) -> Self {
+        // The meter of the tokenizer the conversation was counted with (`--tokenizer provider`).
+        let meter = meter.resolved(conversation.calibration.tokenizer.map(Into::into));
+        let mut e = Engine::new(conversation, threshold, meter);
+        let compacts = policy.compacts();
+        if compacts {
+            e.set_log_summary_ratio(recorded::summary_ratio(conversation));
+        }
+        let call_reprs = if policy.message_sizes() { e.track_messages(conversation) } else { &[] };
+        let keep_rows = keep != Keep::Summary;
+        Replaying {
+            conversation,
+            e,
+            keep,
+            harness,
+            drop_recorded: harness.drops_recorded(),
+            sticky: policy.sticky(),
+            whole_outputs: policy.on() == On::Output,
+            compacts,
+            call_reprs,
+            calls: 0,
+            summary: RunSummary { threshold, calibration: conversation.calibration, ..Default::default() },
+            rows: Vec::with_capacity(if keep_rows { conversation.requests() } else { 0 }),
+            recorded: None,
+            dropping: Dropping::No,
+            residual: conversation.harness.agent.filter(|_| compacts).map(reported::Residual::new),
+        }
+    }
+
+    /// A copy of the replay so far, with room for the rest of its rows ([`Engine::fork`]).
+    fn fork(&self) -> Self {
+        Replaying {
+            e: self.e.fork(),
+            summary: self.summary.clone(),
+            rows: with_room(&self.rows, self.rows.capacity()),
+            residual: self.residual.clone(),
+            ..*self
+        }
+    }
+
+    /// From here on, results are split at `threshold` (all split so far as it splits them).
+    fn set_threshold(&mut self, threshold: usize) {
+        self.e.set_threshold(threshold);
+        self.summary.threshold = threshold;
+    }
+
+    /// The item at `position`; `edits` is scratch space.
+    fn item(
+        &mut self,
+        position: usize,
+        item: &'a MeasuredItem,
+        policy: &mut dyn Policy,
+        edits: &mut Vec<Edit>,
+    ) {
+        self.residual.iter_mut().for_each(|r| r.item(item));
+        let e = &mut self.e;
         match item {
             MeasuredItem::Text { category, measure, turn_start, turn_scoped } => {
-                if !dropping.drops(*category) {
+                if !self.dropping.drops(*category) {
                     e.text(position, *category, *measure, *turn_start, *turn_scoped)
                 }
             }
             MeasuredItem::ToolCall { measure, name_measure, call_id, name, arguments } => {
-                let repr_chars = call_reprs.get(calls).copied().unwrap_or(0);
-                calls += 1;
+                let repr_chars = self.call_reprs.get(self.calls).copied().unwrap_or(0);
+                self.calls += 1;
                 let text = CallText { call_id, name, arguments, repr_chars };
                 e.tool_call(position, *measure, *name_measure, text)
             }
             MeasuredItem::ToolResult(sizes, result) => {
-                let content = e.tool_result(position, sizes, result, whole_outputs);
-                add_tool_result(&mut summary, sizes.output(), content);
+                let content = e.tool_result(position, sizes, result, self.whole_outputs);
+                add_tool_result(&mut self.summary, sizes.output(), content);
             }
-            MeasuredItem::Compaction { summary: text } if drop_recorded => {
-                dropping = if text.is_some() { Dropping::Restated } else { Dropping::Summary };
+            MeasuredItem::Compaction { summary: text } if self.drop_recorded => {
+                self.dropping = if text.is_some() { Dropping::Restated } else { Dropping::Summary };
             }
             MeasuredItem::Compaction { summary: text } => e.compaction_marker(position, *text),
             MeasuredItem::Request { id, timestamp, usage, model } => {
-                dropping = Dropping::No;
-                let mut adjustment = e.edit(policy, sticky, *timestamp, &mut edits);
-                let mut sent = e.sent(&adjustment);
-                let summarised = if compacts {
-                    let reported = residual.as_ref().and_then(|r| r.estimate(sent.context_tokens));
-                    let s = e.compact(policy, position, *timestamp, &mut adjustment, &sent, reported);
-                    if s.is_some() {
-                        sent = e.sent(&adjustment);
-                    }
-                    s
-                } else {
-                    None
-                };
-                let (context_tokens, pruned) = (sent.context_tokens, sent.pruned);
-                residual
-                    .iter_mut()
-                    .for_each(|r| r.request(usage.as_ref(), summarised.is_some(), context_tokens));
-                if let Some(u) = usage {
-                    *recorded.get_or_insert(0) += u.input_tokens;
-                    summary.recorded_requests += 1;
-                }
-                summary.peak_context_tokens = summary.peak_context_tokens.max(context_tokens);
-                summary.total_input_tokens += context_tokens;
-                summary.final_context_tokens = context_tokens;
-                if keep_rows {
-                    let labels = keep == Keep::Rows;
-                    let request =
-                        RequestItem { id, timestamp: *timestamp, usage: usage.as_ref(), model, labels };
-                    let mut row = e.row(&request, sent, &adjustment);
-                    if let Some(s) = summarised {
-                        row.summarization_input_tokens = s.input_tokens;
-                        row.summarization_cached_tokens = s.cached_tokens;
-                        row.summarization_output_tokens = s.summary_tokens;
-                    }
-                    rows.push(row);
-                }
-                if let Some(s) = summarised {
-                    add_summarised(&mut summary, s);
-                }
-                if adjustment.changed > 0 {
-                    summary.prune_events += 1;
-                }
-                e.end_request(position, *timestamp, context_tokens, pruned);
+                let request =
+                    RequestItem { id, timestamp: *timestamp, usage: usage.as_ref(), model, labels: false };
+                self.request(position, request, policy, edits);
             }
         }
     }
-    summary.requests = e.requests();
-    summary.pruned_tokens = e.pruned_total();
-    summary.recorded_input_tokens = recorded.or(conversation.recorded_total.map(|t| t.input_tokens));
-    summary.conversation = conversation.id.clone();
-    summary.transforms = conversation.transforms.clone();
-    Run { summary, rows }
+
+    /// The request at `position`: the policy's edits, its compaction, the request's row.
+    fn request(
+        &mut self,
+        position: usize,
+        request: RequestItem<'a>,
+        policy: &mut dyn Policy,
+        edits: &mut Vec<Edit>,
+    ) {
+        let (e, summary) = (&mut self.e, &mut self.summary);
+        let timestamp = request.timestamp;
+        self.dropping = Dropping::No;
+        let mut adjustment = e.edit(policy, self.sticky, timestamp, edits);
+        let mut sent = e.sent(&adjustment);
+        let summarised = if self.compacts {
+            let reported = self.residual.as_ref().and_then(|r| r.estimate(sent.context_tokens));
+            let s = e.compact(policy, position, timestamp, &mut adjustment, &sent, reported);
+            if s.is_some() {
+                sent = e.sent(&adjustment);
+            }
+            s
+        } else {
+            None
+        };
+        let (context_tokens, pruned) = (sent.context_tokens, sent.pruned);
+        let usage = request.usage;
+        self.residual.iter_mut().for_each(|r| r.request(usage, summarised.is_some(), context_tokens));
+        if let Some(u) = usage {
+            *self.recorded.get_or_insert(0) += u.input_tokens;
+            summary.recorded_requests += 1;
+        }
+        summary.peak_context_tokens = summary.peak_context_tokens.max(context_tokens);
+        summary.total_input_tokens += context_tokens;
+        summary.final_context_tokens = context_tokens;
+        if self.keep != Keep::Summary {
+            let request = RequestItem { labels: self.keep == Keep::Rows, ..request };
+            let mut row = e.row(&request, sent, &adjustment);
+            if let Some(s) = summarised {
+                row.summarization_input_tokens = s.input_tokens;
+                row.summarization_cached_tokens = s.cached_tokens;
+                row.summarization_output_tokens = s.summary_tokens;
+            }
+            self.rows.push(row);
+        }
+        if let Some(s) = summarised {
+            add_summarised(summary, s);
+        }
+        if adjustment.changed > 0 {
+            summary.prune_events += 1;
+        }
+        e.end_request(position, timestamp, context_tokens, pruned);
+    }
+
+    /// The run, once every item was given.
+    fn finish(self) -> Run {
+        let (e, mut summary, conversation) = (self.e, self.summary, self.conversation);
+        summary.requests = e.requests();
+        summary.pruned_tokens = e.pruned_total();
+        summary.recorded_input_tokens = self.recorded.or(conversation.recorded_total.map(|t| t.input_tokens));
+        summary.conversation = conversation.id.clone();
+        summary.transforms = conversation.transforms.clone();
+        summary.harness_compaction = self.harness.mode.name().to_owned();
+        summary.harness_compaction_policy = self.harness.policy.map(str::to_owned);
+        Run { summary, rows: self.rows }
+    }
 }
 
 /// A request boundary as the measured conversation records it.
+#[derive(Clone, Copy)]
 struct RequestItem<'c> {
     /// Provider id of the response.
     id: &'c Option<String>,

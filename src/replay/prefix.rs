@@ -24,6 +24,18 @@ pub(super) struct Prefix {
     tree: Vec<i64>,
 }
 
+/// A copy with the room the original has (a forked replay goes on adding in order).
+impl Clone for Prefix {
+    fn clone(&self) -> Self {
+        Prefix {
+            slots: self.slots,
+            before: super::with_room(&self.before, self.before.capacity()),
+            total: self.total,
+            tree: self.tree.clone(),
+        }
+    }
+}
+
 impl Prefix {
     pub(super) fn new(slots: usize) -> Self {
         let mut before = Vec::with_capacity(slots + 1);

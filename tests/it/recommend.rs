@@ -176,12 +176,17 @@ fn the_recommended_pair_is_the_cheapest_candidate_within_the_window_on_the_bundl
     }
 }
 
+/// The meter `recommend` uses by default, and the files under `corpus`.
+fn corpus_meter_and_files(corpus: &Path) -> (ctxbudget::Meter, ctxbudget::input::Discovered) {
+    let meter = ctxbudget::Meter::new(ctxbudget::Tokenizer::O200k, ctxbudget::Tokenizer::Estimate)
+        .deciding(ctxbudget::DecideWith::Anchor);
+    (meter, ctxbudget::input::discover(&[corpus.to_owned()]))
+}
+
 #[test]
 fn the_recommended_pair_is_the_cheapest_candidate_on_every_real_session() {
     let Some(corpus) = common::corpus_root() else { return };
-    let meter = ctxbudget::Meter::new(ctxbudget::Tokenizer::O200k, ctxbudget::Tokenizer::Estimate)
-        .deciding(ctxbudget::DecideWith::Anchor);
-    let found = ctxbudget::input::discover(std::slice::from_ref(&corpus));
+    let (meter, found) = corpus_meter_and_files(&corpus);
     let job = Job { calibrate: true, reuse: true, ..Job::default() };
     let files = ctxbudget::pipeline::measure_files(&found, &job, &meter, &|| {});
     let settings = RecommendSettings {
@@ -315,4 +320,44 @@ fn group(n: u64) -> String {
         out.push(c);
     }
     out
+}
+
+/// The grid replays each policy once per conversation and forks the replay where its thresholds
+/// first split a result differently (`replay_forked`): every forked run must be the run replayed
+/// from the start at its threshold, rows and reuse included, under every policy (those that cannot
+/// be copied take the other path) and every harness compaction mode, on every real session.
+#[test]
+fn forked_replays_equal_replays_from_the_start_on_every_real_session() {
+    use ctxbudget::analysis::reuse::{Recording, replay_with_reuse};
+    use ctxbudget::harness::HarnessCompaction;
+    use ctxbudget::replay::{Keep, replay_forked};
+    let Some(corpus) = common::corpus_root() else { return };
+    let (meter, found) = corpus_meter_and_files(&corpus);
+    let thresholds = parse_thresholds("0..7936:+256").unwrap();
+    let mut policies = ctxbudget::config::recommend_policies();
+    policies.push(ctxbudget::policy::PolicySpec::parse("keep-turns:n=3+compact:claude-code").unwrap());
+    let (mut runs, mut forks) = (0, 0);
+    for mode in [HarnessCompaction::Simulated, HarnessCompaction::Recorded, HarnessCompaction::Off] {
+        let job = Job { calibrate: true, reuse: true, harness_compaction: mode, ..Job::default() };
+        let files = ctxbudget::pipeline::measure_files(&found, &job, &meter, &|| {});
+        for c in files.iter().flat_map(|f| f.conversations.iter()) {
+            let (_, firsts) = c.split_plan(&thresholds);
+            for spec in &policies {
+                let fresh = || Recording::new(spec.build());
+                let forked = replay_forked(c, &firsts, &fresh, &Recording::fork, &meter, Keep::Rows);
+                assert_eq!(forked.len(), firsts.len(), "{}: one run per split", c.id);
+                for (k, f) in forked.into_iter().enumerate() {
+                    let what = format!("{} under {} at {} ({mode:?})", c.id, spec.as_str(), firsts[k]);
+                    assert_eq!(f.thresholds, k..k + 1, "{what}");
+                    let (run, reuse, unfired) =
+                        replay_with_reuse(c, firsts[k], spec.build(), &meter, Keep::Rows);
+                    assert_eq!(f.run, run, "{what}: the run");
+                    assert_eq!(f.policy.reuse(c, firsts[k]), (reuse, unfired), "{what}: reuse and trigger");
+                    runs += 1;
+                }
+                forks += firsts.len().saturating_sub(1);
+            }
+        }
+    }
+    assert!(runs > 10_000 && forks > 5_000, "{runs} runs, {forks} forked");
 }

@@ -39,12 +39,12 @@ thread_local! {
 /// A policy run beside the agent's compaction trigger: its edits, then the trigger's compactions.
 pub struct WithHarness<'p> {
     policy: &'p mut dyn Policy,
-    trigger: Box<dyn Policy>,
+    trigger: &'p mut dyn Policy,
 }
 
 impl<'p> WithHarness<'p> {
     /// `policy` beside `trigger`.
-    pub fn new(policy: &'p mut dyn Policy, trigger: Box<dyn Policy>) -> WithHarness<'p> {
+    pub fn new(policy: &'p mut dyn Policy, trigger: &'p mut dyn Policy) -> WithHarness<'p> {
         WithHarness { policy, trigger }
     }
 }
@@ -148,7 +148,8 @@ mod tests {
         let langchain = || crate::policy::PolicySpec::parse("langchain").unwrap().build();
         let cc = Harness::resolve(HarnessCompaction::Simulated, "claude-code");
         let mut inner = langchain();
-        let beside = WithHarness::new(&mut *inner, trigger(cc, false).unwrap());
+        let mut agent = trigger(cc, false).unwrap();
+        let beside = WithHarness::new(&mut *inner, &mut *agent);
         assert!(beside.message_sizes() && !beside.as_recorded());
         let baseline = as_recorded(langchain());
         assert!(baseline.message_sizes() && baseline.as_recorded());

@@ -78,7 +78,7 @@ fn user_message(category: Category) -> bool {
 }
 
 /// The messages of the current context and the state of the response being read.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub(super) struct Tracker<'a> {
     /// What the view shows.
     pub(super) sizes: MessageSizes<'a>,
