@@ -181,6 +181,18 @@ impl std::ops::AddAssign for CompactionTotals {
     }
 }
 
+/// Asserts that `json` carries the [`CompactionTotals`] fields flattened, in their order, between
+/// the fields `before` and `after` (the rows' JSON contract).
+#[cfg(test)]
+pub(crate) fn assert_flattened_between(json: &str, before: &str, after: &str) {
+    let totals = serde_json::to_string(&CompactionTotals::default()).unwrap_or_default();
+    let names: Vec<&str> = totals.split('"').skip(1).step_by(2).collect();
+    let order: Vec<&str> = std::iter::once(before).chain(names).chain([after]).collect();
+    let at = |k: &str| json.find(&format!("\"{k}\":")).unwrap_or_else(|| panic!("no {k} in {json}"));
+    assert!(order.windows(2).all(|w| at(w[0]) < at(w[1])), "{order:?} in {json}");
+    assert!(!json.contains("\"compaction\""), "flattened, not nested: {json}");
+}
+
 /// One conversation replayed under one policy at one threshold.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -480,18 +492,7 @@ mod tests {
             ..Default::default()
         };
         let json = serde_json::to_string(&run).unwrap();
-        let at = |k: &str| json.find(&format!("\"{k}\":")).unwrap();
-        let order = [
-            "prune_events",
-            "compactions",
-            "summarized_tokens",
-            "summary_tokens",
-            "summarization_input_tokens",
-            "summarization_output_tokens",
-            "recorded_input_tokens",
-        ];
-        assert!(order.windows(2).all(|w| at(w[0]) < at(w[1])), "{json}");
-        assert!(!json.contains("\"compaction\""), "flattened, not nested: {json}");
+        assert_flattened_between(&json, "prune_events", "recorded_input_tokens");
         assert_eq!(serde_json::from_str::<RunSummary>(&json).unwrap(), run);
         assert!(serde_json::from_str::<RunSummary>(&json.replacen('{', "{\"x\":0,", 1)).is_err());
     }
