@@ -663,19 +663,19 @@ pub fn apply(measured: &mut MeasuredConversation, c: &Calibration) {
 /// Multiplies the report-token counts of `item` by `r`, rounded.
 fn scale_item(item: &mut MeasuredItem, r: f64) {
     match item {
-        MeasuredItem::Text { measure, .. } => measure.tokens = scaled(measure.tokens, r),
+        MeasuredItem::Text { measure, .. } => measure.set_tokens(scaled(measure.tokens, r)),
         MeasuredItem::ToolCall { measure, name_measure, .. } => {
-            measure.tokens = scaled(measure.tokens, r);
-            name_measure.tokens = scaled(name_measure.tokens, r);
+            measure.set_tokens(scaled(measure.tokens, r));
+            name_measure.set_tokens(scaled(name_measure.tokens, r));
         }
         MeasuredItem::ToolResult(sizes, _) => {
-            sizes.text.tokens = scaled(sizes.text.tokens, r);
-            sizes.summary.tokens = scaled(sizes.summary.tokens, r);
+            sizes.text.set_tokens(scaled(sizes.text.tokens, r));
+            sizes.summary.set_tokens(scaled(sizes.summary.tokens, r));
             if let Whole::Joined { newline_tokens, .. } = &mut sizes.whole {
                 *newline_tokens = scaled((*newline_tokens).into(), r).min(255) as u8;
             }
         }
-        MeasuredItem::Compaction { summary: Some(s) } => s.tokens = scaled(s.tokens, r),
+        MeasuredItem::Compaction { summary: Some(s) } => s.set_tokens(scaled(s.tokens, r)),
         MeasuredItem::Compaction { summary: None } | MeasuredItem::Request { .. } => {}
     }
 }

@@ -112,7 +112,7 @@ pub use input::load;
 pub use measure::MeasuredConversation;
 pub use model::{Conversation, Item, Output, Request, Tokens, ToolResult, Trace};
 pub use policy::{Content, Edit, On, Policy, PolicySpec, ResultState, View};
-pub use result::{RequestRow, Run, RunSummary};
+pub use result::{CompactionTotals, RequestRow, Run, RunSummary};
 pub use split::{SUMMARY_THRESHOLD, ToolOutput};
 pub use tokens::{DecideWith, Measure, Meter, Tokenizer};
 

@@ -389,7 +389,7 @@ pub fn findings(input: &ReportInput<'_>) -> Vec<String> {
             c.threshold,
             pct(p.savings),
             pct(p.cost_change),
-            match (p.prune_events, p.compactions) {
+            match (p.prune_events, p.compaction.compactions) {
                 (1.., 0) => format!(
                     "its prunes force {} cached tokens to be written again for {} tokens freed",
                     p.cost.rewritten_tokens, p.cost.freed_tokens

@@ -153,6 +153,46 @@ fn is_zero(t: &Tokens) -> bool {
     *t == 0
 }
 
+/// What a run's compactions add up to (all 0 for a policy that does not compact): the five
+/// compaction fields of the replay, `compare`, `cost` and `recommend` outputs, flattened into each
+/// row that carries them ([`RunSummary`], `PolicyRow`, `Candidate`) under these names, in this order.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CompactionTotals {
+    /// Compactions made (the policy's, and the agent's trigger's under `simulated`).
+    pub compactions: usize,
+    /// Tokens those compactions summarised away.
+    pub summarized_tokens: Tokens,
+    /// Tokens of the summaries that replaced them.
+    pub summary_tokens: Tokens,
+    /// Input tokens of the summarisation calls (the context at each, plus the instructions).
+    pub summarization_input_tokens: Tokens,
+    /// Output tokens of the summarisation calls (the summaries).
+    pub summarization_output_tokens: Tokens,
+}
+
+impl std::ops::AddAssign for CompactionTotals {
+    fn add_assign(&mut self, o: CompactionTotals) {
+        self.compactions += o.compactions;
+        self.summarized_tokens += o.summarized_tokens;
+        self.summary_tokens += o.summary_tokens;
+        self.summarization_input_tokens += o.summarization_input_tokens;
+        self.summarization_output_tokens += o.summarization_output_tokens;
+    }
+}
+
+/// Asserts that `json` carries the [`CompactionTotals`] fields flattened, in their order, between
+/// the fields `before` and `after` (the rows' JSON contract).
+#[cfg(test)]
+pub(crate) fn assert_flattened_between(json: &str, before: &str, after: &str) {
+    let totals = serde_json::to_string(&CompactionTotals::default()).unwrap_or_default();
+    let names: Vec<&str> = totals.split('"').skip(1).step_by(2).collect();
+    let order: Vec<&str> = std::iter::once(before).chain(names).chain([after]).collect();
+    let at = |k: &str| json.find(&format!("\"{k}\":")).unwrap_or_else(|| panic!("no {k} in {json}"));
+    assert!(order.windows(2).all(|w| at(w[0]) < at(w[1])), "{order:?} in {json}");
+    assert!(!json.contains("\"compaction\""), "flattened, not nested: {json}");
+}
+
 /// One conversation replayed under one policy at one threshold.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -210,21 +250,10 @@ pub struct RunSummary {
     /// Requests before which the policy changed the context (each one breaks the cached prefix).
     pub prune_events: usize,
     /// Compactions the run made: the policy's, and the agent's trigger's under `simulated` (the
-    /// log's own, replayed as recorded, are not counted here).
-    #[serde(default)]
-    pub compactions: usize,
-    /// Tokens those compactions summarised away.
-    #[serde(default)]
-    pub summarized_tokens: Tokens,
-    /// Tokens of the summaries that replaced them.
-    #[serde(default)]
-    pub summary_tokens: Tokens,
-    /// Input tokens of the summarisation calls (the context at each, plus the instructions).
-    #[serde(default)]
-    pub summarization_input_tokens: Tokens,
-    /// Output tokens of the summarisation calls (the summaries).
-    #[serde(default)]
-    pub summarization_output_tokens: Tokens,
+    /// log's own, replayed as recorded, are not counted here), and what they summarised; in the
+    /// JSON, five fields in place (docs/compaction.md).
+    #[serde(flatten)]
+    pub compaction: CompactionTotals,
     /// Sum of the recorded prompt sizes, or null when the trace records none.
     pub recorded_input_tokens: Option<Tokens>,
     /// Requests that carry a recorded prompt size.
@@ -434,6 +463,38 @@ mod tests {
         let names: Vec<&str> = c.named().iter().map(|(name, _)| *name).collect();
         let order: Vec<&str> = crate::measure::Category::ALL.iter().map(|c| c.name()).collect();
         assert_eq!(names, order, "the same names in the same order as the categories");
+    }
+
+    #[test]
+    fn compaction_totals_add_up_field_by_field() {
+        let mut a = CompactionTotals {
+            compactions: 1,
+            summarized_tokens: 10,
+            summary_tokens: 2,
+            ..Default::default()
+        };
+        a += CompactionTotals {
+            compactions: 2,
+            summarized_tokens: 5,
+            summary_tokens: 1,
+            summarization_input_tokens: 7,
+            summarization_output_tokens: 3,
+        };
+        assert_eq!((a.compactions, a.summarized_tokens, a.summary_tokens), (3, 15, 3));
+        assert_eq!((a.summarization_input_tokens, a.summarization_output_tokens), (7, 3));
+    }
+
+    #[test]
+    fn a_runs_compaction_fields_sit_between_its_prunes_and_its_recorded_sizes() {
+        let run = RunSummary {
+            prune_events: 1,
+            compaction: CompactionTotals { compactions: 2, summary_tokens: 9, ..Default::default() },
+            ..Default::default()
+        };
+        let json = serde_json::to_string(&run).unwrap();
+        assert_flattened_between(&json, "prune_events", "recorded_input_tokens");
+        assert_eq!(serde_json::from_str::<RunSummary>(&json).unwrap(), run);
+        assert!(serde_json::from_str::<RunSummary>(&json.replacen('{', "{\"x\":0,", 1)).is_err());
     }
 }
 

@@ -9,6 +9,15 @@
 //! A [`Meter`] pairs the report's counter with the counter policies decide with and caches counts by
 //! a 128-bit hash of the text ([`CountCache`]), so a replay with many policies and thresholds never
 //! recounts a text. Counting is pure; nothing here prints or reads files.
+//!
+//! A [`TextSize`] derefs to its [`Measure`], for reading only. The `Deref` is kept on purpose: a
+//! `TextSize` is a `Measure` with the character counts the character-based anchors need summed
+//! beside it, not a wrapper with a meaning of its own, so `size.tokens` reads what it says, and
+//! the replay, the calibration and the sweep read a size's four fields that way throughout
+//! (`size.measure.tokens` at each would add a word and no information; `Measure` has no
+//! method a `TextSize` method could shadow). Changing a size is explicit: there is no `DerefMut`,
+//! a write goes through [`TextSize::set_tokens`] or the `measure` field, and sizes add up with
+//! `+=`, which keeps the character counts in step.
 
 mod cache;
 mod exact;
@@ -301,7 +310,8 @@ impl std::ops::SubAssign for CharCounts {
 
 /// A text's [`Measure`] with its [`CharCounts`] beside it, summed together: what the replay and
 /// the policies carry, so that an anchor's estimator can be applied to any sum. Reads as its
-/// [`Measure`] (`size.tokens`); the character counts are in [`TextSize::chars`].
+/// [`Measure`] (`size.tokens`, a read-only `Deref`: the module's doc says why); the character
+/// counts are in [`TextSize::chars`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct TextSize {
     /// What every consumer reads.
@@ -318,9 +328,11 @@ impl std::ops::Deref for TextSize {
     }
 }
 
-impl std::ops::DerefMut for TextSize {
-    fn deref_mut(&mut self) -> &mut Measure {
-        &mut self.measure
+impl TextSize {
+    /// Sets the tokens of the report's tokenizer (the calibration's scaling, a recorded context
+    /// size), leaving the bytes, the estimates and the character counts as they are.
+    pub fn set_tokens(&mut self, tokens: Tokens) {
+        self.measure.tokens = tokens;
     }
 }
 
@@ -644,6 +656,18 @@ mod tests {
 
     fn key(text: &str) -> u128 {
         CountCache::key(text)
+    }
+
+    #[test]
+    fn setting_a_sizes_tokens_leaves_its_other_counts() {
+        let mut size = TextSize {
+            measure: Measure { bytes: 8, tokens: 2, estimate: 2, decide: 3 },
+            chars: CharCounts { chars: 8, non_ascii: 0, utf16: 8 },
+        };
+        let before = size;
+        size.set_tokens(5);
+        assert_eq!(size.tokens, 5);
+        assert_eq!(TextSize { measure: Measure { tokens: 2, ..size.measure }, ..size }, before);
     }
 
     #[test]

@@ -75,16 +75,10 @@ pub struct PolicyRow {
     pub reuse_share: f64,
     /// Tokens removed from the reused results.
     pub reused_tokens: Tokens,
-    /// Compactions the runs made (0 for a policy that does not compact; docs/compaction.md).
-    pub compactions: usize,
-    /// Tokens those compactions summarised away.
-    pub summarized_tokens: Tokens,
-    /// Tokens of the summaries.
-    pub summary_tokens: Tokens,
-    /// Input tokens of the summarisation calls (billed in `cost`).
-    pub summarization_input_tokens: Tokens,
-    /// Output tokens of the summarisation calls (the summaries, billed at the output price).
-    pub summarization_output_tokens: Tokens,
+    /// Compactions the runs made (0 for a policy that does not compact; docs/compaction.md) and
+    /// what they summarised; the summarisation calls are billed in `cost`.
+    #[serde(flatten)]
+    pub compaction: CompactionTotals,
     /// Why a policy that pruned nothing never fired, in its own unit: its trigger beside the most
     /// it measured against it (`"trigger 100000 tokens > peak 80344"`, [`Policy::unfired`]), or,
     /// for a policy that does not describe its trigger and made no compaction either, the peak
@@ -94,22 +88,11 @@ pub struct PolicyRow {
 }
 
 impl PolicyRow {
-    /// The row's compaction counts.
-    pub fn compaction(&self) -> CompactionTotals {
-        CompactionTotals {
-            compactions: self.compactions,
-            summarized_tokens: self.summarized_tokens,
-            summary_tokens: self.summary_tokens,
-            summarization_input_tokens: self.summarization_input_tokens,
-            summarization_output_tokens: self.summarization_output_tokens,
-        }
-    }
-
     /// Why a run that saves input tokens costs more than the sessions as recorded, in words: its
     /// prunes' cache rewrites, its compactions' calls and cold context, or, with neither, what the
     /// split alone sends (every split output's summary beside its content).
     pub fn why_it_costs_more(&self) -> &'static str {
-        match (self.prune_events > 0, self.compactions > 0) {
+        match (self.prune_events > 0, self.compaction.compactions > 0) {
             (true, false) => "its prunes force cached tokens to be written again",
             (false, true) => {
                 "its summarisation calls, and the uncached context after each compaction, cost more than it saves"
@@ -121,14 +104,6 @@ impl PolicyRow {
                 "it neither prunes nor compacts: the split sends each split output's summary beside its content"
             }
         }
-    }
-
-    fn add_compaction(&mut self, c: CompactionTotals) {
-        self.compactions += c.compactions;
-        self.summarized_tokens += c.summarized_tokens;
-        self.summary_tokens += c.summary_tokens;
-        self.summarization_input_tokens += c.summarization_input_tokens;
-        self.summarization_output_tokens += c.summarization_output_tokens;
     }
 }
 
@@ -444,7 +419,7 @@ impl<'a> Sum<'a> {
             row.pruned_results += r.reuse.pruned_results;
             row.reused_results += r.reuse.reused_results;
             row.reused_tokens += r.reuse.reused_tokens;
-            row.add_compaction(CompactionTotals::of(s));
+            row.compaction += s.compaction;
             self.events.extend(r.events.into_iter().map(|event| EventRow {
                 trace: conversation.trace.clone(),
                 conversation: conversation.conversation.clone(),
@@ -510,8 +485,11 @@ impl<'a> Sum<'a> {
 /// described when it pruned nothing and every run described one (whatever the agent's own
 /// compaction did meanwhile); else, with no prune and no compaction, the peak context.
 fn never_fired_reason(row: &PolicyRow, unfired: &Unfireds, described: bool) -> Option<String> {
-    let quiet =
-        Quiet { prune_events: row.prune_events, compactions: row.compactions, peak: row.peak_context_tokens };
+    let quiet = Quiet {
+        prune_events: row.prune_events,
+        compactions: row.compaction.compactions,
+        peak: row.peak_context_tokens,
+    };
     never_fired(&row.policy, row.requests > 0, quiet, unfired, described)
 }
 
@@ -559,7 +537,11 @@ mod tests {
 
     #[test]
     fn a_run_that_costs_more_says_why_from_what_it_did() {
-        let row = |prune_events, compactions| PolicyRow { prune_events, compactions, ..PolicyRow::default() };
+        let row = |prune_events, compactions| PolicyRow {
+            prune_events,
+            compaction: CompactionTotals { compactions, ..Default::default() },
+            ..PolicyRow::default()
+        };
         assert!(row(3, 0).why_it_costs_more().starts_with("its prunes"));
         assert!(row(0, 1).why_it_costs_more().starts_with("its summarisation calls"));
         assert!(

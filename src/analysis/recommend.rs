@@ -148,7 +148,7 @@ fn cell_of(run: &Run, reuse: Option<RunReuse>, unfired: Option<Unfired>, cache: 
         peak: run.summary.peak_context_tokens,
         prune_events: run.summary.prune_events,
         reuse: reuse.map(|r| (r.pruned_results, r.reused_results)),
-        compaction: CompactionTotals::of(&run.summary),
+        compaction: run.summary.compaction,
     }
 }
 
@@ -256,38 +256,14 @@ pub struct Candidate {
     pub prune_events: usize,
     /// Peak within the window and reuse share within the bound (when known).
     pub meets_constraints: bool,
-    /// Compactions the runs made (0 for a policy that does not compact; docs/compaction.md).
-    #[serde(default)]
-    pub compactions: usize,
-    /// Tokens those compactions summarised away.
-    #[serde(default)]
-    pub summarized_tokens: Tokens,
-    /// Tokens of the summaries.
-    #[serde(default)]
-    pub summary_tokens: Tokens,
-    /// Input tokens of the summarisation calls (their cost is in `cost`).
-    #[serde(default)]
-    pub summarization_input_tokens: Tokens,
-    /// Output tokens of the summarisation calls, at the output price.
-    #[serde(default)]
-    pub summarization_output_tokens: Tokens,
+    /// Compactions the runs made (0 for a policy that does not compact; docs/compaction.md) and
+    /// what they summarised; the summarisation calls' cost is in `cost`.
+    #[serde(flatten)]
+    pub compaction: CompactionTotals,
     /// Why the policy never fired at this threshold ([`crate::analysis::compare::never_fired`]):
     /// its trigger beside the most it measured; `null` when it fired, and for the baseline.
     #[serde(default)]
     pub never_fired_reason: Option<String>,
-}
-
-impl Candidate {
-    /// The candidate's compaction counts.
-    pub fn compaction(&self) -> CompactionTotals {
-        CompactionTotals {
-            compactions: self.compactions,
-            summarized_tokens: self.summarized_tokens,
-            summary_tokens: self.summary_tokens,
-            summarization_input_tokens: self.summarization_input_tokens,
-            summarization_output_tokens: self.summarization_output_tokens,
-        }
-    }
 }
 
 /// The recommended pair and the baseline it is measured against.
@@ -399,11 +375,7 @@ fn candidate(
         cost_change: change(c.cost, base.cost),
         prune_events: c.prune_events,
         meets_constraints: c.peak <= s.window && within_reuse,
-        compactions: c.compaction.compactions,
-        summarized_tokens: c.compaction.summarized_tokens,
-        summary_tokens: c.compaction.summary_tokens,
-        summarization_input_tokens: c.compaction.summarization_input_tokens,
-        summarization_output_tokens: c.compaction.summarization_output_tokens,
+        compaction: c.compaction,
         never_fired_reason: super::compare::never_fired(
             policy,
             threshold.is_some(),

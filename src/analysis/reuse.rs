@@ -402,7 +402,7 @@ mod tests {
         items[2] = result("c1", "read", "fn compute_total_cost() -> u64 { 0 }\n// the end of it\n".into());
         let m = measured(items, &meter);
         let (run, reuse, _) = replay_with_reuse(&m, 16, Box::new(CompactAt(1)), &meter, Keep::Rows);
-        assert_eq!(run.summary.compactions, 1, "the policy compacted before request 1");
+        assert_eq!(run.summary.compaction.compactions, 1, "the policy compacted before request 1");
         let whole = run.rows[0].categories.tool_contents + run.rows[0].categories.tool_summaries;
         assert_eq!(reuse, RunReuse { pruned_results: 1, reused_results: 1, reused_tokens: whole });
         let (_, late, _) = replay_with_reuse(&m, 16, Box::new(CompactAt(2)), &meter, Keep::Rows);

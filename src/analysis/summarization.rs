@@ -18,46 +18,8 @@ use serde::{Deserialize, Serialize};
 
 use super::cost::{CacheModel, Prices, UsdRates};
 use crate::model::Tokens;
-use crate::result::{RequestRow, RunSummary};
-
-/// What a run's compactions add up to (all 0 for a policy that does not compact): the per-run
-/// fields of the replay, `compare`, `cost` and `recommend` outputs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CompactionTotals {
-    /// Compactions made (the policy's, and the agent's trigger's under `simulated`).
-    pub compactions: usize,
-    /// Tokens those compactions summarised away.
-    pub summarized_tokens: Tokens,
-    /// Tokens of the summaries that replaced them.
-    pub summary_tokens: Tokens,
-    /// Input tokens of the summarisation calls.
-    pub summarization_input_tokens: Tokens,
-    /// Output tokens of the summarisation calls.
-    pub summarization_output_tokens: Tokens,
-}
-
-impl CompactionTotals {
-    /// The totals of one run.
-    pub fn of(s: &RunSummary) -> CompactionTotals {
-        CompactionTotals {
-            compactions: s.compactions,
-            summarized_tokens: s.summarized_tokens,
-            summary_tokens: s.summary_tokens,
-            summarization_input_tokens: s.summarization_input_tokens,
-            summarization_output_tokens: s.summarization_output_tokens,
-        }
-    }
-}
-
-impl std::ops::AddAssign for CompactionTotals {
-    fn add_assign(&mut self, o: CompactionTotals) {
-        self.compactions += o.compactions;
-        self.summarized_tokens += o.summarized_tokens;
-        self.summary_tokens += o.summary_tokens;
-        self.summarization_input_tokens += o.summarization_input_tokens;
-        self.summarization_output_tokens += o.summarization_output_tokens;
-    }
-}
+pub use crate::result::CompactionTotals;
+use crate::result::RequestRow;
 
 /// Price of an output token, in the unit of `prices`.
 pub fn output_price(prices: &Prices) -> f64 {
@@ -190,24 +152,5 @@ mod tests {
         );
         assert!((e[0].cost - summarization_cost(&rows[1], &model)).abs() < 1e-9);
         assert!(e[0].cost_usd > 0.0);
-    }
-
-    #[test]
-    fn compaction_totals_add_up_field_by_field() {
-        let mut a = CompactionTotals {
-            compactions: 1,
-            summarized_tokens: 10,
-            summary_tokens: 2,
-            ..Default::default()
-        };
-        a += CompactionTotals {
-            compactions: 2,
-            summarized_tokens: 5,
-            summary_tokens: 1,
-            summarization_input_tokens: 7,
-            summarization_output_tokens: 3,
-        };
-        assert_eq!((a.compactions, a.summarized_tokens, a.summary_tokens), (3, 15, 3));
-        assert_eq!((a.summarization_input_tokens, a.summarization_output_tokens), (7, 3));
     }
 }

@@ -243,7 +243,7 @@ pub fn compare_policies(c: &Comparison) -> Tabular {
 
 /// `t`, one row per policy of `c`, with the compaction columns when a policy compacted.
 fn with_compactions(t: Tabular, c: &Comparison) -> Tabular {
-    let totals: Vec<_> = c.policies.iter().map(PolicyRow::compaction).collect();
+    let totals: Vec<_> = c.policies.iter().map(|p| p.compaction).collect();
     super::compaction::append(t, &totals)
 }
 

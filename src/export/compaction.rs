@@ -118,10 +118,10 @@ pub fn append(mut t: Tabular, totals: &[CompactionTotals]) -> Tabular {
 pub fn runs(runs: &[RunSummary]) -> Option<Tabular> {
     let rows: Vec<Vec<String>> = runs
         .iter()
-        .filter(|r| r.compactions > 0)
+        .filter(|r| r.compaction.compactions > 0)
         .map(|r| {
             let mut row = vec![r.trace.clone(), r.conversation.clone(), r.policy.clone()];
-            row.extend(cells(&CompactionTotals::of(r)));
+            row.extend(cells(&r.compaction));
             row
         })
         .collect();
@@ -175,8 +175,7 @@ mod tests {
         assert!(runs(std::slice::from_ref(&quiet)).is_none());
         let loud = RunSummary {
             policy: "compact:codex".into(),
-            compactions: 2,
-            summary_tokens: 9,
+            compaction: CompactionTotals { compactions: 2, summary_tokens: 9, ..Default::default() },
             ..Default::default()
         };
         let t = runs(&[quiet, loud]).unwrap();

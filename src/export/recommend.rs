@@ -114,7 +114,7 @@ fn candidate_rows(candidates: &[&Candidate], unit: &str, pick: Option<Option<&Ca
             })
             .collect(),
     };
-    let totals: Vec<_> = candidates.iter().map(|c| c.compaction()).collect();
+    let totals: Vec<_> = candidates.iter().map(|c| c.compaction).collect();
     super::compaction::append(t, &totals)
 }
 

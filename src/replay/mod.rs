@@ -30,7 +30,7 @@ use crate::model::Tokens;
 use crate::model::{Millis, Usage};
 use crate::policy::compact::harness::{WithHarness, trigger};
 use crate::policy::{CallText, Edit, On, Policy};
-use crate::result::{RequestRow, Run, RunSummary};
+use crate::result::{CompactionTotals, RequestRow, Run, RunSummary};
 use crate::tokens::{Meter, TextSize};
 use engine::{Engine, Summarised};
 pub use fork::{Forked, replay_forked};
@@ -350,11 +350,13 @@ impl Dropping {
 
 /// Adds a compaction the policy made to the run's totals.
 fn add_summarised(summary: &mut RunSummary, s: Summarised) {
-    summary.compactions += 1;
-    summary.summarized_tokens += s.summarized_tokens;
-    summary.summary_tokens += s.summary_tokens;
-    summary.summarization_input_tokens += s.input_tokens;
-    summary.summarization_output_tokens += s.summary_tokens;
+    summary.compaction += CompactionTotals {
+        compactions: 1,
+        summarized_tokens: s.summarized_tokens,
+        summary_tokens: s.summary_tokens,
+        summarization_input_tokens: s.input_tokens,
+        summarization_output_tokens: s.summary_tokens,
+    };
 }
 
 /// Adds a tool result's output (and its content, when split) to the run's totals.

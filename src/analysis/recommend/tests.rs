@@ -171,3 +171,32 @@ fn the_grid_prices_the_rows_a_pricing_reads_to_the_bit_of_the_full_rows() {
         }
     }
 }
+
+#[test]
+fn a_candidates_compaction_fields_sit_in_place_and_read_back_inside_the_recommendation() {
+    let pick = Candidate {
+        policy: "compact:codex".into(),
+        threshold: Some(256),
+        prune_events: 2,
+        compaction: CompactionTotals {
+            compactions: 1,
+            summarized_tokens: 900,
+            summary_tokens: 40,
+            summarization_input_tokens: 1_000,
+            summarization_output_tokens: 40,
+        },
+        never_fired_reason: Some("x".into()),
+        ..Candidate::default()
+    };
+    let json = serde_json::to_string(&pick).unwrap();
+    crate::result::assert_flattened_between(&json, "meets_constraints", "never_fired_reason");
+    assert_eq!(serde_json::from_str::<Candidate>(&json).unwrap(), pick);
+    let recommended = Recommended { pick: pick.clone(), baseline: Candidate::default() };
+    let back: Recommended = serde_json::from_str(&serde_json::to_string(&recommended).unwrap()).unwrap();
+    assert_eq!(back, recommended);
+    let unknown = json.replacen('{', "{\"extra\":1,", 1);
+    assert!(serde_json::from_str::<Candidate>(&unknown).is_err(), "an unknown field is refused");
+    let older = json.replace(",\"summarization_output_tokens\":40", "");
+    let read = serde_json::from_str::<Candidate>(&older).unwrap();
+    assert_eq!(read.compaction.summarization_output_tokens, 0, "a missing compaction field reads as 0");
+}

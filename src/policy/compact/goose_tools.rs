@@ -255,8 +255,14 @@ mod tests {
         // cached; the first pair's call is where the context changed.
         assert_eq!(row.shared_prefix_tokens, none[0].context_tokens);
         let s = &got.run.summary;
-        assert_eq!((s.compactions, s.summarized_tokens, s.summary_tokens), (1, 10 * pair, 70));
-        assert_eq!((s.summarization_input_tokens, s.summarization_output_tokens), (10 * (pair + 50), 70));
+        assert_eq!(
+            (s.compaction.compactions, s.compaction.summarized_tokens, s.compaction.summary_tokens),
+            (1, 10 * pair, 70)
+        );
+        assert_eq!(
+            (s.compaction.summarization_input_tokens, s.compaction.summarization_output_tokens),
+            (10 * (pair + 50), 70)
+        );
         // Nothing else differs from `none` before the batch arrives.
         for (k, (a, b)) in got.run.rows.iter().zip(&none).take(starts[2]).enumerate() {
             assert_eq!(a.context_tokens, b.context_tokens, "request {k}");
@@ -280,7 +286,7 @@ mod tests {
         // Before pair 10's call (the second batch's first change) only the system prompt and the
         // first user message are left: the first batch's summaries came after, where it was chosen.
         assert_eq!(got.run.rows[starts[3]].shared_prefix_tokens, none[0].context_tokens);
-        assert_eq!(got.run.summary.compactions, 2);
+        assert_eq!(got.run.summary.compaction.compactions, 2);
     }
 
     #[test]
@@ -300,7 +306,7 @@ mod tests {
     fn a_single_reply_never_sees_its_summaries() {
         let got = replay_spec(replies(&[60]), "compact:goose-tools:cutoff=10");
         assert!(made_at(&got).is_empty());
-        assert_eq!(got.run.summary.compactions, 0);
+        assert_eq!(got.run.summary.compaction.compactions, 0);
     }
 
     #[test]
@@ -324,7 +330,7 @@ mod tests {
         let prune = replay_spec(replies(&turns), "keep-results:n=3").run.rows;
         let starts = reply_starts(&turns);
         let row = &both.run.rows[starts[2]];
-        let removed = both.run.summary.summarized_tokens;
+        let removed = both.run.summary.compaction.summarized_tokens;
         assert!(removed > 0 && removed < 10 * pair_tokens(40), "{removed}");
         assert_eq!(row.context_tokens, prune[starts[2]].context_tokens - removed);
         assert_eq!(row.pruned_tokens, prune[starts[2]].pruned_tokens);

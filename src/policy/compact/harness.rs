@@ -222,7 +222,7 @@ mod tests {
             let run = crate::replay::replay(&m, 16, &mut *none(), &meter);
             let sent: Vec<u64> = run.rows.iter().map(|r| r.context_tokens).collect();
             assert_eq!(sent, [100, 5, 5, 105], "simulated");
-            assert_eq!((run.summary.compactions, run.summary.summary_tokens), (1, 5));
+            assert_eq!((run.summary.compaction.compactions, run.summary.compaction.summary_tokens), (1, 5));
             assert_eq!(run.summary.harness_compaction, "simulated");
             assert_eq!(run.summary.harness_compaction_policy.as_deref(), Some(TRIGGER));
             // The baseline stays as recorded whatever the mode.

@@ -63,7 +63,7 @@ impl Engine<'_> {
     ) -> Option<Summarised> {
         let compaction = {
             let mut view = self.view(timestamp);
-            view.context.tokens = sent.context_tokens;
+            view.context.set_tokens(sent.context_tokens);
             view.reported = reported;
             policy.compact(&view)?
         };
