@@ -32,7 +32,7 @@ use super::cost::{CacheModel, cost_usd_of_run};
 use crate::measure::{MeasuredConversation, MeasuredItem, MeasuredResult, ResultSizes};
 use crate::model::Tokens;
 use crate::policy::{Content, Edit, Policy, PolicySpec, View};
-use crate::replay::{Keep, replay_keeping};
+use crate::replay::{Keep, replay_forked};
 use crate::result::Run;
 use crate::tokens::Meter;
 
@@ -237,8 +237,8 @@ pub struct Sweep {
 /// view shows its earlier edits, which take a present content away for good; a non-sticky
 /// policy's view never shows them, so its contents stay present and only this request's edits
 /// (with the previous request's after [`Edit::KeepPrevious`]) take some away.
-struct Observed<'p> {
-    inner: &'p mut dyn Policy,
+struct Observed {
+    inner: Box<dyn Policy>,
     summary: Tokens,
     overhead: Tokens,
     /// Content tokens the requests carry (each request's `tool_contents`).
@@ -257,8 +257,8 @@ struct Observed<'p> {
     previous_tokens: (Tokens, Tokens),
 }
 
-impl<'p> Observed<'p> {
-    fn new(inner: &'p mut dyn Policy) -> Self {
+impl Observed {
+    fn new(inner: Box<dyn Policy>) -> Self {
         Observed {
             inner,
             summary: 0,
@@ -272,6 +272,12 @@ impl<'p> Observed<'p> {
             previous_tokens: (0, 0),
         }
     }
+
+    /// A copy of the counts and of the policy they watch, in their state now ([`Policy::fork`]);
+    /// `None` when that policy cannot be copied.
+    fn fork(&self) -> Option<Observed> {
+        Some(Observed { inner: self.inner.fork()?, previous: self.previous.clone(), ..*self })
+    }
 }
 
 /// Summary and content tokens of result `index` when the view shows its content present.
@@ -283,7 +289,7 @@ fn present_tokens(view: &View<'_>, index: usize) -> Option<(Tokens, Tokens)> {
     }
 }
 
-impl Policy for Observed<'_> {
+impl Policy for Observed {
     fn sticky(&self) -> bool {
         self.inner.sticky()
     }
@@ -394,10 +400,10 @@ fn row_at(
 
 /// One sweep row per threshold (savings left 0), each with its bill in pico-USD when `cache`
 /// prices the runs (else 0). Each conversation is replayed once per distinct split: thresholds
-/// that split the same outputs replay identically ([`MeasuredConversation::splits_at`]). Every
-/// (conversation, distinct split) replay is one parallel task, so one long conversation's replays
-/// are shared out too. Rows are integer sums and maxima, added up in conversation order, so the
-/// result does not depend on the thread count.
+/// that split the same outputs replay identically ([`MeasuredConversation::splits_at`]), and the
+/// replays of its distinct splits share their common prefix ([`replay_forked`]). Every
+/// conversation is one parallel task. Rows are integer sums and maxima, added up in conversation
+/// order, so the result does not depend on the thread count.
 fn rows_at(
     conversations: &[&MeasuredConversation],
     thresholds: &[usize],
@@ -405,25 +411,20 @@ fn rows_at(
     meter: &Meter,
     cache: Option<&CacheModel>,
 ) -> Vec<(SweepRow, u128)> {
-    let plans: Vec<(Vec<usize>, Vec<usize>)> =
-        conversations.par_iter().map(|c| c.split_plan(thresholds)).collect();
-    let tasks: Vec<(usize, usize)> =
-        plans.iter().enumerate().flat_map(|(k, (_, firsts))| firsts.iter().map(move |&t| (k, t))).collect();
-    let replayed: Vec<(SweepRow, u128)> =
-        tasks.par_iter().map(|&(k, t)| conversation_row(conversations[k], t, spec, meter, cache)).collect();
-    let mut starts = Vec::with_capacity(plans.len());
-    let mut next = 0;
-    for (_, firsts) in &plans {
-        starts.push(next);
-        next += firsts.len();
-    }
+    let replayed: Vec<(Vec<usize>, Vec<(SweepRow, u128)>)> = conversations
+        .par_iter()
+        .map(|c| {
+            let (slots, firsts) = c.split_plan(thresholds);
+            (slots, conversation_rows(c, &firsts, spec, meter, cache))
+        })
+        .collect();
     thresholds
         .iter()
         .enumerate()
         .map(|(i, &threshold)| {
             let (mut row, mut pico) = (SweepRow { threshold, ..Default::default() }, 0u128);
-            for ((slots, _), start) in plans.iter().zip(&starts) {
-                let (part, part_pico) = &replayed[start + slots[i]];
+            for (slots, parts) in &replayed {
+                let (part, part_pico) = &parts[slots[i]];
                 add_row(&mut row, part);
                 pico = pico.saturating_add(*part_pico);
             }
@@ -433,24 +434,36 @@ fn rows_at(
         .collect()
 }
 
-/// One conversation's share of a sweep row, and its bill in pico-USD when `cache` prices it.
-fn conversation_row(
+/// One conversation's share of a sweep row at each of `thresholds` (ascending, each splitting `c`
+/// differently), with its bill in pico-USD when `cache` prices it: one replay forked where the
+/// thresholds first split a result differently ([`replay_forked`]), the same as a replay from the
+/// start at each.
+fn conversation_rows(
     c: &MeasuredConversation,
-    threshold: usize,
+    thresholds: &[usize],
     spec: &dyn PolicySource,
     meter: &Meter,
     cache: Option<&CacheModel>,
-) -> (SweepRow, u128) {
-    let mut row = SweepRow::default();
-    let mut inner = spec.fresh();
-    let mut observed = Observed::new(&mut *inner);
+) -> Vec<(SweepRow, u128)> {
     let keep = if cache.is_some() { Keep::Priced } else { Keep::Summary };
-    let run = replay_keeping(c, threshold, &mut observed, meter, keep);
-    row.summary_tokens = observed.summary;
-    row.overhead_tokens = observed.overhead;
-    row.content_tokens = observed.contents;
-    add_run(&mut row, &run);
-    (row, cache.map_or(0, |cache| pico_usd(cost_usd_of_run(&run.rows, cache))))
+    let fresh = || Observed::new(spec.fresh());
+    let runs = replay_forked(c, thresholds, &fresh, &Observed::fork, meter, keep);
+    let mut rows = vec![(SweepRow::default(), 0); thresholds.len()];
+    for forked in runs {
+        let observed = &forked.policy;
+        let mut row = SweepRow {
+            summary_tokens: observed.summary,
+            overhead_tokens: observed.overhead,
+            content_tokens: observed.contents,
+            ..SweepRow::default()
+        };
+        add_run(&mut row, &forked.run);
+        let pico = cache.map_or(0, |cache| pico_usd(cost_usd_of_run(&forked.run.rows, cache)));
+        for i in forked.thresholds {
+            rows[i] = (row.clone(), pico);
+        }
+    }
+    rows
 }
 
 /// USD in whole pico-USD (rounded; a bill is never negative, so below 0 is 0).

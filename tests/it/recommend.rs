@@ -361,3 +361,53 @@ fn forked_replays_equal_replays_from_the_start_on_every_real_session() {
     }
     assert!(runs > 10_000 && forks > 5_000, "{runs} runs, {forks} forked");
 }
+
+/// The sweep replays each conversation's distinct splits as one replay forked where they first
+/// split a result differently: every row of a conversation's sweep must be the row of a sweep at
+/// that threshold alone (one replay from the start), counts and bill included, under every policy
+/// and every harness compaction mode, on every real session.
+#[test]
+fn forked_sweep_rows_equal_sweeps_at_each_threshold_alone_on_every_real_session() {
+    use ctxbudget::analysis::sweep::{DEFAULT_TOLERANCE, SweepSettings, sweep};
+    use ctxbudget::harness::HarnessCompaction;
+    let Some(corpus) = common::corpus_root() else { return };
+    let (meter, found) = corpus_meter_and_files(&corpus);
+    let thresholds = parse_thresholds("0..7936:+256").unwrap();
+    let mut policies = ctxbudget::config::recommend_policies();
+    policies.push(ctxbudget::policy::PolicySpec::parse("keep-turns:n=3+compact:claude-code").unwrap());
+    let settings = |policy: &ctxbudget::policy::PolicySpec, thresholds: Vec<usize>| SweepSettings {
+        thresholds,
+        policy: policy.clone(),
+        tolerance: DEFAULT_TOLERANCE,
+        top_tools: 0,
+        cache: ctxbudget::CacheModel::default(),
+    };
+    let (mut rows, mut forked) = (0, 0);
+    for mode in [HarnessCompaction::Simulated, HarnessCompaction::Recorded, HarnessCompaction::Off] {
+        let job = Job { calibrate: true, reuse: true, harness_compaction: mode, ..Job::default() };
+        let files = ctxbudget::pipeline::measure_files(&found, &job, &meter, &|| {});
+        for c in files.iter().flat_map(|f| f.conversations.iter()) {
+            let (slots, firsts) = c.split_plan(&thresholds);
+            for spec in &policies {
+                let all = sweep(&[c], &settings(spec, thresholds.clone()), &meter);
+                assert_eq!(all.rows.len(), thresholds.len());
+                let alone: Vec<_> = firsts
+                    .iter()
+                    .map(|&t| sweep(&[c], &settings(spec, vec![t]), &meter).rows.remove(0))
+                    .collect();
+                for (i, row) in all.rows.iter().enumerate() {
+                    let what = format!("{} under {} at {} ({mode:?})", c.id, spec.as_str(), thresholds[i]);
+                    let expected = ctxbudget::analysis::sweep::SweepRow {
+                        threshold: thresholds[i],
+                        ..alone[slots[i]].clone()
+                    };
+                    assert!(row.cost_usd.is_some(), "{what}: priced");
+                    assert_eq!(*row, expected, "{what}");
+                    rows += 1;
+                }
+                forked += firsts.len().saturating_sub(1);
+            }
+        }
+    }
+    assert!(rows > 10_000 && forked > 5_000, "{rows} rows, {forked} forks");
+}
