@@ -252,9 +252,11 @@ struct Observed {
     /// Summary and content tokens of the results whose content the view shows present.
     present: (Tokens, Tokens),
     /// For a non-sticky policy: the results its edits took away before the previous request
-    /// (which [`Edit::KeepPrevious`] keeps), and their summary and content tokens.
-    previous: BTreeSet<usize>,
+    /// (which [`Edit::KeepPrevious`] keeps), ascending, and their summary and content tokens.
+    previous: Vec<usize>,
     previous_tokens: (Tokens, Tokens),
+    /// The results this request's edits take away, ascending (kept to reuse its room).
+    new: Vec<usize>,
 }
 
 impl Observed {
@@ -268,15 +270,21 @@ impl Observed {
             next: 0,
             split_summaries: 0,
             present: (0, 0),
-            previous: BTreeSet::new(),
+            previous: Vec::new(),
             previous_tokens: (0, 0),
+            new: Vec::new(),
         }
     }
 
     /// A copy of the counts and of the policy they watch, in their state now ([`Policy::fork`]);
     /// `None` when that policy cannot be copied.
     fn fork(&self) -> Option<Observed> {
-        Some(Observed { inner: self.inner.fork()?, previous: self.previous.clone(), ..*self })
+        Some(Observed {
+            inner: self.inner.fork()?,
+            previous: self.previous.clone(),
+            new: Vec::new(),
+            ..*self
+        })
     }
 }
 
@@ -341,13 +349,14 @@ impl Policy for Observed {
         let start = edits.len();
         self.inner.before_request(view, edits);
         // What this request's edits take away.
-        let new: BTreeSet<usize> = edits[start..]
-            .iter()
-            .filter_map(|e| match e {
-                Edit::Prune(i) | Edit::Replace(i, _) => Some(*i),
-                Edit::ClearCall(..) | Edit::KeepPrevious => None,
-            })
-            .collect();
+        let mut new = std::mem::take(&mut self.new);
+        new.clear();
+        new.extend(edits[start..].iter().filter_map(|e| match e {
+            Edit::Prune(i) | Edit::Replace(i, _) => Some(*i),
+            Edit::ClearCall(..) | Edit::KeepPrevious => None,
+        }));
+        new.sort_unstable();
+        new.dedup();
         let mut removed = (0, 0);
         let take = |index: usize, removed: &mut (Tokens, Tokens)| {
             if let Some((summary, content)) = present_tokens(view, index) {
@@ -363,8 +372,9 @@ impl Policy for Observed {
         } else {
             if edits[start..].contains(&Edit::KeepPrevious) {
                 removed = self.previous_tokens;
-                for i in new {
-                    if self.previous.insert(i) {
+                for &i in &new {
+                    if let Err(at) = self.previous.binary_search(&i) {
+                        self.previous.insert(at, i);
                         take(i, &mut removed);
                     }
                 }
@@ -372,10 +382,11 @@ impl Policy for Observed {
                 for &i in &new {
                     take(i, &mut removed);
                 }
-                self.previous = new;
+                std::mem::swap(&mut self.previous, &mut new);
             }
             self.previous_tokens = removed;
         }
+        self.new = new;
         self.summary += self.split_summaries;
         self.overhead += self.present.0 - removed.0;
         self.contents += self.present.1 - removed.1;
@@ -411,10 +422,10 @@ fn rows_at(
     meter: &Meter,
     cache: Option<&CacheModel>,
 ) -> Vec<(SweepRow, u128)> {
-    let replayed: Vec<(Vec<usize>, Vec<(SweepRow, u128)>)> = conversations
+    let replayed: Vec<_> = conversations
         .par_iter()
         .map(|c| {
-            let (slots, firsts) = c.split_plan(thresholds);
+            let (slots, firsts) = split_plan(c, thresholds);
             (slots, conversation_rows(c, &firsts, spec, meter, cache))
         })
         .collect();
@@ -432,6 +443,30 @@ fn rows_at(
             (row, pico)
         })
         .collect()
+}
+
+/// [`MeasuredConversation::split_plan`] of ascending `thresholds`, from one binary search per
+/// result: a result's split changes once at most over ascending thresholds (more bytes than the
+/// threshold), so two neighbouring thresholds split alike unless some result's split changes
+/// between them, and the first threshold of each run of alike ones is the one to replay.
+fn split_plan(c: &MeasuredConversation, thresholds: &[usize]) -> (Vec<usize>, Vec<usize>) {
+    let Some(&lowest) = thresholds.first() else { return (Vec::new(), Vec::new()) };
+    let mut parts = vec![false; thresholds.len()];
+    for (sizes, _) in results(c) {
+        let first = sizes.split_at(lowest).1.is_some();
+        let change = thresholds.partition_point(|&t| sizes.split_at(t).1.is_some() == first);
+        if let Some(p) = parts.get_mut(change) {
+            *p = true;
+        }
+    }
+    let (mut slots, mut firsts) = (vec![0], vec![lowest]);
+    for (i, &t) in thresholds.iter().enumerate().skip(1) {
+        if parts[i] {
+            firsts.push(t);
+        }
+        slots.push(firsts.len() - 1);
+    }
+    (slots, firsts)
 }
 
 /// One conversation's share of a sweep row at each of `thresholds` (ascending, each splitting `c`
