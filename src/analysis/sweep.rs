@@ -32,7 +32,7 @@ use super::cost::{CacheModel, cost_usd_of_run};
 use crate::measure::{MeasuredConversation, MeasuredItem, MeasuredResult, ResultSizes};
 use crate::model::Tokens;
 use crate::policy::{Content, Edit, Policy, PolicySpec, View};
-use crate::replay::{Keep, replay_keeping};
+use crate::replay::{Keep, replay_forked};
 use crate::result::Run;
 use crate::tokens::Meter;
 
@@ -237,8 +237,8 @@ pub struct Sweep {
 /// view shows its earlier edits, which take a present content away for good; a non-sticky
 /// policy's view never shows them, so its contents stay present and only this request's edits
 /// (with the previous request's after [`Edit::KeepPrevious`]) take some away.
-struct Observed<'p> {
-    inner: &'p mut dyn Policy,
+struct Observed {
+    inner: Box<dyn Policy>,
     summary: Tokens,
     overhead: Tokens,
     /// Content tokens the requests carry (each request's `tool_contents`).
@@ -252,13 +252,15 @@ struct Observed<'p> {
     /// Summary and content tokens of the results whose content the view shows present.
     present: (Tokens, Tokens),
     /// For a non-sticky policy: the results its edits took away before the previous request
-    /// (which [`Edit::KeepPrevious`] keeps), and their summary and content tokens.
-    previous: BTreeSet<usize>,
+    /// (which [`Edit::KeepPrevious`] keeps), ascending, and their summary and content tokens.
+    previous: Vec<usize>,
     previous_tokens: (Tokens, Tokens),
+    /// The results this request's edits take away, ascending (kept to reuse its room).
+    new: Vec<usize>,
 }
 
-impl<'p> Observed<'p> {
-    fn new(inner: &'p mut dyn Policy) -> Self {
+impl Observed {
+    fn new(inner: Box<dyn Policy>) -> Self {
         Observed {
             inner,
             summary: 0,
@@ -268,9 +270,21 @@ impl<'p> Observed<'p> {
             next: 0,
             split_summaries: 0,
             present: (0, 0),
-            previous: BTreeSet::new(),
+            previous: Vec::new(),
             previous_tokens: (0, 0),
+            new: Vec::new(),
         }
+    }
+
+    /// A copy of the counts and of the policy they watch, in their state now ([`Policy::fork`]);
+    /// `None` when that policy cannot be copied.
+    fn fork(&self) -> Option<Observed> {
+        Some(Observed {
+            inner: self.inner.fork()?,
+            previous: self.previous.clone(),
+            new: Vec::new(),
+            ..*self
+        })
     }
 }
 
@@ -283,7 +297,7 @@ fn present_tokens(view: &View<'_>, index: usize) -> Option<(Tokens, Tokens)> {
     }
 }
 
-impl Policy for Observed<'_> {
+impl Policy for Observed {
     fn sticky(&self) -> bool {
         self.inner.sticky()
     }
@@ -335,13 +349,14 @@ impl Policy for Observed<'_> {
         let start = edits.len();
         self.inner.before_request(view, edits);
         // What this request's edits take away.
-        let new: BTreeSet<usize> = edits[start..]
-            .iter()
-            .filter_map(|e| match e {
-                Edit::Prune(i) | Edit::Replace(i, _) => Some(*i),
-                Edit::ClearCall(..) | Edit::KeepPrevious => None,
-            })
-            .collect();
+        let mut new = std::mem::take(&mut self.new);
+        new.clear();
+        new.extend(edits[start..].iter().filter_map(|e| match e {
+            Edit::Prune(i) | Edit::Replace(i, _) => Some(*i),
+            Edit::ClearCall(..) | Edit::KeepPrevious => None,
+        }));
+        new.sort_unstable();
+        new.dedup();
         let mut removed = (0, 0);
         let take = |index: usize, removed: &mut (Tokens, Tokens)| {
             if let Some((summary, content)) = present_tokens(view, index) {
@@ -357,8 +372,9 @@ impl Policy for Observed<'_> {
         } else {
             if edits[start..].contains(&Edit::KeepPrevious) {
                 removed = self.previous_tokens;
-                for i in new {
-                    if self.previous.insert(i) {
+                for &i in &new {
+                    if let Err(at) = self.previous.binary_search(&i) {
+                        self.previous.insert(at, i);
                         take(i, &mut removed);
                     }
                 }
@@ -366,10 +382,11 @@ impl Policy for Observed<'_> {
                 for &i in &new {
                     take(i, &mut removed);
                 }
-                self.previous = new;
+                std::mem::swap(&mut self.previous, &mut new);
             }
             self.previous_tokens = removed;
         }
+        self.new = new;
         self.summary += self.split_summaries;
         self.overhead += self.present.0 - removed.0;
         self.contents += self.present.1 - removed.1;
@@ -394,10 +411,10 @@ fn row_at(
 
 /// One sweep row per threshold (savings left 0), each with its bill in pico-USD when `cache`
 /// prices the runs (else 0). Each conversation is replayed once per distinct split: thresholds
-/// that split the same outputs replay identically ([`MeasuredConversation::splits_at`]). Every
-/// (conversation, distinct split) replay is one parallel task, so one long conversation's replays
-/// are shared out too. Rows are integer sums and maxima, added up in conversation order, so the
-/// result does not depend on the thread count.
+/// that split the same outputs replay identically ([`MeasuredConversation::splits_at`]), and the
+/// replays of its distinct splits share their common prefix ([`replay_forked`]). Every
+/// conversation is one parallel task. Rows are integer sums and maxima, added up in conversation
+/// order, so the result does not depend on the thread count.
 fn rows_at(
     conversations: &[&MeasuredConversation],
     thresholds: &[usize],
@@ -405,25 +422,20 @@ fn rows_at(
     meter: &Meter,
     cache: Option<&CacheModel>,
 ) -> Vec<(SweepRow, u128)> {
-    let plans: Vec<(Vec<usize>, Vec<usize>)> =
-        conversations.par_iter().map(|c| c.split_plan(thresholds)).collect();
-    let tasks: Vec<(usize, usize)> =
-        plans.iter().enumerate().flat_map(|(k, (_, firsts))| firsts.iter().map(move |&t| (k, t))).collect();
-    let replayed: Vec<(SweepRow, u128)> =
-        tasks.par_iter().map(|&(k, t)| conversation_row(conversations[k], t, spec, meter, cache)).collect();
-    let mut starts = Vec::with_capacity(plans.len());
-    let mut next = 0;
-    for (_, firsts) in &plans {
-        starts.push(next);
-        next += firsts.len();
-    }
+    let replayed: Vec<_> = conversations
+        .par_iter()
+        .map(|c| {
+            let (slots, firsts) = split_plan(c, thresholds);
+            (slots, conversation_rows(c, &firsts, spec, meter, cache))
+        })
+        .collect();
     thresholds
         .iter()
         .enumerate()
         .map(|(i, &threshold)| {
             let (mut row, mut pico) = (SweepRow { threshold, ..Default::default() }, 0u128);
-            for ((slots, _), start) in plans.iter().zip(&starts) {
-                let (part, part_pico) = &replayed[start + slots[i]];
+            for (slots, parts) in &replayed {
+                let (part, part_pico) = &parts[slots[i]];
                 add_row(&mut row, part);
                 pico = pico.saturating_add(*part_pico);
             }
@@ -433,24 +445,60 @@ fn rows_at(
         .collect()
 }
 
-/// One conversation's share of a sweep row, and its bill in pico-USD when `cache` prices it.
-fn conversation_row(
+/// [`MeasuredConversation::split_plan`] of ascending `thresholds`, from one binary search per
+/// result: a result's split changes once at most over ascending thresholds (more bytes than the
+/// threshold), so two neighbouring thresholds split alike unless some result's split changes
+/// between them, and the first threshold of each run of alike ones is the one to replay.
+fn split_plan(c: &MeasuredConversation, thresholds: &[usize]) -> (Vec<usize>, Vec<usize>) {
+    let Some(&lowest) = thresholds.first() else { return (Vec::new(), Vec::new()) };
+    let mut parts = vec![false; thresholds.len()];
+    for (sizes, _) in results(c) {
+        let first = sizes.split_at(lowest).1.is_some();
+        let change = thresholds.partition_point(|&t| sizes.split_at(t).1.is_some() == first);
+        if let Some(p) = parts.get_mut(change) {
+            *p = true;
+        }
+    }
+    let (mut slots, mut firsts) = (vec![0], vec![lowest]);
+    for (i, &t) in thresholds.iter().enumerate().skip(1) {
+        if parts[i] {
+            firsts.push(t);
+        }
+        slots.push(firsts.len() - 1);
+    }
+    (slots, firsts)
+}
+
+/// One conversation's share of a sweep row at each of `thresholds` (ascending, each splitting `c`
+/// differently), with its bill in pico-USD when `cache` prices it: one replay forked where the
+/// thresholds first split a result differently ([`replay_forked`]), the same as a replay from the
+/// start at each.
+fn conversation_rows(
     c: &MeasuredConversation,
-    threshold: usize,
+    thresholds: &[usize],
     spec: &dyn PolicySource,
     meter: &Meter,
     cache: Option<&CacheModel>,
-) -> (SweepRow, u128) {
-    let mut row = SweepRow::default();
-    let mut inner = spec.fresh();
-    let mut observed = Observed::new(&mut *inner);
+) -> Vec<(SweepRow, u128)> {
     let keep = if cache.is_some() { Keep::Priced } else { Keep::Summary };
-    let run = replay_keeping(c, threshold, &mut observed, meter, keep);
-    row.summary_tokens = observed.summary;
-    row.overhead_tokens = observed.overhead;
-    row.content_tokens = observed.contents;
-    add_run(&mut row, &run);
-    (row, cache.map_or(0, |cache| pico_usd(cost_usd_of_run(&run.rows, cache))))
+    let fresh = || Observed::new(spec.fresh());
+    let runs = replay_forked(c, thresholds, &fresh, &Observed::fork, meter, keep);
+    let mut rows = vec![(SweepRow::default(), 0); thresholds.len()];
+    for forked in runs {
+        let observed = &forked.policy;
+        let mut row = SweepRow {
+            summary_tokens: observed.summary,
+            overhead_tokens: observed.overhead,
+            content_tokens: observed.contents,
+            ..SweepRow::default()
+        };
+        add_run(&mut row, &forked.run);
+        let pico = cache.map_or(0, |cache| pico_usd(cost_usd_of_run(&forked.run.rows, cache)));
+        for i in forked.thresholds {
+            rows[i] = (row.clone(), pico);
+        }
+    }
+    rows
 }
 
 /// USD in whole pico-USD (rounded; a bill is never negative, so below 0 is 0).

@@ -63,11 +63,12 @@ pub fn replay_forked<P: Policy>(
         let replaying = beside(&mut policy, trigger.as_mut(), |p| {
             Replaying::new(conversation, threshold, p, meter, keep, harness)
         });
-        Branch { replaying, policy, trigger, group, from: 0 }
+        Box::new(Branch { replaying, policy, trigger, group, from: 0 })
     };
     let mut done = Vec::new();
     let mut pending = if thresholds.is_empty() { Vec::new() } else { vec![start(0..thresholds.len())] };
     let mut edits = Vec::new();
+    // Boxed: a branch (engine and policy) is large, and is moved into and out of `pending`.
     while let Some(mut b) = pending.pop() {
         for (position, item) in conversation.items.iter().enumerate().skip(b.from) {
             if let (MeasuredItem::ToolResult(sizes, _), true) = (item, b.group.len() > 1) {
@@ -84,7 +85,8 @@ pub fn replay_forked<P: Policy>(
             }
             beside(&mut b.policy, b.trigger.as_mut(), |p| b.replaying.item(position, item, p, &mut edits));
         }
-        done.push(Forked { thresholds: b.group, run: b.replaying.finish(), policy: b.policy });
+        let Branch { replaying, policy, group, .. } = *b;
+        done.push(Forked { thresholds: group, run: replaying.finish(), policy });
     }
     done.sort_by_key(|f| f.thresholds.start);
     done
@@ -98,7 +100,7 @@ fn part<'a, P>(
     position: usize,
     fork: &dyn Fn(&P) -> Option<P>,
     thresholds: &[usize],
-) -> Result<Branch<'a, P>, Range<usize>> {
+) -> Result<Box<Branch<'a, P>>, Range<usize>> {
     let Some(policy) = fork(&b.policy) else { return Err(rest) };
     let trigger = match &b.trigger {
         Some(t) => match t.fork() {
@@ -109,5 +111,5 @@ fn part<'a, P>(
     };
     let mut replaying = b.replaying.fork();
     replaying.set_threshold(thresholds[rest.start]);
-    Ok(Branch { replaying, policy, trigger, group: rest, from: position })
+    Ok(Box::new(Branch { replaying, policy, trigger, group: rest, from: position }))
 }

@@ -322,6 +322,37 @@ fn group(n: u64) -> String {
     out
 }
 
+/// What [`on_every_real_session`] calls: conversation, thresholds, policy, meter, mode.
+type OnSession<'a> = dyn FnMut(
+        &ctxbudget::measure::MeasuredConversation,
+        &[usize],
+        &ctxbudget::policy::PolicySpec,
+        &ctxbudget::Meter,
+        ctxbudget::harness::HarnessCompaction,
+    ) + 'a;
+
+/// Calls `each` with every real session (measured under every harness compaction mode), the
+/// thresholds `0..7936:+256` and every policy `recommend` tries plus a compacting combination; false
+/// when the corpus is missing (skipped).
+fn on_every_real_session(each: &mut OnSession<'_>) -> bool {
+    use ctxbudget::harness::HarnessCompaction;
+    let Some(corpus) = common::corpus_root() else { return false };
+    let (meter, found) = corpus_meter_and_files(&corpus);
+    let thresholds = parse_thresholds("0..7936:+256").unwrap();
+    let mut policies = ctxbudget::config::recommend_policies();
+    policies.push(ctxbudget::policy::PolicySpec::parse("keep-turns:n=3+compact:claude-code").unwrap());
+    for mode in [HarnessCompaction::Simulated, HarnessCompaction::Recorded, HarnessCompaction::Off] {
+        let job = Job { calibrate: true, reuse: true, harness_compaction: mode, ..Job::default() };
+        let files = ctxbudget::pipeline::measure_files(&found, &job, &meter, &|| {});
+        for c in files.iter().flat_map(|f| f.conversations.iter()) {
+            for spec in &policies {
+                each(c, &thresholds, spec, &meter, mode);
+            }
+        }
+    }
+    true
+}
+
 /// The grid replays each policy once per conversation and forks the replay where its thresholds
 /// first split a result differently (`replay_forked`): every forked run must be the run replayed
 /// from the start at its threshold, rows and reuse included, under every policy (those that cannot
@@ -329,35 +360,55 @@ fn group(n: u64) -> String {
 #[test]
 fn forked_replays_equal_replays_from_the_start_on_every_real_session() {
     use ctxbudget::analysis::reuse::{Recording, replay_with_reuse};
-    use ctxbudget::harness::HarnessCompaction;
     use ctxbudget::replay::{Keep, replay_forked};
-    let Some(corpus) = common::corpus_root() else { return };
-    let (meter, found) = corpus_meter_and_files(&corpus);
-    let thresholds = parse_thresholds("0..7936:+256").unwrap();
-    let mut policies = ctxbudget::config::recommend_policies();
-    policies.push(ctxbudget::policy::PolicySpec::parse("keep-turns:n=3+compact:claude-code").unwrap());
     let (mut runs, mut forks) = (0, 0);
-    for mode in [HarnessCompaction::Simulated, HarnessCompaction::Recorded, HarnessCompaction::Off] {
-        let job = Job { calibrate: true, reuse: true, harness_compaction: mode, ..Job::default() };
-        let files = ctxbudget::pipeline::measure_files(&found, &job, &meter, &|| {});
-        for c in files.iter().flat_map(|f| f.conversations.iter()) {
-            let (_, firsts) = c.split_plan(&thresholds);
-            for spec in &policies {
-                let fresh = || Recording::new(spec.build());
-                let forked = replay_forked(c, &firsts, &fresh, &Recording::fork, &meter, Keep::Rows);
-                assert_eq!(forked.len(), firsts.len(), "{}: one run per split", c.id);
-                for (k, f) in forked.into_iter().enumerate() {
-                    let what = format!("{} under {} at {} ({mode:?})", c.id, spec.as_str(), firsts[k]);
-                    assert_eq!(f.thresholds, k..k + 1, "{what}");
-                    let (run, reuse, unfired) =
-                        replay_with_reuse(c, firsts[k], spec.build(), &meter, Keep::Rows);
-                    assert_eq!(f.run, run, "{what}: the run");
-                    assert_eq!(f.policy.reuse(c, firsts[k]), (reuse, unfired), "{what}: reuse and trigger");
-                    runs += 1;
-                }
-                forks += firsts.len().saturating_sub(1);
-            }
+    let ran = on_every_real_session(&mut |c, thresholds, spec, meter, mode| {
+        let (_, firsts) = c.split_plan(thresholds);
+        let fresh = || Recording::new(spec.build());
+        let forked = replay_forked(c, &firsts, &fresh, &Recording::fork, meter, Keep::Rows);
+        assert_eq!(forked.len(), firsts.len(), "{}: one run per split", c.id);
+        for (k, f) in forked.into_iter().enumerate() {
+            let what = format!("{} under {} at {} ({mode:?})", c.id, spec.as_str(), firsts[k]);
+            assert_eq!(f.thresholds, k..k + 1, "{what}");
+            let (run, reuse, unfired) = replay_with_reuse(c, firsts[k], spec.build(), meter, Keep::Rows);
+            assert_eq!(f.run, run, "{what}: the run");
+            assert_eq!(f.policy.reuse(c, firsts[k]), (reuse, unfired), "{what}: reuse and trigger");
+            runs += 1;
         }
-    }
-    assert!(runs > 10_000 && forks > 5_000, "{runs} runs, {forks} forked");
+        forks += firsts.len().saturating_sub(1);
+    });
+    assert!(!ran || (runs > 10_000 && forks > 5_000), "{runs} runs, {forks} forked");
+}
+
+/// The sweep replays each conversation's distinct splits as one replay forked where they first
+/// split a result differently: every row of a conversation's sweep must be the row of a sweep at
+/// that threshold alone (one replay from the start), counts and bill included, under every policy
+/// and every harness compaction mode, on every real session.
+#[test]
+fn forked_sweep_rows_equal_sweeps_at_each_threshold_alone_on_every_real_session() {
+    use ctxbudget::analysis::sweep::{DEFAULT_TOLERANCE, SweepRow, SweepSettings, sweep};
+    let settings = |policy: &ctxbudget::policy::PolicySpec, thresholds: Vec<usize>| SweepSettings {
+        thresholds,
+        policy: policy.clone(),
+        tolerance: DEFAULT_TOLERANCE,
+        top_tools: 0,
+        cache: ctxbudget::CacheModel::default(),
+    };
+    let (mut rows, mut forked) = (0, 0);
+    let ran = on_every_real_session(&mut |c, thresholds, spec, meter, mode| {
+        let (slots, firsts) = c.split_plan(thresholds);
+        let all = sweep(&[c], &settings(spec, thresholds.to_vec()), meter);
+        assert_eq!(all.rows.len(), thresholds.len());
+        let alone: Vec<SweepRow> =
+            firsts.iter().map(|&t| sweep(&[c], &settings(spec, vec![t]), meter).rows.remove(0)).collect();
+        for (i, row) in all.rows.iter().enumerate() {
+            let what = format!("{} under {} at {} ({mode:?})", c.id, spec.as_str(), thresholds[i]);
+            let expected = SweepRow { threshold: thresholds[i], ..alone[slots[i]].clone() };
+            assert!(row.cost_usd.is_some(), "{what}: priced");
+            assert_eq!(*row, expected, "{what}");
+            rows += 1;
+        }
+        forked += firsts.len().saturating_sub(1);
+    });
+    assert!(!ran || (rows > 10_000 && forked > 5_000), "{rows} rows, {forked} forks");
 }
