@@ -551,8 +551,12 @@ impl MeasuredConversation {
 
     /// Which thresholds replay alike ([`MeasuredConversation::splits_at`]): for each threshold,
     /// the index of its distinct split; and for each distinct split, in order of first appearance,
-    /// the first threshold that gives it (the one to replay).
+    /// the first threshold that gives it (the one to replay). Ascending thresholds (as sweeps and
+    /// `recommend` give them) take one binary search per result instead of a pass per threshold.
     pub fn split_plan(&self, thresholds: &[usize]) -> (Vec<usize>, Vec<usize>) {
+        if thresholds.is_sorted() {
+            return self.ascending_split_plan(thresholds);
+        }
         let mut firsts: Vec<(usize, usize)> = Vec::new();
         let slots = thresholds
             .iter()
@@ -565,6 +569,31 @@ impl MeasuredConversation {
             })
             .collect();
         (slots, firsts.into_iter().map(|(_, t)| t).collect())
+    }
+
+    /// [`MeasuredConversation::split_plan`] of ascending `thresholds`: a result's split changes
+    /// once at most over ascending thresholds (more bytes than the threshold), so neighbouring
+    /// thresholds split alike unless some result's split changes between them, and the first
+    /// threshold of each run of alike ones is the one to replay.
+    fn ascending_split_plan(&self, thresholds: &[usize]) -> (Vec<usize>, Vec<usize>) {
+        let Some(&lowest) = thresholds.first() else { return (Vec::new(), Vec::new()) };
+        let mut parts = vec![false; thresholds.len()];
+        for i in &self.items {
+            let MeasuredItem::ToolResult(sizes, _) = i else { continue };
+            let first = sizes.split_at(lowest).1.is_some();
+            let change = thresholds.partition_point(|&t| sizes.split_at(t).1.is_some() == first);
+            if let Some(p) = parts.get_mut(change) {
+                *p = true;
+            }
+        }
+        let (mut slots, mut firsts) = (vec![0], vec![lowest]);
+        for (i, &t) in thresholds.iter().enumerate().skip(1) {
+            if parts[i] {
+                firsts.push(t);
+            }
+            slots.push(firsts.len() - 1);
+        }
+        (slots, firsts)
     }
 
     /// Number of request boundaries.

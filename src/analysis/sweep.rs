@@ -425,7 +425,7 @@ fn rows_at(
     let replayed: Vec<_> = conversations
         .par_iter()
         .map(|c| {
-            let (slots, firsts) = split_plan(c, thresholds);
+            let (slots, firsts) = c.split_plan(thresholds);
             (slots, conversation_rows(c, &firsts, spec, meter, cache))
         })
         .collect();
@@ -443,30 +443,6 @@ fn rows_at(
             (row, pico)
         })
         .collect()
-}
-
-/// [`MeasuredConversation::split_plan`] of ascending `thresholds`, from one binary search per
-/// result: a result's split changes once at most over ascending thresholds (more bytes than the
-/// threshold), so two neighbouring thresholds split alike unless some result's split changes
-/// between them, and the first threshold of each run of alike ones is the one to replay.
-fn split_plan(c: &MeasuredConversation, thresholds: &[usize]) -> (Vec<usize>, Vec<usize>) {
-    let Some(&lowest) = thresholds.first() else { return (Vec::new(), Vec::new()) };
-    let mut parts = vec![false; thresholds.len()];
-    for (sizes, _) in results(c) {
-        let first = sizes.split_at(lowest).1.is_some();
-        let change = thresholds.partition_point(|&t| sizes.split_at(t).1.is_some() == first);
-        if let Some(p) = parts.get_mut(change) {
-            *p = true;
-        }
-    }
-    let (mut slots, mut firsts) = (vec![0], vec![lowest]);
-    for (i, &t) in thresholds.iter().enumerate().skip(1) {
-        if parts[i] {
-            firsts.push(t);
-        }
-        slots.push(firsts.len() - 1);
-    }
-    (slots, firsts)
 }
 
 /// One conversation's share of a sweep row at each of `thresholds` (ascending, each splitting `c`

@@ -203,6 +203,25 @@ fn splits_at_counts_the_outputs_the_threshold_splits() {
 }
 
 #[test]
+fn the_split_plan_is_the_same_for_thresholds_in_any_order() {
+    let raw = |n: usize| result(Output::Raw { output: "x".repeat(n) });
+    let presplit = result(Output::Split { summary: "s".into(), content: Some("c".into()) });
+    let m = measured(vec![raw(10), raw(100), presplit, raw(50)], false);
+    // Ascending thresholds take the binary search; the same set reversed, the pass per threshold.
+    let ascending = [0, 9, 10, 10, 49, 50, 99, 100, 200];
+    let (slots, firsts) = m.split_plan(&ascending);
+    assert_eq!(slots, [0, 0, 1, 1, 1, 2, 2, 3, 3]);
+    assert_eq!(firsts, [0, 10, 50, 100]);
+    let descending: Vec<usize> = ascending.iter().rev().copied().collect();
+    let (slots, firsts) = m.split_plan(&descending);
+    assert_eq!(firsts, [200, 99, 49, 9]);
+    let of = |plan: &[usize], ts: &[usize], k: usize| ts[plan.iter().position(|&s| s == plan[k]).unwrap()];
+    for (k, &t) in descending.iter().enumerate() {
+        assert_eq!(m.splits_at(of(&slots, &descending, k)), m.splits_at(t));
+    }
+}
+
+#[test]
 fn a_derived_number_is_worked_out_once_per_slot() {
     let m = measured(vec![result(Output::Raw { output: "abc".into() })], false);
     let MeasuredItem::ToolResult(_, r) = &m.items[0] else { panic!() };
