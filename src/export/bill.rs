@@ -31,10 +31,9 @@ pub fn model_label(name: &str) -> String {
     out
 }
 
-/// USD with cents, or with four decimals below a dollar.
-pub fn usd(v: f64) -> String {
-    if v.abs() < 1.0 { format!("${v:.4}") } else { format!("${v:.2}") }
-}
+/// USD with cents, or with four decimals below a dollar: the analysis's own, so a sentence and a
+/// table cell write the same amount alike.
+pub use crate::analysis::sweep::usd;
 
 /// The lines about `cost_usd` for a comparison (empty when nothing was replayed).
 pub fn usd_lines(c: &Comparison) -> Vec<String> {
