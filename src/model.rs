@@ -434,6 +434,16 @@ pub enum Encoding {
     Cl100k,
 }
 
+impl Encoding {
+    /// Name used in reports (as `--tokenizer` spells it).
+    pub fn name(self) -> &'static str {
+        match self {
+            Encoding::O200k => "o200k",
+            Encoding::Cl100k => "cl100k",
+        }
+    }
+}
+
 /// Provider tokens per report token of each content kind (the calibration's classifier, in
 /// `calibrate::kinds`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -34,7 +34,14 @@ pub fn percent(v: Option<f64>) -> String {
     v.map(|v| format!("{:.1}%", shown(v))).unwrap_or_default()
 }
 
-/// Every field of every run summary (the CSV shape).
+/// The tokenizer that counted `r`'s conversation: under `--tokenizer provider` the encoding
+/// chosen for it by its model (`o200k` or `cl100k`), otherwise the run's tokenizer.
+fn counted_with(r: &RunSummary) -> &str {
+    r.calibration.tokenizer.map_or(&r.tokenizer, |e| e.name())
+}
+
+/// Every field of every run summary (the CSV shape), the calibration flattened at the end: the
+/// tokenizer that counted the conversation, the method, the overhead and the ratio.
 pub fn runs_full(runs: &[RunSummary]) -> Tabular {
     Tabular {
         headers: vec![
@@ -65,6 +72,10 @@ pub fn runs_full(runs: &[RunSummary]) -> Tabular {
             "summarization_output_tokens",
             "recorded_input_tokens",
             "recorded_requests",
+            "counted_with",
+            "calibration",
+            "overhead",
+            "ratio",
         ],
         rows: runs
             .iter()
@@ -97,6 +108,10 @@ pub fn runs_full(runs: &[RunSummary]) -> Tabular {
                     r.compaction.summarization_output_tokens.to_string(),
                     opt(r.recorded_input_tokens),
                     r.recorded_requests.to_string(),
+                    counted_with(r).to_owned(),
+                    r.calibration.method.name().to_owned(),
+                    r.calibration.overhead.to_string(),
+                    format!("{:.3}", r.calibration.ratio),
                 ]
             })
             .collect(),
@@ -564,6 +579,62 @@ mod tests {
         assert_eq!(cell("changed_results"), "3");
         assert_eq!(cell("recorded_input_tokens"), "");
         assert_eq!(table.rows[0].len(), TIMELINE_HEADERS.len());
+    }
+
+    #[test]
+    fn the_runs_csv_says_how_each_conversation_was_counted() {
+        use crate::model::{Calibration, Encoding, Method};
+        let counted = |tokenizer: &str, calibration: Calibration| RunSummary {
+            tokenizer: tokenizer.into(),
+            calibration,
+            ..run("c", None)
+        };
+        let runs = [
+            counted(
+                "provider",
+                Calibration {
+                    method: Method::Exact,
+                    overhead: 9120,
+                    tokenizer: Some(Encoding::Cl100k),
+                    ..Calibration::NONE
+                },
+            ),
+            counted(
+                "provider",
+                Calibration {
+                    method: Method::Kinds,
+                    ratio: 1.23456,
+                    tokenizer: Some(Encoding::O200k),
+                    ..Calibration::NONE
+                },
+            ),
+            counted(
+                "o200k",
+                Calibration { method: Method::Default, overhead: 5, ratio: 1.2, ..Calibration::NONE },
+            ),
+            counted("estimate", Calibration::NONE),
+        ];
+        let table = runs_full(&runs);
+        let tail = |row: &[String]| row[row.len() - 4..].join(",");
+        assert_eq!(
+            table.headers[table.headers.len() - 4..],
+            ["counted_with", "calibration", "overhead", "ratio"]
+        );
+        let tails: Vec<String> = table.rows.iter().map(|r| tail(r)).collect();
+        assert_eq!(
+            tails,
+            [
+                "cl100k,exact,9120,1.000",
+                "o200k,kinds,0,1.235",
+                "o200k,default,5,1.200",
+                "estimate,none,0,1.000"
+            ]
+        );
+        let tokenizer = table.headers.iter().position(|h| *h == "tokenizer").unwrap();
+        assert!(
+            table.rows[..2].iter().all(|r| r[tokenizer] == "provider"),
+            "the option stays in its own column"
+        );
     }
 
     #[test]
