@@ -428,7 +428,7 @@ fn gaps(
 
 /// What an agent's logs show when they record usage: its default overhead and ratio for logs
 /// that do not (o200k; docs/calibration.md has the command that measured them).
-fn agent_default(format: &str) -> Option<(Tokens, f64)> {
+pub fn agent_default(format: &str) -> Option<(Tokens, f64)> {
     Some(match format {
         "claude-code" => (17_200, 1.26),
         "claude-stream" => (49_300, 1.13),

@@ -93,6 +93,10 @@ pub struct ReportInput<'a> {
     pub fidelity: Calibrated,
     /// Conversations per calibration method (`exact`, `ratio`, `default`, `override`, `none`).
     pub calibration_methods: std::collections::BTreeMap<String, usize>,
+    /// Of the conversations of method `default`, those whose agent has no default overhead and
+    /// ratio, so the provider's default ratio was taken (only under `--tokenizer provider`).
+    #[serde(skip)]
+    pub provider_defaults: usize,
     /// Non-fatal problems (report.json: in its envelope).
     #[serde(skip)]
     pub warnings: &'a [String],
@@ -437,13 +441,25 @@ fn fidelity(input: &ReportInput<'_>) -> Vec<String> {
         ),
     }];
     if let Some(n) = input.calibration_methods.get(crate::calibrate::Method::Default.name()) {
-        out.push(format!(
-            "{n} conversation(s) record fewer than 3 prompt sizes: their unrecorded overhead and token ratio \
-             are the agent's defaults (or, for an agent with none, no overhead and the provider's default \
-             ratio; docs/calibration.md), an estimate."
-        ));
+        out.push(defaults_note(*n, input.provider_defaults));
     }
     out
+}
+
+/// The note on the `n` conversations calibrated with defaults, `by_provider` of them with the
+/// provider's default ratio because their agent has no defaults (which `--tokenizer provider`
+/// alone takes: under another tokenizer they are not calibrated, so the note does not name it).
+fn defaults_note(n: usize, by_provider: usize) -> String {
+    let defaults = if by_provider == 0 {
+        "the agent's defaults (docs/calibration.md)"
+    } else {
+        "the agent's defaults (or, for an agent with none, no overhead and the provider's default ratio; \
+         docs/calibration.md)"
+    };
+    format!(
+        "{n} conversation(s) record fewer than 3 prompt sizes: their unrecorded overhead and token ratio are \
+         {defaults}, an estimate."
+    )
 }
 
 /// How the cost tables are read, on the page (docs/analyses.md, "`cost`", has it too, but the page
@@ -657,6 +673,22 @@ mod tests {
         other.summary.total_input_tokens -= saving;
         c.runs.push(other);
         c
+    }
+
+    #[test]
+    fn the_defaults_note_names_the_provider_ratio_only_when_a_conversation_took_it() {
+        let agent = defaults_note(4, 0);
+        assert_eq!(
+            agent,
+            "4 conversation(s) record fewer than 3 prompt sizes: their unrecorded overhead and token ratio are \
+             the agent's defaults (docs/calibration.md), an estimate."
+        );
+        let both = defaults_note(6, 2);
+        assert!(both.starts_with("6 conversation(s)"), "{both}");
+        assert!(
+            both.contains("or, for an agent with none, no overhead and the provider's default ratio"),
+            "{both}"
+        );
     }
 
     #[test]

@@ -193,6 +193,7 @@ pub(super) fn run(c: ReportConfig) -> Result<ExitCode> {
             calibration: &calibration,
             fidelity: gathered.fidelity.calibrated(),
             calibration_methods: gathered.fidelity.methods,
+            provider_defaults: gathered.fidelity.provider_defaults,
             warnings: &warnings,
             errors: &errors,
             timelines: c.timelines,
@@ -256,7 +257,7 @@ impl<'a, F: Fn(&mut analysis::compare::Sum<'a>, Vec<analysis::compare::Replayed>
         }
         let conversations: Vec<&MeasuredConversation> = file.conversations.iter().collect();
         let samples = analysis::calibration::samples(&conversations, &self.estimators);
-        let fidelity = Fidelity::of(&conversations);
+        let fidelity = Fidelity::of(&conversations, file.format);
         self.compared.put(index, replayed);
         let grids =
             conversations.iter().map(|c| analysis::recommend::grid_of(c, &self.c.recommend, meter)).collect();
@@ -363,20 +364,28 @@ fn write_report(
 struct Fidelity {
     pairs: Vec<(crate::model::Tokens, f64)>,
     methods: std::collections::BTreeMap<String, usize>,
+    /// Conversations of method `default` whose agent has no default: the provider's ratio alone.
+    provider_defaults: usize,
 }
 
 impl Fidelity {
-    fn of(conversations: &[&MeasuredConversation]) -> Fidelity {
+    /// The conversations of one file, read as `format`.
+    fn of(conversations: &[&MeasuredConversation], format: Option<&str>) -> Fidelity {
         let mut f = Fidelity::default();
+        let agent_has_default = crate::calibrate::agent_default(format.unwrap_or_default()).is_some();
         for m in conversations {
             f.pairs.extend(crate::calibrate::held_out(m, analysis::reconcile::MIN_CALIBRATED));
             *f.methods.entry(m.calibration.method.name().to_owned()).or_default() += 1;
+            let method = m.calibration.method;
+            f.provider_defaults +=
+                usize::from(method == crate::calibrate::Method::Default && !agent_has_default);
         }
         f
     }
 
     fn add(&mut self, other: Fidelity) {
         self.pairs.extend(other.pairs);
+        self.provider_defaults += other.provider_defaults;
         for (k, n) in other.methods {
             *self.methods.entry(k).or_default() += n;
         }

@@ -404,3 +404,37 @@ fn the_page_top_names_the_models_and_dates_escaped() {
     assert!(svg.contains("&lt;b&gt;rollout.jsonl, conversation"), "no escaped tooltip");
     assert!(!svg.contains("<img") && !svg.contains("<b>"), "markup from the log reached the chart");
 }
+
+/// The findings' note on conversations calibrated with defaults names the provider's default
+/// ratio only where a conversation took it: under `--tokenizer provider` a Claude cassette (no
+/// agent default) does, under `--tokenizer o200k` nothing can, and only the Claude Code session's
+/// agent defaults are left.
+#[test]
+fn on_the_corpus_the_defaults_note_names_the_provider_ratio_only_under_provider() {
+    let Some(corpus) = common::corpus("") else { return };
+    let inputs = [
+        "api-wire-cassettes/pydantic-ai/tests/models/cassettes/test_anthropic/test_multiple_parallel_tool_calls.yaml",
+        "claude-code/daaain-claude-code-log/-src-experiments-claude_p/29ccd257-68b1-427f-ae5f-6524b7cb6f20.jsonl",
+    ];
+    let note = |tokenizer: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let done = ctxbudget()
+            .arg("report")
+            .args(inputs.iter().map(|i| corpus.join(i)))
+            .args(["--tokenizer", tokenizer, "--timelines", "0", "--out"])
+            .arg(dir.path().join("rep"))
+            .assert()
+            .success();
+        let said = String::from_utf8(done.get_output().stdout.clone()).unwrap();
+        said.lines().find(|l| l.contains("record fewer than 3 prompt sizes")).map(str::to_owned)
+    };
+    let provider = note("provider").expect("a note under provider");
+    assert!(provider.starts_with("2 conversation(s)"), "{provider}");
+    assert!(provider.contains("no overhead and the provider's default ratio"), "{provider}");
+    let o200k = note("o200k").expect("a note under o200k");
+    assert_eq!(
+        o200k,
+        "1 conversation(s) record fewer than 3 prompt sizes: their unrecorded overhead and token ratio are \
+         the agent's defaults (docs/calibration.md), an estimate."
+    );
+}
