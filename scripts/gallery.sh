@@ -7,8 +7,17 @@
 #
 #   scripts/gallery.sh                 # builds the release binary first
 #   CTXBUDGET=path/to/ctxbudget scripts/gallery.sh
+#   scripts/gallery.sh --check         # writes nothing: names each picture a fresh render changes
+#                                      # (compared byte for byte), exit 1 when there is one
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+check=false
+case "${1:-}" in
+    --check) check=true ;;
+    "") ;;
+    *) echo "usage: scripts/gallery.sh [--check]" >&2; exit 2 ;;
+esac
 
 bin=${CTXBUDGET:-target/release/ctxbudget}
 if [ -z "${CTXBUDGET:-}" ]; then
@@ -27,12 +36,29 @@ trap 'rm -rf "$work"' EXIT
 "$bin" report traces/ --out "$work/traces" >/dev/null 2>&1
 "$bin" report "$session" --out "$work/session" >/dev/null 2>&1
 
+# Copies a fresh render to its place in docs/img, or under --check compares the two.
+stale=0
+place() {
+    if $check; then
+        if ! cmp -s "$1" "$2"; then
+            echo "stale: $2"
+            stale=1
+        fi
+    else
+        cp "$1" "$2"
+    fi
+}
+
 mkdir -p docs/img
 for chart in sweep policies calibration; do
-    cp "$work/traces/charts/$chart.png" "docs/img/traces-$chart.png"
+    place "$work/traces/charts/$chart.png" "docs/img/traces-$chart.png"
 done
-cp "$work/traces/charts/timeline-001.png" docs/img/timeline.png
+place "$work/traces/charts/timeline-001.png" docs/img/timeline.png
 for chart in sweep timeline-001; do
-    cp "$work/session/charts/$chart.png" "docs/img/session-$chart.png"
+    place "$work/session/charts/$chart.png" "docs/img/session-$chart.png"
 done
+if $check; then
+    [ "$stale" = 0 ] && echo "docs/img: every picture is what this binary draws"
+    exit "$stale"
+fi
 ls -l docs/img/*.png | awk '{ total += $5; print $5, $NF } END { print total, "bytes in all" }'
