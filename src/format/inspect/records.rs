@@ -125,6 +125,35 @@ impl Source<'_> {
     }
 }
 
+/// The methods every visitor here shares, which take any JSON value: `expecting` and the visits
+/// of the scalars that hold no reference (`visit_bool`, the three numbers and `visit_unit`), each
+/// returning `Ok` of the expression given for its kind, or of one expression for all.
+macro_rules! scalars_read_as {
+    ($all:expr) => {
+        scalars_read_as!(boolean: $all, number: $all, null: $all);
+    };
+    (boolean: $boolean:expr, number: $number:expr, null: $null:expr) => {
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("any JSON value")
+        }
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Ok($boolean)
+        }
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($number)
+        }
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($number)
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Ok($number)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok($null)
+        }
+    };
+}
+
 /// A record read from a JSON object: each key it reads is read by [`Record::field`]. A value that
 /// is not an object reads as the default record, its references noted.
 trait Record<'de>: Default {
@@ -270,9 +299,7 @@ struct LogVisitor;
 
 impl<'de> Visitor<'de> for LogVisitor {
     type Value = Log<'de>;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
+    scalars_read_as!(boolean: Log::other("a boolean"), number: Log::other("a number"), null: Log::other("null"));
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Log<'de>, A::Error> {
         let mut log = Log { kind: "an object", eval: None, samples: Samples::None };
         while let Some(key) = map.next_key::<LogKey>()? {
@@ -290,21 +317,6 @@ impl<'de> Visitor<'de> for LogVisitor {
     }
     fn visit_str<E: de::Error>(self, _: &str) -> Result<Log<'de>, E> {
         Ok(Log::other("a string"))
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Log<'de>, E> {
-        Ok(Log::other("a boolean"))
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Log<'de>, E> {
-        Ok(Log::other("a number"))
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Log<'de>, E> {
-        Ok(Log::other("a number"))
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Log<'de>, E> {
-        Ok(Log::other("a number"))
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Log<'de>, E> {
-        Ok(Log::other("null"))
     }
 }
 
@@ -326,9 +338,7 @@ impl<'de> DeserializeSeed<'de> for SamplesSeed {
 
 impl<'de> Visitor<'de> for SamplesSeed {
     type Value = Samples<'de>;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
+    scalars_read_as!(boolean: Samples::Other("a boolean"), number: Samples::Other("a number"), null: Samples::None);
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Samples<'de>, A::Error> {
         let mut samples = Vec::new();
         while let Some(sample) = seq.next_element::<Sample<'de>>()? {
@@ -342,21 +352,6 @@ impl<'de> Visitor<'de> for SamplesSeed {
     }
     fn visit_str<E: de::Error>(self, _: &str) -> Result<Samples<'de>, E> {
         Ok(Samples::Other("a string"))
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Samples<'de>, E> {
-        Ok(Samples::Other("a boolean"))
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Samples<'de>, E> {
-        Ok(Samples::Other("a number"))
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Samples<'de>, E> {
-        Ok(Samples::Other("a number"))
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Samples<'de>, E> {
-        Ok(Samples::Other("a number"))
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Samples<'de>, E> {
-        Ok(Samples::None)
     }
 }
 
@@ -372,9 +367,7 @@ impl<'de, T: Record<'de>> DeserializeSeed<'de> for Read<'_, T> {
 
 impl<'de, T: Record<'de>> Visitor<'de> for Read<'_, T> {
     type Value = T;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
+    scalars_read_as!(T::default());
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
         let mut record = T::default();
         while let Some(key) = map.next_key::<T::Key>()? {
@@ -387,21 +380,6 @@ impl<'de, T: Record<'de>> Visitor<'de> for Read<'_, T> {
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
         Refs(self.0).visit_str(v).map(|()| T::default())
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<T, E> {
-        Ok(T::default())
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<T, E> {
-        Ok(T::default())
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<T, E> {
-        Ok(T::default())
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<T, E> {
-        Ok(T::default())
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<T, E> {
-        Ok(T::default())
     }
 }
 
@@ -420,9 +398,7 @@ struct ListVisitor<'r, T>(&'r mut Vec<String>, PhantomData<T>);
 
 impl<'de, T: Record<'de>> Visitor<'de> for ListVisitor<'_, T> {
     type Value = Option<Vec<T>>;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
+    scalars_read_as!(None);
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<Vec<T>>, A::Error> {
         let mut list = Vec::new();
         while let Some(record) = seq.next_element_seed(Read::<T>(self.0, PhantomData))? {
@@ -435,21 +411,6 @@ impl<'de, T: Record<'de>> Visitor<'de> for ListVisitor<'_, T> {
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Option<Vec<T>>, E> {
         Refs(self.0).visit_str(v).map(|()| None)
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Option<Vec<T>>, E> {
-        Ok(None)
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Option<Vec<T>>, E> {
-        Ok(None)
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Option<Vec<T>>, E> {
-        Ok(None)
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Option<Vec<T>>, E> {
-        Ok(None)
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Option<Vec<T>>, E> {
-        Ok(None)
     }
 }
 
@@ -467,9 +428,7 @@ impl<'de> DeserializeSeed<'de> for Values {
 
 impl<'de> Visitor<'de> for Values {
     type Value = Vec<Value>;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
+    scalars_read_as!(Vec::new());
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Value>, A::Error> {
         let mut list = Vec::with_capacity(seq.size_hint().unwrap_or(0));
         while let Some(value) = seq.next_element::<Value>()? {
@@ -481,21 +440,6 @@ impl<'de> Visitor<'de> for Values {
         Refs(&mut Vec::new()).visit_map(map).map(|()| Vec::new())
     }
     fn visit_str<E: de::Error>(self, _: &str) -> Result<Vec<Value>, E> {
-        Ok(Vec::new())
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Vec<Value>, E> {
-        Ok(Vec::new())
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Vec<Value>, E> {
-        Ok(Vec::new())
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Vec<Value>, E> {
-        Ok(Vec::new())
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Vec<Value>, E> {
-        Ok(Vec::new())
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Vec<Value>, E> {
         Ok(Vec::new())
     }
 }
@@ -513,9 +457,7 @@ impl<'de> DeserializeSeed<'de> for Texts<'de> {
 
 impl<'de> Visitor<'de> for Texts<'de> {
     type Value = HashMap<String, Cow<'de, str>>;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
+    scalars_read_as!(HashMap::new());
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut texts = HashMap::new();
         while let Some(hash) = map.next_key::<String>()? {
@@ -530,21 +472,6 @@ impl<'de> Visitor<'de> for Texts<'de> {
         Refs(&mut Vec::new()).visit_seq(seq).map(|()| HashMap::new())
     }
     fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(HashMap::new())
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(HashMap::new())
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(HashMap::new())
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(HashMap::new())
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(HashMap::new())
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
         Ok(HashMap::new())
     }
 }
@@ -562,9 +489,7 @@ struct TextVisitor;
 
 impl<'de> Visitor<'de> for TextVisitor {
     type Value = Text<'de>;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
+    scalars_read_as!(Text(None));
     fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Text<'de>, E> {
         Ok(Text(Some(Cow::Borrowed(v))))
     }
@@ -579,21 +504,6 @@ impl<'de> Visitor<'de> for TextVisitor {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Text<'de>, A::Error> {
         Refs(&mut Vec::new()).visit_seq(seq).map(|()| Text(None))
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Text<'de>, E> {
-        Ok(Text(None))
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Text<'de>, E> {
-        Ok(Text(None))
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Text<'de>, E> {
-        Ok(Text(None))
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Text<'de>, E> {
-        Ok(Text(None))
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Text<'de>, E> {
-        Ok(Text(None))
     }
 }
 
@@ -611,9 +521,7 @@ impl<'de> DeserializeSeed<'de> for Refs<'_> {
 
 impl<'de> Visitor<'de> for Refs<'_> {
     type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
+    scalars_read_as!(());
     fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
         if let Some(hash) = v.strip_prefix("attachment://") {
             self.0.push(hash.to_owned());
@@ -628,21 +536,6 @@ impl<'de> Visitor<'de> for Refs<'_> {
         while map.next_key::<de::IgnoredAny>()?.is_some() {
             map.next_value_seed(Refs(self.0))?;
         }
-        Ok(())
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
         Ok(())
     }
 }
