@@ -18,7 +18,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ctxbudget::analysis::recommend::RecommendSettings;
 use ctxbudget::analysis::sweep::parse_thresholds;
 use ctxbudget::input::{self, Discovered};
-use ctxbudget::pipeline::{Job, replay_files};
+use ctxbudget::pipeline::Job;
 
 /// The recommendation's settings for `policies` at `thresholds`, as the command's defaults give
 /// them (no per-tool step, as `--tools 0`).
@@ -57,7 +57,7 @@ fn grid(c: &mut Criterion) {
                 calibrate: true,
                 ..Job::default()
             };
-            replay_files(&found, &job, &meter, &|| {}).len()
+            ctxbudget::pass::replay(&found, &job, &meter, true, &|| {}, |_, f| f).output.len()
         })
     });
     group.bench_function("one pair", |b| b.iter(|| recommend(&found, &one_pair)));

@@ -9,7 +9,7 @@ mod common;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use ctxbudget::input;
-use ctxbudget::pipeline::{Job, replay_files_without_rows};
+use ctxbudget::pipeline::Job;
 use ctxbudget::replay::replay_summary;
 
 fn replay(c: &mut Criterion) {
@@ -71,7 +71,11 @@ fn replay(c: &mut Criterion) {
     let job = Job { thresholds: vec![256], policies, ..Job::default() };
     group.throughput(Throughput::Bytes(bytes));
     group.bench_function("whole/default-policies", |b| {
-        b.iter(|| replay_files_without_rows(&found, &job, &common::default_meter(), &|| {}).len())
+        b.iter(|| {
+            ctxbudget::pass::replay(&found, &job, &common::default_meter(), false, &|| {}, |_, f| f)
+                .output
+                .len()
+        })
     });
     group.finish();
 }

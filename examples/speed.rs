@@ -37,7 +37,7 @@ use ctxbudget::analysis::sweep::parse_thresholds;
 use ctxbudget::input;
 use ctxbudget::measure::{MeasureOptions, MeasuredConversation};
 use ctxbudget::model::{Conversation, Item, Output, Trace};
-use ctxbudget::pipeline::{Job, replay_files_without_rows};
+use ctxbudget::pipeline::Job;
 use ctxbudget::policy::PolicySpec;
 use ctxbudget::replay::replay;
 use ctxbudget::tokens::{Backend, CountCache, DecideWith, Meter, Tokenizer};
@@ -195,8 +195,9 @@ fn grid(o: &Options) {
         policies: o.policies.iter().map(|p| PolicySpec::parse(p.as_str()).expect("parsed once")).collect(),
         ..Job::default()
     };
-    let outcomes = replay_files_without_rows(&input::discover(&[o.path(0)]), &job, &meter, &|| {});
-    let runs: usize = outcomes.iter().map(|f| f.runs.len()).sum();
+    let found = input::discover(&[o.path(0)]);
+    let replayed = ctxbudget::pass::replay(&found, &job, &meter, false, &|| {}, |_, f| f.runs.len());
+    let runs: usize = replayed.output.iter().sum();
     println!(
         "{}",
         json!({"thresholds": o.thresholds.len(), "policies": o.policies.len(), "runs": runs,

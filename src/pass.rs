@@ -1,17 +1,46 @@
 //! One way to walk a corpus: a [`Pass`] sees each input file once, loaded and measured, and keeps
 //! a part of it; then it finishes over the parts in input order. [`walk`] runs a pass over the
 //! inputs found (in parallel, files handed out in input order, the parts put back in it), so every
-//! analysis of the command line is also a library call with the same memory behaviour. The memory
-//! policy of the analyses that need a second look at the files ([`holds`]): hold what they need of
-//! small inputs, read large ones again with another pass over those files only ([`Discovered`]
-//! narrowed by [`again`]).
+//! analysis of the command line is also a library call with the same memory behaviour: [`replay`],
+//! [`reconcile`], [`sweep`], [`recommend`], and through [`walk`] with a pass of their own,
+//! `compare`, `cost`, `calibrate` and `report`. Nothing else walks the files: the loader under
+//! [`walk`] ([`crate::pipeline::measure_each`]) is the only one.
+//!
+//! **The memory policy.** A walk holds the files being worked on (one per worker, plus the first
+//! batch read while the tokenizer's tables are built) and the parts, never the corpus, unless a
+//! pass keeps the files. A file's trace is dropped once it is measured, unless the pass asks to see
+//! it ([`Pass::RECORDED`]). An analysis that needs a second look at the files asks [`holds`]:
+//! inputs up to [`HOLD_BYTES`] (counting [`HOLD_BYTES_PER_FILE`] for each file) are held, larger
+//! ones, or any with `--low-memory`, are walked again over the files that need it only
+//! ([`Discovered`] narrowed by [`again`]); a second walk counts nothing (the meter's cache has every
+//! text by then). A file that cannot be read again (standard input, a pipe) is held either way.
+//!
+//! **The strategies that remain**, each for a measured goal (docs/performance.md, "Memory"):
+//! - *One walk, a small part per file*: replay to JSON or CSV (each file's part rendered and
+//!   written in input order by the worker that replayed it), compare, cost, calibrate, reconcile.
+//!   Memory does not grow with the requests: 77–98 MB for JSON and CSV on the generated 1 GB
+//!   corpus, against 0.6–1 GB when the report was held.
+//! - *One walk, the parts held to the end*: a replay rendered as a table or Markdown, one row per
+//!   run, and a per-request one of inputs that [`holds`] allows: every line waits for the widths
+//!   of every row.
+//! - *Two walks*, for what needs the whole corpus before it can use a file: the per-request table
+//!   of inputs not held (the first walk sizes the columns, the second writes the rows: 137 against
+//!   326 MB held on the 1 GB corpus), the sweep's per-tool rows and recommend's per-tool step,
+//!   which depend on the overall answer (the sweep guesses them as it reads: [`sweep`]; 62–65 MB
+//!   against 164–166 MB held on 13 copies of the shared corpus). Within [`HOLD_BYTES`] holding is
+//!   the faster (`sweep` of the shared corpus: 95.5 ms held, 111.5 ms read twice). Every figure is
+//!   measured in docs/performance.md ("Memory").
 //!
 //! Nothing here prints: progress is a callback the caller supplies, called once per file.
 
 mod recommend;
+mod reconcile;
+mod replay;
 mod sweep;
 
 pub use recommend::recommend;
+pub use reconcile::{ReconcilePass, ReconciledFile, reconcile};
+pub use replay::{ReplayPass, ReplayedFile, replay};
 pub use sweep::{FirstRead, Step, SweepPart, SweepPass, sweep};
 
 use std::collections::BTreeSet;
@@ -28,10 +57,21 @@ pub trait Pass: Sync {
     /// What the pass gives at the end.
     type Output;
 
+    /// Whether the pass also sees each conversation as its log recorded it
+    /// ([`MeasuredFile::recorded`]), beside its measure: `reconcile` does (the images a user
+    /// message carried are not measured). Off by default: a file's trace is dropped once measured.
+    const RECORDED: bool = false;
+
     /// The part of file `index` (its place among the files found), measured with `meter`. A file
     /// that could not be read comes with no conversations; its warnings and error are taken out
     /// already (the walk reports them).
     fn file(&self, index: usize, file: MeasuredFile, meter: &Meter) -> Self::Part;
+
+    /// The warnings the pass met in the file whose part this is (a policy's), taken out of it: the
+    /// walk lists them right after the file's own, with its path in front. None by default.
+    fn warnings(&self, _part: &mut Self::Part) -> Vec<String> {
+        Vec::new()
+    }
 
     /// The result, from every file's part in input order.
     fn finish(self, parts: Vec<Self::Part>) -> Self::Output;
@@ -80,8 +120,9 @@ pub fn walk<P: Pass>(
     meter: &Meter,
     progress: &(dyn Fn() + Sync),
 ) -> Walked<P::Output> {
-    let files = measure_each(found, job, meter, progress, |index, mut file| {
-        let warnings: Vec<String> = file.warnings.drain(..).map(|w| prefix_path(&file.path, &w)).collect();
+    let files = measure_each(found, job, meter, P::RECORDED, progress, |index, mut file| {
+        let mut warnings: Vec<String> =
+            file.warnings.drain(..).map(|w| prefix_path(&file.path, &w)).collect();
         let error = file.error.take();
         let input = InputFile {
             path: file.path.clone(),
@@ -90,7 +131,9 @@ pub fn walk<P: Pass>(
             requests: file.conversations.iter().map(|c| c.requests()).sum(),
         };
         let tools = tool_names(&file);
-        (warnings, error, input, tools, pass.file(index, file, meter))
+        let mut part = pass.file(index, file, meter);
+        warnings.extend(pass.warnings(&mut part).iter().map(|w| prefix_path(&input.path, w)));
+        (warnings, error, input, tools, part)
     });
     let (warnings, errors) = found.problems();
     let mut walked = Walked {
@@ -173,6 +216,60 @@ mod tests {
 
         fn finish(self, parts: Vec<usize>) -> (usize, Vec<usize>) {
             (parts.iter().sum(), parts)
+        }
+    }
+
+    /// Notes every file it sees in a warning of its own; sees the conversations as recorded when
+    /// `R`.
+    struct Noting<const R: bool>;
+
+    impl<const R: bool> Pass for Noting<R> {
+        type Part = (usize, usize, Vec<String>);
+        type Output = Vec<(usize, usize)>;
+        const RECORDED: bool = R;
+
+        fn file(&self, index: usize, file: MeasuredFile, _: &Meter) -> Self::Part {
+            (file.conversations.len(), file.recorded.len(), vec![format!("seen as file {index}")])
+        }
+
+        fn warnings(&self, part: &mut Self::Part) -> Vec<String> {
+            std::mem::take(&mut part.2)
+        }
+
+        fn finish(self, parts: Vec<Self::Part>) -> Vec<(usize, usize)> {
+            parts.into_iter().map(|(measured, recorded, _)| (measured, recorded)).collect()
+        }
+    }
+
+    #[test]
+    fn a_pass_s_own_warnings_follow_its_file_s_and_the_trace_is_kept_only_when_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        // A result with no call (a load warning), a file no format reads (skipped, found in a
+        // walk), and a clean file.
+        let orphan =
+            "{\"type\":\"tool_result\",\"call_id\":\"c9\",\"output\":\"x\"}\n{\"type\":\"request\"}\n";
+        std::fs::write(dir.path().join("a.jsonl"), orphan).unwrap();
+        std::fs::write(dir.path().join("b.txt"), "not a trace\n").unwrap();
+        std::fs::write(dir.path().join("c.jsonl"), "{\"type\":\"user\",\"text\":\"hi\"}\n").unwrap();
+        let files: Vec<_> = ["a.jsonl", "b.txt", "c.jsonl"].iter().map(|f| dir.path().join(f)).collect();
+        // `b.txt` as a walk of its folder would find it: skipped, with a warning.
+        let found = Discovered { files, explicit: vec![true, false, true], ..Default::default() };
+        let meter = crate::tokens::testing::bytes_meter();
+        let kept = walk(Noting::<true>, &found, &Job::default(), &meter, &|| {});
+        let dropped = walk(Noting::<false>, &found, &Job::default(), &meter, &|| {});
+        assert_eq!(kept.output, [(1, 1), (0, 0), (1, 1)]);
+        assert_eq!(dropped.output, [(1, 0), (0, 0), (1, 0)]);
+        let file = |i: usize| found.files[i].display().to_string();
+        let expected = [
+            format!("{}: conversation `main`: tool result for call `c9`", file(0)),
+            format!("{}: seen as file 0", file(0)),
+            format!("{}: ", file(1)),
+            format!("{}: seen as file 1", file(1)),
+            format!("{}: seen as file 2", file(2)),
+        ];
+        assert_eq!(kept.warnings.len(), expected.len(), "{:?}", kept.warnings);
+        for (got, want) in kept.warnings.iter().zip(&expected) {
+            assert!(got.starts_with(want.as_str()), "{got:?} is not {want:?}: {:?}", kept.warnings);
         }
     }
 

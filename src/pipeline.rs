@@ -1,20 +1,20 @@
-//! The replay pipeline over many files: load each file, measure each conversation once, replay it
-//! under every policy at every threshold, and collect the runs in a deterministic order.
+//! The replay pipeline's pieces: what to replay and how ([`Job`]), loading one file found
+//! ([`load_found`]), measuring a loaded trace ([`MeasuredFile`]), replaying measured conversations
+//! under every policy at every threshold (`replay_measured`), and the one loader every corpus
+//! pass stands on ([`measure_each`], which `pass::walk` calls).
 //!
 //! Files are processed in parallel (rayon), and so are the texts of a conversation and its replays
 //! (see [`replay_trace_with_warnings`]); results are put back in input order, so the output is the
 //! same bytes at any thread count. One of the workers builds the tokenizer's tables while the
 //! others read the first files; no thread runs beyond `-j`. Only the files being worked on are in
-//! memory, and [`replay_files_without_rows`] keeps only each run's summary, so memory does not
-//! grow with the corpus. One bad file is reported with its reason and does not stop the others.
-//! This module reads files only through [`crate::input`] and never prints.
+//! memory. One bad file is reported with its reason and does not stop the others. This module
+//! reads files only through [`crate::input`] and never prints.
 
 use std::path::Path;
 
 use rayon::prelude::*;
 
 use crate::analysis::compare::PolicySource;
-use crate::analysis::reconcile::ReconcileReport;
 use crate::format::Format;
 use crate::harness::{Harness, HarnessCompaction};
 use crate::input::{self, Discovered};
@@ -118,37 +118,6 @@ impl<T, A, F: Fn(&mut A, T)> InOrderFold<T, A, F> {
     }
 }
 
-/// The outcome of one input file.
-#[derive(Debug, Default)]
-pub struct FileOutcome {
-    /// The path as given or found.
-    pub path: String,
-    /// The format that read it, if any did.
-    pub format: Option<&'static str>,
-    /// One run per conversation × threshold × policy, in that nesting order.
-    pub runs: Vec<Run>,
-    /// Non-fatal problems.
-    pub warnings: Vec<String>,
-    /// Why the file could not be replayed, if it could not.
-    pub error: Option<String>,
-    /// The names of the tools its conversations call (of their calls and of their results).
-    pub tools: std::collections::BTreeSet<String>,
-}
-
-/// The names of the tools `trace`'s conversations call: of their calls, and of their results (a
-/// log may record a result's tool without its call).
-pub fn tool_names(trace: &Trace) -> std::collections::BTreeSet<String> {
-    use crate::model::Item;
-    let items = trace.conversations.iter().flat_map(|c| &c.items);
-    items
-        .filter_map(|item| match item {
-            Item::ToolCall { name, .. } => Some(name.clone()),
-            Item::ToolResult(result) => result.name.clone(),
-            _ => None,
-        })
-        .collect()
-}
-
 /// Replays one loaded trace.
 pub fn replay_trace(path: &str, trace: &Trace, job: &Job<'_>, meter: &Meter) -> Vec<Run> {
     replay_trace_with_warnings(path, trace, job, meter).0
@@ -166,22 +135,11 @@ pub fn replay_trace_with_warnings(
     job: &Job<'_>,
     meter: &Meter,
 ) -> (Vec<Run>, Vec<String>) {
-    replay_trace_keeping(path, trace, job, meter, true)
-}
-
-/// [`replay_trace_with_warnings`], keeping the per-request rows or not ([`replay_summary`]).
-fn replay_trace_keeping(
-    path: &str,
-    trace: &Trace,
-    job: &Job<'_>,
-    meter: &Meter,
-    rows: bool,
-) -> (Vec<Run>, Vec<String>) {
     let measured: Vec<MeasuredConversation> =
         trace.conversations.iter().map(|c| job.measure(c, trace.format, meter)).collect();
     let sources: Vec<&dyn PolicySource> = job.policies.iter().map(|p| p as &dyn PolicySource).collect();
     let replaying =
-        Replaying { path, format: trace.format, thresholds: &job.thresholds, sources: &sources, rows };
+        Replaying { path, format: trace.format, thresholds: &job.thresholds, sources: &sources, rows: true };
     replay_measured(&measured, &replaying, meter)
 }
 
@@ -309,69 +267,6 @@ pub fn load_found(path: &Path, explicit: bool, format: Option<&'static dyn Forma
     }
 }
 
-/// Loads and replays every file, in parallel, returning outcomes in input order; `done` is called
-/// once per file as it finishes (for a progress bar).
-pub fn replay_files(
-    found: &Discovered,
-    job: &Job<'_>,
-    meter: &Meter,
-    done: &(dyn Fn() + Sync),
-) -> Vec<FileOutcome> {
-    replay_files_keeping(found, job, meter, true, done, |_, outcome| outcome)
-}
-
-/// [`replay_files`] that hands each file's outcome (with its place among the files found) to `f`
-/// as soon as the file is replayed, and keeps only what `f` returns: a caller that writes every
-/// request as it goes does not hold them all, and one that renders each file's part of a report
-/// does so on the worker that replayed it. The runs carry their per-request rows when `rows` is
-/// true (else only their summaries, as [`replay_files_without_rows`]).
-pub fn replay_files_each<T: Send>(
-    found: &Discovered,
-    job: &Job<'_>,
-    meter: &Meter,
-    rows: bool,
-    done: &(dyn Fn() + Sync),
-    f: impl Fn(usize, FileOutcome) -> T + Sync,
-) -> Vec<T> {
-    replay_files_keeping(found, job, meter, rows, done, f)
-}
-
-/// [`replay_files`] without the per-request rows of the runs (their summaries stay): what a
-/// report of one row per conversation needs, in memory that does not grow with the requests.
-pub fn replay_files_without_rows(
-    found: &Discovered,
-    job: &Job<'_>,
-    meter: &Meter,
-    done: &(dyn Fn() + Sync),
-) -> Vec<FileOutcome> {
-    replay_files_keeping(found, job, meter, false, done, |_, outcome| outcome)
-}
-
-fn replay_files_keeping<T: Send>(
-    found: &Discovered,
-    job: &Job<'_>,
-    meter: &Meter,
-    rows: bool,
-    done: &(dyn Fn() + Sync),
-    f: impl Fn(usize, FileOutcome) -> T + Sync,
-) -> Vec<T> {
-    each_file(found, job.input_format, meter, |index, shown, loaded| {
-        let outcome = match loaded {
-            Loaded::Skipped(w) => FileOutcome { warnings: vec![w], path: shown, ..Default::default() },
-            Loaded::Failed(e) => FileOutcome { path: shown, error: Some(e), ..Default::default() },
-            Loaded::Trace(trace, mut warnings) => {
-                let (runs, policy_warnings) = replay_trace_keeping(&shown, &trace, job, meter, rows);
-                warnings.extend(policy_warnings);
-                let tools = tool_names(&trace);
-                FileOutcome { runs, format: Some(trace.format), warnings, path: shown, error: None, tools }
-            }
-        };
-        let out = f(index, outcome);
-        done();
-        out
-    })
-}
-
 /// The first files, up to about this many bytes, are read (in parallel) before any is measured,
 /// while one worker builds the tokenizer's tables: reading them takes about as long as the
 /// tables (tens of milliseconds), which would otherwise stall the first count.
@@ -462,11 +357,15 @@ pub struct MeasuredFile {
     pub warnings: Vec<String>,
     /// Why the file could not be read, if it could not.
     pub error: Option<String>,
+    /// Its conversations as the log recorded them, beside their measures, for a pass that needs
+    /// what measuring leaves out (`reconcile`: the images a user message carried); empty unless
+    /// asked for ([`measure_each`]'s `recorded`), the trace being dropped once measured.
+    pub recorded: Vec<Conversation>,
 }
 
 /// Loads and measures every file in parallel, returning them in input order; `done` is called once
-/// per file as it finishes (for a progress bar). Files are treated as in [`replay_files`]; the
-/// job's thresholds and policies are not used. Holds every measured conversation: see
+/// per file as it finishes (for a progress bar). Files that cannot be read come with their error;
+/// the job's thresholds and policies are not used. Holds every measured conversation: see
 /// [`measure_each`] for the form that does not.
 pub fn measure_files(
     found: &Discovered,
@@ -474,17 +373,19 @@ pub fn measure_files(
     meter: &Meter,
     done: &(dyn Fn() + Sync),
 ) -> Vec<MeasuredFile> {
-    measure_each(found, job, meter, done, |_, file| file)
+    measure_each(found, job, meter, false, done, |_, file| file)
 }
 
 /// [`measure_files`] that hands each file to `f` as soon as it is measured and keeps only what `f`
 /// returns (in input order): an analysis whose result adds up conversation by conversation keeps
 /// one small result per conversation instead of the measured corpus. `f` also gets the file's
-/// place among the files found (files finish in any order). `done` is called after `f`.
+/// place among the files found (files finish in any order). `done` is called after `f`. With
+/// `recorded`, each file keeps its conversations as recorded ([`MeasuredFile::recorded`]).
 pub fn measure_each<T: Send>(
     found: &Discovered,
     job: &Job<'_>,
     meter: &Meter,
+    recorded: bool,
     done: &(dyn Fn() + Sync),
     f: impl Fn(usize, MeasuredFile) -> T + Sync,
 ) -> Vec<T> {
@@ -502,6 +403,7 @@ pub fn measure_each<T: Send>(
                 warnings,
                 path: shown,
                 error: None,
+                recorded: if recorded { trace.conversations } else { Vec::new() },
             },
         };
         let out = f(index, file);
@@ -514,81 +416,6 @@ pub fn measure_each<T: Send>(
 /// names its file.
 pub fn prefix_path(path: &str, warning: &str) -> String {
     if warning.starts_with(path) { warning.to_owned() } else { format!("{path}: {warning}") }
-}
-
-/// Loads every file in parallel and reconciles each conversation's replayed context with its
-/// recorded usage (see [`crate::analysis::reconcile`]). Conversations stay in input order; the
-/// `worst` requests are taken over all of them. Unrecognised files found in a walk are skipped
-/// with a warning, as in [`replay_files`]. `done` is called once per file, when it is reconciled
-/// (a progress bar's tick). Also returns how many files were read.
-pub fn reconcile_files(
-    found: &Discovered,
-    input_format: Option<&'static dyn Format>,
-    meter: &Meter,
-    per_request: bool,
-    worst: usize,
-    done: &(dyn Fn() + Sync),
-) -> (ReconcileReport, usize) {
-    use crate::analysis::reconcile::{self, RequestFit};
-    let tokenizer = meter.choice();
-    let opts = MeasureOptions::default();
-    let outcomes: Vec<_> = each_file(found, input_format, meter, |_, shown, loaded| {
-        // Each file's outcome, then `done` once for it, whichever way it ended.
-        let outcome = (|| {
-            let mut fits = Vec::new();
-            let mut rows: Vec<RequestFit> = Vec::new();
-            let (trace, warnings) = match loaded {
-                Loaded::Skipped(w) => return (shown, None, fits, rows, vec![w], None),
-                Loaded::Failed(e) => return (shown, None, fits, rows, Vec::new(), Some(e)),
-                Loaded::Trace(trace, warnings) => (trace, warnings),
-            };
-            for conversation in &trace.conversations {
-                let model = crate::calibrate::model_named(conversation);
-                let counted = crate::calibrate::meter_for(meter, trace.format, model);
-                let measured = MeasuredConversation::new(conversation, counted, &opts);
-                let sent = reconcile::sent_contexts(&shown, conversation, &measured);
-                let samples = if crate::calibrate::fit_inputs(trace.format, model, tokenizer).kinds {
-                    crate::calibrate::samples_by_kind(&measured)
-                } else {
-                    crate::calibrate::samples(&measured)
-                };
-                let (mut fit, fitted) =
-                    reconcile::reconcile(&shown, trace.format, conversation, sent, &samples, tokenizer);
-                if per_request {
-                    fit.requests_detail = Some(fitted.clone());
-                }
-                fits.push(fit);
-                rows.extend(fitted);
-            }
-            (shown, Some(trace.format), fits, rows, warnings, None)
-        })();
-        done();
-        outcome
-    });
-    let (warnings, errors) = found.problems();
-    let mut report =
-        ReconcileReport { tokenizer: tokenizer.name().to_owned(), errors, warnings, ..Default::default() };
-    let mut all_rows = Vec::new();
-    let mut read = 0;
-    for (path, format, fits, rows, warnings, error) in outcomes {
-        read += usize::from(format.is_some());
-        let conversations = fits.iter().map(|f| (f.conversation.as_str(), f.requests));
-        report.inputs.push(crate::result::input_file(&path, format, conversations));
-        report.warnings.extend(warnings.iter().map(|w| prefix_path(&path, w)));
-        report.errors.extend(error);
-        for fit in &fits {
-            if let Some(note) = reconcile::tokenizer_note(&fit.provider, tokenizer, fit.calibration.method) {
-                if !report.notes.contains(&note) {
-                    report.notes.push(note);
-                }
-            }
-        }
-        report.conversations.extend(fits);
-        all_rows.extend(rows);
-    }
-    report.formats = reconcile::by_format(&report.conversations, &all_rows);
-    report.worst = reconcile::worst(&all_rows, worst);
-    (report, read)
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use ctxbudget::input;
-use ctxbudget::pipeline::{Job, replay_files};
+use ctxbudget::pipeline::Job;
 use ctxbudget::policy::{PolicySpec, registry};
 use ctxbudget::tokens::{Backend, DecideWith, Meter, Recording, Tokenizer};
 
@@ -47,8 +47,9 @@ pub fn replayed_texts_with(dir: &Path, threshold: usize, policies: Vec<PolicySpe
     let decide = Tokenizer::Estimate.counter();
     let meter = Meter::with_counters(Box::new(report), decide).deciding(DecideWith::Anchor);
     let job = Job { thresholds: vec![threshold], policies, ..Job::default() };
-    let outcomes = replay_files(&input::discover(&[dir.to_owned()]), &job, &meter, &|| {});
-    assert!(outcomes.iter().any(|o| !o.runs.is_empty()), "nothing replayed under {}", dir.display());
+    let found = input::discover(&[dir.to_owned()]);
+    let runs = ctxbudget::pass::replay(&found, &job, &meter, true, &|| {}, |_, file| file.runs.len()).output;
+    assert!(runs.iter().any(|&n| n > 0), "nothing replayed under {}", dir.display());
     let mut texts = std::mem::take(&mut *texts.lock().expect("no thread panicked while recording"));
     texts.sort_unstable();
     texts.dedup();

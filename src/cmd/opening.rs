@@ -19,7 +19,7 @@ use crate::config::{InputConfig, SourceConfig, UsageError};
 use crate::export::{self, ExportFormat, Output};
 use crate::input::{self, Discovered};
 use crate::pass;
-use crate::pipeline::{MeasuredFile, prefix_path};
+use crate::pipeline::MeasuredFile;
 use crate::tokens::Meter;
 
 /// Where a command writes, for the checks made before and after its inputs are found.
@@ -491,19 +491,6 @@ pub(super) fn spinner(message: &'static str) -> indicatif::ProgressBar {
     bar.set_message(message);
     bar.enable_steady_tick(std::time::Duration::from_millis(120));
     bar
-}
-
-/// Adds one replayed file's warnings (prefixed with its path) and error to a report's, after those
-/// of the files before it.
-pub(super) fn add_problems(
-    warnings: &mut Vec<String>,
-    errors: &mut Vec<String>,
-    path: &str,
-    file_warnings: &[String],
-    error: Option<String>,
-) {
-    warnings.extend(file_warnings.iter().map(|w| prefix_path(path, w)));
-    errors.extend(error);
 }
 
 /// Adds a file's replayed conversations to a comparison, in file order.

@@ -1,22 +1,24 @@
-//! `ctxbudget replay`: every file replayed under the chosen policies at one threshold. JSON and
-//! CSV go out as the files are replayed; a per-request table or Markdown of inputs too large to
-//! hold ([`crate::pass::holds`]) is written in two passes (the first sizes the columns); anything
-//! else is rendered from the whole report.
+//! `ctxbudget replay`: every file replayed under the chosen policies at one threshold
+//! ([`crate::pass::replay`]), rendered and written. JSON and CSV go out as the files are replayed;
+//! a per-request table or Markdown of inputs too large to hold ([`crate::pass::holds`]) is
+//! written in two passes (the first sizes the columns); anything else is rendered from the whole
+//! report.
 
 use std::process::ExitCode;
 
 use anyhow::Result;
 
 use super::opening::{
-    Opened, Target, add_problems, corpus_command, csv_lines, keep_counts, progress_bar, put_timeline_lines,
+    Opened, Target, corpus_command, csv_lines, keep_counts, progress_bar, put_timeline_lines,
     unknown_tool_names, writes, writes_as,
 };
 use super::print_problems;
 use crate::config::ReplayConfig;
 use crate::export::{self, Output};
 use crate::input::{self, Discovered};
-use crate::pipeline::{Job, replay_files, replay_files_each, replay_files_without_rows};
-use crate::result::{InputFile, ReplayReport, RequestRow, RunSummary};
+use crate::pass::{self, Walked};
+use crate::pipeline::Job;
+use crate::result::{InputFile, ReplayReport, RequestRow, Run, RunSummary};
 use crate::tokens::Meter;
 
 pub(super) fn run(c: ReplayConfig) -> Result<ExitCode> {
@@ -64,25 +66,16 @@ fn replay_report(
     meter: &Meter,
     done: &(dyn Fn() + Sync),
 ) -> (ReplayReport, usize) {
-    let outcomes = if c.per_request {
-        replay_files(found, job, meter, done)
-    } else {
-        replay_files_without_rows(found, job, meter, done)
-    };
-    let (warnings, errors) = found.problems();
+    let rows = c.per_request;
+    let Walked { output, read, errors, warnings, tools, .. } =
+        pass::replay(found, job, meter, rows, done, |_, file| file.runs);
     let mut report = ReplayReport { errors, warnings, ..Default::default() };
-    let read = outcomes.iter().filter(|o| o.format.is_some()).count();
-    let mut tools = std::collections::BTreeSet::new();
-    for o in outcomes {
-        add_problems(&mut report.warnings, &mut report.errors, &o.path, &o.warnings, o.error);
-        tools.extend(o.tools);
-        for run in o.runs {
-            let mut summary = run.summary;
-            if c.per_request {
-                summary.timeline = Some(run.rows);
-            }
-            report.runs.push(summary);
+    for run in output.into_iter().flatten() {
+        let mut summary = run.summary;
+        if rows {
+            summary.timeline = Some(run.rows);
         }
+        report.runs.push(summary);
     }
     report.warnings.extend(unknown_tool_names(&c.policies, &tools));
     (report, read)
@@ -100,26 +93,19 @@ fn replay_as_it_goes(
     meter: &Meter,
     done: &(dyn Fn() + Sync),
 ) -> Result<ExitCode> {
+    let rows = c.per_request;
     if c.format == export::ExportFormat::Json {
         let parts = export::InOrder::new(export::json::JsonRuns::new(c.output.stream()?)?);
-        let rows = c.per_request;
-        let outcomes = replay_files_each(found, job, meter, rows, done, |index, outcome| {
-            let runs: Vec<_> = outcome
+        let walked = pass::replay(found, job, meter, rows, done, |index, file| {
+            let runs: Vec<_> = file
                 .runs
                 .into_iter()
-                .map(|r| crate::result::RunSummary { timeline: rows.then_some(r.rows), ..r.summary })
+                .map(|r| RunSummary { timeline: rows.then_some(r.rows), ..r.summary })
                 .collect();
             let rendered = parts.put_rendered(index, export::json::runs_part(&runs)).map_err(Into::into);
-            let input = input_of(&outcome.path, outcome.format, &runs);
-            Written {
-                input,
-                warnings: outcome.warnings,
-                error: outcome.error,
-                tools: outcome.tools,
-                rendered,
-            }
+            (input_of(&file.path, file.format, &runs), rendered)
         });
-        let (rest, read) = problems_of(c, found, outcomes)?;
+        let (rest, read) = problems_of(c, walked)?;
         let out = parts.finish(found.files.len())?.finish(&rest)?;
         let ReplayReport { warnings, mut errors, .. } = rest;
         // Dropped unfinished, a file's temporary copy is removed and the file left as it is.
@@ -129,26 +115,18 @@ fn replay_as_it_goes(
         Ok(print_problems(&warnings, &errors))
     } else {
         // CSV: one line per request (timeline.csv's) or one per run.
-        let rows = c.per_request;
         let header = if rows { export::columns::timeline_csv_header()? } else { export::csv::runs_header()? };
         let lines = csv_lines(&c.output, &header)?;
-        let outcomes = replay_files_each(found, job, meter, rows, done, |index, outcome| {
-            let summaries: Vec<_> = outcome.runs.iter().map(|r| r.summary.clone()).collect();
-            let input = input_of(&outcome.path, outcome.format, &summaries);
+        let walked = pass::replay(found, job, meter, rows, done, |index, file| {
+            let summaries: Vec<_> = file.runs.iter().map(|r| r.summary.clone()).collect();
             let rendered = if rows {
-                put_timeline_lines(&lines, index, outcome.runs.iter()).map_err(Into::into)
+                put_timeline_lines(&lines, index, file.runs.iter()).map_err(Into::into)
             } else {
                 lines.put_rendered(index, export::csv::runs_rows(&summaries))
             };
-            Written {
-                input,
-                warnings: outcome.warnings,
-                error: outcome.error,
-                tools: outcome.tools,
-                rendered,
-            }
+            (input_of(&file.path, file.format, &summaries), rendered)
         });
-        let (ReplayReport { warnings, mut errors, .. }, read) = problems_of(c, found, outcomes)?;
+        let (ReplayReport { warnings, mut errors, .. }, read) = problems_of(c, walked)?;
         let out = lines.finish(found.files.len())?;
         if writes(Some(&c.output), read, &mut errors) {
             out.finish()?;
@@ -187,12 +165,12 @@ struct TimelinePass {
     files: Vec<export::columns::ColumnStats>,
     report: ReplayReport,
     read: usize,
-    held: Vec<Option<Vec<crate::result::Run>>>,
+    held: Vec<Option<Vec<Run>>>,
 }
 
 /// The runs of a replayed file, each with its rows.
-fn runs_of(outcome: &crate::pipeline::FileOutcome) -> Vec<(&RunSummary, &[RequestRow])> {
-    outcome.runs.iter().map(|r| (&r.summary, r.rows.as_slice())).collect()
+fn runs_of(runs: &[Run]) -> Vec<(&RunSummary, &[RequestRow])> {
+    runs.iter().map(|r| (&r.summary, r.rows.as_slice())).collect()
 }
 
 fn timeline_first_pass(
@@ -203,33 +181,27 @@ fn timeline_first_pass(
     done: &(dyn Fn() + Sync),
 ) -> TimelinePass {
     use export::columns::{ColumnStats, TIMELINE_HEADERS, timeline_stats};
-    let outcomes = replay_files_each(found, job, meter, true, done, |index, outcome| {
-        let stats = timeline_stats(&runs_of(&outcome));
-        let (summaries, held): (Vec<_>, _) = if input::rereadable(&found.files[index]) {
-            (outcome.runs.into_iter().map(|r| r.summary).collect(), None)
+    let walked = pass::replay(found, job, meter, true, done, |index, file| {
+        let stats = timeline_stats(&runs_of(&file.runs));
+        if input::rereadable(&found.files[index]) {
+            (stats, file.runs.into_iter().map(|r| r.summary).collect(), None)
         } else {
-            (outcome.runs.iter().map(|r| r.summary.clone()).collect(), Some(outcome.runs))
-        };
-        let problems = (outcome.path, outcome.warnings, outcome.error, outcome.tools);
-        (stats, summaries, held, outcome.format.is_some(), problems)
+            (stats, file.runs.iter().map(|r| r.summary.clone()).collect(), Some(file.runs))
+        }
     });
-    let (warnings, errors) = found.problems();
+    let Walked { output, read, errors, warnings, tools, .. } = walked;
     let mut first = TimelinePass {
         stats: ColumnStats::new(&TIMELINE_HEADERS),
-        files: Vec::with_capacity(outcomes.len()),
+        files: Vec::with_capacity(output.len()),
         report: ReplayReport { errors, warnings, ..Default::default() },
-        read: 0,
-        held: Vec::with_capacity(outcomes.len()),
+        read,
+        held: Vec::with_capacity(output.len()),
     };
-    let mut tools = std::collections::BTreeSet::new();
-    for (stats, summaries, held, read, (path, warnings, error, file_tools)) in outcomes {
-        first.read += usize::from(read);
+    for (stats, summaries, held) in output {
         first.stats.merge(&stats);
         first.files.push(stats);
         first.held.push(held);
-        add_problems(&mut first.report.warnings, &mut first.report.errors, &path, &warnings, error);
-        tools.extend(file_tools);
-        first.report.runs.extend(summaries);
+        first.report.runs.extend::<Vec<RunSummary>>(summaries);
     }
     first.report.warnings.extend(unknown_tool_names(policies, &tools));
     first
@@ -254,57 +226,41 @@ fn timeline_second_pass(
     parts.head(&stats, &mut out)?;
     let rows = export::InOrder::new(out);
     // The files held by the first pass are drawn from it, the others replayed again.
-    let mut again = Discovered::default();
     let mut places = Vec::new();
     for (index, kept) in held.iter().enumerate() {
         match kept {
             Some(runs) => {
-                let runs: Vec<_> = runs.iter().map(|r| (&r.summary, r.rows.as_slice())).collect();
                 let mut part = Vec::new();
-                export::write_timeline_rows(parts, &stats, &runs, &mut part, |_| ())
+                export::write_timeline_rows(parts, &stats, &runs_of(runs), &mut part, |_| ())
                     .expect("writing to a Vec cannot fail");
                 rows.put(index, part);
                 done();
             }
-            None => {
-                again.files.push(found.files[index].clone());
-                again.explicit.push(found.explicit[index]);
-                places.push(index);
-            }
+            None => places.push(index),
         }
     }
     drop(held);
-    let changed = replay_files_each(&again, job, meter, true, done, |k, outcome| {
+    let again = pass::again(found, places.iter().copied());
+    let changed = pass::replay(&again, job, meter, true, done, |k, file| {
         let index = places[k];
         let mut part = Vec::new();
         let mut drawn = export::columns::ColumnStats::new(&export::columns::TIMELINE_HEADERS);
-        export::write_timeline_rows(parts, &stats, &runs_of(&outcome), &mut part, |cells| drawn.add(cells))
+        export::write_timeline_rows(parts, &stats, &runs_of(&file.runs), &mut part, |cells| drawn.add(cells))
             .expect("writing to a Vec cannot fail");
         rows.put(index, part);
         (drawn != files[index]).then(|| {
             format!(
                 "{}: read differently the second time (changed while the replay read it?): its rows are \
                  the second read's and may not line up",
-                outcome.path
+                file.path
             )
         })
     });
-    report.warnings.extend(changed.into_iter().flatten());
+    report.warnings.extend(changed.output.into_iter().flatten());
     let mut out = rows.finish(found.files.len())?;
     parts.tail(&stats, &report, &mut out)?;
     out.finish()?;
     Ok(report)
-}
-
-/// What is left of a file written as it went: what was read of it (its path, format,
-/// conversations and requests), its warnings, error and tools, and whether its part could be
-/// rendered.
-struct Written {
-    input: InputFile,
-    warnings: Vec<String>,
-    error: Option<String>,
-    tools: std::collections::BTreeSet<String>,
-    rendered: Result<()>,
 }
 
 /// The file `path` as the JSON lists it among its inputs: its conversations and requests, from its
@@ -314,24 +270,19 @@ fn input_of(path: &str, format: Option<&str>, runs: &[RunSummary]) -> InputFile 
 }
 
 /// The report of files replayed as they went, without its runs (written already): the inputs,
-/// the settings, the warnings (prefixed with their file, then those of tool names no input has)
-/// and errors, after the problems of the search; and how many files were read. The first part
-/// that could not be rendered, if any, instead.
+/// the settings, the warnings (the search's, each file's prefixed with it, then those of tool
+/// names no input has) and errors; and how many files were read. The first part that could not
+/// be rendered, if any, instead.
 fn problems_of(
     c: &ReplayConfig,
-    found: &Discovered,
-    outcomes: Vec<Written>,
+    walked: Walked<Vec<(InputFile, Result<()>)>>,
 ) -> Result<(ReplayReport, usize)> {
-    let (warnings, errors) = found.problems();
+    let Walked { output, read, errors, warnings, tools, .. } = walked;
     let settings = crate::config::settings::replay(c);
     let mut rest = ReplayReport { warnings, errors, settings, ..Default::default() };
-    let (mut read, mut tools) = (0, std::collections::BTreeSet::new());
-    for w in outcomes {
-        w.rendered?;
-        read += usize::from(w.input.format.is_some());
-        add_problems(&mut rest.warnings, &mut rest.errors, &w.input.path, &w.warnings, w.error);
-        tools.extend(w.tools);
-        rest.inputs.push(w.input);
+    for (input, rendered) in output {
+        rendered?;
+        rest.inputs.push(input);
     }
     rest.warnings.extend(unknown_tool_names(&c.policies, &tools));
     Ok((rest, read))
