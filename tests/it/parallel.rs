@@ -1,7 +1,7 @@
-//! The same output bytes at any thread count and with either exact counter, on the whole shared
-//! corpus (skipped when it is absent): files, the texts of a conversation, the replays of a
-//! conversation × threshold × policy grid and a sweep's conversations all run in parallel, and
-//! their results are put back in a fixed order.
+//! The same output bytes at any thread count, on the whole shared corpus (skipped when it is
+//! absent): files, the texts of a conversation, the replays of a conversation × threshold × policy
+//! grid and a sweep's conversations all run in parallel, and their results are put back in a fixed
+//! order. The same replay with either exact counter: `tests/counters.rs`.
 
 use crate::common;
 
@@ -40,15 +40,4 @@ fn replay_sweep_and_compare_print_the_same_bytes_on_one_and_four_threads() {
         let four = stdout(&[&command[..], &["-j", "4"]].concat());
         assert!(one == four, "{command:?}: -j 1 and -j 4 differ");
     }
-}
-
-#[cfg(feature = "counter-tiktoken-rs")]
-#[test]
-fn both_exact_counters_give_the_same_replay_of_the_corpus() {
-    let Some(corpus) = common::corpus("") else { return };
-    let corpus = corpus.to_str().unwrap();
-    let run = |counter: &str| {
-        stdout(&["replay", corpus, "--format", "json", "--tokenizer", "cl100k", "--counter", counter])
-    };
-    assert!(run("tiktoken") == run("tiktoken-rs"), "the counters disagree on the corpus");
 }
