@@ -25,19 +25,10 @@ mod common;
 #[path = "../benches/common/mod.rs"]
 mod bench_common;
 
-use common::ctxbudget;
+use common::stdout_of as stdout;
 use ctxbudget::counts::StoredCounts;
 use ctxbudget::tokens::{Backend, Tokenizer, longest_whitespace_run};
 use rayon::prelude::*;
-
-/// Runs `ctxbudget ARGS` and returns its stdout, checking that it succeeded (the corpus has files
-/// no format reads, which are warnings, not errors).
-fn stdout(args: &[&str]) -> Vec<u8> {
-    let out = ctxbudget().args(args).output().unwrap();
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    assert!(!out.stdout.is_empty(), "{args:?}: no output");
-    out.stdout
-}
 
 #[test]
 fn every_backend_counts_every_replayed_corpus_text_like_tiktoken_rs() {

@@ -5,16 +5,7 @@
 
 use crate::common;
 
-use common::ctxbudget;
-
-/// Runs `ctxbudget ARGS` and returns its stdout, checking that it succeeded (the corpus has files
-/// no format reads, which are warnings, not errors).
-fn stdout(args: &[&str]) -> Vec<u8> {
-    let out = ctxbudget().args(args).output().unwrap();
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    assert!(!out.stdout.is_empty(), "{args:?}: no output");
-    out.stdout
-}
+use common::stdout_of as stdout;
 
 #[test]
 fn replay_sweep_and_compare_print_the_same_bytes_on_one_and_four_threads() {
