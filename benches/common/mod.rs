@@ -1,5 +1,5 @@
 //! Helpers shared by the benchmarks, the speed harness (`examples/speed.rs`) and the differential
-//! counter test (`tests/it/counters.rs`): where the shared corpus is, and every text a replay of it
+//! counter test (`tests/counters.rs`): where the shared corpus is, and every text a replay of it
 //! counts. Included with `#[path]`, so each user compiles only what it calls.
 #![allow(dead_code)]
 

@@ -19,6 +19,15 @@ pub fn ctxbudget() -> Command {
     c
 }
 
+/// The stdout of `ctxbudget ARGS`, checking that it succeeded and wrote something (the corpus has
+/// files no format reads, which are warnings, not errors).
+pub fn stdout_of(args: &[&str]) -> Vec<u8> {
+    let out = ctxbudget().args(args).output().unwrap();
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(!out.stdout.is_empty(), "{args:?}: no output");
+    out.stdout
+}
+
 /// The shared corpus beside the checkout (`../shared/corpus`), or `None` (after printing why) when
 /// it is absent. Under CI (`CI` set) the corpus is always laid beside the checkout, so its absence
 /// is a failure, not a skip: a corpus test must never pass green by returning early there.

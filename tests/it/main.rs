@@ -60,7 +60,8 @@ mod terminal_width;
 fn every_corpus_test_finds_the_corpus_through_common() {
     // Split, so that this line does not name the folder itself.
     let folder = concat!("shared", "/corpus");
-    let dir = common::root().join("tests/it");
+    // Every test target: this binary's modules and `tests/counters.rs`.
+    let dir = common::root().join("tests");
     for file in common::files_under(&dir, &[".rs"]) {
         if file.ends_with("common.rs") {
             continue;
