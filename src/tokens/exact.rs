@@ -35,7 +35,7 @@ const LONG_WORD: usize = 10_000;
 
 /// Which implementation counts the exact encodings (`--counter`).
 ///
-/// Both give OpenAI's counts: `tests/it/counters.rs` (`--features all-counters`) checks every text
+/// Both give OpenAI's counts: `tests/counters.rs` (`--features all-counters`) checks every text
 /// a replay of the shared corpus counts, for o200k and cl100k, and the unit tests below check
 /// pathological whitespace. The default is the fastest measured; tiktoken-rs is the reference,
 /// built only with the `counter-tiktoken-rs` feature ([`Backend::is_built`]).
