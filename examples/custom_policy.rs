@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 
 use ctxbudget::{CacheModel, Comparison, Edit, Policy, PolicySpec, Replayer, Trace, View, policy_fn};
 
-/// Prunes every tool result's content once `requests` earlier requests have sent it.
+/// Prunes every tool result's content once `requests` earlier requests have sent it. It keeps the
+/// default [`Policy::capabilities`], the seed's prune: its prunes persist, on the seed's content.
 struct ClearOlderThan {
     requests: usize,
 }

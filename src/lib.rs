@@ -111,7 +111,7 @@ pub use harness::HarnessCompaction;
 pub use input::load;
 pub use measure::MeasuredConversation;
 pub use model::{Conversation, Item, Output, Request, Tokens, ToolResult, Trace};
-pub use policy::{Content, Edit, On, Policy, PolicySpec, ResultState, View};
+pub use policy::{Capabilities, Content, Edit, On, Policy, PolicyReport, PolicySpec, ResultState, View};
 pub use result::{CompactionTotals, RequestRow, Run, RunSummary};
 pub use split::{SUMMARY_THRESHOLD, ToolOutput};
 pub use tokens::{DecideWith, Measure, Meter, Tokenizer};

@@ -189,7 +189,8 @@ pub(crate) fn replay_measured(
                 replay_summary(measured, threshold, &mut *policy, meter)
             };
             let warnings = policy
-                .warnings()
+                .report()
+                .warnings
                 .into_iter()
                 .map(|w| format!("conversation `{}`: policy `{}`: {w}", measured.id, source.label()))
                 .collect();

@@ -150,7 +150,7 @@ fn replay_specs(specs: &[PolicySpec]) {
             let mut policy = spec.build();
             let run = replay(&measured, threshold, &mut *policy, &meter);
             check_runs(std::slice::from_ref(&run));
-            policy.warnings();
+            policy.report();
         }
     }
 }

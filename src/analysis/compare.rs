@@ -80,7 +80,7 @@ pub struct PolicyRow {
     #[serde(flatten)]
     pub compaction: CompactionTotals,
     /// Why a policy that pruned nothing never fired, in its own unit: its trigger beside the most
-    /// it measured against it (`"trigger 100000 tokens > peak 80344"`, [`Policy::unfired`]), or,
+    /// it measured against it (`"trigger 100000 tokens > peak 80344"`, [`Policy::report`]), or,
     /// for a policy that does not describe its trigger and made no compaction either, the peak
     /// context. `None` when it fired, and for `none`.
     #[serde(default)]
@@ -701,8 +701,8 @@ mod tests {
     /// Clears every content with a placeholder from the second request on, afresh each time.
     struct Placeholder;
     impl Policy for Placeholder {
-        fn sticky(&self) -> bool {
-            false
+        fn capabilities(&self) -> crate::policy::Capabilities {
+            crate::policy::Capabilities { sticky: false, ..Default::default() }
         }
         fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
             for r in view.results {

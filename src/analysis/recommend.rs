@@ -93,7 +93,7 @@ pub struct Cell {
     pub reuse: Option<(usize, usize)>,
     /// The run's compactions and summarisation calls (their cost is in `cost`).
     pub compaction: CompactionTotals,
-    /// The triggers of the runs that did not fire ([`crate::policy::Policy::unfired`]), and
+    /// The triggers of the runs that did not fire ([`crate::policy::PolicyReport::unfired`]), and
     /// whether some run did not describe one.
     pub unfired: (Unfireds, bool),
 }
@@ -180,7 +180,7 @@ pub fn run_cell(
     }
     let mut policy = source.fresh();
     let run = replay_keeping(c, threshold, &mut *policy, meter, Keep::Priced);
-    cell_of(&run, None, policy.unfired(), &settings.cache)
+    cell_of(&run, None, policy.report().unfired, &settings.cache)
 }
 
 /// The grid of one conversation: every policy at every threshold, each distinct split replayed

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::measure::{MeasuredConversation, MeasuredItem};
 use crate::model::Tokens;
-use crate::policy::{Content, Edit, On, Policy, View};
+use crate::policy::{Capabilities, Content, Edit, On, Policy, PolicyReport, View};
 use crate::replay::{Keep, replay_keeping};
 use crate::result::Run;
 use crate::tokens::Meter;
@@ -122,13 +122,13 @@ impl Recording {
     }
 
     /// After a run of `conversation` at `threshold`: its reuse, and the policy's trigger when it
-    /// did not fire ([`Policy::unfired`]).
+    /// did not fire ([`PolicyReport::unfired`]).
     pub fn reuse(
         self,
         conversation: &MeasuredConversation,
         threshold: usize,
     ) -> (RunReuse, Option<crate::policy::Unfired>) {
-        let (on, unfired) = (self.inner.on(), self.inner.unfired());
+        let (on, unfired) = (self.inner.capabilities().on, self.inner.report().unfired);
         (run_reuse(conversation, &self.into_log(), threshold, on), unfired)
     }
 
@@ -144,16 +144,8 @@ impl Recording {
 }
 
 impl Policy for Recording {
-    fn sticky(&self) -> bool {
-        self.inner.sticky()
-    }
-
-    fn on(&self) -> On {
-        self.inner.on()
-    }
-
-    fn compacts(&self) -> bool {
-        self.inner.compacts()
+    fn capabilities(&self) -> Capabilities {
+        self.inner.capabilities()
     }
 
     fn compact(&mut self, view: &View<'_>) -> Option<crate::policy::compact::Compaction> {
@@ -164,14 +156,6 @@ impl Policy for Recording {
             self.log.compacted.entry(r.index).or_insert(view.request);
         }
         Some(compaction)
-    }
-
-    fn as_recorded(&self) -> bool {
-        self.inner.as_recorded()
-    }
-
-    fn message_sizes(&self) -> bool {
-        self.inner.message_sizes()
     }
 
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
@@ -185,7 +169,7 @@ impl Policy for Recording {
         let removed = removed.filter(|&i| {
             view.result(i).is_some_and(|r| matches!(r.content, Content::Present(_) | Content::Replaced(_)))
         });
-        let accumulates = self.inner.sticky() || edits.contains(&Edit::KeepPrevious);
+        let accumulates = self.inner.capabilities().sticky || edits.contains(&Edit::KeepPrevious);
         if accumulates {
             for i in removed {
                 self.current.entry(i).or_insert(request);
@@ -205,12 +189,8 @@ impl Policy for Recording {
         }
     }
 
-    fn warnings(&self) -> Vec<String> {
-        self.inner.warnings()
-    }
-
-    fn unfired(&self) -> Option<crate::policy::Unfired> {
-        self.inner.unfired()
+    fn report(&self) -> PolicyReport {
+        self.inner.report()
     }
 }
 
@@ -252,7 +232,7 @@ pub fn run_reuse(conversation: &MeasuredConversation, log: &PruneLog, threshold:
 /// Replays `conversation` at `threshold` under `policy` (keeping of each request what `keep` says,
 /// as [`replay_keeping`]) and measures the run's reuse: what the comparison and the
 /// recommendation call for each run, with the policy's trigger when it did not fire
-/// ([`Policy::unfired`]).
+/// ([`PolicyReport::unfired`]).
 pub fn replay_with_reuse(
     conversation: &MeasuredConversation,
     threshold: usize,
@@ -285,11 +265,8 @@ mod tests {
         on: On,
     }
     impl Policy for PruneAt {
-        fn sticky(&self) -> bool {
-            self.sticky
-        }
-        fn on(&self) -> On {
-            self.on
+        fn capabilities(&self) -> Capabilities {
+            Capabilities { sticky: self.sticky, on: self.on, ..Capabilities::default() }
         }
         fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
             if view.request == self.at {
@@ -375,13 +352,10 @@ mod tests {
     /// Compacts once, before request `at`, keeping nothing but the system prompt.
     struct CompactAt(usize);
     impl Policy for CompactAt {
-        fn sticky(&self) -> bool {
-            true
+        fn capabilities(&self) -> Capabilities {
+            Capabilities { compacts: true, ..Capabilities::default() }
         }
         fn before_request(&mut self, _: &View<'_>, _: &mut Vec<Edit>) {}
-        fn compacts(&self) -> bool {
-            true
-        }
         fn compact(&mut self, view: &View<'_>) -> Option<crate::policy::compact::Compaction> {
             (view.request == self.0).then_some(crate::policy::compact::Compaction {
                 summary: crate::policy::compact::Summary::Tokens(10),

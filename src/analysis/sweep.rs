@@ -298,32 +298,16 @@ fn present_tokens(view: &View<'_>, index: usize) -> Option<(Tokens, Tokens)> {
 }
 
 impl Policy for Observed {
-    fn sticky(&self) -> bool {
-        self.inner.sticky()
-    }
-
-    fn on(&self) -> crate::policy::On {
-        self.inner.on()
-    }
-
-    fn compacts(&self) -> bool {
-        self.inner.compacts()
+    fn capabilities(&self) -> crate::policy::Capabilities {
+        self.inner.capabilities()
     }
 
     fn compact(&mut self, view: &View<'_>) -> Option<crate::policy::compact::Compaction> {
         self.inner.compact(view)
     }
 
-    fn as_recorded(&self) -> bool {
-        self.inner.as_recorded()
-    }
-
-    fn message_sizes(&self) -> bool {
-        self.inner.message_sizes()
-    }
-
-    fn unfired(&self) -> Option<crate::policy::Unfired> {
-        self.inner.unfired()
+    fn report(&self) -> crate::policy::PolicyReport {
+        self.inner.report()
     }
 
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
@@ -364,7 +348,7 @@ impl Policy for Observed {
                 removed.1 += content;
             }
         };
-        if self.inner.sticky() {
+        if self.inner.capabilities().sticky {
             // The view shows earlier edits: these take the contents away from now on.
             for &i in &new {
                 take(i, &mut removed);
@@ -390,7 +374,7 @@ impl Policy for Observed {
         self.summary += self.split_summaries;
         self.overhead += self.present.0 - removed.0;
         self.contents += self.present.1 - removed.1;
-        if self.inner.sticky() {
+        if self.inner.capabilities().sticky {
             self.present.0 -= removed.0;
             self.present.1 -= removed.1;
         }

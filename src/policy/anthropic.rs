@@ -37,7 +37,10 @@
 //! - `sticky=true` models a client that persists the edited history instead: the trigger is then
 //!   measured on the already-cleared context.
 
-use super::{Content, Edit, Estimator, Kind, List, On, Param, Peak, Policy, ResultState, Unfired, View};
+use super::{
+    Capabilities, Content, Edit, Estimator, Kind, List, On, Param, Peak, Policy, PolicyReport, ResultState,
+    Unfired, View,
+};
 use crate::tokens::TextSize;
 
 /// Our choice of placeholder (the API's text is not published).
@@ -266,8 +269,8 @@ impl Policy for Anthropic {
         super::fork_of(self)
     }
 
-    fn sticky(&self) -> bool {
-        self.sticky
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { sticky: self.sticky, ..Capabilities::default() }
     }
 
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
@@ -310,7 +313,7 @@ impl Policy for Anthropic {
         self.edited_upto = self.edited_upto.max(self.cleared_upto);
     }
 
-    fn unfired(&self) -> Option<Unfired> {
+    fn report(&self) -> PolicyReport {
         let unit = if self.by_tool_uses { "tool uses" } else { "tokens" };
         let template = if self.triggered {
             format!(
@@ -321,7 +324,10 @@ impl Policy for Anthropic {
         } else {
             format!("trigger {} {unit} > peak {{peak}}", self.trigger)
         };
-        (!self.cleared).then(|| Unfired::new(template, self.peak.0))
+        PolicyReport {
+            unfired: (!self.cleared).then(|| Unfired::new(template, self.peak.0)),
+            ..PolicyReport::default()
+        }
     }
 }
 

@@ -4,7 +4,7 @@
 //! prunes, so the prompt cache breaks rarely. Decides with the seed's own estimate (`len/4` per
 //! text, [`Estimator::Seed`]) unless `--decide-with` says otherwise.
 
-use super::{Content, Edit, Estimator, Kind, Param, Peak, Policy, Unfired, View};
+use super::{Content, Edit, Estimator, Kind, Param, Peak, Policy, PolicyReport, Unfired, View};
 
 /// The `budget` policy.
 pub const KIND: Kind = Kind {
@@ -71,8 +71,11 @@ impl Policy for Budget {
         }
     }
 
-    fn unfired(&self) -> Option<Unfired> {
-        (!self.fired)
-            .then(|| Unfired::new(format!("trigger {} tokens > peak {{peak}}", self.max), self.peak.0))
+    fn report(&self) -> PolicyReport {
+        let template = format!("trigger {} tokens > peak {{peak}}", self.max);
+        PolicyReport {
+            unfired: (!self.fired).then(|| Unfired::new(template, self.peak.0)),
+            ..PolicyReport::default()
+        }
     }
 }

@@ -13,7 +13,7 @@
 //! previous request. The count-based "cached" variant, which edits the server-side cache instead,
 //! is not modelled. Traces without timestamps get a warning and the policy never fires.
 
-use super::{Content, Edit, GapWatch, Kind, List, Minutes, On, Param, Policy, View};
+use super::{Content, Edit, GapWatch, Kind, List, Minutes, On, Param, Policy, PolicyReport, View};
 use crate::model::Millis;
 
 /// The text Claude Code writes for a cleared tool result.
@@ -95,8 +95,8 @@ impl Policy for ClaudeCodeMicro {
         }
     }
 
-    fn warnings(&self) -> Vec<String> {
-        self.gaps.warnings(KIND.name)
+    fn report(&self) -> PolicyReport {
+        PolicyReport { warnings: self.gaps.warnings(KIND.name), ..PolicyReport::default() }
     }
 }
 

@@ -3,17 +3,18 @@
 //! agent below, each citing its source); `PRUNE+compact:<agent>` runs a prune policy and a
 //! compaction policy together ([`combine`]), as the agents ship them.
 //!
-//! A compaction policy answers [`Policy::compact`] (asked only when [`Policy::compacts`]) with a
-//! [`Compaction`]: the replay then summarises everything in the context before the request, except
-//! the system prompt and the recent tail the agent keeps, into a summary of the size
-//! [`Summary`] gives, and bills the summarisation call (docs/compaction.md). No LLM is called: the
-//! summary's size is the ratio of summary to summarised tokens that the log's own recorded
-//! compactions show ([`View::log_summary_ratio`]) where it has any, else the agent's default
-//! ratio (measured on the corpus), or a fixed size. Triggers count the context as sent, in
-//! provider tokens (the calibrated replay, docs/calibration.md): what the agents read from the
-//! provider's reported usage; on a log of their own agent, the triggers of the agents that read
-//! it (Claude Code, Codex, opencode) read the replay's estimate of that usage ([`Reported`],
-//! [`at_usage_limit`]). Nothing here prints or does I/O.
+//! A compaction policy answers [`Policy::compact`] (asked only when it compacts,
+//! [`super::Capabilities::compacts`]) with a [`Compaction`]: the replay then summarises everything
+//! in the context before the request, except the system prompt and the recent tail the agent
+//! keeps, into a summary of the size [`Summary`] gives, and bills the summarisation call
+//! (docs/compaction.md). No LLM is called: the summary's size is the ratio of summary to
+//! summarised tokens that the log's own recorded compactions show ([`View::log_summary_ratio`])
+//! where it has any, else the agent's default ratio (measured on the corpus), or a fixed size.
+//! Triggers count the context as sent, in provider tokens (the calibrated replay,
+//! docs/calibration.md): what the agents read from the provider's reported usage; on a log of
+//! their own agent, the triggers of the agents that read it (Claude Code, Codex, opencode) read the
+//! replay's estimate of that usage ([`Reported`], [`at_usage_limit`]). Nothing here prints or does
+//! I/O.
 
 pub mod anthropic_sdk;
 pub mod claude_code;
@@ -24,7 +25,7 @@ pub mod harness;
 pub mod opencode;
 pub mod openhands;
 
-use super::{Edit, Param, Policy, View};
+use super::{Capabilities, Edit, Param, Policy, PolicyReport, View};
 use crate::model::Tokens;
 
 /// A compaction a policy asks for before a request.
@@ -210,11 +211,11 @@ impl Policy for AtLimit {
         super::fork_of(self)
     }
 
-    fn before_request(&mut self, _view: &View<'_>, _edits: &mut Vec<Edit>) {}
-
-    fn compacts(&self) -> bool {
-        true
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { compacts: true, ..Capabilities::default() }
     }
+
+    fn before_request(&mut self, _view: &View<'_>, _edits: &mut Vec<Edit>) {}
 
     fn compact(&mut self, view: &View<'_>) -> Option<Compaction> {
         let count = self.count(view);
@@ -227,9 +228,10 @@ impl Policy for AtLimit {
         Some(self.summarizer.compaction(view, None))
     }
 
-    fn unfired(&self) -> Option<super::Unfired> {
+    fn report(&self) -> PolicyReport {
         let template = format!("compacts at {} tokens > peak {{peak}}", self.limit);
-        self.last.is_none().then(|| super::Unfired::new(template, self.peak.0))
+        let unfired = self.last.is_none().then(|| super::Unfired::new(template, self.peak.0));
+        PolicyReport { unfired, ..PolicyReport::default() }
     }
 }
 
@@ -261,45 +263,28 @@ impl Policy for Combined {
         Some(Box::new(Combined { prune: self.prune.fork()?, compact: self.compact.fork()? }))
     }
 
-    fn sticky(&self) -> bool {
-        self.prune.sticky()
-    }
-
-    fn on(&self) -> super::On {
-        self.prune.on()
+    /// The prune policy's, compacting, reading the messages when either part does.
+    fn capabilities(&self) -> Capabilities {
+        let (prune, compact) = (self.prune.capabilities(), self.compact.capabilities());
+        Capabilities { compacts: true, message_sizes: prune.message_sizes || compact.message_sizes, ..prune }
     }
 
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
         self.prune.before_request(view, edits);
     }
 
-    fn warnings(&self) -> Vec<String> {
-        let mut w = self.prune.warnings();
-        w.extend(self.compact.warnings());
-        w
-    }
-
-    fn compacts(&self) -> bool {
-        true
-    }
-
     fn compact(&mut self, view: &View<'_>) -> Option<Compaction> {
         self.compact.compact(view)
     }
 
-    fn as_recorded(&self) -> bool {
-        self.prune.as_recorded()
-    }
-
-    fn message_sizes(&self) -> bool {
-        self.prune.message_sizes() || self.compact.message_sizes()
-    }
-
-    /// Neither part fired: the prune's trigger, then the compaction's.
-    fn unfired(&self) -> Option<super::Unfired> {
-        let (prune, compact) = (self.prune.unfired()?, self.compact.unfired()?);
-        let template = format!("{}; {}", prune.text(), compact.template);
-        Some(super::Unfired::new(template, compact.peak))
+    /// Both parts' warnings, the prune's first; unfired when neither part fired: the prune's
+    /// trigger, then the compaction's.
+    fn report(&self) -> PolicyReport {
+        let (prune, compact) = (self.prune.report(), self.compact.report());
+        let unfired = prune.unfired.zip(compact.unfired).map(|(prune, compact)| {
+            super::Unfired::new(format!("{}; {}", prune.text(), compact.template), compact.peak)
+        });
+        PolicyReport { warnings: [prune.warnings, compact.warnings].concat(), unfired }
     }
 }
 
@@ -325,22 +310,18 @@ impl Policy for Harnessed {
         Some(Box::new(Harnessed { inner: self.inner.fork()?, own: self.own, recorded: self.recorded }))
     }
 
-    fn sticky(&self) -> bool {
-        self.inner.sticky()
-    }
-
-    fn on(&self) -> super::On {
-        self.inner.on()
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { compacts: true, ..self.inner.capabilities() }
     }
 
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
         self.inner.before_request(view, edits);
     }
 
-    fn warnings(&self) -> Vec<String> {
-        let mut w = self.inner.warnings();
+    fn report(&self) -> PolicyReport {
+        let mut report = self.inner.report();
         if self.recorded > 0 {
-            w.push(format!(
+            report.warnings.push(format!(
                 "the log compacted {} time(s) by itself; those compactions stay where they were recorded \
                  beside this policy's (harness compaction `recorded`: asked for, or the log's agent has \
                  no known trigger to simulate), so its tokens and cost here overstate what the agent \
@@ -348,11 +329,7 @@ impl Policy for Harnessed {
                 self.recorded
             ));
         }
-        w
-    }
-
-    fn compacts(&self) -> bool {
-        true
+        report
     }
 
     fn compact(&mut self, view: &View<'_>) -> Option<Compaction> {
@@ -362,23 +339,15 @@ impl Policy for Harnessed {
         self.own += usize::from(c.is_some_and(|c| c.pairs.is_none()));
         c
     }
-
-    fn as_recorded(&self) -> bool {
-        self.inner.as_recorded()
-    }
-
-    fn message_sizes(&self) -> bool {
-        self.inner.message_sizes()
-    }
-
-    fn unfired(&self) -> Option<super::Unfired> {
-        self.inner.unfired()
-    }
 }
 
 /// `policy`, if it compacts, warning when the log compacted by itself ([`Harnessed`]).
 pub fn harnessed(policy: Box<dyn Policy>) -> Box<dyn Policy> {
-    if policy.compacts() { Box::new(Harnessed { inner: policy, own: 0, recorded: 0 }) } else { policy }
+    if policy.capabilities().compacts {
+        Box::new(Harnessed { inner: policy, own: 0, recorded: 0 })
+    } else {
+        policy
+    }
 }
 
 #[cfg(test)]
@@ -396,20 +365,21 @@ mod tests {
     fn a_harnessed_combination_passes_on_that_its_prune_policy_reads_each_message() {
         let combined = PolicySpec::parse("langchain+compact:opencode").unwrap().build();
         let wrapped = harnessed(combined);
-        assert!(wrapped.compacts() && wrapped.message_sizes());
+        let caps = wrapped.capabilities();
+        assert!(caps.compacts && caps.message_sizes);
     }
 
     #[test]
     fn every_compaction_kind_compacts_and_a_prune_kind_does_not() {
         for name in ["compact:claude-code", "compact:codex", "compact:opencode", "compact:anthropic-sdk"] {
-            assert!(PolicySpec::parse(name).unwrap().build().compacts(), "{name}");
+            assert!(PolicySpec::parse(name).unwrap().build().capabilities().compacts, "{name}");
         }
-        assert!(PolicySpec::parse("compact:openhands").unwrap().build().compacts());
-        assert!(PolicySpec::parse("compact:goose").unwrap().build().compacts());
-        assert!(!PolicySpec::parse("opencode").unwrap().build().compacts());
+        assert!(PolicySpec::parse("compact:openhands").unwrap().build().capabilities().compacts);
+        assert!(PolicySpec::parse("compact:goose").unwrap().build().capabilities().compacts);
+        assert!(!PolicySpec::parse("opencode").unwrap().build().capabilities().compacts);
         let both = PolicySpec::parse("opencode+compact:opencode").unwrap();
         assert_eq!(both.as_str(), "opencode+compact:opencode");
-        assert!(both.build().compacts());
+        assert!(both.build().capabilities().compacts);
     }
 
     #[test]

@@ -183,7 +183,7 @@ mod tests {
         .unwrap();
         let texts: Vec<&str> = specs.iter().map(|s| s.as_str()).collect();
         assert_eq!(texts, ["keep-turns:n=3+compact:opencode", "both"]);
-        assert!(specs.iter().all(|s| s.build().compacts()));
+        assert!(specs.iter().all(|s| s.build().capabilities().compacts));
         let plus = PolicySpec::parse("keep-turns:n=3+compact:opencode").unwrap();
         assert_eq!((plus.kind().name, &plus.params), (specs[0].kind().name, &specs[0].params));
         // Not a compaction spec, or a compaction policy as the prune policy: named errors.

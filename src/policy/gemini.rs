@@ -44,7 +44,9 @@
 //!   few tokens. JavaScript slices UTF-16 units; the preview is cut at the nearest char boundary.
 
 use super::estimator::JSON_ESCAPED_UNITS;
-use super::{Content, Edit, Estimator, Kind, List, On, Param, Peak, Policy, ResultState, Unfired, View};
+use super::{
+    Content, Edit, Estimator, Kind, List, On, Param, Peak, Policy, PolicyReport, ResultState, Unfired, View,
+};
 use crate::model::Tokens;
 
 /// The opening of a masked output, which `isAlreadyMasked` looks for.
@@ -269,12 +271,15 @@ impl Policy for Gemini {
         }
     }
 
-    fn unfired(&self) -> Option<Unfired> {
+    fn report(&self) -> PolicyReport {
         let template = format!(
             "masks once the tool output beyond the newest {} tokens reaches {} tokens; peak {{peak}}",
             self.protect, self.minimum
         );
-        (!self.fired).then(|| Unfired::new(template, self.peak.0))
+        PolicyReport {
+            unfired: (!self.fired).then(|| Unfired::new(template, self.peak.0)),
+            ..PolicyReport::default()
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 //! pruned (sticky). Every result counts towards `N`, split or not, as Anthropic's and LangChain's
 //! "keep the last N tool uses" do.
 
-use super::{Content, Edit, Kind, Param, Peak, Policy, Unfired, View};
+use super::{Content, Edit, Kind, Param, Peak, Policy, PolicyReport, Unfired, View};
 
 /// The `keep-results` policy.
 pub const KIND: Kind = Kind {
@@ -55,8 +55,11 @@ impl Policy for KeepResults {
         }
     }
 
-    fn unfired(&self) -> Option<Unfired> {
+    fn report(&self) -> PolicyReport {
         let template = format!("keeps the newest {} results; the context held at most {{peak}}", self.n);
-        (!self.fired).then(|| Unfired::new(template, self.peak.0))
+        PolicyReport {
+            unfired: (!self.fired).then(|| Unfired::new(template, self.peak.0)),
+            ..PolicyReport::default()
+        }
     }
 }

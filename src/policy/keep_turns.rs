@@ -6,7 +6,7 @@
 //!
 //! Decides with no estimate (it counts requests), so `--decide-with` does not change it.
 
-use super::{Content, Edit, Kind, Param, Peak, Policy, Unfired, View};
+use super::{Content, Edit, Kind, Param, Peak, Policy, PolicyReport, Unfired, View};
 
 /// The `keep-turns` policy.
 pub const KIND: Kind = Kind {
@@ -79,11 +79,14 @@ impl Policy for KeepTurns {
         }
     }
 
-    fn unfired(&self) -> Option<Unfired> {
+    fn report(&self) -> PolicyReport {
         let template = format!(
             "prunes a content once {} requests have sent it; the most any content had been sent: {{peak}}",
             self.n
         );
-        (!self.fired).then(|| Unfired::new(template, self.peak.0))
+        PolicyReport {
+            unfired: (!self.fired).then(|| Unfired::new(template, self.peak.0)),
+            ..PolicyReport::default()
+        }
     }
 }

@@ -43,7 +43,9 @@
 
 mod repr;
 
-use super::{Content, Edit, Estimator, Kind, List, MessageSizes, On, Param, Policy, Role, View};
+use super::{
+    Capabilities, Content, Edit, Estimator, Kind, List, MessageSizes, On, Param, Policy, Role, View,
+};
 use crate::tokens::TextSize;
 
 /// LangChain's `DEFAULT_TOOL_PLACEHOLDER`.
@@ -258,12 +260,8 @@ impl Policy for LangChain {
         super::fork_of(self)
     }
 
-    fn sticky(&self) -> bool {
-        false
-    }
-
-    fn message_sizes(&self) -> bool {
-        true
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { sticky: false, message_sizes: true, ..Capabilities::default() }
     }
 
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {

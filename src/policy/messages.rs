@@ -1,6 +1,6 @@
 //! The chat messages of the context one by one, for a policy whose anchor counts each message on
 //! its own (LangChain's `count_tokens_approximately` rounds per message and reads the tool calls'
-//! texts). The replay keeps them only for a policy that asks ([`super::Policy::message_sizes`]),
+//! texts). The replay keeps them only for a policy that asks ([`super::Capabilities::message_sizes`]),
 //! so the other policies' replays do no more work: [`super::View::message_sizes`] is `None` for
 //! them.
 //!

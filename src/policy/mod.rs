@@ -14,11 +14,11 @@
 //! fresh policy per conversation. Policies decide with their anchor's own estimator
 //! ([`Estimator`], resolved by [`View::tokens`] under `--decide-with`); reports always show real
 //! tokens. One file per policy; nothing here prints or does I/O — a policy that meets a problem
-//! (a time-based trigger on a trace without timestamps) reports it through [`Policy::warnings`].
+//! (a time-based trigger on a trace without timestamps) reports it through [`Policy::report`].
 //!
 //! The policies named after shipped agents reproduce those agents' mechanisms and defaults
 //! (`../shared/design/ANCHORS.md`, each file cites its sources). Each runs on one of two units,
-//! its `on` parameter ([`On`], asked through [`Policy::on`]):
+//! its `on` parameter ([`On`], read through [`Capabilities::on`]):
 //! - `on=output` (their default), as the agent does it: every tool output, of any size, is one
 //!   whole that the policy may replace with the agent's own placeholder or preview. The replay
 //!   sends what the seed's split sends until then (with nothing pruned the context is `none`'s,
@@ -34,6 +34,19 @@
 //!   prunable: there is nothing the seed lets a policy remove from it.
 //!
 //! In both, a placeholder is measured and reported in the `placeholders` category.
+//!
+//! The [`Policy`] trait has one method per moment of a run, no more: before it, what the policy
+//! is ([`Policy::capabilities`]: a [`Capabilities`] of plain answers that do not change while it
+//! runs: sticky or not, its unit, whether it compacts, keeps the log's compactions as recorded or
+//! reads the messages one by one; [`Default`] is the seed's prune); before each request, its edits
+//! ([`Policy::before_request`]) and, for a policy that compacts, whether to summarise now
+//! ([`Policy::compact`]); after it, what it met ([`Policy::report`]: its warnings and, when it
+//! did not fire, its trigger, one [`PolicyReport`]); and a copy of it mid-run for a grid
+//! ([`Policy::fork`]). A policy that wraps another (its unit, the harness's trigger beside it, a
+//! recorder) forwards each of these once and changes only the field it is about
+//! (`Capabilities { on: self.on, ..self.inner.capabilities() }`): a question added to the struct
+//! later reaches the inner policy through every wrapper, where a method per question had to be
+//! forwarded by each wrapper, and one forgotten changed numbers without a word.
 
 pub mod anthropic;
 pub mod budget;
@@ -183,7 +196,7 @@ pub struct View<'a> {
     /// Compactions met so far in the conversation (the context restarts at each one).
     pub compactions: usize,
     /// Tokens of summary per token summarised away in the compactions the log itself recorded,
-    /// when it recorded any and the policy compacts ([`Policy::compacts`]); `None` otherwise.
+    /// when it recorded any and the policy compacts ([`Capabilities::compacts`]); `None` otherwise.
     pub log_summary_ratio: Option<f64>,
     /// The usage the log's agent reads before this request, as the replay estimates the provider
     /// would have reported it (Claude Code and opencode: the previous response's prompt and output;
@@ -192,7 +205,7 @@ pub struct View<'a> {
     /// stretch recorded a size (`src/replay/reported.rs`); `None` otherwise.
     pub reported: Option<compact::Reported>,
     /// The user and assistant messages one by one, with their calls' texts, when the policy asks
-    /// for them ([`Policy::message_sizes`]); `None` otherwise.
+    /// for them ([`Capabilities::message_sizes`]); `None` otherwise.
     pub message_sizes: Option<&'a MessageSizes<'a>>,
     /// What policies decide with (`--decide-with`).
     pub decide: DecideWith,
@@ -299,40 +312,20 @@ impl Policy for OnUnit {
         Some(Box::new(OnUnit { on: self.on, inner: self.inner.fork()? }))
     }
 
-    fn sticky(&self) -> bool {
-        self.inner.sticky()
-    }
-
-    fn on(&self) -> On {
-        self.on
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { on: self.on, ..self.inner.capabilities() }
     }
 
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
         self.inner.before_request(view, edits);
     }
 
-    fn warnings(&self) -> Vec<String> {
-        self.inner.warnings()
-    }
-
-    fn compacts(&self) -> bool {
-        self.inner.compacts()
-    }
-
     fn compact(&mut self, view: &View<'_>) -> Option<compact::Compaction> {
         self.inner.compact(view)
     }
 
-    fn as_recorded(&self) -> bool {
-        self.inner.as_recorded()
-    }
-
-    fn message_sizes(&self) -> bool {
-        self.inner.message_sizes()
-    }
-
-    fn unfired(&self) -> Option<Unfired> {
-        self.inner.unfired()
+    fn report(&self) -> PolicyReport {
+        self.inner.report()
     }
 }
 
@@ -342,58 +335,99 @@ pub fn with_on(on: On, policy: Box<dyn Policy>) -> Box<dyn Policy> {
     Box::new(OnUnit { on, inner: policy })
 }
 
-/// A prune policy.
-pub trait Policy: Send {
-    /// Whether edits persist (the seed's prune) or are recomputed for every request.
-    fn sticky(&self) -> bool {
-        true
-    }
+/// What a policy is, as the replay reads it before a run ([`Policy::capabilities`]): the answers
+/// that do not change while it runs. [`Default`] is the seed's prune: sticky, on the seed's
+/// content, no compaction, on the harness the command line asks for, from the context's totals.
+///
+/// ```
+/// use ctxbudget::{Capabilities, Edit, On, Policy, PolicySpec, View};
+///
+/// /// Replaces every output but the newest, asked afresh before each request.
+/// struct NewestOnly;
+/// impl Policy for NewestOnly {
+///     fn capabilities(&self) -> Capabilities {
+///         Capabilities { sticky: false, on: On::Output, ..Capabilities::default() }
+///     }
+///     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
+///         let older = &view.results[..view.results.len().saturating_sub(1)];
+///         edits.extend(older.iter().map(|r| Edit::Replace(r.index, "[old]".into())));
+///     }
+/// }
+/// assert!(!NewestOnly.capabilities().compacts);
+///
+/// // A built-in as its spec builds it: LangChain's clear on whole outputs, reading each message.
+/// let langchain = PolicySpec::parse("langchain")?.build().capabilities();
+/// let expected = Capabilities { sticky: false, on: On::Output, message_sizes: true, ..Default::default() };
+/// assert_eq!(langchain, expected);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Edits persist (the seed's prune: once content is `None` it stays so); `false`: the policy
+    /// is asked afresh for every request and its edits apply to that request only.
+    pub sticky: bool,
+    /// What the policy prunes: the seed's content or whole outputs ([`On`]).
+    pub on: On,
+    /// The policy may summarise the context: the replay asks [`Policy::compact`] and keeps the
+    /// ratio of the log's own compactions ([`View::log_summary_ratio`]) only then, so a prune-only
+    /// replay does none of that work.
+    pub compacts: bool,
+    /// The replay keeps the log's own compactions where they were recorded whatever
+    /// `--harness-compaction` says: only the as-recorded baseline does
+    /// ([`compact::harness::as_recorded`]).
+    pub as_recorded: bool,
+    /// The policy reads the messages one by one ([`View::message_sizes`]); the replay keeps them
+    /// only then.
+    pub message_sizes: bool,
+}
 
-    /// What the policy prunes: the seed's content (the default) or whole outputs.
-    fn on(&self) -> On {
-        On::Content
+impl Default for Capabilities {
+    fn default() -> Capabilities {
+        Capabilities {
+            sticky: true,
+            on: On::Content,
+            compacts: false,
+            as_recorded: false,
+            message_sizes: false,
+        }
+    }
+}
+
+/// What a policy has to say after a run ([`Policy::report`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PolicyReport {
+    /// Problems met that the report should mention (policies cannot print): the pipeline puts
+    /// them among the report's warnings, naming the conversation and the policy.
+    pub warnings: Vec<String>,
+    /// The policy's trigger, in its own unit, and the most it measured against it ([`Unfired`]),
+    /// when the policy did not fire in the run. `None` when it fired, or when it does not describe
+    /// its trigger (the comparison then gives the peak context only).
+    pub unfired: Option<Unfired>,
+}
+
+/// A prune policy: what it is, what it edits before each request, when it compacts, what it says
+/// after a run (the module's introduction gives the shape).
+pub trait Policy: Send {
+    /// What the policy is: its static answers ([`Capabilities`]). The default is the seed's prune
+    /// ([`Capabilities::default`]); a policy overrides only what differs
+    /// (`Capabilities { sticky: false, ..Capabilities::default() }`).
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::default()
     }
 
     /// Decides what to edit before the request described by `view`, pushing onto `edits`.
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>);
 
-    /// Problems met so far that the report should mention (policies cannot print): the pipeline
-    /// collects them after the replay into the report's warnings.
-    fn warnings(&self) -> Vec<String> {
-        Vec::new()
-    }
-
-    /// Whether the policy may summarise the context ([`Policy::compact`]); the replay asks
-    /// [`Policy::compact`] only then, so a prune-only replay does no more work than before.
-    fn compacts(&self) -> bool {
-        false
-    }
-
-    /// Asked after the request's edits are applied, with the context as it would be sent: a
-    /// compaction to make before the request, if the policy's trigger fires ([`compact`]).
+    /// Asked after the request's edits are applied, with the context as it would be sent, when
+    /// the policy compacts ([`Capabilities::compacts`]): a compaction to make before the request,
+    /// if the policy's trigger fires ([`compact`]).
     fn compact(&mut self, _view: &View<'_>) -> Option<compact::Compaction> {
         None
     }
 
-    /// Whether the replay keeps the log's own compactions where they were recorded whatever
-    /// `--harness-compaction` says: only the as-recorded baseline does
-    /// ([`compact::harness::as_recorded`]); a wrapper of a policy answers as the policy it wraps.
-    fn as_recorded(&self) -> bool {
-        false
-    }
-
-    /// Whether the policy reads the messages one by one ([`View::message_sizes`]); the replay
-    /// keeps them only then. A policy that wraps another must pass this on.
-    fn message_sizes(&self) -> bool {
-        false
-    }
-
-    /// Asked after a run: the policy's trigger, in its own unit, and the most it measured against
-    /// it ([`Unfired`]), when the policy did not fire in the run. `None` when it fired, or when it
-    /// does not describe its trigger (the comparison then gives the peak context only). A policy
-    /// that wraps another must pass this on.
-    fn unfired(&self) -> Option<Unfired> {
-        None
+    /// Asked after a run: its warnings and, when it did not fire, its trigger ([`PolicyReport`]).
+    fn report(&self) -> PolicyReport {
+        PolicyReport::default()
     }
 
     /// A copy of the policy in its state now, to go on from here a second way: a grid that replays
@@ -595,6 +629,94 @@ mod tests {
         unique.sort_unstable();
         unique.dedup();
         assert_eq!(unique.len(), names.len(), "duplicate names: {names:?}");
+    }
+
+    /// A policy that gives fixed answers and edits nothing.
+    struct Answers {
+        caps: Capabilities,
+        report: PolicyReport,
+    }
+
+    impl Policy for Answers {
+        fn capabilities(&self) -> Capabilities {
+            self.caps
+        }
+
+        fn before_request(&mut self, _view: &View<'_>, _edits: &mut Vec<Edit>) {}
+
+        fn report(&self) -> PolicyReport {
+            self.report.clone()
+        }
+    }
+
+    /// Answers unlike the defaults in every field, and a report with both parts.
+    fn unusual(name: &str, peak: u64) -> Answers {
+        let caps = Capabilities {
+            sticky: false,
+            on: On::Output,
+            compacts: true,
+            as_recorded: true,
+            message_sizes: true,
+        };
+        let unfired = Some(Unfired::new(format!("{name} at {{peak}}"), peak));
+        Answers { caps, report: PolicyReport { warnings: vec![format!("{name} warns")], unfired } }
+    }
+
+    #[test]
+    fn the_defaults_are_the_seeds_prune() {
+        let caps = Capabilities {
+            sticky: true,
+            on: On::Content,
+            compacts: false,
+            as_recorded: false,
+            message_sizes: false,
+        };
+        assert_eq!(Capabilities::default(), caps);
+        struct Seed;
+        impl Policy for Seed {
+            fn before_request(&mut self, _view: &View<'_>, _edits: &mut Vec<Edit>) {}
+        }
+        assert_eq!((Seed.capabilities(), Seed.report()), (caps, PolicyReport::default()));
+    }
+
+    #[test]
+    fn every_wrapper_passes_on_what_it_does_not_change() {
+        let inner = || Box::new(unusual("inner", 7)) as Box<dyn Policy>;
+        let (caps, report) = (unusual("inner", 7).caps, unusual("inner", 7).report);
+        let on = with_on(On::Content, inner());
+        assert_eq!(
+            (on.capabilities(), on.report()),
+            (Capabilities { on: On::Content, ..caps }, report.clone())
+        );
+        let baseline = compact::harness::as_recorded(with_on(On::Output, inner()));
+        assert_eq!((baseline.capabilities(), baseline.report()), (caps, report.clone()));
+        // Harnessed: it compacts, so it is wrapped; no compaction was recorded, so no warning is added.
+        let harnessed = compact::harnessed(inner());
+        assert_eq!((harnessed.capabilities(), harnessed.report()), (caps, report.clone()));
+        let (mut policy, mut trigger) = (unusual("inner", 7), unusual("trigger", 9));
+        let beside = compact::harness::WithHarness::new(&mut policy, &mut trigger);
+        assert_eq!((beside.capabilities(), beside.report()), (caps, report));
+    }
+
+    #[test]
+    fn a_combination_reads_its_prune_policy_and_reports_both_parts() {
+        let prune = Answers {
+            caps: Capabilities { sticky: false, ..Capabilities::default() },
+            ..unusual("prune", 3)
+        };
+        let compaction = unusual("compact", 9);
+        let both = compact::combine(Box::new(prune), Box::new(compaction));
+        let caps =
+            Capabilities { sticky: false, compacts: true, message_sizes: true, ..Capabilities::default() };
+        assert_eq!(both.capabilities(), caps);
+        let report = both.report();
+        assert_eq!(report.warnings, ["prune warns", "compact warns"]);
+        assert_eq!(report.unfired, Some(Unfired::new("prune at 3; compact at {peak}", 9)));
+        // One part fired: the combination fired.
+        let fired =
+            Answers { report: PolicyReport { warnings: Vec::new(), unfired: None }, ..unusual("prune", 3) };
+        let both = compact::combine(Box::new(fired), Box::new(unusual("compact", 9)));
+        assert_eq!(both.report(), PolicyReport { warnings: vec!["compact warns".into()], unfired: None });
     }
 
     #[test]

@@ -51,8 +51,8 @@ use std::collections::BTreeSet;
 
 use super::gemini::{utf16_head, utf16_tail};
 use super::{
-    Content, Edit, Estimator, GapWatch, Kind, List, Minutes, On, Param, Params, Policy, ResultState,
-    ToolPatterns, View,
+    Capabilities, Content, Edit, Estimator, GapWatch, Kind, List, Minutes, On, Param, Params, Policy,
+    PolicyReport, ResultState, ToolPatterns, View,
 };
 use crate::error::SpecError;
 use crate::model::Millis;
@@ -540,8 +540,8 @@ impl OpenClaw {
 }
 
 impl Policy for OpenClaw {
-    fn sticky(&self) -> bool {
-        self.sticky
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { sticky: self.sticky, ..Capabilities::default() }
     }
 
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
@@ -599,13 +599,13 @@ impl Policy for OpenClaw {
         self.state.held = Some(Held { end, len: self.state.entries.len() });
     }
 
-    fn warnings(&self) -> Vec<String> {
-        if self.ttl <= 0 {
-            return vec![
-                "`ttl=0` turns OpenClaw's cache-ttl pruning off (as OpenClaw does): it never fires".into(),
-            ];
-        }
-        self.gaps.warnings(KIND.name)
+    fn report(&self) -> PolicyReport {
+        let warnings = if self.ttl <= 0 {
+            vec!["`ttl=0` turns OpenClaw's cache-ttl pruning off (as OpenClaw does): it never fires".into()]
+        } else {
+            self.gaps.warnings(KIND.name)
+        };
+        PolicyReport { warnings, ..PolicyReport::default() }
     }
 }
 

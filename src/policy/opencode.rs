@@ -27,7 +27,9 @@
 //! search, and touches only the outputs it prunes, each once; a test keeps the walk as written
 //! and checks that both prune the same outputs before every request.
 
-use super::{Content, Edit, Estimator, Kind, List, On, Param, Params, Peak, Policy, Unfired, View};
+use super::{
+    Content, Edit, Estimator, Kind, List, On, Param, Params, Peak, Policy, PolicyReport, Unfired, View,
+};
 use crate::error::SpecError;
 
 /// The text opencode sends for a pruned tool output.
@@ -214,7 +216,7 @@ impl Policy for OpenCode {
         }
     }
 
-    fn unfired(&self) -> Option<Unfired> {
+    fn report(&self) -> PolicyReport {
         let template = if self.turn_starts == 0 {
             "prunes only when a new human turn starts; none started after the first".to_owned()
         } else {
@@ -224,7 +226,10 @@ impl Policy for OpenCode {
                 self.protect, self.turns, self.minimum
             )
         };
-        (!self.fired).then(|| Unfired::new(template, self.peak.0))
+        PolicyReport {
+            unfired: (!self.fired).then(|| Unfired::new(template, self.peak.0)),
+            ..PolicyReport::default()
+        }
     }
 }
 

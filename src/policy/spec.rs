@@ -178,7 +178,7 @@ impl PolicySpec {
 /// ([`compact::combine`]), shown as `text`: what `PRUNE+compact:AGENT` and a policies file's
 /// `compact` key build.
 pub fn combine_specs(text: &str, prune: PolicySpec, compaction: PolicySpec) -> Result<PolicySpec, SpecError> {
-    if prune.build().compacts() || !compaction.build().compacts() {
+    if prune.build().capabilities().compacts || !compaction.build().capabilities().compacts {
         return Err(SpecError::Syntax {
             spec: text.to_owned(),
             message: "expected a prune policy, `+`, then a compaction policy (`opencode+compact:opencode`)"

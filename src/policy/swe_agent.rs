@@ -20,7 +20,7 @@
 use std::borrow::Cow;
 
 use super::estimator::PYTHON_LINES;
-use super::{Content, Edit, Kind, On, Param, Policy, ResultState, View};
+use super::{Capabilities, Content, Edit, Kind, On, Param, Policy, ResultState, View};
 
 /// The `swe-agent` policy.
 pub const KIND: Kind = Kind {
@@ -74,8 +74,8 @@ impl Policy for SweAgent {
         super::fork_of(self)
     }
 
-    fn sticky(&self) -> bool {
-        false
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { sticky: false, ..Capabilities::default() }
     }
 
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {

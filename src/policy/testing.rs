@@ -224,28 +224,12 @@ struct Recorder<'a> {
 }
 
 impl Policy for Recorder<'_> {
-    fn sticky(&self) -> bool {
-        self.inner.sticky()
-    }
-
-    fn on(&self) -> crate::policy::On {
-        self.inner.on()
-    }
-
-    fn message_sizes(&self) -> bool {
-        self.inner.message_sizes()
-    }
-
-    fn compacts(&self) -> bool {
-        self.inner.compacts()
+    fn capabilities(&self) -> super::Capabilities {
+        self.inner.capabilities()
     }
 
     fn compact(&mut self, view: &View<'_>) -> Option<super::compact::Compaction> {
         self.inner.compact(view)
-    }
-
-    fn as_recorded(&self) -> bool {
-        self.inner.as_recorded()
     }
 
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
@@ -256,7 +240,7 @@ impl Policy for Recorder<'_> {
             self.previous.clear();
             self.compactions = view.compactions;
         }
-        let mut set = if !self.inner.sticky() && new.contains(&Edit::KeepPrevious) {
+        let mut set = if !self.inner.capabilities().sticky && new.contains(&Edit::KeepPrevious) {
             self.previous.clone()
         } else {
             Vec::new()
@@ -274,8 +258,8 @@ impl Policy for Recorder<'_> {
         self.log.push(set);
     }
 
-    fn warnings(&self) -> Vec<String> {
-        self.inner.warnings()
+    fn report(&self) -> super::PolicyReport {
+        self.inner.report()
     }
 }
 
@@ -295,7 +279,7 @@ pub fn replay_policy(convo: Convo, policy: Box<dyn Policy>, decide: DecideWith) 
     let mut edits = Vec::new();
     let mut recorder = Recorder { inner: policy, log: &mut edits, previous: Vec::new(), compactions: 0 };
     let run = replay(&measured, THRESHOLD, &mut recorder, &meter);
-    let warnings = recorder.warnings();
+    let warnings = recorder.report().warnings;
     Replayed { run, edits, warnings }
 }
 

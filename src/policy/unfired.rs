@@ -1,7 +1,7 @@
 //! Why a policy never fired: the trigger it compares against, in its own unit, beside the most it
 //! measured against that trigger, so a row that pruned nothing says why in numbers ("trigger
 //! 100000 tokens > peak 80344") instead of reading as a failure to prune. Each policy describes its
-//! own trigger ([`super::Policy::unfired`]); the comparison adds up a policy's runs (the largest
+//! own trigger ([`super::Policy::report`]); the comparison adds up a policy's runs (the largest
 //! peak of each wording) and shows the words in the row and in the JSON (`never_fired_reason`).
 
 /// A policy's trigger and the most it measured against it in a run.

@@ -143,7 +143,8 @@ pub(super) struct Engine<'a> {
     turn_scoped: Vec<(usize, Category, TextSize)>,
     /// The summary ratio of the log's own compactions, for a policy that compacts.
     log_summary_ratio: Option<f64>,
-    /// The messages one by one, for a policy that reads them ([`Policy::message_sizes`]).
+    /// The messages one by one, for a policy that reads them
+    /// ([`crate::policy::Capabilities::message_sizes`]).
     tracker: Option<messages::Tracker<'a>>,
 }
 

@@ -106,8 +106,9 @@ fn harness_of(
     conversation: &MeasuredConversation,
     policy: &dyn Policy,
 ) -> (Harness, Option<Box<dyn Policy>>) {
-    let harness = if policy.as_recorded() { Harness::RECORDED } else { conversation.harness };
-    (harness, trigger(harness, policy.compacts()))
+    let caps = policy.capabilities();
+    let harness = if caps.as_recorded { Harness::RECORDED } else { conversation.harness };
+    (harness, trigger(harness, caps.compacts))
 }
 
 /// `items` copied into a list with room for `capacity`.
@@ -157,11 +158,12 @@ impl<'a> Replaying<'a> {
         // The meter of the tokenizer the conversation was counted with (`--tokenizer provider`).
         let meter = meter.resolved(conversation.calibration.tokenizer.map(Into::into));
         let mut e = Engine::new(conversation, threshold, meter);
-        let compacts = policy.compacts();
+        let caps = policy.capabilities();
+        let compacts = caps.compacts;
         if compacts {
             e.set_log_summary_ratio(recorded::summary_ratio(conversation));
         }
-        let call_reprs = if policy.message_sizes() { e.track_messages(conversation) } else { &[] };
+        let call_reprs = if caps.message_sizes { e.track_messages(conversation) } else { &[] };
         let keep_rows = keep != Keep::Summary;
         Replaying {
             conversation,
@@ -169,8 +171,8 @@ impl<'a> Replaying<'a> {
             keep,
             harness,
             drop_recorded: harness.drops_recorded(),
-            sticky: policy.sticky(),
-            whole_outputs: policy.on() == On::Output,
+            sticky: caps.sticky,
+            whole_outputs: caps.on == On::Output,
             compacts,
             call_reprs,
             calls: 0,

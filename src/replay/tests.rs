@@ -4,7 +4,7 @@
 use super::*;
 use crate::measure::MeasureOptions;
 use crate::model::{Conversation, Item, Output, Request, ToolResult};
-use crate::policy::{Content, Edit, PolicySpec, View};
+use crate::policy::{Capabilities, Content, Edit, PolicySpec, View};
 use crate::tokens::{DecideWith, Tokenizer};
 
 /// One token per byte, so expected numbers are easy to check by hand.
@@ -107,8 +107,8 @@ struct ElideOld {
 }
 
 impl Policy for ElideOld {
-    fn sticky(&self) -> bool {
-        false
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { sticky: false, ..Capabilities::default() }
     }
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
         if view.compactions != self.compactions {
@@ -267,8 +267,8 @@ fn a_non_sticky_policy_is_recomputed_for_every_request() {
     /// Clears every content except at odd requests.
     struct Flicker;
     impl Policy for Flicker {
-        fn sticky(&self) -> bool {
-            false
+        fn capabilities(&self) -> Capabilities {
+            Capabilities { sticky: false, ..Capabilities::default() }
         }
         fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
             if view.request % 2 == 0 {
@@ -374,8 +374,8 @@ fn a_non_sticky_policy_can_clear_call_arguments_for_one_request() {
     /// Clears the arguments of every call at request 2 only.
     struct ClearArgs;
     impl Policy for ClearArgs {
-        fn sticky(&self) -> bool {
-            false
+        fn capabilities(&self) -> Capabilities {
+            Capabilities { sticky: false, ..Capabilities::default() }
         }
         fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
             if view.request == 2 {

@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use ctxbudget::analysis::sweep::{DEFAULT_TOLERANCE, SweepSettings, sweep};
 use ctxbudget::measure::{MeasureOptions, MeasuredConversation};
 use ctxbudget::model::{Conversation, Item, Output, Request, ToolResult, UnseenKind};
-use ctxbudget::policy::{self, Content, Edit, On, Policy, PolicySpec, View};
+use ctxbudget::policy::{self, Capabilities, Content, Edit, On, Policy, PolicyReport, PolicySpec, View};
 use ctxbudget::replay::replay;
 use ctxbudget::result::{Categories, Run};
 use ctxbudget::split::summary_of;
@@ -215,7 +215,7 @@ proptest! {
             let prune_only = PRUNE_ONLY.contains(&spec.kind().name);
             // On whole outputs a result is one piece, counted as content: a clear may take its
             // summary too.
-            let whole = spec.build().on() == On::Output;
+            let whole = spec.build().capabilities().on == On::Output;
             for (row, base) in r.rows.iter().zip(&none.rows) {
                 let (a, b) = (&row.categories, &base.categories);
                 let at = format!("{} at request {}", spec.as_str(), row.request);
@@ -245,7 +245,7 @@ proptest! {
         let measured = measure(&c, &meter);
         for spec in specs() {
             let mut watch = Watch { inner: spec.build(), seen: Vec::new() };
-            if !watch.sticky() {
+            if !watch.capabilities().sticky {
                 continue;
             }
             replay(&measured, threshold, &mut watch, &meter);
@@ -314,19 +314,15 @@ impl Carried {
 }
 
 impl Policy for Carried {
-    fn sticky(&self) -> bool {
-        self.inner.sticky()
-    }
-
-    fn on(&self) -> On {
-        self.inner.on()
+    fn capabilities(&self) -> Capabilities {
+        self.inner.capabilities()
     }
 
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
         let start = edits.len();
         self.inner.before_request(view, edits);
         let mut removed = edited(&edits[start..]);
-        if !self.sticky() {
+        if !self.capabilities().sticky {
             if view.compactions != self.compactions {
                 self.previous.clear();
                 self.compactions = view.compactions;
@@ -376,8 +372,8 @@ struct Watch {
 }
 
 impl Policy for Watch {
-    fn sticky(&self) -> bool {
-        self.inner.sticky()
+    fn capabilities(&self) -> Capabilities {
+        self.inner.capabilities()
     }
 
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
@@ -388,8 +384,8 @@ impl Policy for Watch {
             .push(view.results.iter().map(|r| (r.index, (r.content, edited.contains(&r.index)))).collect());
     }
 
-    fn warnings(&self) -> Vec<String> {
-        self.inner.warnings()
+    fn report(&self) -> PolicyReport {
+        self.inner.report()
     }
 }
 

@@ -33,7 +33,7 @@
 
 use super::{Compaction, Pairs, Summary};
 use crate::model::Tokens;
-use crate::policy::{Edit, Kind, Param, Policy, View};
+use crate::policy::{Capabilities, Edit, Kind, Param, Policy, View};
 
 /// Pairs a batch summarises (`TOOLCALL_SUMMARIZATION_BATCH_SIZE`); also the margin above the
 /// cutoff the trigger waits for.
@@ -143,8 +143,8 @@ impl ToolPairs {
 impl Policy for ToolPairs {
     fn before_request(&mut self, _view: &View<'_>, _edits: &mut Vec<Edit>) {}
 
-    fn compacts(&self) -> bool {
-        true
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { compacts: true, ..Capabilities::default() }
     }
 
     fn compact(&mut self, view: &View<'_>) -> Option<Compaction> {

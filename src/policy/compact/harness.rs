@@ -5,7 +5,7 @@
 //! (docs/compaction.md). Nothing here prints or does I/O.
 
 use crate::harness::Harness;
-use crate::policy::{Edit, On, Policy, PolicySpec, View};
+use crate::policy::{Capabilities, Edit, Policy, PolicyReport, PolicySpec, View};
 
 use super::Compaction;
 
@@ -50,41 +50,22 @@ impl<'p> WithHarness<'p> {
 }
 
 impl Policy for WithHarness<'_> {
-    fn sticky(&self) -> bool {
-        self.policy.sticky()
-    }
-
-    fn on(&self) -> On {
-        self.policy.on()
+    /// The policy's, compacting: the trigger's compactions are asked for beside its edits.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { compacts: true, ..self.policy.capabilities() }
     }
 
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
         self.policy.before_request(view, edits);
     }
 
-    fn warnings(&self) -> Vec<String> {
-        self.policy.warnings()
-    }
-
-    fn compacts(&self) -> bool {
-        true
-    }
-
     fn compact(&mut self, view: &View<'_>) -> Option<Compaction> {
         self.trigger.compact(view)
     }
 
-    fn as_recorded(&self) -> bool {
-        self.policy.as_recorded()
-    }
-
-    fn message_sizes(&self) -> bool {
-        self.policy.message_sizes()
-    }
-
-    /// The policy's own trigger: the agent's compaction is not the policy firing.
-    fn unfired(&self) -> Option<crate::policy::Unfired> {
-        self.policy.unfired()
+    /// The policy's own: the agent's compaction is not the policy firing.
+    fn report(&self) -> PolicyReport {
+        self.policy.report()
     }
 }
 
@@ -93,40 +74,20 @@ impl Policy for WithHarness<'_> {
 struct AsRecorded(Box<dyn Policy>);
 
 impl Policy for AsRecorded {
-    fn sticky(&self) -> bool {
-        self.0.sticky()
-    }
-
-    fn on(&self) -> On {
-        self.0.on()
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { as_recorded: true, ..self.0.capabilities() }
     }
 
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
         self.0.before_request(view, edits);
     }
 
-    fn warnings(&self) -> Vec<String> {
-        self.0.warnings()
-    }
-
-    fn compacts(&self) -> bool {
-        self.0.compacts()
-    }
-
     fn compact(&mut self, view: &View<'_>) -> Option<Compaction> {
         self.0.compact(view)
     }
 
-    fn as_recorded(&self) -> bool {
-        true
-    }
-
-    fn unfired(&self) -> Option<crate::policy::Unfired> {
-        self.0.unfired()
-    }
-
-    fn message_sizes(&self) -> bool {
-        self.0.message_sizes()
+    fn report(&self) -> PolicyReport {
+        self.0.report()
     }
 }
 
@@ -149,18 +110,18 @@ mod tests {
         let cc = Harness::resolve(HarnessCompaction::Simulated, "claude-code");
         let mut inner = langchain();
         let mut agent = trigger(cc, false).unwrap();
-        let beside = WithHarness::new(&mut *inner, &mut *agent);
-        assert!(beside.message_sizes() && !beside.as_recorded());
-        let baseline = as_recorded(langchain());
-        assert!(baseline.message_sizes() && baseline.as_recorded());
-        let none = as_recorded(crate::policy::PolicySpec::parse("none").unwrap().build());
-        assert!(!none.message_sizes());
+        let beside = WithHarness::new(&mut *inner, &mut *agent).capabilities();
+        assert!(beside.message_sizes && !beside.as_recorded && beside.compacts && !beside.sticky);
+        let baseline = as_recorded(langchain()).capabilities();
+        assert!(baseline.message_sizes && baseline.as_recorded && !baseline.sticky);
+        let none = as_recorded(crate::policy::PolicySpec::parse("none").unwrap().build()).capabilities();
+        assert!(!none.message_sizes && none.as_recorded && none.sticky);
     }
 
     #[test]
     fn a_compacting_policy_stands_in_for_the_agents_trigger() {
         let cc = Harness::resolve(HarnessCompaction::Simulated, "opencode");
-        assert!(trigger(cc, false).is_some_and(|t| t.compacts()));
+        assert!(trigger(cc, false).is_some_and(|t| t.capabilities().compacts));
         assert!(trigger(cc, true).is_none());
         assert!(trigger(Harness::RECORDED, false).is_none());
     }
@@ -312,8 +273,8 @@ mod tests {
     #[test]
     fn the_baseline_wrapper_is_replayed_as_recorded_and_changes_nothing_else() {
         let none = PolicySpec::parse("none").unwrap();
-        assert!(!none.build().as_recorded());
-        let wrapped = as_recorded(none.build());
-        assert!(wrapped.as_recorded() && !wrapped.compacts() && wrapped.sticky());
+        assert!(!none.build().capabilities().as_recorded);
+        let wrapped = as_recorded(none.build()).capabilities();
+        assert_eq!(wrapped, Capabilities { as_recorded: true, ..Capabilities::default() });
     }
 }

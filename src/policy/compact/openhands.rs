@@ -10,7 +10,7 @@
 //! and the tail is kept from the first tool result among the newest events on, as one block.
 
 use super::{Compaction, SUMMARY_FROM_LOG, SUMMARY_RATIO, SUMMARY_TOKENS, Summarizer};
-use crate::policy::{Edit, Kind, Param, Policy, View};
+use crate::policy::{Capabilities, Edit, Kind, Param, Policy, View};
 
 /// The `compact:openhands` policy.
 pub const KIND: Kind = Kind {
@@ -63,8 +63,8 @@ struct Condenser {
 impl Policy for Condenser {
     fn before_request(&mut self, _view: &View<'_>, _edits: &mut Vec<Edit>) {}
 
-    fn compacts(&self) -> bool {
-        true
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { compacts: true, ..Capabilities::default() }
     }
 
     fn compact(&mut self, view: &View<'_>) -> Option<Compaction> {

@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{Content, Edit, IMAGE_CHARS, OpenClaw, Policy, PrefixMax, ResultState, View};
+use super::{
+    Capabilities, Content, Edit, IMAGE_CHARS, OpenClaw, Policy, PolicyReport, PrefixMax, ResultState, View,
+};
 use crate::measure::{MeasureOptions, MeasuredConversation};
 use crate::model::Conversation;
 use crate::policy::PolicySpec;
@@ -207,8 +209,8 @@ impl Reference {
 }
 
 impl Policy for Reference {
-    fn sticky(&self) -> bool {
-        self.0.sticky
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { sticky: self.0.sticky, ..Capabilities::default() }
     }
 
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
@@ -269,8 +271,8 @@ impl Policy for Reference {
         }
     }
 
-    fn warnings(&self) -> Vec<String> {
-        self.0.warnings()
+    fn report(&self) -> PolicyReport {
+        self.0.report()
     }
 }
 
@@ -285,12 +287,8 @@ struct InForce {
 }
 
 impl Policy for InForce {
-    fn sticky(&self) -> bool {
-        self.inner.sticky()
-    }
-
-    fn on(&self) -> crate::policy::On {
-        self.inner.on()
+    fn capabilities(&self) -> Capabilities {
+        self.inner.capabilities()
     }
 
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
@@ -299,7 +297,7 @@ impl Policy for InForce {
             self.previous.clear();
             self.compactions = view.compactions;
         }
-        let keep = !self.inner.sticky() && edits.contains(&Edit::KeepPrevious);
+        let keep = !self.inner.capabilities().sticky && edits.contains(&Edit::KeepPrevious);
         self.kept += usize::from(keep);
         let mut set = if keep { self.previous.clone() } else { BTreeMap::new() };
         for e in edits.iter() {
@@ -386,7 +384,7 @@ fn replay_in_force(
     let mut recorder =
         InForce { inner: policy, log: Vec::new(), previous: BTreeMap::new(), compactions: 0, kept: 0 };
     let run = replay(&measured, THRESHOLD, &mut recorder, &meter);
-    (run, recorder.log, recorder.inner.warnings(), recorder.kept)
+    (run, recorder.log, recorder.inner.report().warnings, recorder.kept)
 }
 
 #[test]

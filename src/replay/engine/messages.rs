@@ -1,5 +1,5 @@
 //! The user and assistant messages of the context one by one ([`MessageSizes`]), kept as items
-//! arrive for a policy that asks for them ([`crate::policy::Policy::message_sizes`]): a push per
+//! arrive for a policy that asks for them ([`crate::policy::Capabilities::message_sizes`]): a push per
 //! message and per call, a sum per text, and at each human turn a subtraction per turn-scoped
 //! text it drops. The same messages as the engine's counts ([`crate::policy::View::messages`]):
 //! each user text and compaction summary is one, each model response with text, reasoning or a

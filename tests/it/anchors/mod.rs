@@ -26,7 +26,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
 use ctxbudget::measure::{MeasuredConversation, MeasuredItem, MeasuredResult, ResultSizes};
-use ctxbudget::{DecideWith, Edit, Meter, On, Policy, PolicySpec, Replayer, Tokenizer, View};
+use ctxbudget::{Capabilities, DecideWith, Edit, Meter, On, Policy, PolicySpec, Replayer, Tokenizer, View};
 
 use crate::common;
 
@@ -97,23 +97,15 @@ impl Recorder {
 }
 
 impl Policy for Recorder {
-    fn sticky(&self) -> bool {
-        self.inner.sticky()
-    }
-
-    fn on(&self) -> On {
-        self.inner.on()
-    }
-
-    fn message_sizes(&self) -> bool {
-        self.inner.message_sizes()
+    fn capabilities(&self) -> Capabilities {
+        self.inner.capabilities()
     }
 
     fn before_request(&mut self, view: &View<'_>, edits: &mut Vec<Edit>) {
         let from = edits.len();
         self.inner.before_request(view, edits);
         let mine = &edits[from..];
-        if !self.inner.sticky() && !mine.contains(&Edit::KeepPrevious) {
+        if !self.inner.capabilities().sticky && !mine.contains(&Edit::KeepPrevious) {
             self.now = Cleared::default();
         }
         for e in mine {
