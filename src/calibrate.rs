@@ -51,6 +51,7 @@
 //! Pure: no I/O, no printing.
 
 pub mod kinds;
+pub mod provider;
 pub mod steps;
 
 use crate::measure::{Category, MeasuredConversation, MeasuredItem, Whole};
@@ -58,6 +59,8 @@ pub use crate::model::{Calibration, KindRatios, Method};
 use crate::model::{Conversation, Item, Tokens};
 use crate::tokens::{Meter, Tokenizer};
 use kinds::{KINDS, Kind};
+use provider::openai;
+pub use provider::{known_model, provider, provider_default, provider_of, provider_of_model};
 
 /// Fewest recorded requests a conversation's own fit is made from (with fewer, one request
 /// decides its overhead; the agent's default is used, or nothing). The quality gate asks as many
@@ -100,6 +103,10 @@ pub struct Sample {
     /// Step markers in the context since the last compaction ([`steps`]: content the log marks but
     /// does not hold, sized from the recorded step; not in `replayed`).
     pub marks: u32,
+    /// Image tokens in the context ([`samples_by_kind`] only; 0 otherwise): sized by the
+    /// provider's own rule from the dimensions, so provider tokens already, never scaled by a
+    /// ratio, and not in `replayed`.
+    pub unscaled: Tokens,
 }
 
 /// The replayed context of every request of `measured` (policy `none`, outputs as recorded, no
@@ -112,14 +119,15 @@ pub fn samples(measured: &MeasuredConversation) -> Vec<Sample> {
 }
 
 /// [`samples`] with each replayed context also split by content kind ([`Sample::by_kind`]; the
-/// turn-scoped texts are prose).
+/// turn-scoped texts are prose), and the images kept apart ([`Sample::unscaled`]): the samples of
+/// `--tokenizer provider` where the provider's tokenizer is not public.
 pub fn samples_by_kind(measured: &MeasuredConversation) -> Vec<Sample> {
     samples_in(measured, true)
 }
 
 /// [`samples`], by kind where `by_kind`.
 fn samples_in(measured: &MeasuredConversation, by_kind: bool) -> Vec<Sample> {
-    let (mut context, mut compacted, mut items, mut marks) = (0, false, 0, 0);
+    let (mut context, mut compacted, mut items, mut marks, mut unscaled) = (0, false, 0, 0, 0);
     let mut kinds = [0; KINDS];
     // The turn-scoped texts (and how many of them are framed) since the last human turn.
     let (mut scoped, mut scoped_items) = (0, 0);
@@ -131,6 +139,10 @@ fn samples_in(measured: &MeasuredConversation, by_kind: bool) -> Vec<Sample> {
         let added = match item {
             MeasuredItem::Text { category: Category::Unrecorded | Category::Framing, .. } => 0,
             MeasuredItem::Text { .. } if marker.is_some() => 0,
+            MeasuredItem::Text { category: Category::Images, measure, .. } if by_kind => {
+                unscaled += measure.tokens;
+                0
+            }
             MeasuredItem::Text { measure, turn_start, turn_scoped, .. } => {
                 if *turn_start {
                     let gone = std::mem::take(&mut scoped);
@@ -153,7 +165,7 @@ fn samples_in(measured: &MeasuredConversation, by_kind: bool) -> Vec<Sample> {
                 kinds = [0; KINDS];
                 kinds[Kind::Prose.index()] = if by_kind { context } else { 0 };
                 items = Tokens::from(summary.is_some());
-                (scoped, scoped_items, marks) = (0, 0, 0);
+                (scoped, scoped_items, marks, unscaled) = (0, 0, 0, 0);
                 compacted = true;
                 0
             }
@@ -165,6 +177,7 @@ fn samples_in(measured: &MeasuredConversation, by_kind: bool) -> Vec<Sample> {
                     items,
                     by_kind: kinds,
                     marks,
+                    unscaled,
                 });
                 compacted = false;
                 0
@@ -258,12 +271,13 @@ impl Fit {
 }
 
 /// The provider's count of `s`'s replayed context: `ratio · replayed`, or the sum over the kinds
-/// of each kind's ratio times its count.
+/// of each kind's ratio times its count; and its images as they are ([`Sample::unscaled`]).
 fn scale(ratio: f64, kinds: Option<[f64; KINDS]>, s: &Sample) -> f64 {
-    match kinds {
+    let scaled = match kinds {
         Some(r) => (0..KINDS).map(|k| r[k] * s.by_kind[k] as f64).sum(),
         None => ratio * s.replayed as f64,
-    }
+    };
+    scaled + s.unscaled as f64
 }
 
 /// What a fit is asked to do ([`fit_inputs`]).
@@ -352,6 +366,8 @@ pub fn fit_with(
         samples.windows(2).enumerate().filter_map(move |(i, w)| {
             let (y0, y1) = (w[0].recorded?, w[1].recorded?);
             let plain = !w[1].after_compaction && w[1].marks == w[0].marks;
+            // Appended images are provider tokens already: the rest of the step is scaled text.
+            let y1 = y1.checked_sub(w[1].unscaled.checked_sub(w[0].unscaled)?)?;
             (kept(i) && kept(i + 1) && plain && y1 > y0).then_some((w[0], w[1], y1 - y0))
         })
     };
@@ -438,67 +454,6 @@ pub fn agent_default(format: &str) -> Option<(Tokens, f64)> {
         "openhands" => (3_400, 1.24),
         _ => return None,
     })
-}
-
-/// Under `--tokenizer provider`, the ratio of a conversation whose provider's tokenizer is not
-/// public, that records too little usage to fit one, read by a format with no default
-/// ([`agent_default`]): the median over the corpus conversations of that provider with a fitted
-/// ratio (docs/calibration.md, "Without usage"), and no overhead (it is the agent's).
-pub fn provider_default(format: &str, model: Option<&str>) -> Option<f64> {
-    match provider(format, model).0 {
-        "Anthropic" => Some(1.25),
-        "Google" => Some(1.07),
-        _ => None,
-    }
-}
-
-/// The provider a format's recorded usage comes from, and whether its tokenizer is public.
-pub fn provider_of(format: &str) -> (&'static str, bool) {
-    if format.contains("claude") || format.contains("anthropic") {
-        ("Anthropic", false)
-    } else if format.contains("gemini") {
-        ("Google", false)
-    } else if format.contains("codex") || format.contains("openai") {
-        ("OpenAI", true)
-    } else {
-        ("unknown", false)
-    }
-}
-
-/// The provider of a model the log names, and whether its tokenizer is public: `claude-*`
-/// Anthropic, `gemini-*` Google, `gpt-*`, `chatgpt-*`, `codex-*` and the o-series (`o1`, `o3-mini`,
-/// `o4-mini`, …) OpenAI, read after any `provider/` prefix (`openai/gpt-4o-mini`,
-/// `google/gemini-3-pro-preview`) and anywhere in a cloud name (`us.anthropic.claude-…`); `None`
-/// for a model none of these names.
-pub fn provider_of_model(model: &str) -> Option<(&'static str, bool)> {
-    let model = model.trim().to_ascii_lowercase();
-    let name = model.rsplit('/').next().unwrap_or_default();
-    let o_series = name.strip_prefix('o').is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()));
-    if name.contains("claude") {
-        Some(("Anthropic", false))
-    } else if name.contains("gemini") {
-        Some(("Google", false))
-    } else if o_series || ["gpt-", "chatgpt", "codex"].iter().any(|p| name.starts_with(p)) {
-        Some(("OpenAI", true))
-    } else {
-        None
-    }
-}
-
-/// The first of `models` (a conversation's, in order) whose provider [`provider_of_model`] knows.
-pub fn known_model<'a>(mut models: impl Iterator<Item = &'a str>) -> Option<&'a str> {
-    models.find(|m| provider_of_model(m).is_some())
-}
-
-/// The provider of a conversation read by `format` whose log names `model`
-/// ([`known_model`]): the model's where it is known, else the format's ([`provider_of`]).
-pub fn provider(format: &str, model: Option<&str>) -> (&'static str, bool) {
-    model.and_then(provider_of_model).unwrap_or_else(|| provider_of(format))
-}
-
-/// Whether the conversation's provider ([`provider`]) is OpenAI, whose tokenizers are public.
-fn openai(format: &str, model: Option<&str>) -> bool {
-    provider(format, model) == ("OpenAI", true)
 }
 
 /// The tokenizer a conversation of `format` whose log names `model` counts with when the report's
@@ -631,7 +586,7 @@ pub fn apply(measured: &mut MeasuredConversation, c: &Calibration) {
     let kinds = c.kinds.as_ref().map(kind_array);
     let (overheads, growth, marked): (Vec<Tokens>, Vec<f64>, _) = match c.method {
         Method::Exact | Method::Ratio | Method::Kinds => {
-            let samples = if kinds.is_some() { samples_by_kind(measured) } else { samples(measured) };
+            let samples = if by_kind(c) { samples_by_kind(measured) } else { samples(measured) };
             let model = (c.ratio, kinds, c.framing);
             let marked = steps::sizes(&samples, model, None, &steps::own_sizes(&measured.items));
             let gaps = gaps(&samples, model, &marked, None);
@@ -650,7 +605,9 @@ pub fn apply(measured: &mut MeasuredConversation, c: &Calibration) {
             }
         }
     } else if c.ratio != 1.0 {
-        for item in &mut measured.items {
+        // Under `provider` the images are the provider's tokens already ([`Sample::unscaled`]).
+        let provider = c.tokenizer.is_some();
+        for item in measured.items.iter_mut().filter(|i| !(provider && is_image(i))) {
             scale_item(item, c.ratio);
         }
     }
@@ -658,6 +615,17 @@ pub fn apply(measured: &mut MeasuredConversation, c: &Calibration) {
     add_unseen(measured, &overheads, c.overhead, &growth);
     measured.add_framing(c.framing);
     measured.calibration = *c;
+}
+
+/// Whether `c` was fitted on [`samples_by_kind`]: under `--tokenizer provider` where the
+/// provider's tokenizer is not public (a ratio per kind, or one ratio where no kind qualified).
+fn by_kind(c: &Calibration) -> bool {
+    c.tokenizer.is_some() && matches!(c.method, Method::Kinds | Method::Ratio)
+}
+
+/// Whether `item` is an image (sized by the provider's rule from its dimensions).
+fn is_image(item: &MeasuredItem) -> bool {
+    matches!(item, MeasuredItem::Text { category: Category::Images, .. })
 }
 
 /// Multiplies the report-token counts of `item` by `r`, rounded.
@@ -783,7 +751,7 @@ pub fn held_out(measured: &MeasuredConversation, min: usize) -> Vec<(Tokens, f64
         Method::Kinds => (false, true),
         Method::Default | Method::Override | Method::None => return Vec::new(),
     };
-    let samples = if kinds { samples_by_kind(measured) } else { samples(measured) };
+    let samples = if by_kind(&measured.calibration) { samples_by_kind(measured) } else { samples(measured) };
     if samples.iter().filter(|s| s.recorded.is_some()).count() < min {
         return Vec::new();
     }

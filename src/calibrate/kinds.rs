@@ -6,7 +6,8 @@
 //! **The kinds.** A tool call (name and JSON arguments) is [`Kind::Arguments`]; a tool result is
 //! [`Kind::Code`] where its output looks like source code by its line shape ([`looks_like_code`]),
 //! else [`Kind::ToolOutput`]; every other text (user, assistant, system, reasoning, a compaction
-//! summary) is [`Kind::Prose`].
+//! summary) is [`Kind::Prose`]. An image is none of them: its size is the provider's own rule
+//! applied to its dimensions, provider tokens already, and it is never scaled.
 //!
 //! **The fit.** Between two consecutive recorded requests, the provider counted
 //! `y_{k+1} − y_k = Σ_kind r_kind · Δx_kind` of what was appended, `Δx_kind` the o200k count of the
@@ -17,7 +18,13 @@
 //! A kind is fitted only where it makes at least [`MIN_SHARE`] of the appended tokens and
 //! [`MIN_PAIRS`] pairs append at least [`MIN_KIND_TOKENS`] of it, and its ratio lies within
 //! [`BOUNDS`] times the single ratio; otherwise it takes the single ratio and the others are
-//! refitted. Pure: no I/O.
+//! refitted.
+//!
+//! **Few appends.** A ratio fitted on a few small appends is unstable: each append also carries
+//! tokens the log does not hold (structure, reminders), a large share of a small one. So each
+//! kind's ratio is moved toward the single ratio by its evidence `n` (report tokens of the kind
+//! in the appends the fit kept), with the credibility weight `n / (n +` [`CREDIBILITY`]`)`, and
+//! then held within [`BAND`] times the single ratio. Pure: no I/O.
 
 use crate::measure::{Category, MeasuredItem};
 
@@ -33,8 +40,20 @@ pub const MIN_PAIRS: usize = 5;
 /// Tokens of a kind a pair must append to count towards [`MIN_PAIRS`].
 pub const MIN_KIND_TOKENS: f64 = 50.0;
 
-/// A fitted kind's ratio must lie within these multiples of the single ratio.
+/// A fitted kind's ratio must lie within these multiples of the single ratio (farther out, the
+/// kind takes the single ratio).
 pub const BOUNDS: (f64, f64) = (0.5, 2.0);
+
+/// Report tokens of evidence at which a kind's own ratio and the single ratio weigh the same
+/// ([`fit`]: the credibility weight `n / (n + CREDIBILITY)`). Chosen by the leave-one-out error on
+/// the shared corpus (docs/calibration.md, "Few appends"): the smallest mean relative error of
+/// the formats fitted per kind among 0, 1 000, 2 000, 3 000, 4 000, 5 000 and 10 000.
+pub const CREDIBILITY: f64 = 4_000.0;
+
+/// A kind's ratio, after the credibility weight, is held within these multiples of the single
+/// ratio: the range of the ratios the shared corpus's conversations fitted per kind on at least
+/// 10 000 tokens of evidence (0.903–1.542, docs/calibration.md, "Few appends").
+pub const BAND: (f64, f64) = (0.9, 1.55);
 
 /// What a measured text is, for its ratio.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,7 +76,10 @@ impl Kind {
     /// framing).
     pub fn of_item(item: &MeasuredItem) -> Option<Kind> {
         match item {
-            MeasuredItem::Text { category: Category::Unrecorded | Category::Framing, .. } => None,
+            MeasuredItem::Text {
+                category: Category::Unrecorded | Category::Framing | Category::Images,
+                ..
+            } => None,
             MeasuredItem::Text { .. } | MeasuredItem::Compaction { summary: Some(_) } => Some(Kind::Prose),
             MeasuredItem::ToolCall { .. } => Some(Kind::Arguments),
             MeasuredItem::ToolResult(_, r) if looks_like_code(&r.text) => Some(Kind::Code),
@@ -138,7 +160,7 @@ pub fn fit(appends: &[Append], single: f64) -> Option<[f64; KINDS]> {
         })
         .collect();
     while !free.is_empty() {
-        let ratios = robust(appends, &free, single)?;
+        let (ratios, evidence) = robust(appends, &free, single)?;
         let (lo, hi) = (BOUNDS.0 * single, BOUNDS.1 * single);
         // The kind farthest outside the bounds takes the single ratio; the rest are refitted.
         let worst = free
@@ -148,10 +170,21 @@ pub fn fit(appends: &[Append], single: f64) -> Option<[f64; KINDS]> {
             .max_by(|&a, &b| distance(ratios[a], lo, hi).total_cmp(&distance(ratios[b], lo, hi)));
         match worst {
             Some(k) => free.retain(|&f| f != k),
-            None => return Some(ratios),
+            None => return Some(shrunk(ratios, &evidence, single)),
         }
     }
     None
+}
+
+/// Each ratio of `ratios` moved toward `single` by the evidence of its kind (`evidence`: report
+/// tokens of the kind in the appends the fit kept), the credibility weight `n / (n +`
+/// [`CREDIBILITY`]`)`, then held within [`BAND`] times `single`.
+fn shrunk(mut ratios: [f64; KINDS], evidence: &[f64; KINDS], single: f64) -> [f64; KINDS] {
+    for (r, n) in ratios.iter_mut().zip(evidence) {
+        let w = n / (n + CREDIBILITY);
+        *r = (single + w * (*r - single)).clamp(BAND.0 * single, BAND.1 * single);
+    }
+    ratios
 }
 
 /// How far `r` lies outside `[lo, hi]`, relative to the bound it passes.
@@ -160,8 +193,9 @@ fn distance(r: f64, lo: f64, hi: f64) -> f64 {
 }
 
 /// The weighted least squares ratios of the `free` kinds (the others at `single`), refitted twice
-/// on the appends whose relative residual is within 3 scaled MADs of the median (at least 2%).
-fn robust(appends: &[Append], free: &[usize], single: f64) -> Option<[f64; KINDS]> {
+/// on the appends whose relative residual is within 3 scaled MADs of the median (at least 2%);
+/// and the report tokens of each kind in the appends of the last fit (its evidence).
+fn robust(appends: &[Append], free: &[usize], single: f64) -> Option<([f64; KINDS], [f64; KINDS])> {
     let mut kept: Vec<&Append> = appends.iter().collect();
     let mut ratios = solve(&kept, free, single)?;
     for _ in 0..2 {
@@ -176,7 +210,13 @@ fn robust(appends: &[Append], free: &[usize], single: f64) -> Option<[f64; KINDS
         kept = appends.iter().zip(&rel).filter(|(_, r)| (*r - mid).abs() <= limit).map(|p| p.0).collect();
         ratios = solve(&kept, free, single)?;
     }
-    Some(ratios)
+    let mut evidence = [0.0; KINDS];
+    for (x, _) in kept {
+        for (n, x) in evidence.iter_mut().zip(x) {
+            *n += x;
+        }
+    }
+    Some((ratios, evidence))
 }
 
 /// The median of `v` (the lower of an even count; 0 for none).
