@@ -229,8 +229,8 @@ pub fn policy_cells(
         let (reuse, unfired) = forked.policy.reuse(c, thresholds[forked.thresholds.start]);
         let cell = cell_of(&forked.run, c.reuse.built.then_some(reuse), unfired, &settings.cache);
         let Some(last) = forked.thresholds.clone().last() else { continue };
-        for i in forked.thresholds.start..last {
-            cells[i] = cell.clone();
+        for slot in &mut cells[forked.thresholds.start..last] {
+            *slot = cell.clone();
         }
         cells[last] = cell;
     }
