@@ -25,6 +25,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use crate::model::{Conversation, Item, Output};
+use crate::split::FIRST_LINE_CHARS;
+#[cfg(test)]
 use crate::split::summary_with_lines;
 
 /// Shortest path or identifier counted as a term, in bytes: shorter ones (`id`, `src`, `x.y`)
@@ -57,7 +59,8 @@ pub struct FirstUse {
 /// The first uses of a conversation, in the order of the uses.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReuseIndex {
-    /// Every first use that some result held.
+    /// Every first use that some result held, in the order of the items (so by request,
+    /// ascending: the reuse analysis skips those before a run's first prune).
     pub uses: Vec<FirstUse>,
     /// Tool results in the conversation.
     pub results: usize,
@@ -201,17 +204,21 @@ impl Context {
         // The summary's terms, sorted and without repeats as `terms` leaves them, and the
         // content's in `scratch`.
         let mut in_summary = Vec::new();
+        scratch.clear();
         match output {
             Output::Raw { output } => {
                 // The automatic summary's line count is the content's, counted on the way.
-                let lines = terms_counting_lines(output, scratch);
-                terms(&summary_with_lines(output, lines), &mut in_summary);
+                let lines = add_terms(output, scratch);
+                let mut summary = String::new();
+                automatic_summary(output, lines, &mut summary);
+                terms(&summary, &mut in_summary);
             }
             Output::Split { summary, content } => {
                 terms(summary, &mut in_summary);
-                terms(content.as_deref().unwrap_or(""), scratch);
+                add_terms(content.as_deref().unwrap_or(""), scratch);
             }
         }
+        // Sorted once with the summary's.
         scratch.extend_from_slice(&in_summary);
         scratch.sort_unstable();
         scratch.dedup();
@@ -231,12 +238,24 @@ impl Context {
     }
 }
 
+/// [`summary_with_lines`]`(output, lines)` written into `out`, without the copies of the first line
+/// and of the whole that building it as a new string makes.
+fn automatic_summary(output: &str, lines: usize, out: &mut String) {
+    use std::fmt::Write;
+    let first = output.lines().next().unwrap_or("");
+    let end = first.char_indices().nth(FIRST_LINE_CHARS).map_or(first.len(), |(i, _)| i);
+    out.clear();
+    // Writing to a `String` cannot fail.
+    let _ = write!(out, "{lines} lines | {}…", &first[..end]);
+}
+
 /// A byte's classes, as [`add_terms`] reads them from [`CLASS`]: part of a path or identifier
-/// term, a letter, a mark that plain words lack (`_`, `.`, `/`, a digit), a capital.
+/// term, a letter, a mark that plain words lack (`_`, `.`, `/`, a digit), a capital, a slash.
 const TERM: u8 = 1;
 const ALPHA: u8 = 2;
 const MARK: u8 = 4;
 const UPPER: u8 = 8;
+const SLASH: u8 = 16;
 
 /// Every byte's classes, one lookup per byte of a text.
 static CLASS: [u8; 256] = {
@@ -256,6 +275,9 @@ static CLASS: [u8; 256] = {
         }
         if c.is_ascii_uppercase() {
             class |= UPPER;
+        }
+        if c == b'/' {
+            class |= SLASH;
         }
         table[b] = class;
         b += 1;
@@ -290,12 +312,19 @@ fn terms_counting_lines(text: &str, out: &mut Vec<u64>) -> usize {
     lines
 }
 
-/// Adds the terms of `text` to `out` (unsorted); returns the number of its lines.
+/// Adds the terms of `text` to `out` (unsorted); returns the number of its lines. One pass: its
+/// lines (as `str::lines` cuts them) are taken at each `\n` the scan for runs meets.
 fn add_terms(text: &str, out: &mut Vec<u64>) -> usize {
     let bytes = text.as_bytes();
-    let mut i = 0;
+    let (mut i, mut line_start, mut lines) = (0, 0, 0);
     while i < bytes.len() {
         if CLASS[usize::from(bytes[i])] & TERM == 0 {
+            if bytes[i] == b'\n' {
+                let line = &text[line_start..i];
+                add_line(line.strip_suffix('\r').unwrap_or(line), out);
+                lines += 1;
+                line_start = i + 1;
+            }
             i += 1;
             continue;
         }
@@ -311,26 +340,32 @@ fn add_terms(text: &str, out: &mut Vec<u64>) -> usize {
         // Trimming only shortens a run and its suffixes are parts of it: a run too short, without
         // a letter, or without a mark or a capital anywhere holds no distinctive term.
         if i - start >= MIN_TERM_BYTES && seen & ALPHA != 0 && seen & (MARK | UPPER) != 0 {
-            add_run(&bytes[start..i], out);
+            add_run(&bytes[start..i], seen & SLASH != 0, out);
         }
     }
-    let mut lines = 0;
-    for line in text.lines() {
+    if line_start < bytes.len() {
+        add_line(&text[line_start..], out);
         lines += 1;
-        // Normalising only shortens a line.
-        if line.len() < MIN_LINE_BYTES {
-            continue;
-        }
-        let line = normalise_line(line);
-        if line.len() >= MIN_LINE_BYTES && line.bytes().any(|b| b.is_ascii_alphabetic()) {
-            out.push(xxh3_64_with_seed(line.as_bytes(), 1));
-        }
     }
     lines
 }
 
-/// A run of term bytes: the run trimmed, and each of its path suffixes, when distinctive.
-fn add_run(run: &[u8], out: &mut Vec<u64>) {
+/// A line's term, if it has one: the line normalised ([`normalise_line`]), when it is long enough
+/// and has a letter.
+fn add_line(line: &str, out: &mut Vec<u64>) {
+    // Normalising only shortens a line.
+    if line.len() < MIN_LINE_BYTES {
+        return;
+    }
+    let line = normalise_line(line);
+    if line.len() >= MIN_LINE_BYTES && line.bytes().any(|b| b.is_ascii_alphabetic()) {
+        out.push(xxh3_64_with_seed(line.as_bytes(), 1));
+    }
+}
+
+/// A run of term bytes: the run trimmed, and each of its path suffixes (when it has a `/`), when
+/// distinctive.
+fn add_run(run: &[u8], slash: bool, out: &mut Vec<u64>) {
     let start = run.iter().position(|b| !matches!(b, b'.' | b'-')).unwrap_or(run.len());
     let end = run.iter().rposition(|b| !matches!(b, b'.' | b'-' | b'/')).map_or(start, |e| e + 1);
     if start >= end {
@@ -339,6 +374,9 @@ fn add_run(run: &[u8], out: &mut Vec<u64>) {
     let run = &run[start..end];
     if distinctive(run) {
         out.push(xxh3_64_with_seed(run, 0));
+    }
+    if !slash {
+        return;
     }
     for (k, _) in run.iter().enumerate().filter(|(_, b)| **b == b'/') {
         let suffix = &run[k + 1..];
@@ -352,7 +390,7 @@ fn add_run(run: &[u8], out: &mut Vec<u64>) {
 /// (`12→`, `12\t`, `12:`, `12|`) and without one leading diff mark (`+` or `-`), so a line read
 /// from `cat -n` matches the same line in a patch or an edit's `old_string`.
 pub fn normalise_line(line: &str) -> &str {
-    let mut l = line.trim();
+    let mut l = trim(line);
     let digits = l.bytes().take_while(u8::is_ascii_digit).count();
     if digits > 0 {
         let rest = &l[digits..];
@@ -367,6 +405,25 @@ pub fn normalise_line(line: &str) -> &str {
         l = r.trim();
     }
     l
+}
+
+/// `text.trim()`, the ASCII white space at either end (the usual case) taken off without decoding
+/// characters.
+fn trim(text: &str) -> &str {
+    // The ASCII characters `char::is_whitespace` holds (`\x0b` too, unlike `u8::is_ascii_whitespace`).
+    let white = |b: &u8| matches!(b, b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r' | b' ');
+    let bytes = text.as_bytes();
+    let start = bytes.iter().position(|b| !white(b)).unwrap_or(bytes.len());
+    let end = bytes.iter().rposition(|b| !white(b)).map_or(start, |e| e + 1);
+    // Cut at ASCII bytes, so at character boundaries; a non-ASCII end may be white space too.
+    let mut t = &text[start..end];
+    if t.as_bytes().first().is_some_and(|b| !b.is_ascii()) {
+        t = t.trim_start();
+    }
+    if t.as_bytes().last().is_some_and(|b| !b.is_ascii()) {
+        t = t.trim_end();
+    }
+    t
 }
 
 /// The terms of a tool call's arguments: of each string in them when they are JSON (so lines of
@@ -433,7 +490,7 @@ mod tests {
             while i < bytes.len() && term_byte(bytes[i]) {
                 i += 1;
             }
-            add_run(&bytes[start..i], &mut out);
+            add_run(&bytes[start..i], true, &mut out);
         }
         for line in text.lines() {
             let line = normalise_line(line);
@@ -454,6 +511,8 @@ mod tests {
             "  12→    let total = items.iter().sum();\n-    let x = compute(1, 2, 3);\r\n+short\n",
             "/home/me/src/main.rs:42: error[E0308]: mismatched types (éàü ünïcode_idént 日本語)\n",
             "v1.2.3 abc-def-ghi 2024-01-01 ABCDEF abcdef a1b2c3 __init__ ------ ...... //////\n",
+            "a line that is long enough to count\r\n\r\n\nanother line long enough, ended by CR only\r",
+            "\u{a0}\u{2003} a line that starts with white space beyond ASCII \u{3000}\n\x0b\x0c  vertical tab line, long enough\x0b",
         ];
         for text in texts {
             let mut counted = Vec::new();
@@ -492,6 +551,19 @@ mod tests {
     }
 
     #[test]
+    fn the_automatic_summary_is_the_split_one() {
+        let long = "é".repeat(100);
+        let texts =
+            ["", "one line", "first\r\nsecond\n", "\n\nthird", "a\rb\nc", long.as_str(), "x\u{2028}y"];
+        let mut out = String::from("left over");
+        for text in texts {
+            let lines = text.lines().count();
+            automatic_summary(text, lines, &mut out);
+            assert_eq!(out, summary_with_lines(text, lines), "{text:?}");
+        }
+    }
+
+    #[test]
     fn a_line_read_with_numbers_matches_the_line_in_a_patch_or_an_edit() {
         let line = "    let total = items.iter().sum();";
         let read = found(&format!("   12→{line}\n"));
@@ -502,5 +574,9 @@ mod tests {
         assert!(read.contains(&want) && edit.contains(&want) && patch.contains(&want));
         assert_eq!(normalise_line("  7\tfoo"), "foo");
         assert_eq!(normalise_line("2024-01-01 is a date"), "2024-01-01 is a date");
+        for text in ["", " ", "\u{a0}", " \u{a0} x \u{2003}\t", "\x0bx\x0b", "é ", " \u{85}x\u{85} ", "\r\n"]
+        {
+            assert_eq!(trim(text), text.trim(), "{text:?}");
+        }
     }
 }

@@ -198,8 +198,17 @@ pub fn grid_of(c: &MeasuredConversation, settings: &RecommendSettings, meter: &M
         })
         .collect();
     let baseline = std::mem::take(&mut replayed[0][0]);
-    let cells = (1..replayed.len()).flat_map(|p| slots.iter().map(move |&s| (p, s)));
-    let cells = cells.map(|(p, s)| replayed[p][s].clone()).collect();
+    // Each distinct split's cell is copied to every threshold of it, and moved to the last.
+    let mut last = vec![0; firsts.len()];
+    for (k, &s) in slots.iter().enumerate() {
+        last[s] = k;
+    }
+    let mut cells = Vec::with_capacity(settings.policies.len() * slots.len());
+    for policy in &mut replayed[1..] {
+        for (k, &s) in slots.iter().enumerate() {
+            cells.push(if last[s] == k { std::mem::take(&mut policy[s]) } else { policy[s].clone() });
+        }
+    }
     ConversationGrid { requests: c.requests(), baseline, cells, tools: per_tool::output_by_tool(c) }
 }
 
@@ -219,9 +228,11 @@ pub fn policy_cells(
     for forked in runs {
         let (reuse, unfired) = forked.policy.reuse(c, thresholds[forked.thresholds.start]);
         let cell = cell_of(&forked.run, c.reuse.built.then_some(reuse), unfired, &settings.cache);
-        for i in forked.thresholds {
-            cells[i] = cell.clone();
+        let Some(last) = forked.thresholds.clone().last() else { continue };
+        for slot in &mut cells[forked.thresholds.start..last] {
+            *slot = cell.clone();
         }
+        cells[last] = cell;
     }
     cells
 }

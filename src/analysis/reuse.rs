@@ -12,7 +12,7 @@
 //! reused ([`RunReuse`]), and the tokens their pruned parts held. Linear in the first uses plus a
 //! log per lookup. Pure: no I/O, no printing.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::ops::AddAssign;
 
 use serde::{Deserialize, Serialize};
@@ -137,8 +137,9 @@ impl Recording {
         for (result, from) in std::mem::take(&mut self.current) {
             self.log.ranges.push((result, from, usize::MAX));
         }
-        // By result; a stable sort keeps each result's ranges in the order recorded.
-        self.log.ranges.sort_by_key(|r| r.0);
+        // By result, each result's ranges in the order recorded: that is by their first request
+        // (a result's next range starts after its last one ended), so no stable sort is needed.
+        self.log.ranges.sort_unstable_by_key(|r| (r.0, r.1));
         self.log
     }
 }
@@ -177,13 +178,17 @@ impl Policy for Recording {
             return;
         }
         // A non-sticky policy's edits are the whole set for this request.
-        let now: BTreeSet<usize> = removed.collect();
-        let ended: Vec<usize> = self.current.keys().filter(|i| !now.contains(i)).copied().collect();
-        for i in ended {
-            if let Some(from) = self.current.remove(&i) {
-                self.log.ranges.push((i, from, request));
+        let mut now: Vec<usize> = removed.collect();
+        now.sort_unstable();
+        now.dedup();
+        let ranges = &mut self.log.ranges;
+        self.current.retain(|&i, &mut from| {
+            let kept = now.binary_search(&i).is_ok();
+            if !kept {
+                ranges.push((i, from, request));
             }
-        }
+            kept
+        });
         for i in now {
             self.current.entry(i).or_insert(request);
         }
@@ -194,6 +199,52 @@ impl Policy for Recording {
     }
 }
 
+/// A [`PruneLog`] laid out by result for the lookups of [`run_reuse`] (one per holder of every first
+/// use, per run): each result's ranges and compaction found by index, not searched for.
+struct ByResult {
+    /// Result `r`'s ranges are `log.ranges[starts[r]..starts[r + 1]]`.
+    starts: Vec<usize>,
+    /// The request from which a compaction summarised result `r` away (`usize::MAX`: never).
+    compacted: Vec<usize>,
+}
+
+impl ByResult {
+    /// `log` of a conversation with `results` tool results (results beyond them, which an index
+    /// never names, are left out).
+    fn of(log: &PruneLog, results: usize) -> ByResult {
+        let mut starts = Vec::with_capacity(results + 1);
+        let mut k = 0;
+        for r in 0..=results {
+            while k < log.ranges.len() && log.ranges[k].0 < r {
+                k += 1;
+            }
+            starts.push(k);
+        }
+        let mut compacted = vec![usize::MAX; results];
+        for (&r, &from) in log.compacted.range(..results) {
+            compacted[r] = from;
+        }
+        ByResult { starts, compacted }
+    }
+
+    /// [`PruneLog::compacted_at`].
+    fn compacted_at(&self, log: &PruneLog, result: usize, request: usize) -> bool {
+        match self.compacted.get(result) {
+            Some(&from) => from <= request,
+            None => log.compacted_at(result, request),
+        }
+    }
+
+    /// [`PruneLog::pruned_at`].
+    fn pruned_at(&self, log: &PruneLog, result: usize, request: usize) -> bool {
+        let Some(&end) = self.starts.get(result + 1) else { return log.pruned_at(result, request) };
+        self.compacted_at(log, result, request)
+            || log.ranges[self.starts[result]..end]
+                .iter()
+                .any(|&(_, from, to)| from <= request && request < to)
+    }
+}
+
 /// The reuse of a run of `conversation` at `threshold` whose prunes `log` recorded, on the unit
 /// `on` (a policy on whole outputs removes summaries too).
 pub fn run_reuse(conversation: &MeasuredConversation, log: &PruneLog, threshold: usize, on: On) -> RunReuse {
@@ -201,26 +252,36 @@ pub fn run_reuse(conversation: &MeasuredConversation, log: &PruneLog, threshold:
         // Nothing pruned: no use can have lost every holder.
         return RunReuse::default();
     }
-    let mut reused = BTreeSet::new();
-    for u in &conversation.reuse.uses {
+    let index = &conversation.reuse;
+    let by_result = ByResult::of(log, index.results);
+    // A use made before the run's first prune lost nothing; the uses come in request order.
+    let first =
+        log.ranges.iter().map(|r| r.1).chain(log.compacted.values().copied()).min().unwrap_or(usize::MAX);
+    let uses = &index.uses[index.uses.partition_point(|u| u.request < first)..];
+    let mut reused = vec![false; index.results];
+    for u in uses {
         let lost = u.holders.iter().all(|h| {
-            log.pruned_at(h.result, u.request)
-                && (on == On::Output || !h.in_summary || log.compacted_at(h.result, u.request))
+            by_result.pruned_at(log, h.result, u.request)
+                && (on == On::Output || !h.in_summary || by_result.compacted_at(log, h.result, u.request))
         });
         if lost {
-            reused.extend(u.holders.iter().map(|h| h.result));
+            for h in &u.holders {
+                if let Some(r) = reused.get_mut(h.result) {
+                    *r = true;
+                }
+            }
         }
     }
-    let mut out =
-        RunReuse { pruned_results: log.results().count(), reused_results: reused.len(), reused_tokens: 0 };
-    if reused.is_empty() {
+    let count = reused.iter().filter(|&&r| r).count();
+    let mut out = RunReuse { pruned_results: log.results().count(), reused_results: count, reused_tokens: 0 };
+    if count == 0 {
         return out;
     }
     let results = conversation.items.iter().filter_map(|i| match i {
         MeasuredItem::ToolResult(sizes, _) => Some(sizes),
         _ => None,
     });
-    for (k, sizes) in results.enumerate().filter(|(k, _)| reused.contains(k)) {
+    for (k, sizes) in results.enumerate().filter(|(k, _)| reused.get(*k) == Some(&true)) {
         let (summary, content) = sizes.split_at(threshold);
         let content = content.map_or(0, |c| c.tokens);
         let whole = on == On::Output || log.compacted.contains_key(&k);
@@ -382,6 +443,30 @@ mod tests {
         let (_, late, _) = replay_with_reuse(&m, 16, Box::new(CompactAt(2)), &meter, Keep::Rows);
         // Before request 2 the edit's own result goes too.
         assert_eq!((late.pruned_results, late.reused_results), (2, 0), "used before the compaction");
+    }
+
+    #[test]
+    fn the_log_laid_out_by_result_answers_as_the_log() {
+        // Results 0..6 (and 9, beyond the 6 an index would name), ranges recorded out of order,
+        // two compactions.
+        let mut recording = Recording::new(Box::new(sticky(&[], 0)));
+        recording.log.ranges =
+            vec![(3, 2, 4), (1, 0, 1), (3, 5, usize::MAX), (1, 3, 6), (9, 1, 2), (0, 7, 8)];
+        recording.current.insert(5, 4);
+        recording.log.compacted = BTreeMap::from([(1, 5), (4, 2), (9, 3)]);
+        let log = recording.into_log();
+        let by_result = ByResult::of(&log, 6);
+        let mut pruned = 0;
+        for result in 0..11 {
+            for request in 0..10 {
+                let at = log.pruned_at(result, request);
+                assert_eq!(by_result.pruned_at(&log, result, request), at, "{result} at {request}");
+                let compacted = log.compacted_at(result, request);
+                assert_eq!(by_result.compacted_at(&log, result, request), compacted, "{result} at {request}");
+                pruned += usize::from(at);
+            }
+        }
+        assert!(pruned > 20, "the log prunes something: {pruned}");
     }
 
     #[test]

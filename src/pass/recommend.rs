@@ -32,21 +32,23 @@ pub fn recommend(
     };
     let Walked { output: parts, read, errors, warnings, inputs, tools } =
         walk(first, found, job, meter, progress);
-    let grids: Vec<ConversationGrid> = parts.iter().flat_map(|(g, _)| g.iter().cloned()).collect();
+    // Only the files that gave a conversation are read again (noted before the grids move out).
+    let places: Vec<usize> =
+        parts.iter().enumerate().filter(|(_, (g, _))| !g.is_empty()).map(|(i, _)| i).collect();
+    let (grids, files): (Vec<Vec<ConversationGrid>>, Vec<Option<MeasuredFile>>) = parts.into_iter().unzip();
+    let grids: Vec<ConversationGrid> = grids.into_iter().flatten().collect();
     let (mut out, pick) = recommend::finish(&grids, settings);
     let Some(plan) = ToolPlan::of(&out, pick, &grids, settings) else {
         return Walked { output: out, read, errors, warnings, inputs, tools };
     };
     let mut sum = Vec::new();
     if hold {
-        for file in parts.iter().filter_map(|(_, f)| f.as_ref()) {
+        for file in files.iter().flatten() {
             for c in &file.conversations {
                 recommend::add_tool_cells(&mut sum, plan.cells(c, settings, meter));
             }
         }
     } else {
-        // Only the files that gave a conversation are read again.
-        let places = parts.iter().enumerate().filter(|(_, (g, _))| !g.is_empty()).map(|(i, _)| i);
         let second = again(found, places);
         let cells = |_: usize, file: MeasuredFile, meter: &Meter| {
             file.conversations.iter().map(|c| plan.cells(c, settings, meter)).collect::<Vec<_>>()

@@ -125,11 +125,24 @@ fn observation_text<'a>(r: &'a ResultState<'a>) -> Cow<'a, str> {
 ///
 /// Read byte by byte (every replay of a sweep counts the lines of every elided output): in UTF-8
 /// no byte of a multi-byte character is ASCII, `0xc2` or `0xe2`, so the three non-ASCII breaks are
-/// exactly the byte sequences `c2 85`, `e2 80 a8` and `e2 80 a9`.
+/// exactly the byte sequences `c2 85`, `e2 80 a8` and `e2 80 a9`. Eight bytes at a time where none
+/// of them can start a break (every break starts with a byte below `0x1f` or above `0x7f`).
 pub fn python_line_count(text: &str) -> usize {
+    const LOW: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
     let bytes = text.as_bytes();
     let (mut count, mut open, mut i) = (0, false, 0);
     while i < bytes.len() {
+        if let Some(&word) = bytes[i..].first_chunk::<8>() {
+            let word = u64::from_le_bytes(word);
+            // Some byte is below 0x1f (a classic test: exact for "some byte", since it can only
+            // err on bytes above a true one) or has its high bit set.
+            if (word.wrapping_sub(0x1f * LOW) & !word & HIGH) | (word & HIGH) == 0 {
+                open = true;
+                i += 8;
+                continue;
+            }
+        }
         let next = |k: usize| bytes.get(i + k).copied();
         let width = match bytes[i] {
             b'\n' | 0x0b | 0x0c | 0x1c..=0x1e => 1,
@@ -198,6 +211,24 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn line_count_reads_long_texts_as_python_reads_chars() {
+        // The pieces between runs of plain text long enough to be read eight bytes at a time, at
+        // every offset within a word.
+        let pieces =
+            ["\n", "\r", "\r\n", "\u{b}", "\u{1e}", "\u{1f}", "\u{85}", "\u{2028}", "é", "—", "\t", "~"];
+        for a in pieces {
+            for b in pieces {
+                for pad in 0..9 {
+                    let text =
+                        format!("{a}{}{b}{}{a}plain text here{b}", "x".repeat(pad), "y".repeat(17 - pad));
+                    assert_eq!(python_line_count(&text), reference_line_count(&text), "{text:?}");
+                }
+            }
+        }
+        assert_eq!(python_line_count(&"abcdefgh\n".repeat(100)), 100);
     }
 
     #[test]

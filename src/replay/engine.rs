@@ -497,6 +497,7 @@ impl<'a> Engine<'a> {
     }
 
     /// A text item (system, user, assistant, reasoning, images, ...).
+    #[inline]
     pub(super) fn text(
         &mut self,
         position: usize,
@@ -534,6 +535,7 @@ impl<'a> Engine<'a> {
     }
 
     /// A tool call, `measure` in all and `name` of it its name, with its texts.
+    #[inline]
     pub(super) fn tool_call(
         &mut self,
         position: usize,
@@ -556,6 +558,7 @@ impl<'a> Engine<'a> {
     /// outputs, one whole it may replace: an empty summary and, as content, the summary and
     /// content the seed's split sends, so that with nothing pruned the context is `none`'s).
     /// Returns the content, if any.
+    #[inline]
     pub(super) fn tool_result(
         &mut self,
         position: usize,
@@ -610,6 +613,7 @@ impl<'a> Engine<'a> {
 
     /// Lets `policy` see the context before the request at `timestamp` and applies its edits,
     /// kept if `sticky`, for this request only if not (`edits` is scratch space); returns what they change in the request's counts.
+    #[inline]
     pub(super) fn edit(
         &mut self,
         policy: &mut dyn Policy,
@@ -654,6 +658,7 @@ impl<'a> Engine<'a> {
     }
 
     /// The current request's context as sent, with `adjustment` applied.
+    #[inline]
     pub(super) fn sent(&self, adjustment: &Adjustment) -> Sent {
         let tokens = |c: Category| {
             (self.sums[slot(c)].tokens as i64 + adjustment.categories[slot(c)]).max(0) as Tokens
@@ -684,6 +689,7 @@ impl<'a> Engine<'a> {
     }
 
     /// The row of the current request, sent as `sent`.
+    #[inline]
     pub(super) fn row(
         &self,
         request: &super::RequestItem<'_>,

@@ -93,14 +93,19 @@ pub fn bootstrap(
     let mut rng = SplitMix(SEED);
     let (mut savings, mut costs) = (Vec::with_capacity(RESAMPLES), Vec::with_capacity(RESAMPLES));
     let mut cheaper = 0usize;
+    // Only the input tokens and costs are read, laid out once per conversation.
+    let read: Vec<(&Cell, &Cell, f64)> = grids
+        .iter()
+        .map(|g| (cell(g, 0), cell(g, pick), runner_up.map_or(0.0, |r| cell(g, r).cost)))
+        .collect();
     for _ in 0..RESAMPLES {
-        // Only the input tokens and costs are read: summed as `Cell::add` sums them.
+        // Summed as `Cell::add` sums them.
         let (mut base, mut chosen, mut other) = (Sum::default(), Sum::default(), 0.0);
-        for _ in 0..grids.len() {
-            let g = &grids[rng.below(grids.len())];
-            base.add(cell(g, 0));
-            chosen.add(cell(g, pick));
-            other += runner_up.map_or(0.0, |r| cell(g, r).cost);
+        for _ in 0..read.len() {
+            let (b, c, o) = read[rng.below(read.len())];
+            base.add(b);
+            chosen.add(c);
+            other += o;
         }
         savings.push(-ratio(chosen.input_tokens as f64, base.input_tokens as f64));
         costs.push(ratio(chosen.cost, base.cost));
