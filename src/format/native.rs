@@ -31,7 +31,7 @@ use crate::model::{Conversation, Item, Trace};
 /// The native JSON Lines format.
 pub struct Native;
 
-const ITEM_TYPES: [&str; 10] = [
+const ITEM_TYPES: [&str; 11] = [
     "conversation",
     "system",
     "user",
@@ -41,6 +41,7 @@ const ITEM_TYPES: [&str; 10] = [
     "tool_result",
     "request",
     "unseen",
+    "cleared",
     "compaction",
 ];
 
