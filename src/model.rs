@@ -71,7 +71,9 @@ pub enum Item {
     },
     /// The agent cleared earlier tool results from the requests it sends from here on (Claude
     /// Code's microcompact): each named result is sent as [`CLEARED_PLACEHOLDER`] instead of its
-    /// output; the others stay. The log keeps the outputs, so the item names what it cleared.
+    /// output; the others stay. The log keeps the outputs, so the item names what it cleared. Not
+    /// a native item (only the Claude Code readers make it).
+    #[serde(skip_deserializing)]
     Cleared(Cleared),
     /// The context was replaced: nothing before this marker is sent any more. The summary that
     /// replaces it, when the format records it here, is sent as user text.

@@ -31,7 +31,7 @@ use crate::model::{Conversation, Item, Trace};
 /// The native JSON Lines format.
 pub struct Native;
 
-const ITEM_TYPES: [&str; 11] = [
+const ITEM_TYPES: [&str; 10] = [
     "conversation",
     "system",
     "user",
@@ -41,7 +41,6 @@ const ITEM_TYPES: [&str; 11] = [
     "tool_result",
     "request",
     "unseen",
-    "cleared",
     "compaction",
 ];
 
