@@ -259,6 +259,10 @@ fn relabel(i: &Item, copy: usize, shift: i64) -> Item {
         Item::Assistant { text: t } => Item::Assistant { text: text(t) },
         Item::Thinking { text: t } => Item::Thinking { text: text(t) },
         Item::Unseen { kind, tokens } => Item::Unseen { kind: *kind, tokens: *tokens },
+        Item::Cleared(c) => Item::Cleared(ctxbudget::model::Cleared {
+            call_ids: c.call_ids.iter().map(id).collect(),
+            tokens_saved: c.tokens_saved,
+        }),
         Item::ToolCall { call_id, name, arguments } => {
             Item::ToolCall { call_id: id(call_id), name: name.clone(), arguments: text(arguments) }
         }

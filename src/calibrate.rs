@@ -131,9 +131,10 @@ fn samples_in(measured: &MeasuredConversation, by_kind: bool) -> Vec<Sample> {
     let mut kinds = [0; KINDS];
     // The turn-scoped texts (and how many of them are framed) since the last human turn.
     let (mut scoped, mut scoped_items) = (0, 0);
-    let mut out = Vec::new();
+    let (mut out, mut clearing) = (Vec::new(), steps::Clearing::new(by_kind));
     for item in &measured.items {
         items += Tokens::from(item.framed());
+        let placeholders = clearing.step(item, &mut context, &mut kinds);
         let marker = steps::marker(item);
         marks += u32::from(marker.is_some());
         let added = match item {
@@ -160,6 +161,7 @@ fn samples_in(measured: &MeasuredConversation, by_kind: bool) -> Vec<Sample> {
             }
             MeasuredItem::ToolCall { measure, .. } => measure.tokens,
             MeasuredItem::ToolResult(sizes, _) => sizes.output().tokens,
+            MeasuredItem::Cleared { .. } => placeholders,
             MeasuredItem::Compaction { summary } => {
                 context = summary.map_or(0, |s| s.tokens);
                 kinds = [0; KINDS];
@@ -644,6 +646,7 @@ fn scale_item(item: &mut MeasuredItem, r: f64) {
             }
         }
         MeasuredItem::Compaction { summary: Some(s) } => s.set_tokens(scaled(s.tokens, r)),
+        MeasuredItem::Cleared { placeholder, .. } => placeholder.set_tokens(scaled(placeholder.tokens, r)),
         MeasuredItem::Compaction { summary: None } | MeasuredItem::Request { .. } => {}
     }
 }

@@ -16,7 +16,9 @@ use std::sync::{Arc, OnceLock};
 use rayon::prelude::*;
 
 use crate::model::Calibration;
-use crate::model::{Conversation, Item, Millis, Output, RecordedTotal, Tokens, UnseenKind, Usage};
+use crate::model::{
+    CLEARED_PLACEHOLDER, Conversation, Item, Millis, Output, RecordedTotal, Tokens, UnseenKind, Usage,
+};
 use crate::reuse_index::ReuseIndex;
 use crate::split::summary_of;
 use crate::tokens::{CharCounts, Measure, Meter, TextSize};
@@ -287,6 +289,15 @@ pub enum MeasuredItem {
         /// The model the log names.
         model: Option<Arc<str>>,
     },
+    /// The agent cleared earlier tool results ([`Item::Cleared`]): from here on each of
+    /// `results` (ordinals among the conversation's tool results, resolved by [`cleared::resolve`])
+    /// is sent as `placeholder` instead of its output.
+    Cleared {
+        /// Ordinals of the results cleared.
+        results: Arc<[usize]>,
+        /// Size of the placeholder each is sent as.
+        placeholder: TextSize,
+    },
     /// The context is replaced; the optional summary starts the new one (as user text).
     Compaction {
         /// Size of the summary.
@@ -306,7 +317,7 @@ impl MeasuredItem {
             }
             MeasuredItem::ToolCall { .. } | MeasuredItem::ToolResult(..) => true,
             MeasuredItem::Compaction { summary } => summary.is_some(),
-            MeasuredItem::Request { .. } => false,
+            MeasuredItem::Request { .. } | MeasuredItem::Cleared { .. } => false,
         }
     }
 }
@@ -408,6 +419,7 @@ impl MeasuredConversation {
             (measure(), ReuseIndex::default())
         };
         scope_reasoning(&mut measured);
+        cleared::resolve(conversation, &mut measured);
         let mut m = MeasuredConversation {
             id: conversation.id.clone(),
             items: measured,
@@ -529,7 +541,9 @@ impl MeasuredConversation {
                     }
                     MeasuredItem::ToolResult(_, r) => links.push(by_id.get(r.call_id.as_str()).copied()),
                     MeasuredItem::Compaction { .. } => by_id.clear(),
-                    MeasuredItem::Text { .. } | MeasuredItem::Request { .. } => {}
+                    MeasuredItem::Text { .. }
+                    | MeasuredItem::Request { .. }
+                    | MeasuredItem::Cleared { .. } => {}
                 }
             }
             (links, calls)
@@ -683,6 +697,10 @@ fn measure_item(item: &Item, meter: &Meter, opts: &MeasureOptions<'_>) -> Measur
         Item::Compaction { summary } => {
             MeasuredItem::Compaction { summary: summary.as_deref().map(|s| meter.measure(s)) }
         }
+        // The results it names are resolved once every item is measured (`cleared::resolve`).
+        Item::Cleared(_) => {
+            MeasuredItem::Cleared { results: Arc::from([]), placeholder: meter.measure(CLEARED_PLACEHOLDER) }
+        }
     }
 }
 
@@ -717,5 +735,6 @@ fn overhead_item(tokens: Tokens) -> MeasuredItem {
     }
 }
 
+pub mod cleared;
 #[cfg(test)]
 mod tests;

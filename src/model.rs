@@ -69,6 +69,12 @@ pub enum Item {
         /// Its size in the provider's tokens.
         tokens: Tokens,
     },
+    /// The agent cleared earlier tool results from the requests it sends from here on (Claude
+    /// Code's microcompact): each named result is sent as [`CLEARED_PLACEHOLDER`] instead of its
+    /// output; the others stay. The log keeps the outputs, so the item names what it cleared. Not
+    /// a native item (only the Claude Code readers make it).
+    #[serde(skip_deserializing)]
+    Cleared(Cleared),
     /// The context was replaced: nothing before this marker is sent any more. The summary that
     /// replaces it, when the format records it here, is sent as user text.
     Compaction {
@@ -76,6 +82,24 @@ pub enum Item {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         summary: Option<String>,
     },
+}
+
+/// The text Claude Code sends in place of a tool result its microcompact cleared (as public
+/// descriptions of its source give it; docs/calibration.md).
+pub const CLEARED_PLACEHOLDER: &str = "[Old tool result content cleared]";
+
+/// What an [`Item::Cleared`] clears.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cleared {
+    /// Call ids of the results cleared, as the log names them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub call_ids: Vec<String>,
+    /// The provider tokens the clearing saved, as the log records it (Claude Code's
+    /// `tokensSaved`): what sizes the clearing where the log names no result (an estimate:
+    /// the oldest results in the context are taken as cleared until their size reaches it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_saved: Option<Tokens>,
 }
 
 /// What kind of unseen content an [`Item::Unseen`] stands for (docs/unseen-context.md).

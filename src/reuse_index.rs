@@ -166,7 +166,9 @@ impl ReuseIndex {
                         context.send(&scratch);
                     }
                 }
-                Item::Unseen { .. } => {}
+                // Not followed: a result the agent cleared (Claude Code's microcompact) is taken as
+                // held until the next compaction.
+                Item::Unseen { .. } | Item::Cleared(_) => {}
             }
         }
         index

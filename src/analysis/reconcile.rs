@@ -391,7 +391,9 @@ pub fn sent_contexts(
     let mut out = Vec::new();
     // Turn-scoped readable reasoning, dropped with the hidden reasoning at the next human turn.
     let mut scoped_thinking = 0;
+    let mut clearing = crate::measure::cleared::Clearing::default();
     for (item, m) in conversation.items.iter().zip(&measured.items) {
+        let cleared = clearing.step(m);
         match (item, m) {
             (_, MeasuredItem::Text { category, measure, turn_start, turn_scoped }) => {
                 if *turn_start {
@@ -411,6 +413,12 @@ pub fn sent_contexts(
             (_, MeasuredItem::ToolResult(sizes, r)) => {
                 parts.tool_outputs += sizes.output().tokens;
                 parts.images += u64::from(r.images);
+            }
+            // Each result the agent cleared is sent as the placeholder.
+            (_, MeasuredItem::Cleared { placeholder, .. }) => {
+                let removed: Tokens = cleared.iter().map(|c| c.1).sum();
+                parts.tool_outputs = (parts.tool_outputs + placeholder.tokens * cleared.len() as Tokens)
+                    .saturating_sub(removed);
             }
             (_, MeasuredItem::Compaction { summary }) => {
                 parts = SentParts::default();

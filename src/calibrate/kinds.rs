@@ -84,7 +84,9 @@ impl Kind {
             MeasuredItem::ToolCall { .. } => Some(Kind::Arguments),
             MeasuredItem::ToolResult(_, r) if looks_like_code(&r.text) => Some(Kind::Code),
             MeasuredItem::ToolResult(..) => Some(Kind::ToolOutput),
-            MeasuredItem::Compaction { summary: None } | MeasuredItem::Request { .. } => None,
+            MeasuredItem::Compaction { summary: None }
+            | MeasuredItem::Request { .. }
+            | MeasuredItem::Cleared { .. } => None,
         }
     }
 

@@ -28,6 +28,7 @@
 //! marker are kept out of the ratio and the framing (their step is not what the log holds).
 //! Pure: no I/O.
 
+use super::kinds::Kind;
 use super::{KINDS, Sample, positions, scale};
 use crate::measure::{Category, MeasuredItem, overhead_measure};
 use crate::model::Tokens;
@@ -193,6 +194,44 @@ pub fn apply(items: &mut Vec<MeasuredItem>, sizes: &[Vec<f64>]) {
             }
         }
         items.push(item);
+    }
+}
+
+/// A walk's clearing markers ([`MeasuredItem::Cleared`]) in a sample's terms: each result a
+/// marker clears leaves the context and its kind, and the placeholder it is sent as comes in as
+/// tool output.
+#[derive(Debug, Default)]
+pub struct Clearing {
+    clearing: crate::measure::cleared::Clearing,
+    /// Each tool result's kind so far, where the samples are split by kind.
+    kinds: Option<Vec<Option<Kind>>>,
+}
+
+impl Clearing {
+    /// A walk's, with the samples split by kind where `by_kind`.
+    pub fn new(by_kind: bool) -> Clearing {
+        Clearing { kinds: by_kind.then(Vec::new), ..Clearing::default() }
+    }
+
+    /// Notes `item`; at a clearing marker, takes the results it clears out of `context` and
+    /// `kinds`, adds the placeholders to `kinds`, and returns their tokens (for `context`).
+    pub fn step(&mut self, item: &MeasuredItem, context: &mut Tokens, kinds: &mut [Tokens; KINDS]) -> Tokens {
+        if let (MeasuredItem::ToolResult(..), Some(k)) = (item, &mut self.kinds) {
+            k.push(Kind::of_item(item));
+        }
+        let cleared = self.clearing.step(item);
+        let MeasuredItem::Cleared { placeholder, .. } = item else { return 0 };
+        for &(i, tokens) in &cleared {
+            *context = context.saturating_sub(tokens);
+            if let Some(k) = self.kinds.as_ref().and_then(|k| k.get(i).copied().flatten()) {
+                kinds[k.index()] = kinds[k.index()].saturating_sub(tokens);
+            }
+        }
+        let added = placeholder.tokens * cleared.len() as Tokens;
+        if self.kinds.is_some() {
+            kinds[Kind::ToolOutput.index()] += added;
+        }
+        added
     }
 }
 

@@ -24,7 +24,9 @@
 //!   `parentUuid` to their root (`sidechain-1`, `sidechain-2`, …). `subagents/agent-*.jsonl` files are
 //!   read as files of their own.
 //! - A `system` line with `subtype: compact_boundary` replaces the context; the `isCompactSummary`
-//!   user line after it is the summary that starts the new one.
+//!   user line after it is the summary that starts the new one. One with `subtype:
+//!   microcompact_boundary` clears the tool results it names from the next request on
+//!   ([`Item::Cleared`], `microcompact`).
 //! - Harness-injected user text is sent to the model, so it is kept, but marked `meta` so that it
 //!   does not start a human turn (`FORMATS.md`: such lines "are harness-injected but still go to
 //!   the model"). Decision: that is an `isMeta` line (command caveats, injected context), the
@@ -167,6 +169,8 @@ pub(crate) struct Reader {
     unknown_lines: BTreeMap<String, usize>,
     /// Usage fields that are not token counts.
     bad_usage: super::shared::BadUsage,
+    /// Other problems, each naming its file and line, in file order.
+    warnings: Vec<String>,
 }
 
 impl Reader {
@@ -235,6 +239,11 @@ impl Reader {
             "system" if e.subtype.as_deref() == Some("compact_boundary") => {
                 let c = self.route(&e);
                 self.compaction_in(c);
+                Ok(())
+            }
+            "system" if e.subtype.as_deref() == Some("microcompact_boundary") => {
+                let c = self.route(&e);
+                self.microcompact_in(c, path, line, &e);
                 Ok(())
             }
             // Other known line types are UI bookkeeping that is not sent to the model.
@@ -405,6 +414,7 @@ impl Reader {
     pub(crate) fn finish_as(mut self, format: &'static str) -> Trace {
         let mut trace = Trace { format, ..Default::default() };
         trace.warnings.extend(self.bad_usage.warning());
+        trace.warnings.append(&mut self.warnings);
         for (kind, n) in &self.unknown_blocks {
             trace.warnings.push(format!("{n} `{kind}` content block(s) not replayed (unknown block type)"));
         }
@@ -495,6 +505,17 @@ pub(crate) struct Entry {
     /// `stream-json`: the Task tool call whose subagent wrote this line.
     #[serde(deserialize_with = "loose_str")]
     pub(crate) parent_tool_use_id: Option<String>,
+    /// A `microcompact_boundary` line's metadata (`microcompact`; the streamed form's key is
+    /// snake_case).
+    #[serde(
+        rename = "microcompactMetadata",
+        alias = "microcompact_metadata",
+        deserialize_with = "present_value"
+    )]
+    pub(crate) microcompact_metadata: Option<Value>,
+    /// Where some `microcompact_boundary` lines carry it instead.
+    #[serde(rename = "compactMetadata", alias = "compact_metadata", deserialize_with = "present_value")]
+    pub(crate) compact_metadata: Option<Value>,
     /// `stream-json`: the session totals of the `result` line.
     #[serde(deserialize_with = "present_object")]
     pub(crate) usage: Option<UsageFields>,
@@ -718,5 +739,6 @@ fn present_value<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Er
     Value::deserialize(d).map(Some)
 }
 
+mod microcompact;
 #[cfg(test)]
 mod tests;

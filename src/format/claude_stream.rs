@@ -13,7 +13,10 @@
 //! - `parent_tool_use_id` ≠ null marks subagent (Task tool) traffic: it has a context window of its
 //!   own, so it is its own conversation, `task-<parent_tool_use_id>`; the parent sees only the Task
 //!   tool's result.
-//! - `system` lines with `subtype: "compact_boundary"` (newer SDKs) replace the context.
+//! - `system` lines with `subtype: "compact_boundary"` (newer SDKs) replace the context; one with
+//!   `subtype: "microcompact_boundary"` clears earlier tool results, read as in a transcript
+//!   (`claude_code::microcompact`; the metadata may be under `microcompact_metadata`, possibly
+//!   with only `tokensSaved`).
 //! - The `result` line's `usage` (Anthropic fields) is recorded as the `main` conversation's
 //!   [`RecordedTotal`]: it is what the session billed on its main model (side models such as haiku
 //!   are only in `modelUsage`, not replayed). Per-request usage takes precedence where present.
@@ -74,6 +77,10 @@ impl Format for ClaudeStream {
                 "user" => reader.user_in(c, path, line, e),
                 "system" if e.subtype.as_deref() == Some("compact_boundary") => {
                     reader.compaction_in(c);
+                    Ok(())
+                }
+                "system" if e.subtype.as_deref() == Some("microcompact_boundary") => {
+                    reader.microcompact_in(c, path, line, &e);
                     Ok(())
                 }
                 "result" => {

@@ -636,6 +636,7 @@ pub(crate) mod testing {
             Item::Request(_) => "request",
             Item::Unseen { .. } => "unseen",
             Item::Compaction { .. } => "compaction",
+            Item::Cleared(_) => "cleared",
         }
     }
 

@@ -16,8 +16,9 @@
 use super::{Content, Edit, GapWatch, Kind, List, Minutes, On, Param, Policy, PolicyReport, View};
 use crate::model::Millis;
 
-/// The text Claude Code writes for a cleared tool result.
-pub const PLACEHOLDER: &str = "[Old tool result content cleared]";
+/// The text Claude Code writes for a cleared tool result (the one its logged clearings are
+/// replayed with).
+pub const PLACEHOLDER: &str = crate::model::CLEARED_PLACEHOLDER;
 
 /// The `claude-code-micro` policy.
 pub const KIND: Kind = Kind {

@@ -231,6 +231,7 @@ impl<'a> Replaying<'a> {
                 self.dropping = if text.is_some() { Dropping::Restated } else { Dropping::Summary };
             }
             MeasuredItem::Compaction { summary: text } => e.compaction_marker(position, *text),
+            MeasuredItem::Cleared { results, placeholder } => e.cleared(results, *placeholder),
             MeasuredItem::Request { id, timestamp, usage, model } => {
                 let request =
                     RequestItem { id, timestamp: *timestamp, usage: usage.as_ref(), model, labels: false };

@@ -35,7 +35,9 @@ pub fn recorded_compactions(conversation: &MeasuredConversation) -> Vec<Recorded
     let mut requests = 0;
     // The last compaction is still waiting for its summary text or its first request.
     let mut open = false;
+    let mut clearing = crate::measure::cleared::Clearing::default();
     for item in &conversation.items {
+        let cleared = clearing.step(item);
         match item {
             MeasuredItem::Text { category, measure, .. } => {
                 if let (true, Some(c), Category::User) = (open, out.last_mut(), category) {
@@ -48,6 +50,10 @@ pub fn recorded_compactions(conversation: &MeasuredConversation) -> Vec<Recorded
             }
             MeasuredItem::ToolCall { measure, .. } => since += measure.tokens,
             MeasuredItem::ToolResult(sizes, _) => since += sizes.output().tokens,
+            MeasuredItem::Cleared { placeholder, .. } => {
+                let removed: Tokens = cleared.iter().map(|c| c.1).sum();
+                since = (since + placeholder.tokens * cleared.len() as Tokens).saturating_sub(removed);
+            }
             MeasuredItem::Compaction { summary } => {
                 out.push(RecordedCompaction {
                     request: requests,

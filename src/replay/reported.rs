@@ -31,6 +31,7 @@
 //! nothing is carried the trigger reads the calibrated context as sent, as before. Pure: no I/O.
 
 use crate::measure::MeasuredItem;
+use crate::measure::cleared::Clearing;
 use crate::model::{Tokens, Usage};
 use crate::policy::compact::{Reported, codex};
 
@@ -52,6 +53,8 @@ pub(super) struct Residual {
     previous: Option<(Tokens, Tokens)>,
     /// The replay compacted since the log's last compaction.
     diverged: bool,
+    /// The results the log's clearing markers take out of the context.
+    clearing: Clearing,
 }
 
 impl Residual {
@@ -66,11 +69,13 @@ impl Residual {
             residual: None,
             previous: None,
             diverged: false,
+            clearing: Clearing::default(),
         }
     }
 
     /// An item of the log as recorded (a request is [`Residual::request`]).
     pub(super) fn item(&mut self, item: &MeasuredItem) {
+        let cleared = self.clearing.step(item);
         match item {
             MeasuredItem::Text { measure, turn_start, turn_scoped, .. } => {
                 // As the replay drops the turn-scoped texts when a human turn starts.
@@ -93,6 +98,11 @@ impl Residual {
                 self.turn_scoped = 0;
                 self.residual = None;
                 self.diverged = false;
+            }
+            MeasuredItem::Cleared { placeholder, .. } => {
+                let removed: Tokens = cleared.iter().map(|c| c.1).sum();
+                let added = placeholder.tokens * cleared.len() as Tokens;
+                self.context = (self.context + added).saturating_sub(removed);
             }
             MeasuredItem::Request { .. } => {}
         }

@@ -40,6 +40,7 @@ mod fixtures_look_alike_formats;
 mod fixtures_user_formats;
 mod fuzz_regressions;
 mod json_contract;
+mod microcompact;
 mod module_graph;
 mod output_safety;
 mod parallel;

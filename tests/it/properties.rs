@@ -172,6 +172,8 @@ fn expected_contexts(c: &Conversation, threshold: usize, count: &dyn Fn(&str) ->
                 }
             },
             Item::Request(_) => out.push(now),
+            // The generators make no clearing marker (`microcompact` tests those).
+            Item::Cleared(_) => {}
             Item::Compaction { summary } => {
                 now = Categories::default();
                 now.user += summary.as_deref().map_or(0, count);

@@ -55,6 +55,7 @@ fn message_texts(conversation: &MeasuredConversation) -> &MessageTexts {
                 }
                 MeasuredItem::Text { category, .. } => messages += usize::from(user_message(*category)),
                 MeasuredItem::Compaction { .. } | MeasuredItem::Request { .. } => messages += 1,
+                MeasuredItem::Cleared { .. } => {}
             }
         }
         texts.messages = messages;

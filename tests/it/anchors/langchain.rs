@@ -226,6 +226,8 @@ fn messages(items: &[MeasuredItem], offset: usize) -> (u64, Vec<(usize, bool)>) 
                     tokens += message(s.chars.chars + "user".len() as u64);
                 }
             }
+            // The anchor sessions record no clearing.
+            MeasuredItem::Cleared { .. } => {}
         }
     }
     (tokens + ais.iter().map(Ai::tokens).sum::<u64>(), tool_messages)

@@ -67,6 +67,8 @@ fn events(items: &[MeasuredItem]) -> (Vec<(usize, usize)>, usize) {
                 n += 1;
             }
             MeasuredItem::Compaction { summary } => n += usize::from(summary.is_some()),
+            // The anchor sessions record no clearing; a cleared result stays one event.
+            MeasuredItem::Cleared { .. } => {}
         }
     }
     (observations, n)

@@ -1,0 +1,237 @@
+//! Which tool results a clearing marker ([`Item::Cleared`], Claude Code's microcompact) clears,
+//! resolved once every item is measured, as ordinals among the conversation's tool results
+//! ([`MeasuredItem::Cleared`]); the replay then sends each of them as the placeholder from the
+//! marker on (`replay::engine`), for every policy: the agent did clear them.
+//!
+//! - **Named results.** Each call id names the latest result with that id since the last
+//!   compaction that no earlier marker cleared; an id that names none clears nothing (the
+//!   importer warns).
+//! - **No names** (a streamed form that records only the size): an estimate. The clearing's size
+//!   is the step the recorded prompt takes across the marker, where the requests on both sides
+//!   record one and no compaction lies between: the prompt before, plus what the log appends
+//!   between the two requests, less the prompt after (the usage is trusted over the log's own
+//!   figure). Elsewhere it is the log's `tokensSaved`. The oldest results still in the context are
+//!   taken as cleared until their size reaches it (microcompact clears the oldest first and keeps
+//!   the latest). Sizes are the report's tokens while the recorded figures are the provider's, so
+//!   the choice is close, not exact.
+//!
+//! Pure: no I/O.
+
+use std::sync::Arc;
+
+use super::MeasuredItem;
+use crate::model::{Cleared, Conversation, Item, Tokens};
+
+/// A tool result of the current context: its call id, ordinal, size and whether it is cleared.
+struct Open<'a> {
+    call_id: &'a str,
+    ordinal: usize,
+    tokens: Tokens,
+    cleared: bool,
+}
+
+/// Fills in the results of every [`MeasuredItem::Cleared`] of `measured` (the items of
+/// `conversation`, measured one by one, in the same order).
+pub fn resolve(conversation: &Conversation, measured: &mut [MeasuredItem]) {
+    if !conversation.items.iter().any(|i| matches!(i, Item::Cleared(_))) {
+        return;
+    }
+    let mut open: Vec<Open<'_>> = Vec::new();
+    let mut ordinal = 0;
+    for (k, item) in conversation.items.iter().enumerate() {
+        match item {
+            Item::ToolResult(r) => {
+                let tokens = match &measured[k] {
+                    MeasuredItem::ToolResult(sizes, _) => sizes.output().tokens,
+                    _ => 0,
+                };
+                open.push(Open { call_id: &r.call_id, ordinal, tokens, cleared: false });
+                ordinal += 1;
+            }
+            Item::Compaction { .. } => open.clear(),
+            Item::Cleared(c) => {
+                let chosen = if c.call_ids.is_empty() {
+                    let budget = usage_step(conversation, measured, k).or(c.tokens_saved).unwrap_or(0);
+                    oldest(&mut open, budget)
+                } else {
+                    named(&mut open, c)
+                };
+                if let MeasuredItem::Cleared { results, .. } = &mut measured[k] {
+                    *results = Arc::from(chosen);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The results `c` names, marked cleared.
+fn named(open: &mut [Open<'_>], c: &Cleared) -> Vec<usize> {
+    let mut chosen = Vec::new();
+    for id in &c.call_ids {
+        if let Some(r) = open.iter_mut().rev().find(|r| !r.cleared && r.call_id == id) {
+            r.cleared = true;
+            chosen.push(r.ordinal);
+        }
+    }
+    chosen.sort_unstable();
+    chosen
+}
+
+/// The oldest results not yet cleared whose sizes reach `budget`, marked cleared.
+fn oldest(open: &mut [Open<'_>], budget: Tokens) -> Vec<usize> {
+    let (mut chosen, mut sum) = (Vec::new(), 0);
+    for r in open.iter_mut().filter(|r| !r.cleared) {
+        if sum >= budget {
+            break;
+        }
+        r.cleared = true;
+        sum += r.tokens;
+        chosen.push(r.ordinal);
+    }
+    chosen
+}
+
+/// What the recorded prompt drops by across the marker at `at`: the last request before it with
+/// a recorded prompt, plus what is appended up to the first request after it with one, less that
+/// one's prompt (0 when it grows); `None` when either is missing or a compaction lies between.
+fn usage_step(conversation: &Conversation, measured: &[MeasuredItem], at: usize) -> Option<Tokens> {
+    let items = &conversation.items;
+    let recorded = |i: &Item| match i {
+        Item::Request(r) => r.usage.map(|u| u.input_tokens),
+        _ => None,
+    };
+    let before = (0..at).rev().find(|&i| recorded(&items[i]).is_some() || is_compaction(&items[i]))?;
+    let after = (at + 1..items.len()).find(|&i| recorded(&items[i]).is_some() || is_compaction(&items[i]))?;
+    let (y_before, y_after) = (recorded(&items[before])?, recorded(&items[after])?);
+    let appended: Tokens = measured[before + 1..after].iter().map(appended_tokens).sum();
+    Some((y_before + appended).saturating_sub(y_after))
+}
+
+fn is_compaction(item: &Item) -> bool {
+    matches!(item, Item::Compaction { .. })
+}
+
+/// Tokens an item adds to the context as measured (requests and markers add none).
+fn appended_tokens(item: &MeasuredItem) -> Tokens {
+    match item {
+        MeasuredItem::Text { measure, .. } | MeasuredItem::ToolCall { measure, .. } => measure.tokens,
+        MeasuredItem::ToolResult(sizes, _) => sizes.output().tokens,
+        MeasuredItem::Compaction { .. } | MeasuredItem::Request { .. } | MeasuredItem::Cleared { .. } => 0,
+    }
+}
+
+/// What a walk over measured items (the calibration's, the residual's, the fit's) takes out of
+/// its context at each clearing marker: the tool results it clears that are still in the context
+/// and not cleared before, with their whole outputs' tokens. Each walker adds the placeholders.
+#[derive(Debug, Clone, Default)]
+pub struct Clearing {
+    /// Each tool result's output tokens so far, and whether it is cleared.
+    results: Vec<(Tokens, bool)>,
+    /// The first result of the current context.
+    first: usize,
+}
+
+impl Clearing {
+    /// Notes `item`; at a clearing marker, the results it clears (ordinal, output tokens).
+    pub fn step(&mut self, item: &MeasuredItem) -> Vec<(usize, Tokens)> {
+        match item {
+            MeasuredItem::ToolResult(sizes, _) => self.results.push((sizes.output().tokens, false)),
+            MeasuredItem::Compaction { .. } => self.first = self.results.len(),
+            MeasuredItem::Cleared { results, .. } => {
+                let mut out = Vec::with_capacity(results.len());
+                for &i in results.iter().filter(|&&i| i >= self.first) {
+                    if let Some((tokens, cleared)) = self.results.get_mut(i).filter(|r| !r.1) {
+                        *cleared = true;
+                        out.push((i, *tokens));
+                    }
+                }
+                return out;
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Output, Request, ToolResult, Usage};
+    use crate::tokens::{Meter, Tokenizer};
+
+    fn result(id: &str, text: &str) -> Item {
+        Item::ToolResult(ToolResult {
+            call_id: id.into(),
+            name: None,
+            output: Output::Raw { output: text.into() },
+            is_error: false,
+            images: 0,
+        })
+    }
+
+    fn request(prompt: Option<Tokens>) -> Item {
+        Item::Request(Request {
+            usage: prompt.map(|input_tokens| Usage { input_tokens, ..Usage::default() }),
+            ..Request::default()
+        })
+    }
+
+    fn cleared_in(items: Vec<Item>) -> Vec<Vec<usize>> {
+        let c = Conversation { items, ..Conversation::default() };
+        let m = super::super::MeasuredConversation::new(
+            &c,
+            &Meter::new(Tokenizer::Estimate, Tokenizer::Estimate),
+            &super::super::MeasureOptions::default(),
+        );
+        m.items
+            .iter()
+            .filter_map(|i| match i {
+                MeasuredItem::Cleared { results, .. } => Some(results.to_vec()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn named_results_are_the_latest_with_the_id_since_the_last_compaction_and_cleared_once() {
+        let mark = |ids: &[&str]| {
+            Item::Cleared(Cleared {
+                call_ids: ids.iter().map(|s| s.to_string()).collect(),
+                tokens_saved: None,
+            })
+        };
+        let got = cleared_in(vec![
+            result("a", "old a"),
+            Item::Compaction { summary: None },
+            result("a", "new a"),
+            result("b", "b"),
+            mark(&["b", "a", "missing"]),
+            mark(&["a", "b"]),
+        ]);
+        assert_eq!(got, [vec![1, 2], vec![]], "ordinals in order; a second marker clears nothing again");
+    }
+
+    #[test]
+    fn without_names_the_oldest_results_reach_the_usage_step_or_else_tokens_saved() {
+        // len/4: each 40-byte output is 10 tokens.
+        let out = "x".repeat(40);
+        let mark = |saved| Item::Cleared(Cleared { call_ids: Vec::new(), tokens_saved: Some(saved) });
+        let items = |before, after| {
+            vec![
+                result("a", &out),
+                result("b", &out),
+                result("c", &out),
+                request(before),
+                mark(25),
+                request(after),
+            ]
+        };
+        // The usage drops by 12 (100 → 88, nothing appended): two results, though the log says 25.
+        assert_eq!(cleared_in(items(Some(100), Some(88))), [vec![0, 1]]);
+        // No usage after: `tokensSaved` (25) takes three.
+        assert_eq!(cleared_in(items(Some(100), None)), [vec![0, 1, 2]]);
+        // Usage that grows: nothing was cleared.
+        assert_eq!(cleared_in(items(Some(100), Some(130))), [Vec::<usize>::new()]);
+    }
+}
