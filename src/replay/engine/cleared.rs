@@ -1,0 +1,41 @@
+//! The agent's own clearing of tool results (Claude Code's microcompact, [`crate::measure::cleared`]):
+//! the engine's step that sends each named result as the placeholder from the marker on.
+
+use super::{Category, Content, Engine, TextSize, head, tail};
+
+impl Engine<'_> {
+    /// The agent cleared the results `cleared` ([`crate::measure::cleared`]): each still in the
+    /// context is sent as `placeholder` from here on, whatever the policy did to it (a policy sees
+    /// replaced content); taken out like a sticky edit, but not counted as pruned.
+    pub(in crate::replay) fn cleared(&mut self, cleared: &[usize], placeholder: TextSize) {
+        for &i in cleared {
+            if i < self.first_result || i >= self.results.len() {
+                continue;
+            }
+            if self.transient.contains_key(&i) {
+                let mut first_change = None;
+                self.set_result(i, None, &mut first_change);
+            }
+            let state = &self.results[i];
+            let (summary, content, original, position) =
+                (state.summary, state.content, state.original, state.position);
+            let (removed, category) = match content {
+                Content::Present(c) => (c, Category::ToolContents),
+                Content::Replaced(p) => (p, Category::Placeholders),
+                Content::None | Content::Pruned => (TextSize::default(), Category::ToolContents),
+            };
+            self.shrink(Category::ToolSummaries, summary);
+            self.shrink(category, removed);
+            self.grow(Category::Placeholders, placeholder);
+            self.prefix.add(head(position), -(summary.tokens as i64));
+            self.prefix.add(tail(position), placeholder.tokens as i64 - removed.tokens as i64);
+            let unedited = summary.tokens + original.map_or(0, |c| c.tokens);
+            self.unpruned = (self.unpruned + placeholder.tokens).saturating_sub(unedited);
+            let state = &mut self.results[i];
+            state.summary = TextSize::default();
+            state.content = Content::Replaced(placeholder);
+            state.original = Some(placeholder);
+            self.mark_changed(head(position));
+        }
+    }
+}
