@@ -69,8 +69,12 @@ pub fn replay_forked<P: Policy>(
         });
         Box::new(Branch { replaying, policy, trigger, group, from: 0, forked_from: None })
     };
-    let mut done = Vec::new();
-    let mut pending = if thresholds.is_empty() { Vec::new() } else { vec![start(0..thresholds.len())] };
+    // At most one run per threshold, and one branch pending per part.
+    let mut done = Vec::with_capacity(thresholds.len());
+    let mut pending = Vec::with_capacity(thresholds.len());
+    if !thresholds.is_empty() {
+        pending.push(start(0..thresholds.len()));
+    }
     let mut edits = Vec::new();
     // Boxed: a branch (engine and policy) is large, and is moved into and out of `pending`.
     while let Some(mut b) = pending.pop() {
