@@ -546,14 +546,55 @@ impl<'r> LastRates<'r> {
 /// priced by the same functions, added in the same order), without its other totals and events,
 /// for a grid that ranks many runs by it.
 pub fn cost_usd_of_run(rows: &[RequestRow], model: &CacheModel) -> f64 {
-    let mut rates = LastRates::default();
-    let mut total = 0.0;
-    for (i, row) in rows.iter().enumerate() {
-        let (usd, _) = rates.of(model, row.model.as_deref());
-        total += request_cost_at(row, i.checked_sub(1).map(|j| &rows[j]), model, &usd).cost_usd;
-        total += super::summarization::summarization_cost_usd(row, model, &usd);
+    RunPricer::new(model).cost_usd_from(rows, 0, 0.0, None)
+}
+
+/// Prices runs one after another, as [`cost_usd_of_run`] does, for a grid of many runs of one
+/// conversation: a model's rates are looked up again only when the model changes, from one run
+/// to the next too, and a run that shares its first rows with one priced before goes on from
+/// that run's running total (the same additions in the same order: the same bill to the bit).
+pub struct RunPricer<'m> {
+    model: &'m CacheModel,
+    /// The last model priced and its rates.
+    last: Option<(Option<std::sync::Arc<str>>, UsdRates)>,
+}
+
+impl<'m> RunPricer<'m> {
+    /// A pricer at `model`'s prices, no rates looked up yet.
+    pub fn new(model: &'m CacheModel) -> Self {
+        RunPricer { model, last: None }
     }
-    total
+
+    fn rates(&mut self, name: &Option<std::sync::Arc<str>>) -> UsdRates {
+        match &self.last {
+            Some((m, usd)) if m.as_deref() == name.as_deref() => *usd,
+            _ => {
+                let (usd, _) = UsdRates::of(self.model, name.as_deref());
+                self.last = Some((name.clone(), usd));
+                usd
+            }
+        }
+    }
+
+    /// The bill of `rows`, given `total`, the bill of `rows[..from]` (`0.0` and `0` for a whole
+    /// run); the total after each row from `from` on is pushed to `running` when given.
+    pub fn cost_usd_from(
+        &mut self,
+        rows: &[RequestRow],
+        from: usize,
+        mut total: f64,
+        mut running: Option<&mut Vec<f64>>,
+    ) -> f64 {
+        for (i, row) in rows.iter().enumerate().skip(from) {
+            let usd = self.rates(&row.model);
+            total += request_cost_at(row, i.checked_sub(1).map(|j| &rows[j]), self.model, &usd).cost_usd;
+            total += super::summarization::summarization_cost_usd(row, self.model, &usd);
+            if let Some(r) = running.as_deref_mut() {
+                r.push(total);
+            }
+        }
+        total
+    }
 }
 
 /// Adds a request's bill, recorded output and recorded cost to the totals.

@@ -26,7 +26,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::compare::PolicySource;
-use super::cost::{CacheModel, cost_usd_of_run};
+use super::cost::{CacheModel, RunPricer, cost_usd_of_run};
 use super::reuse::{Recording, RunReuse, replay_with_reuse};
 use super::summarization::CompactionTotals;
 use crate::measure::MeasuredConversation;
@@ -136,7 +136,7 @@ fn cost_unit() -> String {
     COST_UNIT.to_owned()
 }
 
-fn cell_of(run: &Run, reuse: Option<RunReuse>, unfired: Option<Unfired>, cache: &CacheModel) -> Cell {
+fn cell_of(run: &Run, reuse: Option<RunReuse>, unfired: Option<Unfired>, cost: f64) -> Cell {
     let mut all = Unfireds::default();
     if let Some(u) = &unfired {
         all.add(u);
@@ -144,7 +144,7 @@ fn cell_of(run: &Run, reuse: Option<RunReuse>, unfired: Option<Unfired>, cache: 
     Cell {
         unfired: (all, unfired.is_none()),
         input_tokens: run.summary.total_input_tokens,
-        cost: price(run, cache),
+        cost,
         peak: run.summary.peak_context_tokens,
         prune_events: run.summary.prune_events,
         reuse: reuse.map(|r| (r.pruned_results, r.reused_results)),
@@ -176,11 +176,11 @@ pub fn run_cell(
 ) -> Cell {
     if c.reuse.built {
         let (run, reuse, unfired) = replay_with_reuse(c, threshold, source.fresh(), meter, Keep::Priced);
-        return cell_of(&run, Some(reuse), unfired, &settings.cache);
+        return cell_of(&run, Some(reuse), unfired, price(&run, &settings.cache));
     }
     let mut policy = source.fresh();
     let run = replay_keeping(c, threshold, &mut *policy, meter, Keep::Priced);
-    cell_of(&run, None, policy.report().unfired, &settings.cache)
+    cell_of(&run, None, policy.report().unfired, price(&run, &settings.cache))
 }
 
 /// The grid of one conversation: every policy at every threshold, each distinct split replayed
@@ -214,7 +214,9 @@ pub fn grid_of(c: &MeasuredConversation, settings: &RecommendSettings, meter: &M
 
 /// The cells of `c` under `source` at each of `thresholds` (ascending, each splitting `c`
 /// differently), the same as [`run_cell`] at each: one replay forked where the thresholds first
-/// split a result differently ([`replay_forked`]), each run then priced and its reuse measured.
+/// split a result differently ([`replay_forked`]), each run then priced and its reuse measured. A
+/// forked run's price goes on from the running total of the run it was forked from, at the rows
+/// they share ([`RunPricer`]).
 pub fn policy_cells(
     c: &MeasuredConversation,
     thresholds: &[usize],
@@ -225,9 +227,23 @@ pub fn policy_cells(
     let fresh = || Recording::new(source.fresh());
     let runs = replay_forked(c, thresholds, &fresh, &Recording::fork, meter, Keep::Priced);
     let mut cells = vec![Cell::default(); thresholds.len()];
+    let mut pricer = RunPricer::new(&settings.cache);
+    // By a run's first threshold: the row `from` it was priced from, and its bill after each of
+    // its rows from `from` on (`[k]`: after `from + k` rows). Runs come in threshold order, so the
+    // run a run was forked from (at a row at or after its own `from`) is priced before it.
+    let mut running: Vec<(usize, Vec<f64>)> = vec![(0, Vec::new()); thresholds.len()];
     for forked in runs {
         let (reuse, unfired) = forked.policy.reuse(c, thresholds[forked.thresholds.start]);
-        let cell = cell_of(&forked.run, c.reuse.built.then_some(reuse), unfired, &settings.cache);
+        let (from, total) = match forked.forked_from {
+            Some((t, shared)) => (shared, running[t].1[shared - running[t].0]),
+            None => (0, 0.0),
+        };
+        let rows = &forked.run.rows;
+        let mut totals = Vec::with_capacity(rows.len() + 1 - from);
+        totals.push(total);
+        let cost = pricer.cost_usd_from(rows, from, total, Some(&mut totals));
+        running[forked.thresholds.start] = (from, totals);
+        let cell = cell_of(&forked.run, c.reuse.built.then_some(reuse), unfired, cost);
         let Some(last) = forked.thresholds.clone().last() else { continue };
         for slot in &mut cells[forked.thresholds.start..last] {
             *slot = cell.clone();

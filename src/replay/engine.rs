@@ -164,6 +164,7 @@ fn tail(position: usize) -> usize {
 }
 
 impl<'a> Engine<'a> {
+    #[inline(always)]
     fn add(&mut self, category: Category, position: usize, m: TextSize) {
         self.grow(category, m);
         self.unpruned += m.tokens;
@@ -475,7 +476,7 @@ impl<'a> Engine<'a> {
             transient: self.transient.clone(),
             transient_calls: self.transient_calls.clone(),
             transient_prefix: self.transient_prefix.clone(),
-            turn_scoped: self.turn_scoped.clone(),
+            turn_scoped: super::with_room(&self.turn_scoped, self.turn_scoped.capacity()),
             tracker: self.tracker.clone(),
             ..*self
         }

@@ -32,6 +32,9 @@ pub struct Forked<P> {
     pub run: Run,
     /// The policy after the run, for what it recorded.
     pub policy: P,
+    /// `(t, n)`: the run was forked from the run of the thresholds starting at index `t` (listed
+    /// before it), its first `n` rows copied from that run's; `None`: replayed from the first item.
+    pub forked_from: Option<(usize, usize)>,
 }
 
 /// A replay in progress for the thresholds `group`, from item `from` on.
@@ -41,6 +44,7 @@ struct Branch<'a, P> {
     trigger: Option<Box<dyn Policy>>,
     group: Range<usize>,
     from: usize,
+    forked_from: Option<(usize, usize)>,
 }
 
 /// Replays `conversation` under a policy made by `fresh` at each of `thresholds` (ascending, as
@@ -63,10 +67,14 @@ pub fn replay_forked<P: Policy>(
         let replaying = beside(&mut policy, trigger.as_mut(), |p| {
             Replaying::new(conversation, threshold, p, meter, keep, harness)
         });
-        Box::new(Branch { replaying, policy, trigger, group, from: 0 })
+        Box::new(Branch { replaying, policy, trigger, group, from: 0, forked_from: None })
     };
-    let mut done = Vec::new();
-    let mut pending = if thresholds.is_empty() { Vec::new() } else { vec![start(0..thresholds.len())] };
+    // At most one run per threshold, and one branch pending per part.
+    let mut done = Vec::with_capacity(thresholds.len());
+    let mut pending = Vec::with_capacity(thresholds.len());
+    if !thresholds.is_empty() {
+        pending.push(start(0..thresholds.len()));
+    }
     let mut edits = Vec::new();
     // Boxed: a branch (engine and policy) is large, and is moved into and out of `pending`.
     while let Some(mut b) = pending.pop() {
@@ -85,8 +93,8 @@ pub fn replay_forked<P: Policy>(
             }
             beside(&mut b.policy, b.trigger.as_mut(), |p| b.replaying.item(position, item, p, &mut edits));
         }
-        let Branch { replaying, policy, group, .. } = *b;
-        done.push(Forked { thresholds: group, run: replaying.finish(), policy });
+        let Branch { replaying, policy, group, forked_from, .. } = *b;
+        done.push(Forked { thresholds: group, run: replaying.finish(), policy, forked_from });
     }
     done.sort_by_key(|f| f.thresholds.start);
     done
@@ -111,5 +119,6 @@ fn part<'a, P>(
     };
     let mut replaying = b.replaying.fork();
     replaying.set_threshold(thresholds[rest.start]);
-    Ok(Box::new(Branch { replaying, policy, trigger, group: rest, from: position }))
+    let forked_from = Some((b.group.start, b.replaying.rows.len()));
+    Ok(Box::new(Branch { replaying, policy, trigger, group: rest, from: position, forked_from }))
 }

@@ -43,15 +43,22 @@ impl Prefix {
         Prefix { slots, before, total: 0, tree: Vec::new() }
     }
 
+    /// Adds `delta` at `position`: inline for an addition at or above the highest slot so far
+    /// (items come in order), out of line for an edit of an older slot.
+    #[inline]
     pub(super) fn add(&mut self, position: usize, delta: i64) {
-        let highest = self.before.len() - 1;
-        if position >= highest {
+        if position + 1 >= self.before.len() {
             while self.before.len() <= position {
                 self.before.push(self.total);
             }
             self.total += delta;
-            return;
+        } else {
+            self.add_below(position, delta);
         }
+    }
+
+    #[inline(never)]
+    fn add_below(&mut self, position: usize, delta: i64) {
         if self.tree.is_empty() {
             self.tree = vec![0; self.slots + 1];
         }

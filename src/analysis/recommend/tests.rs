@@ -200,3 +200,43 @@ fn a_candidates_compaction_fields_sit_in_place_and_read_back_inside_the_recommen
     let read = serde_json::from_str::<Candidate>(&older).unwrap();
     assert_eq!(read.compaction.summarization_output_tokens, 0, "a missing compaction field reads as 0");
 }
+
+#[test]
+fn a_forked_runs_price_goes_on_from_its_parents_to_the_bit_of_its_own_replay() {
+    use crate::replay::replay_forked;
+    use testing::{request, result, user};
+    let meter = testing::meter().0;
+    // Three results, each split by fewer of the thresholds: forks at each, chained; the last two
+    // results come with no request between them (a fork with no row of its own before it forks).
+    let at = |m: u32| Some(format!("2025-01-01T00:{m:02}:00Z"));
+    let items = vec![
+        user("hi"),
+        request(at(0).as_deref()),
+        result("a", "read", "x".repeat(50)),
+        request(at(1).as_deref()),
+        user(&"y".repeat(300)),
+        result("b", "read", "x".repeat(200)),
+        result("c", "read", "x".repeat(800)),
+        request(at(2).as_deref()),
+        request(at(30).as_deref()),
+        request(None),
+    ];
+    let m = testing::measured(items, &meter);
+    let s = RecommendSettings { thresholds: vec![0, 100, 400, 1000], ..settings(&POLICIES, 200_000) };
+    let (_, firsts) = m.split_plan(&s.swept());
+    assert_eq!(firsts.len(), 4, "each threshold splits the results its own way");
+    for spec in &s.policies {
+        let fresh = || Recording::new(spec.fresh());
+        let runs = replay_forked(&m, &firsts, &fresh, &Recording::fork, &meter, Keep::Priced);
+        let shared: Vec<usize> = runs.iter().filter_map(|f| f.forked_from.map(|(_, n)| n)).collect();
+        assert_eq!(shared.len(), 3, "{}: {shared:?}", spec.as_str());
+        assert!(shared.iter().any(|&n| n > 0), "{}: {shared:?}", spec.as_str());
+        let cells = policy_cells(&m, &firsts, spec, &s, &meter);
+        for (cell, &threshold) in cells.iter().zip(&firsts) {
+            let own = run_cell(&m, threshold, spec, &s, &meter);
+            assert!(cell.cost > 0.0);
+            assert_eq!(cell.cost.to_bits(), own.cost.to_bits(), "{} at {threshold}", spec.as_str());
+            assert_eq!(*cell, own, "{} at {threshold}", spec.as_str());
+        }
+    }
+}
