@@ -58,29 +58,9 @@ fn a_compaction_is_no_delta_and_fits_the_same_overhead() {
 
 #[test]
 fn small_appends_and_no_usage_fall_back_to_the_default_ratio() {
-    let v = vec![
-        s(100, 500),
-        s(120, 530),
-        Sample {
-            replayed: 200,
-            recorded: None,
-            after_compaction: false,
-            items: 0,
-            by_kind: [0; KINDS],
-            marks: 0,
-            unscaled: 0,
-        },
-    ];
+    let v = vec![s(100, 500), s(120, 530), Sample { recorded: None, ..s(200, 0) }];
     assert_eq!(fit(&v, &ins(false, 1.25), None).unwrap().ratio, 1.25);
-    let none = vec![Sample {
-        replayed: 1,
-        recorded: None,
-        after_compaction: false,
-        items: 0,
-        by_kind: [0; KINDS],
-        marks: 0,
-        unscaled: 0,
-    }];
+    let none = vec![Sample { recorded: None, ..s(1, 0) }];
     assert_eq!(fit(&none, &ins(false, 1.0), None), None);
 }
 
@@ -100,19 +80,7 @@ fn leave_one_out_really_leaves_the_request_out() {
 
 #[test]
 fn a_request_without_usage_is_not_predicted() {
-    let v = vec![
-        s(0, 100),
-        Sample {
-            replayed: 5,
-            recorded: None,
-            after_compaction: false,
-            items: 0,
-            by_kind: [0; KINDS],
-            marks: 0,
-            unscaled: 0,
-        },
-        s(10, 110),
-    ];
+    let v = vec![s(0, 100), Sample { recorded: None, ..s(5, 0) }, s(10, 110)];
     assert_eq!(leave_one_out(&v, &ins(true, 1.0)), vec![Some(100.0), None, Some(110.0)]);
 }
 
