@@ -486,9 +486,9 @@ pub fn cost_of_run(rows: &[RequestRow], model: &CacheModel) -> (CostTotals, Vec<
     for i in (0..rows.len().saturating_sub(1)).rev() {
         ends[i] = if rows[i + 1].previous_context_tokens == 0 { i + 1 } else { ends[i + 1] };
     }
-    let mut rates = LastRates::default();
+    let mut pricer = RunPricer::new(model);
     for (i, row) in rows.iter().enumerate() {
-        let (usd, fallback) = rates.of(model, row.model.as_deref());
+        let (usd, fallback) = pricer.rates(&row.model);
         let c = request_cost_at(row, i.checked_sub(1).map(|j| &rows[j]), model, &usd);
         add_bill(&mut totals, row, &c, &usd.for_prompt(row.context_tokens), fallback);
         totals.requests += 1;
@@ -524,24 +524,6 @@ pub fn cost_of_run(rows: &[RequestRow], model: &CacheModel) -> (CostTotals, Vec<
     (totals, events)
 }
 
-/// The rates of the last model looked up: a run names one model, or a few in long stretches.
-#[derive(Default)]
-struct LastRates<'r>(Option<(Option<&'r str>, UsdRates, bool)>);
-
-impl<'r> LastRates<'r> {
-    /// [`UsdRates::of`] `name`, looked up again only when the name changes.
-    fn of(&mut self, model: &CacheModel, name: Option<&'r str>) -> (UsdRates, bool) {
-        match self.0 {
-            Some((m, usd, fallback)) if m == name => (usd, fallback),
-            _ => {
-                let (usd, fallback) = UsdRates::of(model, name);
-                self.0 = Some((name, usd, fallback));
-                (usd, fallback)
-            }
-        }
-    }
-}
-
 /// The bill in USD of a run's `rows`: [`cost_of_run`]'s `cost_usd` to the bit (the same requests
 /// priced by the same functions, added in the same order), without its other totals and events,
 /// for a grid that ranks many runs by it.
@@ -555,8 +537,8 @@ pub fn cost_usd_of_run(rows: &[RequestRow], model: &CacheModel) -> f64 {
 /// that run's running total (the same additions in the same order: the same bill to the bit).
 pub struct RunPricer<'m> {
     model: &'m CacheModel,
-    /// The last model priced and its rates.
-    last: Option<(Option<std::sync::Arc<str>>, UsdRates)>,
+    /// The last model priced, its rates and whether they are the fallback's ([`UsdRates::of`]).
+    last: Option<(Option<std::sync::Arc<str>>, UsdRates, bool)>,
 }
 
 impl<'m> RunPricer<'m> {
@@ -565,13 +547,15 @@ impl<'m> RunPricer<'m> {
         RunPricer { model, last: None }
     }
 
-    fn rates(&mut self, name: &Option<std::sync::Arc<str>>) -> UsdRates {
+    /// [`UsdRates::of`] `name`, looked up again only when the name changes: a run names one
+    /// model, or a few in long stretches.
+    fn rates(&mut self, name: &Option<std::sync::Arc<str>>) -> (UsdRates, bool) {
         match &self.last {
-            Some((m, usd)) if m.as_deref() == name.as_deref() => *usd,
+            Some((m, usd, fallback)) if m.as_deref() == name.as_deref() => (*usd, *fallback),
             _ => {
-                let (usd, _) = UsdRates::of(self.model, name.as_deref());
-                self.last = Some((name.clone(), usd));
-                usd
+                let (usd, fallback) = UsdRates::of(self.model, name.as_deref());
+                self.last = Some((name.clone(), usd, fallback));
+                (usd, fallback)
             }
         }
     }
@@ -586,7 +570,7 @@ impl<'m> RunPricer<'m> {
         mut running: Option<&mut Vec<f64>>,
     ) -> f64 {
         for (i, row) in rows.iter().enumerate().skip(from) {
-            let usd = self.rates(&row.model);
+            let (usd, _) = self.rates(&row.model);
             total += request_cost_at(row, i.checked_sub(1).map(|j| &rows[j]), self.model, &usd).cost_usd;
             total += super::summarization::summarization_cost_usd(row, self.model, &usd);
             if let Some(r) = running.as_deref_mut() {
