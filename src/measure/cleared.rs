@@ -152,6 +152,16 @@ impl Clearing {
         }
         Vec::new()
     }
+
+    /// `context` after `item`, for a walker that keeps one running total: at a clearing marker,
+    /// less the outputs it clears ([`Clearing::step`]) and plus a placeholder for each; else as
+    /// it was (the item is noted all the same).
+    pub fn context_after(&mut self, item: &MeasuredItem, context: Tokens) -> Tokens {
+        let cleared = self.step(item);
+        let MeasuredItem::Cleared { placeholder, .. } = item else { return context };
+        let removed: Tokens = cleared.iter().map(|c| c.1).sum();
+        (context + placeholder.tokens * cleared.len() as Tokens).saturating_sub(removed)
+    }
 }
 
 #[cfg(test)]

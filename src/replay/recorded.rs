@@ -37,7 +37,7 @@ pub fn recorded_compactions(conversation: &MeasuredConversation) -> Vec<Recorded
     let mut open = false;
     let mut clearing = crate::measure::cleared::Clearing::default();
     for item in &conversation.items {
-        let cleared = clearing.step(item);
+        since = clearing.context_after(item, since);
         match item {
             MeasuredItem::Text { category, measure, .. } => {
                 if let (true, Some(c), Category::User) = (open, out.last_mut(), category) {
@@ -50,10 +50,7 @@ pub fn recorded_compactions(conversation: &MeasuredConversation) -> Vec<Recorded
             }
             MeasuredItem::ToolCall { measure, .. } => since += measure.tokens,
             MeasuredItem::ToolResult(sizes, _) => since += sizes.output().tokens,
-            MeasuredItem::Cleared { placeholder, .. } => {
-                let removed: Tokens = cleared.iter().map(|c| c.1).sum();
-                since = (since + placeholder.tokens * cleared.len() as Tokens).saturating_sub(removed);
-            }
+            MeasuredItem::Cleared { .. } => {}
             MeasuredItem::Compaction { summary } => {
                 out.push(RecordedCompaction {
                     request: requests,

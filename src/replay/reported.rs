@@ -75,7 +75,7 @@ impl Residual {
 
     /// An item of the log as recorded (a request is [`Residual::request`]).
     pub(super) fn item(&mut self, item: &MeasuredItem) {
-        let cleared = self.clearing.step(item);
+        self.context = self.clearing.context_after(item, self.context);
         match item {
             MeasuredItem::Text { measure, turn_start, turn_scoped, .. } => {
                 // As the replay drops the turn-scoped texts when a human turn starts.
@@ -99,12 +99,7 @@ impl Residual {
                 self.residual = None;
                 self.diverged = false;
             }
-            MeasuredItem::Cleared { placeholder, .. } => {
-                let removed: Tokens = cleared.iter().map(|c| c.1).sum();
-                let added = placeholder.tokens * cleared.len() as Tokens;
-                self.context = (self.context + added).saturating_sub(removed);
-            }
-            MeasuredItem::Request { .. } => {}
+            MeasuredItem::Cleared { .. } | MeasuredItem::Request { .. } => {}
         }
     }
 
