@@ -11,6 +11,10 @@
 //!   of it that diverged on newlines, punctuation and slashes).
 //! - `--counter tiktoken-rs` gives the same replay of the corpus as the default counter.
 //! - A count cache keeps each counter's counts apart.
+//! - The guards on pathological texts: a text with a long run goes to bpe-openai, which agrees with
+//!   both others; below tiktoken-rs's crash size the backends agree on long whitespace. The
+//!   library's own unit tests need no counter feature (they inject the raw counters), so
+//!   `cargo test --release` runs every one of them.
 //!
 //! Without the feature, `--counter tiktoken-rs` is refused with the feature named
 //! (`tests/it/counters.rs`).
@@ -27,7 +31,7 @@ mod bench_common;
 
 use common::stdout_of as stdout;
 use ctxbudget::counts::StoredCounts;
-use ctxbudget::tokens::{Backend, Tokenizer, longest_whitespace_run};
+use ctxbudget::tokens::{Backend, Tokenizer, has_long_run, longest_whitespace_run};
 use rayon::prelude::*;
 
 #[test]
@@ -96,4 +100,83 @@ fn a_count_cache_keeps_each_counters_counts_apart() {
     let after = kept();
     assert_eq!(after.section("o200k/tiktoken"), before.section("o200k/tiktoken"));
     assert_eq!(after.section("o200k/tiktoken-rs"), before.section("o200k/tiktoken"), "the same counts");
+}
+
+/// Each backend's own count of `text`, unguarded: the crates called directly, as the library's
+/// raw counts are.
+fn raw(tokenizer: Tokenizer, backend: Backend, text: &str) -> usize {
+    let cl100k = tokenizer == Tokenizer::Cl100k;
+    match backend {
+        Backend::TiktokenRs if cl100k => tiktoken_rs::cl100k_base_singleton().encode_ordinary(text).len(),
+        Backend::TiktokenRs => tiktoken_rs::o200k_base_singleton().encode_ordinary(text).len(),
+        Backend::Tiktoken => {
+            let name = if cl100k { "cl100k_base" } else { "o200k_base" };
+            tiktoken::get_encoding(name).unwrap().count(text)
+        }
+    }
+}
+
+/// bpe-openai's count of `text`: the linear counter texts with a long run go to.
+fn linear(tokenizer: Tokenizer, text: &str) -> usize {
+    let bpe =
+        if tokenizer == Tokenizer::Cl100k { bpe_openai::cl100k_base() } else { bpe_openai::o200k_base() };
+    bpe.count(text)
+}
+
+#[test]
+fn pathological_texts_go_to_the_linear_counter_and_agree_with_both_others() {
+    let letters: String = (0..30_000u32).map(|i| char::from(b'a' + (i * 7 % 26) as u8)).collect();
+    let base64: String = (0..30_000u32)
+        .map(|i| {
+            char::from(
+                b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[(i * 13 % 64) as usize],
+            )
+        })
+        .collect();
+    let url = format!("https://example.com/{}?q=1&r=2", "path/segment-".repeat(1_500));
+    let cjk = "日本語の文章".repeat(3_000);
+    let punct = "-=".repeat(6_000);
+    let spaces = format!("a{}b", " ".repeat(150_000));
+    let mixed = format!("{}\n{}x", " ".repeat(120_000), "\t".repeat(3));
+    // Long runs without whitespace but of mixed classes are cut into short pieces: the regular
+    // counters get them, and agree with the linear one.
+    let json = r#"{"id":"0a1b2c","text":"line\nnext\tcol","n":[1,2,3]},"#.repeat(1_000);
+    for t in [Tokenizer::O200k, Tokenizer::Cl100k] {
+        for (text, long) in [(&letters, true), (&punct, true), (&cjk, true), (&spaces, true), (&mixed, true)]
+            .into_iter()
+            .chain([(&base64, false), (&url, false), (&json, false)])
+        {
+            assert_eq!(has_long_run(text), long, "{}", &text[..20]);
+            let reference = raw(t, Backend::TiktokenRs, text);
+            assert_eq!(linear(t, text), reference, "{t}: {}", &text[..20]);
+            if long {
+                assert_eq!(raw(t, Backend::Tiktoken, text), reference, "{t}");
+            }
+            assert_eq!(t.counter_with(Backend::Tiktoken).count(text) as usize, reference, "{t}");
+        }
+    }
+    assert!(!has_long_run(&"word ".repeat(100_000)));
+}
+
+#[test]
+fn backends_agree_on_long_whitespace_below_the_crash_size() {
+    for t in [Tokenizer::O200k, Tokenizer::Cl100k] {
+        for text in [
+            format!("a{}b", " ".repeat(150_000)),
+            format!("{}\n{}x", " ".repeat(120_000), "\t".repeat(3)),
+            "fn main() {\n    println!(\"日本語 <|endoftext|>\");\n}\n".repeat(50),
+        ] {
+            let reference = raw(t, Backend::TiktokenRs, &text);
+            assert_eq!(raw(t, Backend::Tiktoken, &text), reference, "{t}");
+            for b in Backend::ALL {
+                assert_eq!(t.counter_with(b).count(&text) as usize, reference, "{t} {b}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_count_cache_names_the_tiktoken_rs_counter() {
+    let counter = Tokenizer::Cl100k.counter_with(Backend::TiktokenRs);
+    assert_eq!(counter.kept_as().as_deref(), Some("cl100k/tiktoken-rs"));
 }

@@ -93,11 +93,6 @@ fn only_exact_counters_of_their_own_are_kept() {
     meter.keep(&mut after);
     assert_eq!(after, stored);
     assert_eq!(Tokenizer::O200k.counter_with(Backend::Tiktoken).kept_as().as_deref(), Some("o200k/tiktoken"));
-    #[cfg(feature = "counter-tiktoken-rs")]
-    assert_eq!(
-        Tokenizer::Cl100k.counter_with(Backend::TiktokenRs).kept_as().as_deref(),
-        Some("cl100k/tiktoken-rs")
-    );
     assert_eq!(Tokenizer::Estimate.counter().kept_as(), None);
 }
 
