@@ -19,9 +19,12 @@
 //!   arguments string), `custom_tool_call` (e.g. `apply_patch`, its `input`), `local_shell_call` and
 //!   `web_search_call` (its `action`; it has no output item) are tool calls. **Decision on web
 //!   searches:** the results of a `web_search_call` are added to the context by the provider and
-//!   the rollout does not hold them, so the call is followed by an [`Item::Unseen`] of kind
-//!   server-side with no size of its own; the calibration sizes it from the step the recorded
-//!   prompt takes across it (`calibrate::steps`, docs/unseen-context.md).
+//!   the rollout does not hold them, so an [`Item::Unseen`] of kind server-side with no size of
+//!   its own stands for them; the calibration sizes it from the step the recorded prompt takes
+//!   across it (`calibrate::steps`, docs/unseen-context.md). It goes before the request of the
+//!   run that searched, not after the call: the provider feeds the results to the model within
+//!   that call, whose recorded prompt already holds them (on a real 0.125 rollout each of three
+//!   searches steps the recorded prompt at its own call and the step stays; docs/unseen-context.md).
 //! - `function_call_output` / `custom_tool_call_output` are tool results, linked by `call_id`.
 //!   **Decision on 0.40 outputs:** `output` there is a JSON string `{"output":…,"metadata":{…}}`
 //!   and that whole string is what Codex sent back to the model (codex-rs
@@ -441,8 +444,25 @@ impl Reader {
         self.names.insert(call_id.clone(), name.clone());
         self.items.push(Item::ToolCall { call_id, name, arguments });
         if kind == "web_search_call" {
-            // Its results: added by the provider, not recorded; the calibration sizes them.
-            self.items.push(Item::Unseen { kind: UnseenKind::ServerSide, tokens: 0 });
+            self.search_results();
+        }
+    }
+
+    /// The unseen item that holds a web search's results (module doc): the provider feeds them
+    /// to the model within the call that searched, so they go before that call's request (its
+    /// recorded prompt already holds them); in a compaction's replacement history, where they are
+    /// context only, after the call.
+    fn search_results(&mut self) {
+        let results = Item::Unseen { kind: UnseenKind::ServerSide, tokens: 0 };
+        match self.open.filter(|_| self.run_active && !self.replaying) {
+            Some(request) => {
+                self.items.insert(request, results);
+                self.open = Some(request + 1);
+                if let Some(slot) = self.run_slot.as_mut().filter(|slot| **slot >= request) {
+                    *slot += 1;
+                }
+            }
+            None => self.items.push(results),
         }
     }
 

@@ -139,11 +139,12 @@ fn look_alikes_are_named_on_stderr_and_leave_the_output_alone() {
         .stderr(contains("read it with `--input-format aider-chat`"));
 }
 
-/// A Codex `web_search_call` has no output item: its results are sized from the recorded step
-/// across it (docs/unseen-context.md, "Server-side content"), so the replay of `none` reaches the
-/// recorded prompt of the request after it, with the difference in `server_side`.
+/// A Codex `web_search_call` has no output item: its results are sized from the recorded step into
+/// the call that searched, which the provider fed them to (docs/unseen-context.md, "Server-side
+/// content"), so the replay of `none` reaches that call's own recorded prompt, with the difference
+/// in `server_side`, and keeps it after.
 #[test]
-fn a_codex_web_search_is_sized_from_the_recorded_step_after_it() {
+fn a_codex_web_search_is_sized_from_the_recorded_step_into_its_call() {
     let out = ctxbudget()
         .args(["replay", "--policy", "none", "--per-request", "--format", "json"])
         .arg(fixtures("codex").join("rollout-0.125.jsonl"))
@@ -155,10 +156,11 @@ fn a_codex_web_search_is_sized_from_the_recorded_step_after_it() {
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
     let rows = v["runs"][0]["timeline"].as_array().unwrap();
     let field = |k: usize, f: &str| rows[k][f].as_u64().unwrap();
-    // The search is in request 1's run; request 2 is the first to send its results.
-    assert_eq!((field(0, "server_side"), field(1, "server_side")), (0, 0));
-    // Recorded 1 700 then 1 800 (EXPECTED.md); without the search the replay of request 2 was
-    // 1 751 (main's binary at 91ae701), so the search is the other 49.
-    assert_eq!((field(1, "context_tokens"), field(2, "context_tokens")), (1_700, 1_800));
-    assert_eq!(field(2, "server_side"), 1_800 - 1_751);
+    // The search is in request 1's run: request 1 is the first to hold its results.
+    assert_eq!(field(0, "server_side"), 0);
+    // Recorded 1 500 then 1 700 (EXPECTED.md); the replay appends 83 tokens between them
+    // (81 → 164 with `--overhead 0`), so the search is the other 117.
+    assert_eq!((field(0, "context_tokens"), field(1, "context_tokens")), (1_500, 1_700));
+    assert_eq!(field(1, "server_side"), 1_700 - 1_500 - (164 - 81));
+    assert_eq!(field(2, "server_side"), field(1, "server_side"));
 }

@@ -273,10 +273,12 @@ fn custom_tools_web_search_and_developer_items() {
         ),
         line("response_item", r#"{"type":"custom_tool_call_output","call_id":"p1","output":"Success."}"#),
     ]);
-    assert_eq!(kinds(&t), ["system", "user", "request", "call", "unseen", "call", "result"]);
+    // The search's results stand before the request of the run that searched: that call's own
+    // recorded prompt holds them.
+    assert_eq!(kinds(&t), ["system", "user", "unseen", "request", "call", "call", "result"]);
     let c = &t.conversations[0];
     assert_eq!(c.tool_results(), 1);
-    let Item::ToolCall { name, arguments, .. } = &c.items[3] else { panic!() };
+    let Item::ToolCall { name, arguments, .. } = &c.items[4] else { panic!() };
     assert_eq!((name.as_str(), arguments.as_str()), ("web_search", r#"{"query":"q","type":"search"}"#));
     // The search's results: not in the rollout, sized later by the calibration.
     assert_eq!(unseen(&t), [(UnseenKind::ServerSide, 0)]);
@@ -433,4 +435,37 @@ fn a_ghost_snapshot_is_not_sent_and_not_reported_as_unknown() {
     ]);
     assert_eq!(kinds(&t), ["user", "request", "assistant"]);
     assert!(t.warnings.is_empty(), "{:?}", t.warnings);
+}
+
+#[test]
+fn a_search_after_reasoning_goes_before_its_request_and_the_reasoning_is_still_sized() {
+    let search = || line("response_item", r#"{"type":"web_search_call","status":"completed","action":{}}"#);
+    // 0.12x: reasoning, two searches and an answer in one call, its usage after them.
+    let t = read(&[
+        user("look it up"),
+        reasoning("Searching"),
+        search(),
+        search(),
+        answer("found"),
+        tokens_reasoning(900, 900, 40),
+    ]);
+    assert_eq!(
+        kinds(&t),
+        ["user", "unseen", "unseen", "request", "thinking", "unseen", "call", "call", "assistant"]
+    );
+    assert_eq!(
+        unseen(&t),
+        [(UnseenKind::ServerSide, 0), (UnseenKind::ServerSide, 0), (UnseenKind::Reasoning, 40)]
+    );
+    assert_eq!(recorded(&t), [Some(900)]);
+    // In a compaction's replacement history a search is context, not a call: its results follow it.
+    let t = read(&[
+        user("go"),
+        answer("ok"),
+        line(
+            "compacted",
+            r#"{"replacement_history":[{"type":"web_search_call","status":"completed","action":{}}]}"#,
+        ),
+    ]);
+    assert_eq!(kinds(&t), ["user", "request", "assistant", "compaction", "call", "unseen"]);
 }
