@@ -45,7 +45,8 @@ fn rates(path: &std::path::Path) -> ModelPrice {
     models.sort_unstable();
     models.dedup();
     assert_eq!(models.len(), 1, "one model: {models:?}");
-    let found = PriceTable::built_in().lookup(Some(models[0]));
+    let table = PriceTable::built_in();
+    let found = table.lookup(Some(models[0]));
     assert!(!found.fallback, "{} is in the table", models[0]);
     found.price.clone()
 }
