@@ -147,6 +147,11 @@ pub struct RequestRow {
     /// Output of that call: the summary.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub summarization_output_tokens: Tokens,
+    /// That call was made with prompt caching off: it reads nothing from the cache and its whole
+    /// input is priced at the plain input price (docs/compaction.md, "Billing"); in the JSON only
+    /// when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub summarization_uncached: bool,
 }
 
 fn is_zero(t: &Tokens) -> bool {

@@ -35,7 +35,8 @@
 //! model the log names for it ([`super::prices`]: the built-in table, or a prices file): reads at
 //! the cache-read price, writes at the 5-minute or 1-hour write price by the TTL (the input price
 //! for providers that charge no write premium), and the recorded output tokens at the output
-//! price. Output is the same under every policy; a request whose log records no output tokens adds
+//! price (a compaction's summarisation call made with prompt caching off at the plain input
+//! price, [`super::summarization`]). Output is the same under every policy; a request whose log records no output tokens adds
 //! none (counted in `output_unrecorded`). With explicit prices, those prices apply to every model
 //! (output at `output=`, or the table's output price of the model when not given). Where the log
 //! records what each request cost (Cline), the recorded total is kept beside it, to hold the
@@ -273,13 +274,17 @@ pub struct RequestCost {
 pub struct UsdRates {
     /// A token read from the cache.
     pub read: f64,
-    /// A token written (or sent uncached).
+    /// A token written to the cache (or, for a provider with no write premium, sent uncached): what
+    /// every token of a request that is not read costs.
     pub write: f64,
     /// An output token.
     pub output: f64,
+    /// A token of a call made with prompt caching off (the plain input price): a compaction's own
+    /// summarisation call ([`super::summarization`]), which neither reads nor writes the cache.
+    pub input: f64,
     /// The model's long-context tier: a request whose prompt is over `.0` tokens pays the rates
-    /// `.1` (read, write, output per token) for all of it ([`UsdRates::for_prompt`]).
-    pub long: Option<(Tokens, [f64; 3])>,
+    /// `.1` (read, write, output, input per token) for all of it ([`UsdRates::for_prompt`]).
+    pub long: Option<(Tokens, [f64; 4])>,
 }
 
 impl UsdRates {
@@ -287,8 +292,8 @@ impl UsdRates {
     /// is over the tier's bound.
     pub fn for_prompt(&self, prompt: Tokens) -> UsdRates {
         match self.long {
-            Some((above, [read, write, output])) if prompt > above => {
-                UsdRates { read, write, output, long: None }
+            Some((above, [read, write, output, input])) if prompt > above => {
+                UsdRates { read, write, output, input, long: None }
             }
             _ => *self,
         }
@@ -308,16 +313,19 @@ impl UsdRates {
                 read: p.read * scale,
                 write: p.write * scale,
                 output: p.output.unwrap_or(row.output) * per,
+                input: p.input * scale,
                 long: None,
             }
         } else {
+            let ttl = cache.ttl_ms;
             UsdRates {
                 read: row.read * per,
-                write: row.write(cache.ttl_ms) * per,
+                write: row.write(ttl) * per,
                 output: row.output * per,
+                input: row.input * per,
                 long: row
                     .long
-                    .map(|l| (l.tokens, [l.read * per, l.write(cache.ttl_ms) * per, l.output * per])),
+                    .map(|l| (l.tokens, [l.read * per, l.write(ttl) * per, l.output * per, l.input * per])),
             }
         };
         (rates, found.fallback && !(p.unit == "USD" && p.output.is_some()))

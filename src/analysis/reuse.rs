@@ -423,6 +423,7 @@ mod tests {
                 keep_from: None,
                 prompt_tokens: 0,
                 whole_context: true,
+                cached: true,
                 pairs: None,
             })
         }

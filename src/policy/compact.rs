@@ -40,9 +40,14 @@ pub struct Compaction {
     /// Tokens of the summarisation instructions sent with the context in the summarisation call.
     pub prompt_tokens: Tokens,
     /// The summarisation call sends the whole context, whose prefix the provider's cache holds
-    /// from the previous request (most agents); `false`: only what is summarised away, with no
-    /// cache (OpenHands' condenser turns prompt caching off).
+    /// from the previous request (most agents); `false`: only what is summarised away (OpenHands'
+    /// condenser, Goose's tool-pair calls).
     pub whole_context: bool,
+    /// The summarisation call uses the provider's prompt cache: the prefix the previous request
+    /// cached is read from it and the rest written to it. `false`: a call of its own with prompt
+    /// caching off, which reads nothing and pays the plain input price for all of its input
+    /// (OpenHands' condenser, Goose's tool-pair calls; docs/compaction.md, "Billing").
+    pub cached: bool,
     /// Tool pairs replaced one by one, the rest of the context staying as it is ([`Pairs`]);
     /// `None`: the context is summarised as above.
     pub pairs: Option<Pairs>,
@@ -150,7 +155,8 @@ impl Summarizer {
         } else {
             Summary::Ratio(view.log_summary_ratio.filter(|_| self.from_log).unwrap_or(self.ratio))
         };
-        Compaction { summary, keep_from, prompt_tokens: self.prompt_tokens, whole_context: true, pairs: None }
+        let prompt_tokens = self.prompt_tokens;
+        Compaction { summary, keep_from, prompt_tokens, whole_context: true, cached: true, pairs: None }
     }
 }
 

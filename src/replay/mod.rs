@@ -280,6 +280,7 @@ impl<'a> Replaying<'a> {
                 row.summarization_input_tokens = s.input_tokens;
                 row.summarization_cached_tokens = s.cached_tokens;
                 row.summarization_output_tokens = s.summary_tokens;
+                row.summarization_uncached = s.uncached;
             }
             self.rows.push(row);
         }

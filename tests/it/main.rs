@@ -23,6 +23,7 @@ mod cli_mistakes;
 mod compaction;
 mod compaction_goose;
 mod compaction_outputs;
+mod compaction_uncached;
 mod corpus_agent_formats;
 mod corpus_api_formats;
 mod corpus_calibration;

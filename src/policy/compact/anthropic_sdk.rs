@@ -2,7 +2,9 @@
 //! when the last response's tokens (input + cache creation + cache read + output) exceed
 //! `context_token_threshold` (`DEFAULT_THRESHOLD = 100_000`), the runner asks the model for a
 //! summary with `DEFAULT_SUMMARY_PROMPT` (253 o200k tokens, docs/compaction.md) and replaces the
-//! whole message list with it.
+//! whole message list with it. The summary request follows the runner's messages, through the
+//! same client, and nothing in the runner turns prompt caching off: the call is priced as a cached
+//! call of the context ([`super::Compaction::cached`]; docs/compaction.md, "Billing").
 
 use super::{SUMMARY_FROM_LOG, SUMMARY_RATIO, SUMMARY_TOKENS, Summarizer};
 use crate::policy::{Kind, Param};

@@ -11,7 +11,9 @@
 //! `preTokens` 155,979 after a request of 154,476 that it did not compact at, so the threshold
 //! lies in between, and 200,000 − 45,000 = 155,000 does (docs/compaction.md). The summary keeps
 //! nothing of the conversation (the files Claude Code re-reads after it are part of the next
-//! requests in the log).
+//! requests in the log). Its summarisation call sends the conversation, and nothing published
+//! says it turns prompt caching off: it is priced as a cached call of the context
+//! ([`super::Compaction::cached`]; docs/compaction.md, "Billing").
 
 use super::{SUMMARY_FROM_LOG, SUMMARY_RATIO, SUMMARY_TOKENS, Summarizer};
 use crate::policy::{Kind, Param};

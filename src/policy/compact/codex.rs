@@ -6,7 +6,10 @@
 //! Codex also carries the recent user messages (up to 20k tokens) into the new history; the replay
 //! does not keep them (they are user texts spread over the context), so the context after a
 //! simulated compaction is that much smaller than Codex's. The summarisation prompt is Codex's
-//! `templates/compact/prompt.md`: 95 o200k tokens (`ctxbudget count`, docs/compaction.md).
+//! `templates/compact/prompt.md`: 95 o200k tokens (`ctxbudget count`, docs/compaction.md). Codex
+//! sends it after the history, through the session's model client, and OpenAI's prompt cache is
+//! automatic (nothing turns it off): the call is priced as a cached call of the context
+//! ([`super::Compaction::cached`]; docs/compaction.md, "Billing").
 
 use super::{SUMMARY_FROM_LOG, SUMMARY_RATIO, SUMMARY_TOKENS, Summarizer};
 use crate::policy::{Kind, Param};

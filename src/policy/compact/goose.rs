@@ -3,8 +3,12 @@
 //! and a summary is appended (`crates/goose/src/context_mgmt/mod.rs`). The summarisation call
 //! sends the `compaction.md` template (621 o200k tokens without the conversation it wraps) and the
 //! request to summarise (11), measured on block/goose@8d844eecbdfd (docs/compaction.md,
-//! "Billing"). Goose's tool-pair summarisation, on by default beside it, is `compact:goose-tools`
-//! ([`super::goose_tools`]).
+//! "Billing"). The call goes through the session's provider with its caching as configured, so
+//! it is priced as a cached call of the context ([`super::Compaction::cached`]); but Goose renders
+//! the conversation as text into that call's system prompt (`do_compact`), so the call shares no
+//! prefix with the conversation's cache and the read the replay bills it is not made (a limit,
+//! docs/compaction.md). Goose's tool-pair summarisation, on by default beside it, is
+//! `compact:goose-tools` ([`super::goose_tools`]).
 
 use super::{SUMMARY_FROM_LOG, SUMMARY_RATIO, SUMMARY_TOKENS, Summarizer};
 use crate::policy::{Kind, Param};

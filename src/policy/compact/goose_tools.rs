@@ -17,7 +17,9 @@
 //!   reply's first request or not at all in it.
 //! - **Summary** (`summarize_tool_call`): one call per pair, sending the pair's two messages as
 //!   text with a 97-token system prompt (o200k, docs/compaction.md, "Billing"), with prompt
-//!   caching and thinking off (`model_config.rs`, `one_shot_model_config`); the reply, one
+//!   caching and thinking off (`model_config.rs`, `one_shot_model_config`), so each call is
+//!   priced at the plain input price, none of it read or written ([`Compaction::cached`] false;
+//!   docs/compaction.md, "Billing"); the reply, one
 //!   user-role message, replaces the pair. Nothing bounds its length but the prompt, which asks for
 //!   "a single message" and gives one sentence as its example: that sentence's 11 o200k tokens
 //!   are the default `summary_tokens` (measured as the prompt is; no Goose log records a summary
@@ -166,6 +168,7 @@ impl Policy for ToolPairs {
             keep_from: None,
             prompt_tokens: self.prompt,
             whole_context: false,
+            cached: false,
             pairs: Some(pairs),
         })
     }

@@ -6,7 +6,11 @@
 //! sends the compaction agent's system prompt (`agent/prompt/compaction.txt`, 149 o200k tokens)
 //! and a user message that wraps the conversation in the summary request and its template
 //! (`buildPrompt` in `packages/core/src/session/compaction.ts` and `compaction-suffix.ts`, 292
-//! without the conversation): 441 (docs/compaction.md, "Billing").
+//! without the conversation): 441 (docs/compaction.md, "Billing"). The call goes through the
+//! session's provider with its caching as configured, so it is priced as a cached call of the
+//! context ([`super::Compaction::cached`]); with the compaction agent's own system prompt at its
+//! head it shares less of the conversation's cached prefix than the replay bills it as reading (a
+//! limit, docs/compaction.md).
 
 use super::{SUMMARY_FROM_LOG, SUMMARY_RATIO, SUMMARY_TOKENS, Summarizer};
 use crate::policy::{Kind, Param};

@@ -3,7 +3,9 @@
 //! (1: the system prompt; SDK 4) and the newest `max_size / 2 - keep_first - 1`, and summarises the
 //! events between into one summary event (`get_condensation`, `should_condense`). The condenser's
 //! own LLM runs with prompt caching off and sees only the forgotten events and its prompt (481
-//! o200k tokens, docs/compaction.md), so its call is billed uncached.
+//! o200k tokens, docs/compaction.md): its call shares no prefix with the agent's cached
+//! conversation and writes nothing to a cache, so it is priced at the plain input price, none of
+//! it read ([`Compaction::cached`] false; docs/compaction.md, "Billing").
 //!
 //! Events are counted as [`View::events`] counts them. The first `keep_first` events beyond the
 //! system prompt are summarised with the rest (the replay keeps the system prompt and the tail),
@@ -74,6 +76,10 @@ impl Policy for Condenser {
         let tail = (self.max_size / 2).saturating_sub(self.keep_first + 1);
         let first_kept = view.events.saturating_sub(tail);
         let keep_from = view.results.iter().find(|r| r.event >= first_kept).map(|r| r.position);
-        Some(Compaction { whole_context: false, ..self.summarizer.compaction(view, keep_from) })
+        Some(Compaction {
+            whole_context: false,
+            cached: false,
+            ..self.summarizer.compaction(view, keep_from)
+        })
     }
 }

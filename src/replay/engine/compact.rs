@@ -31,6 +31,8 @@ pub(in crate::replay) struct Summarised {
     pub(in crate::replay) input_tokens: Tokens,
     /// Of that input, the prefix the previous request had cached.
     pub(in crate::replay) cached_tokens: Tokens,
+    /// The call was made with prompt caching off ([`crate::policy::compact::Compaction::cached`]).
+    pub(in crate::replay) uncached: bool,
 }
 
 /// A text of `tokens` tokens that the log does not hold (a summary no LLM wrote here): sized as
@@ -107,7 +109,8 @@ impl Engine<'_> {
             summarized_tokens: summarized,
             summary_tokens: summary,
             input_tokens: input,
-            cached_tokens: if compaction.whole_context { shared } else { 0 },
+            cached_tokens: if compaction.whole_context && compaction.cached { shared } else { 0 },
+            uncached: !compaction.cached,
         })
     }
 }
