@@ -346,11 +346,38 @@ pub struct MeasuredConversation {
     /// calibration, `calibrate::apply`: the overhead the log showed after a compaction); `None`
     /// keeps the unrecorded overhead the context had.
     pub restart_overhead: Option<Tokens>,
-    /// [`MeasuredConversation::result_calls`] and the number of tool calls, worked out on first
-    /// use.
-    links: OnceLock<(Vec<Option<usize>>, usize)>,
+    /// [`MeasuredConversation::result_calls`], the number of tool calls and whether any item is
+    /// a clearing marker, worked out on first use.
+    links: OnceLock<Links>,
     /// [`MeasuredConversation::message_texts`], filled on first use.
     message_texts: OnceLock<MessageTexts>,
+    /// [`MeasuredConversation::recorded_contexts`], filled on first use.
+    recorded_contexts: Derived<Vec<Tokens>>,
+}
+
+/// What a replay works out of a conversation's items on first use and keeps with it; a copy
+/// starts without it (a copy whose items then change, as the sweep's `fix_other_tools` re-splits
+/// outputs, works it out again from its own).
+#[derive(Debug, Default)]
+struct Derived<T>(OnceLock<T>);
+
+impl<T> Clone for Derived<T> {
+    fn clone(&self) -> Self {
+        Derived(OnceLock::new())
+    }
+}
+
+/// What the replays of a conversation read of its items' order, worked out once
+/// ([`MeasuredConversation::result_calls`], [`MeasuredConversation::tool_calls`],
+/// [`MeasuredConversation::clears`]).
+#[derive(Debug, Clone, Default)]
+struct Links {
+    /// Each tool result's call, as an index among the tool calls.
+    result_calls: Vec<Option<usize>>,
+    /// Tool calls in all.
+    calls: usize,
+    /// Some item is a clearing marker ([`MeasuredItem::Cleared`]).
+    clears: bool,
 }
 
 /// What a replay that keeps the messages one by one (for a policy that reads them) works out of
@@ -431,6 +458,7 @@ impl MeasuredConversation {
             restart_overhead: None,
             links: OnceLock::new(),
             message_texts: OnceLock::new(),
+            recorded_contexts: Derived::default(),
         };
         if opts.overhead > 0 {
             m.add_overhead(opts.overhead);
@@ -515,12 +543,18 @@ impl MeasuredConversation {
     /// compactions in place (the sweep's `fix_other_tools` only changes
     /// how results split).
     pub fn result_calls(&self) -> &[Option<usize>] {
-        &self.links().0
+        &self.links().result_calls
     }
 
     /// Number of tool calls (what a replay presizes its table of calls with).
     pub fn tool_calls(&self) -> usize {
-        self.links().1
+        self.links().calls
+    }
+
+    /// Whether some item is a clearing marker ([`MeasuredItem::Cleared`]): a walker that follows
+    /// them ([`cleared::Clearing`]) has nothing to follow when none is.
+    pub fn clears(&self) -> bool {
+        self.links().clears
     }
 
     /// What the replay works out on first use and keeps here for a policy that reads the
@@ -529,24 +563,32 @@ impl MeasuredConversation {
         &self.message_texts
     }
 
-    fn links(&self) -> &(Vec<Option<usize>>, usize) {
+    /// What the replay works out on first use and keeps here for the trigger of a compacting
+    /// policy: the context of the log replayed as recorded at each request
+    /// (`replay::reported`).
+    pub(crate) fn recorded_contexts(&self) -> &OnceLock<Vec<Tokens>> {
+        &self.recorded_contexts.0
+    }
+
+    fn links(&self) -> &Links {
         self.links.get_or_init(|| {
             let mut by_id: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-            let (mut calls, mut links) = (0, Vec::new());
+            let mut links = Links::default();
             for item in &self.items {
                 match item {
                     MeasuredItem::ToolCall { call_id, .. } => {
-                        by_id.insert(call_id, calls);
-                        calls += 1;
+                        by_id.insert(call_id, links.calls);
+                        links.calls += 1;
                     }
-                    MeasuredItem::ToolResult(_, r) => links.push(by_id.get(r.call_id.as_str()).copied()),
+                    MeasuredItem::ToolResult(_, r) => {
+                        links.result_calls.push(by_id.get(r.call_id.as_str()).copied())
+                    }
                     MeasuredItem::Compaction { .. } => by_id.clear(),
-                    MeasuredItem::Text { .. }
-                    | MeasuredItem::Request { .. }
-                    | MeasuredItem::Cleared { .. } => {}
+                    MeasuredItem::Cleared { .. } => links.clears = true,
+                    MeasuredItem::Text { .. } | MeasuredItem::Request { .. } => {}
                 }
             }
-            (links, calls)
+            links
         })
     }
 

@@ -22,6 +22,7 @@ use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use crate::model::{Conversation, Item, Output};
@@ -243,12 +244,24 @@ impl Context {
 /// [`summary_with_lines`]`(output, lines)` written into `out`, without the copies of the first line
 /// and of the whole that building it as a new string makes.
 fn automatic_summary(output: &str, lines: usize, out: &mut String) {
-    use std::fmt::Write;
     let first = output.lines().next().unwrap_or("");
     let end = first.char_indices().nth(FIRST_LINE_CHARS).map_or(first.len(), |(i, _)| i);
     out.clear();
-    // Writing to a `String` cannot fail.
-    let _ = write!(out, "{lines} lines | {}…", &first[..end]);
+    // The count's decimal digits, written without the formatting machinery (one summary per
+    // result).
+    let (mut digits, mut k, mut n) = ([0u8; 20], 20, lines);
+    loop {
+        k -= 1;
+        digits[k] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend(digits[k..].iter().map(|&d| char::from(d)));
+    out.push_str(" lines | ");
+    out.push_str(&first[..end]);
+    out.push('…');
 }
 
 /// A byte's classes, as [`add_terms`] reads them from [`CLASS`]: part of a path or identifier
@@ -432,24 +445,70 @@ fn trim(text: &str) -> &str {
 /// an escaped `old_string` or patch are lines again), else of the text as is.
 pub fn argument_terms(arguments: &str, out: &mut Vec<u64>) {
     out.clear();
-    match serde_json::from_str::<serde_json::Value>(arguments) {
-        Ok(value) => add_value_terms(&value, out),
-        Err(_) => {
-            add_terms(arguments, out);
-        }
+    let mut json = serde_json::Deserializer::from_str(arguments);
+    if StringTerms(out).deserialize(&mut json).and_then(|()| json.end()).is_err() {
+        // Not JSON: whatever was read of it is read again as text.
+        out.clear();
+        add_terms(arguments, out);
     }
     out.sort_unstable();
     out.dedup();
 }
 
-fn add_value_terms(value: &serde_json::Value, out: &mut Vec<u64>) {
-    match value {
-        serde_json::Value::String(s) => {
-            add_terms(s, out);
+/// Adds the terms of each string of a JSON value, as it is read (no tree of it is built): what an
+/// object holds under each key, not its keys.
+struct StringTerms<'o>(&'o mut Vec<u64>);
+
+impl<'de> DeserializeSeed<'de> for StringTerms<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for StringTerms<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_str<E>(self, s: &str) -> Result<(), E> {
+        add_terms(s, self.0);
+        Ok(())
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<(), A::Error> {
+        while items.next_element_seed(StringTerms(&mut *self.0))?.is_some() {}
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while map.next_key::<IgnoredAny>()?.is_some() {
+            map.next_value_seed(StringTerms(&mut *self.0))?;
         }
-        serde_json::Value::Array(items) => items.iter().for_each(|v| add_value_terms(v, out)),
-        serde_json::Value::Object(map) => map.values().for_each(|v| add_value_terms(v, out)),
-        _ => {}
+        Ok(())
     }
 }
 
@@ -559,10 +618,62 @@ mod tests {
             ["", "one line", "first\r\nsecond\n", "\n\nthird", "a\rb\nc", long.as_str(), "x\u{2028}y"];
         let mut out = String::from("left over");
         for text in texts {
-            let lines = text.lines().count();
-            automatic_summary(text, lines, &mut out);
-            assert_eq!(out, summary_with_lines(text, lines), "{text:?}");
+            for lines in [text.lines().count(), 10, 1_234_567, usize::MAX] {
+                automatic_summary(text, lines, &mut out);
+                assert_eq!(out, summary_with_lines(text, lines), "{text:?}");
+            }
         }
+    }
+
+    /// The terms of arguments as first read: the JSON parsed into a tree, each string's terms.
+    fn argument_oracle(arguments: &str) -> Vec<u64> {
+        fn walk(value: &serde_json::Value, out: &mut Vec<u64>) {
+            match value {
+                serde_json::Value::String(s) => {
+                    add_terms(s, out);
+                }
+                serde_json::Value::Array(items) => items.iter().for_each(|v| walk(v, out)),
+                serde_json::Value::Object(map) => map.values().for_each(|v| walk(v, out)),
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        match serde_json::from_str::<serde_json::Value>(arguments) {
+            Ok(value) => walk(&value, &mut out),
+            Err(_) => {
+                add_terms(arguments, &mut out);
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    #[test]
+    fn arguments_read_as_they_parse_have_the_terms_of_the_parsed_tree() {
+        let texts = [
+            r#"{"file_path": "/home/me/src/main.rs", "old_string": "    let total = items.iter().sum();\n}"}"#,
+            r#"{"edits": [{"old": "parse_config()", "new": "parse_settings()"}, 42, 1.5e3, true, null], "n": -7}"#,
+            r#"["src/a_b.rs", ["nested_name", {"deep": "MeasuredConversation"}]]"#,
+            r#""a bare string with some_identifier""#,
+            r#"{"escaped": "line_one\nline_two \u00e9t\u00e9 \"quoted_term\"", "other_key_name": 12}"#,
+            r#"{"truncated": "src/main.rs", "rest": ["#,
+            r#"{"a": "src/one.rs"} trailing_text.rs"#,
+            "not json at all: src/main.rs parse_config",
+            "",
+        ];
+        for text in texts {
+            let mut got = vec![7];
+            argument_terms(text, &mut got);
+            assert_eq!(got, argument_oracle(text), "{text:?}");
+        }
+        let mut got = Vec::new();
+        argument_terms(texts[0], &mut got);
+        assert!(got.contains(&xxh3_64_with_seed(b"src/main.rs", 0)), "a path in a string value");
+        // A key an object repeats: each value's terms (a parsed tree keeps only the last).
+        argument_terms(r#"{"a": "first_term", "a": "second_term"}"#, &mut got);
+        let want = [xxh3_64_with_seed(b"first_term", 0), xxh3_64_with_seed(b"second_term", 0)];
+        assert!(want.iter().all(|t| got.contains(t)), "{got:?}");
     }
 
     #[test]

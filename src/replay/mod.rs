@@ -141,7 +141,7 @@ struct Replaying<'a> {
     recorded: Option<Tokens>,
     dropping: Dropping,
     /// The log as recorded beside the replay, for the estimate its agent's trigger reads.
-    residual: Option<reported::Residual>,
+    residual: Option<reported::Residual<'a>>,
 }
 
 impl<'a> Replaying<'a> {
@@ -180,7 +180,8 @@ impl<'a> Replaying<'a> {
             rows: Vec::with_capacity(if keep_rows { conversation.requests() } else { 0 }),
             recorded: None,
             dropping: Dropping::No,
-            residual: conversation.harness.agent.filter(|_| compacts).map(reported::Residual::new),
+            residual: (conversation.harness.agent.filter(|_| compacts))
+                .map(|agent| reported::Residual::new(agent, reported::as_recorded_contexts(conversation))),
         }
     }
 
@@ -209,7 +210,9 @@ impl<'a> Replaying<'a> {
         policy: &mut dyn Policy,
         edits: &mut Vec<Edit>,
     ) {
-        self.residual.iter_mut().for_each(|r| r.item(item));
+        if let (MeasuredItem::Compaction { .. }, Some(r)) = (item, &mut self.residual) {
+            r.compaction();
+        }
         let e = &mut self.e;
         match item {
             MeasuredItem::Text { category, measure, turn_start, turn_scoped } => {

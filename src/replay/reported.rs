@@ -18,10 +18,10 @@
 //! or over-state: docs/calibration.md), so a recorded prompt size `recorded(j)` is carried as its
 //! *residual* `recorded(j) − as_recorded(j)`, where `as_recorded` is the calibrated context of the
 //! log replayed as recorded (the baseline: `none`, nothing split, the log's compactions where they
-//! were), tracked here item by item beside the replay; `j` is the last request before `k` that
-//! recorded a size. The estimate for request `k` is then, for Claude Code and opencode,
-//! `context(k − 1) + residual + output(k − 1)` (the counterfactual prompt of the previous request
-//! and the output the log recorded for it), and for Codex `context(k) + residual`.
+//! were), worked out once per conversation ([`as_recorded_contexts`]); `j` is the last request
+//! before `k` that recorded a size. The estimate for request `k` is then, for Claude Code and
+//! opencode, `context(k − 1) + residual + output(k − 1)` (the counterfactual prompt of the previous
+//! request and the output the log recorded for it), and for Codex `context(k) + residual`.
 //!
 //! The residual belongs to the recorded context since the log's last compaction. It is carried
 //! while the replayed context holds the same history: a compaction the log recorded (kept or
@@ -30,52 +30,46 @@
 //! next compaction (the recorded sizes are then of a context the replay no longer holds). Where
 //! nothing is carried the trigger reads the calibrated context as sent, as before. Pure: no I/O.
 
-use crate::measure::MeasuredItem;
 use crate::measure::cleared::Clearing;
+use crate::measure::{MeasuredConversation, MeasuredItem};
 use crate::model::{Tokens, Usage};
 use crate::policy::compact::{Reported, codex};
 
-/// The as-recorded context beside a replay, and the residual it carries.
-#[derive(Debug, Clone)]
-pub(super) struct Residual {
-    /// The compaction policy of the agent that wrote the log: the trigger the estimate is for.
-    agent: &'static str,
-    /// The agent counts the previous response (its prompt and output), not the next prompt.
-    previous_response: bool,
-    /// The context of the log replayed as recorded, so far.
+/// The context of the log replayed as recorded (the baseline: `none`, nothing split, the log's
+/// compactions where they were) at each request of `conversation`, in order: what a residual is
+/// taken against. The same for every replay of the conversation, so worked out once and kept with
+/// it ([`MeasuredConversation::recorded_contexts`]).
+pub(super) fn as_recorded_contexts(conversation: &MeasuredConversation) -> &[Tokens] {
+    conversation.recorded_contexts().get_or_init(|| {
+        let mut walk =
+            AsRecorded { clearing: conversation.clears().then(Clearing::default), ..Default::default() };
+        let items = conversation.items.iter();
+        items
+            .filter_map(|item| {
+                walk.item(item);
+                matches!(item, MeasuredItem::Request { .. }).then_some(walk.context)
+            })
+            .collect()
+    })
+}
+
+/// The log replayed as recorded, item by item.
+#[derive(Debug, Default)]
+struct AsRecorded {
+    /// The context so far.
     context: Tokens,
     /// Of which sent only until the next human turn starts.
     turn_scoped: Tokens,
-    /// `recorded − as_recorded` of the last request of this stretch that recorded a prompt size.
-    residual: Option<i64>,
-    /// The previous request's counterfactual context as sent, and the output the log recorded
-    /// for it.
-    previous: Option<(Tokens, Tokens)>,
-    /// The replay compacted since the log's last compaction.
-    diverged: bool,
-    /// The results the log's clearing markers take out of the context.
-    clearing: Clearing,
+    /// The results the log's clearing markers take out of the context (`None`: the log has no
+    /// marker).
+    clearing: Option<Clearing>,
 }
 
-impl Residual {
-    /// An empty context, for the trigger of `agent` (its compaction policy's name).
-    pub(super) fn new(agent: &'static str) -> Residual {
-        let previous_response = agent != codex::NAME;
-        Residual {
-            agent,
-            previous_response,
-            context: 0,
-            turn_scoped: 0,
-            residual: None,
-            previous: None,
-            diverged: false,
-            clearing: Clearing::default(),
+impl AsRecorded {
+    fn item(&mut self, item: &MeasuredItem) {
+        if let Some(clearing) = &mut self.clearing {
+            self.context = clearing.context_after(item, self.context);
         }
-    }
-
-    /// An item of the log as recorded (a request is [`Residual::request`]).
-    pub(super) fn item(&mut self, item: &MeasuredItem) {
-        self.context = self.clearing.context_after(item, self.context);
         match item {
             MeasuredItem::Text { measure, turn_start, turn_scoped, .. } => {
                 // As the replay drops the turn-scoped texts when a human turn starts.
@@ -96,11 +90,52 @@ impl Residual {
             MeasuredItem::Compaction { summary } => {
                 self.context = summary.map_or(0, |s| s.tokens);
                 self.turn_scoped = 0;
-                self.residual = None;
-                self.diverged = false;
             }
             MeasuredItem::Cleared { .. } | MeasuredItem::Request { .. } => {}
         }
+    }
+}
+
+/// The residual carried beside a replay.
+#[derive(Debug, Clone)]
+pub(super) struct Residual<'a> {
+    /// The compaction policy of the agent that wrote the log: the trigger the estimate is for.
+    agent: &'static str,
+    /// The agent counts the previous response (its prompt and output), not the next prompt.
+    previous_response: bool,
+    /// The as-recorded context at each request ([`as_recorded_contexts`]).
+    as_recorded: &'a [Tokens],
+    /// Requests so far.
+    requests: usize,
+    /// `recorded − as_recorded` of the last request of this stretch that recorded a prompt size.
+    residual: Option<i64>,
+    /// The previous request's counterfactual context as sent, and the output the log recorded
+    /// for it.
+    previous: Option<(Tokens, Tokens)>,
+    /// The replay compacted since the log's last compaction.
+    diverged: bool,
+}
+
+impl<'a> Residual<'a> {
+    /// Nothing carried yet, for the trigger of `agent` (its compaction policy's name), beside a
+    /// replay of a log whose as-recorded context at each request is `as_recorded`.
+    pub(super) fn new(agent: &'static str, as_recorded: &'a [Tokens]) -> Residual<'a> {
+        let previous_response = agent != codex::NAME;
+        Residual {
+            agent,
+            previous_response,
+            as_recorded,
+            requests: 0,
+            residual: None,
+            previous: None,
+            diverged: false,
+        }
+    }
+
+    /// A compaction the log recorded (kept or dropped by the replay): a new stretch.
+    pub(super) fn compaction(&mut self) {
+        self.residual = None;
+        self.diverged = false;
     }
 
     /// The estimate for a request whose counterfactual context is `context_tokens`, if a residual
@@ -122,8 +157,10 @@ impl Residual {
     pub(super) fn request(&mut self, usage: Option<&Usage>, compacted: bool, context_tokens: Tokens) {
         self.diverged |= compacted;
         if let Some(u) = usage {
-            self.residual = Some(u.input_tokens as i64 - self.context as i64);
+            let as_recorded = self.as_recorded.get(self.requests).copied().unwrap_or(0);
+            self.residual = Some(u.input_tokens as i64 - as_recorded as i64);
         }
+        self.requests += 1;
         let output = usage.and_then(|u| u.output_tokens).unwrap_or(0);
         self.previous = Some((context_tokens, output));
     }
@@ -181,14 +218,17 @@ mod tests {
         let (m, meter) = conversation();
         let mut baseline = as_recorded(PolicySpec::parse("none").unwrap().build());
         let rows = crate::replay::replay(&m, usize::MAX, &mut *baseline, &meter).rows;
-        let mut r = Residual::new("compact:claude-code");
-        let (mut contexts, mut residuals) = (Vec::new(), Vec::new());
+        let contexts = as_recorded_contexts(&m);
+        let mut r = Residual::new("compact:claude-code", contexts);
+        let mut residuals = Vec::new();
         for item in &m.items {
-            r.item(item);
-            if let MeasuredItem::Request { usage, .. } = item {
-                contexts.push(r.context);
-                r.request(usage.as_ref(), false, 0);
-                residuals.push(r.residual);
+            match item {
+                MeasuredItem::Compaction { .. } => r.compaction(),
+                MeasuredItem::Request { usage, .. } => {
+                    r.request(usage.as_ref(), false, 0);
+                    residuals.push(r.residual);
+                }
+                _ => {}
             }
         }
         let replayed: Vec<Tokens> = rows.iter().map(|row| row.context_tokens).collect();
@@ -214,16 +254,20 @@ mod tests {
     #[test]
     fn the_residual_is_carried_until_the_replay_compacts_and_again_from_the_logs_next_compaction() {
         let (m, _) = conversation();
-        let mut r = Residual::new("compact:codex");
+        let contexts = as_recorded_contexts(&m);
+        let mut r = Residual::new("compact:codex", contexts);
         let mut estimates = Vec::new();
         let mut requests = 0;
         for item in &m.items {
-            r.item(item);
-            if let MeasuredItem::Request { usage, .. } = item {
-                estimates.push(r.estimate(1000).map(|e| (e.agent, e.tokens)));
-                // The replay compacts before request 1: nothing carried until the log compacts.
-                r.request(usage.as_ref(), requests == 1, 0);
-                requests += 1;
+            match item {
+                MeasuredItem::Compaction { .. } => r.compaction(),
+                MeasuredItem::Request { usage, .. } => {
+                    estimates.push(r.estimate(1000).map(|e| (e.agent, e.tokens)));
+                    // The replay compacts before request 1: nothing carried until the log compacts.
+                    r.request(usage.as_ref(), requests == 1, 0);
+                    requests += 1;
+                }
+                _ => {}
             }
         }
         let first = 150 - 100;
@@ -232,9 +276,9 @@ mod tests {
         assert_eq!(estimates[2], None, "the replay compacted before request 1");
         assert_eq!(estimates[3], None, "the log's compaction: a new stretch, no size recorded yet");
         assert_eq!(estimates[4], None, "request 3 recorded no size");
-        // A residual that would take the estimate below zero stops at zero.
-        let mut r = Residual::new("compact:codex");
-        r.item(&m.items[0]);
+        // A residual that would take the estimate below zero stops at zero (the first request's
+        // as-recorded context is the first user text, 100).
+        let mut r = Residual::new("compact:codex", contexts);
         r.request(Some(&Usage { input_tokens: 0, ..Usage::default() }), false, 0);
         assert_eq!(r.estimate(40).map(|e| e.tokens), Some(0));
     }
@@ -242,6 +286,9 @@ mod tests {
     #[test]
     fn claude_code_and_opencode_read_the_previous_response_codex_the_next_prompt() {
         let (m, _) = conversation();
+        // The first request's as-recorded context: the first user text, 100.
+        let contexts = as_recorded_contexts(&m);
+        assert_eq!(contexts[0], 100);
         let usage = Usage { input_tokens: 150, output_tokens: Some(20), ..Usage::default() };
         for (agent, expected) in [
             // The previous request sent 120 counterfactual tokens: 120 + (150 - 100) + 20.
@@ -250,15 +297,13 @@ mod tests {
             // The next prompt, 1000 counterfactual tokens, and the residual.
             ("compact:codex", 1050),
         ] {
-            let mut r = Residual::new(agent);
-            r.item(&m.items[0]);
+            let mut r = Residual::new(agent, contexts);
             assert_eq!(r.estimate(1000), None, "{agent}: nothing recorded yet");
             r.request(Some(&usage), false, 120);
             assert_eq!(r.estimate(1000).map(|e| e.tokens), Some(expected), "{agent}");
         }
         // A request that recorded no output adds none; its residual is the stretch's last.
-        let mut r = Residual::new("compact:claude-code");
-        r.item(&m.items[0]);
+        let mut r = Residual::new("compact:claude-code", contexts);
         r.request(Some(&usage), false, 120);
         r.request(None, false, 300);
         assert_eq!(r.estimate(0).map(|e| e.tokens), Some(300 + 50));
