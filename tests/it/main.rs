@@ -23,6 +23,7 @@ mod cli_mistakes;
 mod compaction;
 mod compaction_goose;
 mod compaction_outputs;
+mod context_editing;
 mod corpus_agent_formats;
 mod corpus_api_formats;
 mod corpus_calibration;
