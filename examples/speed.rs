@@ -261,7 +261,7 @@ fn relabel(i: &Item, copy: usize, shift: i64) -> Item {
         Item::Unseen { kind, tokens } => Item::Unseen { kind: *kind, tokens: *tokens },
         Item::Cleared(c) => Item::Cleared(ctxbudget::model::Cleared {
             call_ids: c.call_ids.iter().map(id).collect(),
-            tokens_saved: c.tokens_saved,
+            ..c.clone()
         }),
         Item::ToolCall { call_id, name, arguments } => {
             Item::ToolCall { call_id: id(call_id), name: name.clone(), arguments: text(arguments) }

@@ -289,9 +289,9 @@ pub enum MeasuredItem {
         /// The model the log names.
         model: Option<Arc<str>>,
     },
-    /// The agent cleared earlier tool results ([`Item::Cleared`]): from here on each of
-    /// `results` (ordinals among the conversation's tool results, resolved by [`cleared::resolve`])
-    /// is sent as `placeholder` instead of its output.
+    /// The agent or the provider cleared earlier tool results ([`Item::Cleared`]): from here on
+    /// each of `results` (ordinals among the conversation's tool results, resolved by
+    /// [`cleared::resolve`]) is sent as `placeholder` instead of its output.
     Cleared {
         /// Ordinals of the results cleared.
         results: Arc<[usize]>,

@@ -69,10 +69,12 @@ pub enum Item {
         /// Its size in the provider's tokens.
         tokens: Tokens,
     },
-    /// The agent cleared earlier tool results from the requests it sends from here on (Claude
-    /// Code's microcompact): each named result is sent as [`CLEARED_PLACEHOLDER`] instead of its
-    /// output; the others stay. The log keeps the outputs, so the item names what it cleared. Not
-    /// a native item (only the Claude Code readers make it).
+    /// Earlier tool results are cleared from the requests sent from here on, by the agent (Claude
+    /// Code's microcompact) or by the provider (Anthropic's server-side context editing, as the
+    /// response of the next request reports it): each result cleared is sent as
+    /// [`CLEARED_PLACEHOLDER`] instead of its output; the others stay. The log keeps the outputs,
+    /// so the item says what was cleared. Not a native item (only the Claude Code, Claude stream
+    /// and cassette readers make it).
     #[serde(skip_deserializing)]
     Cleared(Cleared),
     /// The context was replaced: nothing before this marker is sent any more. The summary that
@@ -85,7 +87,9 @@ pub enum Item {
 }
 
 /// The text Claude Code sends in place of a tool result its microcompact cleared (as public
-/// descriptions of its source give it; docs/calibration.md).
+/// descriptions of its source give it), also sent for a result Anthropic's server-side context
+/// editing clears, whose placeholder text the API documentation does not give (an assumption;
+/// docs/calibration.md, docs/unseen-context.md).
 pub const CLEARED_PLACEHOLDER: &str = "[Old tool result content cleared]";
 
 /// What an [`Item::Cleared`] clears.
@@ -100,6 +104,11 @@ pub struct Cleared {
     /// the oldest results in the context are taken as cleared until their size reaches it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens_saved: Option<Tokens>,
+    /// How many of the oldest tool results of the context are cleared, where the log gives a
+    /// count and no names (Anthropic's `cleared_tool_uses`, read from the response of the request
+    /// that follows the item): those results, whether an earlier item cleared them or not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oldest: Option<usize>,
 }
 
 /// What kind of unseen content an [`Item::Unseen`] stands for (docs/unseen-context.md).

@@ -29,6 +29,9 @@
 //!   recorded prompt of 0 tokens (the first call of pydantic-ai's `test_openai_responses_model_retry`
 //!   has all-zero usage) is not a measurement: that request gets no recorded size and a warning.
 //! - Tool schemas (`tools`) count as system text, as in the three request-body formats.
+//! - An Anthropic response's `context_management.applied_edits` (server-side context editing)
+//!   clears the oldest tool results from that interaction's own request: a marker before its
+//!   boundary (`context_edits`); malformed fields are warned about with the interaction's line.
 //! - Errors name the file, the line where the interaction starts, and the path inside it.
 //! - **YAML aliases are copied out within a budget.** The converters need a plain tree, so each
 //!   alias becomes a copy of its anchor's node; all the copies of a file together may count at most
@@ -61,6 +64,7 @@ use yaml_rust2::Yaml;
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
 use yaml_rust2::scanner::{Marker, TScalarStyle};
 
+use super::context_edits;
 use super::openai_chat::key_path;
 use super::wire::{self, Builder, Calls, Chains, json_text, str_field};
 use super::{Format, Head, anthropic_messages, openai_chat, openai_responses};
@@ -100,14 +104,17 @@ impl Format for Cassette {
             .ok_or_else(|| TraceError::line(path, 1, "a cassette needs an `interactions` list"))?;
         let mut chains = Chains::default();
         let mut warnings = Vec::new();
+        let mut thinking = context_edits::ThinkingCleared::default();
         for (i, interaction) in list.iter().enumerate() {
             let line = lines.get(i).copied().unwrap_or(1);
             let at = format!("interactions[{i}]");
-            interaction_into(&mut chains, interaction, &at, &mut warnings)
+            interaction_into(&mut chains, interaction, (&at, line), (&mut warnings, &mut thinking))
                 .map_err(|message| TraceError::line(path, line, message))?;
         }
         let (conversations, chain_warnings) = chains.finish(|_, id| id.to_owned());
         warnings.extend(chain_warnings);
+        warnings.extend(thinking.warning());
+        warnings.extend(conversations.iter().filter_map(context_edits::unsticky));
         Ok(Trace { format: self.name(), conversations, warnings })
     }
 }
@@ -162,8 +169,8 @@ fn recorded_body(side: &Value) -> Option<Value> {
 fn interaction_into(
     chains: &mut Chains,
     interaction: &Value,
-    at: &str,
-    warnings: &mut Vec<String>,
+    (at, line): (&str, usize),
+    (warnings, thinking): (&mut Vec<String>, &mut context_edits::ThinkingCleared),
 ) -> Result<(), String> {
     let request =
         interaction.get("request").ok_or_else(|| format!("{at}: an interaction needs a `request`"))?;
@@ -186,6 +193,7 @@ fn interaction_into(
     }
     let history = b.take_items();
     let mut recorded = Request::default();
+    let mut cleared = None;
     let response = interaction.get("response").and_then(recorded_body);
     if let Some(response) = &response {
         let response_at = format!("{at}.response.parsed_body");
@@ -204,6 +212,13 @@ fn interaction_into(
         }
         match provider {
             Provider::Anthropic => {
+                if let Some(cm) = response.get("context_management") {
+                    let edits = context_edits::read(cm);
+                    let at = format!("line {line}: {response_at}");
+                    thinking.note(|| at.clone(), edits.thinking);
+                    warnings.extend(edits.problems.into_iter().map(|p| format!("{at}: {p}")));
+                    cleared = edits.cleared;
+                }
                 anthropic_messages::assistant(&mut b, response.get("content"), &response_at)?
             }
             Provider::OpenAiChat => {
@@ -228,7 +243,10 @@ fn interaction_into(
         warnings.push(format!("{at}: the response has no JSON body; its content and usage are unknown"));
     }
     let tail = b.take_items();
-    chains.push(provider.flow(), history, recorded, tail, b.warnings(at));
+    let mark = chains.push(provider.flow(), history, recorded, tail, b.warnings(at));
+    if let Some(c) = cleared {
+        chains.cleared(mark, c);
+    }
     Ok(())
 }
 

@@ -26,7 +26,9 @@
 //! - A `system` line with `subtype: compact_boundary` replaces the context; the `isCompactSummary`
 //!   user line after it is the summary that starts the new one. One with `subtype:
 //!   microcompact_boundary` clears the tool results it names from the next request on
-//!   ([`Item::Cleared`], `microcompact`).
+//!   ([`Item::Cleared`], `microcompact`). An assistant `message.context_management.applied_edits`
+//!   (Anthropic's server-side context editing) clears the oldest tool results from that response's
+//!   own request: a marker before it (`context_edits`).
 //! - Harness-injected user text is sent to the model, so it is kept, but marked `meta` so that it
 //!   does not start a human turn (`FORMATS.md`: such lines "are harness-injected but still go to
 //!   the model"). Decision: that is an `isMeta` line (command caveats, injected context), the
@@ -55,6 +57,7 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess};
 use serde_json::Value;
 
+use super::context_edits;
 use super::look_alike::LookAlike;
 use super::shared::{Loose, deserialize_loose};
 use super::{Format, Head, read_json_lines_as};
@@ -129,6 +132,9 @@ struct Building {
     open: Option<String>,
     /// Index of the open response's request item, to update its usage.
     open_request: usize,
+    /// Whether the open response's `context_management` was read (from its first line that has
+    /// one; `context_edits`).
+    edits_read: bool,
     /// Blocks of the open response.
     response: Vec<Item>,
     /// Items that arrived after the open response started (tool results, user text).
@@ -171,6 +177,8 @@ pub(crate) struct Reader {
     bad_usage: super::shared::BadUsage,
     /// Other problems, each naming its file and line, in file order.
     warnings: Vec<String>,
+    /// Responses that report thinking cleared server-side (not replayed).
+    thinking_cleared: context_edits::ThinkingCleared,
 }
 
 impl Reader {
@@ -275,6 +283,7 @@ impl Reader {
             message.id.ok_or_else(|| TraceError::line(path, line, "assistant line has no `message.id`"))?;
         let usage = self.usage_at(path, line, message.usage.as_ref());
         let model = message.model;
+        let edits = message.context_management.as_ref().map(context_edits::read);
         let b = &mut self.conversations[c];
         if b.open.as_deref() == Some(id.as_str()) {
             // A further block of the open response: keep the largest output count.
@@ -297,7 +306,20 @@ impl Reader {
             }));
             b.open_request = b.conversation.items.len() - 1;
             b.open = Some(id);
+            b.edits_read = false;
         }
+        if let Some(edits) = edits.filter(|_| !b.edits_read) {
+            // The server cleared these results from this request: the marker goes before it.
+            b.edits_read = true;
+            if let Some(cleared) = edits.cleared {
+                b.conversation.items.insert(b.open_request, Item::Cleared(cleared));
+                b.open_request += 1;
+            }
+            let at = || format!("{}:{line}", path.display());
+            self.thinking_cleared.note(at, edits.thinking);
+            self.warnings.extend(edits.problems.into_iter().map(|p| format!("{}: {p}", at())));
+        }
+        let b = &mut self.conversations[c];
         let blocks = match message.content {
             Content::Text(text) => {
                 b.response.push(Item::Assistant { text });
@@ -430,8 +452,10 @@ impl Reader {
                 "{n} line(s) of type `{kind}` not replayed (unknown line type; a newer Claude Code version?)"
             ));
         }
+        trace.warnings.extend(self.thinking_cleared.warning());
         for b in &mut self.conversations {
             b.flush();
+            trace.warnings.extend(context_edits::unsticky(&b.conversation));
         }
         trace.conversations = self.conversations.into_iter().map(|b| b.conversation).collect();
         trace
@@ -542,6 +566,9 @@ struct Message {
     content: Content,
     #[serde(deserialize_with = "present_object")]
     usage: Option<UsageFields>,
+    /// The server-side context editing applied to the request (`context_edits`).
+    #[serde(deserialize_with = "present_value")]
+    context_management: Option<Value>,
 }
 
 /// A content block of a message, or of a tool result's content.

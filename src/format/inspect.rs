@@ -40,6 +40,8 @@
 //!   Inspect's normalised `output.usage`: `input_tokens` alone, except for Anthropic models
 //!   (`anthropic/…`, `…claude…`), whose `input_tokens` exclude the disjoint
 //!   `input_tokens_cache_read`/`input_tokens_cache_write`, which are then added.
+//! - An Anthropic raw response's `context_management.applied_edits` (server-side context editing)
+//!   clears the oldest tool results from that event's request on (`context_edits`).
 //! - **Message pool** (log version 3): a sample's `message_pool` holds each message once and a
 //!   model event's empty `input` is given by `input_refs`, `[start, end)` ranges into it; the
 //!   ranges are expanded into the call's input (attachments resolved), as Inspect reads them.
@@ -59,6 +61,7 @@ use serde_json::Value;
 
 use self::records::{Event, Log, Samples};
 pub(super) use self::records::{Sample, Source, parse as parse_records};
+use super::context_edits;
 use super::wire::{self, Builder, Calls, Chains, Mark, json_text};
 use super::{Format, Head, openai_chat};
 use crate::error::TraceError;
@@ -343,6 +346,7 @@ fn read_sample(
     let mut chains = Chains::default();
     let mut warnings = Vec::new();
     let mut pooled: Option<PooledHistory> = None;
+    let mut edits = context_edits::ThinkingCleared::default();
     for (k, slot) in sample.events.iter_mut().enumerate() {
         let mut event = std::mem::take(slot);
         attachments.resolve_each(&mut [&mut event.event]);
@@ -359,13 +363,15 @@ fn read_sample(
             &mut e.response,
         ]);
         let at = format!("{at}.events[{k}]");
-        pooled =
-            read_model_event(event, pooled, &mut chains, pool, attachments, &at, eval_model, &mut warnings)?;
+        let notes = (&mut warnings, &mut edits);
+        pooled = read_model_event(event, pooled, &mut chains, pool, attachments, &at, eval_model, notes)?;
     }
     if !chains.is_empty() {
         let (conversations, chain_warnings) =
             chains.finish(|index, _| if index == 0 { name.clone() } else { format!("{name}/side-{index}") });
         warnings.extend(chain_warnings);
+        warnings.extend(edits.warning());
+        warnings.extend(conversations.iter().filter_map(context_edits::unsticky));
         return Ok((conversations, warnings));
     }
     // No model events: the final transcript, one call per assistant message.
@@ -390,7 +396,7 @@ fn read_model_event(
     attachments: &Attachments<'_>,
     at: &str,
     eval_model: &str,
-    warnings: &mut Vec<String>,
+    (warnings, thinking): (&mut Vec<String>, &mut context_edits::ThinkingCleared),
 ) -> Result<Option<PooledHistory>, String> {
     let tools = event.tools.take();
     let tools = tools.as_ref();
@@ -444,6 +450,16 @@ fn read_model_event(
         Some(mark) => chains.extend(mark, history, request, tail, warnings_now),
         None => chains.push("model", history, request, tail, warnings_now),
     };
+    // Anthropic's server-side context editing, which the raw response reports (`context_edits`).
+    if let Some(cm) = event.response.as_ref().and_then(|r| r.get("context_management")) {
+        let edits = context_edits::read(cm);
+        let at = format!("{at}.call.response");
+        thinking.note(|| at.clone(), edits.thinking);
+        warnings.extend(edits.problems.into_iter().map(|p| format!("{at}: {p}")));
+        if let Some(c) = edits.cleared {
+            chains.cleared(mark, c);
+        }
+    }
     Ok(indices.map(|indices| PooledHistory { tools: tools.cloned(), indices, state, mark, output }))
 }
 
@@ -688,5 +704,38 @@ mod tests {
             r#"{"info": {"mini_version": "1"}, "messages": [], "trajectory_format": "mini-swe-agent-1"}"#
         ));
         assert!(!yes("PK\u{3}\u{4}binary zip"));
+    }
+
+    #[test]
+    fn an_anthropic_response_s_applied_edits_mark_its_own_request_and_bad_ones_are_named() {
+        let user = json!({"role": "user", "content": "go"});
+        let mut first = model_event(json!([user]), "ok", json!({"input_tokens": 10}));
+        first["call"] = json!({"response": {"context_management": {"applied_edits": "1"}}});
+        let said = json!({"role": "assistant", "content": "ok"});
+        let mut second = model_event(json!([user, said]), "done", json!({"input_tokens": 12}));
+        second["call"] = json!({"response": {"context_management": {"applied_edits": [
+            {"type": "clear_tool_uses_20250919", "cleared_tool_uses": 1, "cleared_input_tokens": 5}]}}});
+        let log =
+            json!({"version": 2, "eval": {"task": "t"}, "samples": [{"id": "s", "events": [first, second]}]});
+        let t = read(&log).unwrap();
+        let kinds: Vec<&str> = t.conversations[0]
+            .items
+            .iter()
+            .map(|i| match i {
+                Item::Cleared(c) => {
+                    assert_eq!((c.oldest, c.tokens_saved), (Some(1), Some(5)));
+                    "cleared"
+                }
+                Item::Request(_) => "request",
+                _ => "text",
+            })
+            .collect();
+        assert_eq!(kinds, ["text", "request", "text", "cleared", "request", "text"]);
+        assert_eq!(
+            t.warnings,
+            [
+                "samples[0].events[0].call.response: `context_management.applied_edits` is a string, not a list (ignored)"
+            ]
+        );
     }
 }

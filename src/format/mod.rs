@@ -16,6 +16,7 @@ pub mod cline;
 pub mod codex;
 pub mod codex_exec;
 pub mod codex_legacy;
+mod context_edits;
 mod fields;
 pub mod gemini_cli;
 pub mod inspect;

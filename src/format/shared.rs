@@ -402,6 +402,11 @@ pub fn names_tokens(key: &str) -> bool {
 
 /// Why `v`, the value of the usage field `key`, is not a token count.
 pub fn not_a_count(key: &str, v: &Value) -> String {
+    format!("usage field {}", not_a(key, v, "token count"))
+}
+
+/// "`key` is <the value> (<what it is>), not a <noun>": why `v` is not a count of `noun`s.
+pub fn not_a(key: &str, v: &Value, noun: &str) -> String {
     let what = match v {
         Value::Number(n) if n.is_i64() => "a negative number",
         Value::Number(n) if n.as_f64().is_some_and(|f| f >= 18_446_744_073_709_551_615.0) => "above 2^64",
@@ -420,7 +425,7 @@ pub fn not_a_count(key: &str, v: &Value) -> String {
         shown.truncate(cut);
         shown.push('…');
     }
-    format!("usage field `{key}` is {shown} ({what}), not a token count")
+    format!("`{key}` is {shown} ({what}), not a {noun}")
 }
 
 /// The usage fields of one file that are not token counts ([`recorded_count`]'s errors), as one

@@ -1,8 +1,12 @@
-//! Which tool results a clearing marker ([`Item::Cleared`], Claude Code's microcompact) clears,
-//! resolved once every item is measured, as ordinals among the conversation's tool results
-//! ([`MeasuredItem::Cleared`]); the replay then sends each of them as the placeholder from the
-//! marker on (`replay::engine`), for every policy: the agent did clear them.
+//! Which tool results a clearing marker ([`Item::Cleared`]: Claude Code's microcompact, or
+//! Anthropic's server-side context editing) clears, resolved once every item is measured, as
+//! ordinals among the conversation's tool results ([`MeasuredItem::Cleared`]); the replay then
+//! sends each of them as the placeholder from the marker on (`replay::engine`), for every policy:
+//! the agent, or the provider, did clear them.
 //!
+//! - **A count** (the provider's `cleared_tool_uses`): the that-many oldest results of the current
+//!   context (since the last compaction), cleared before or not; a count above the results there
+//!   are clears them all. Sticky, like the others (docs/unseen-context.md, "Clearing").
 //! - **Named results.** Each call id names the latest result with that id since the last
 //!   compaction that no earlier marker cleared; an id that names none clears nothing (the
 //!   importer warns).
@@ -50,7 +54,9 @@ pub fn resolve(conversation: &Conversation, measured: &mut [MeasuredItem]) {
             }
             Item::Compaction { .. } => open.clear(),
             Item::Cleared(c) => {
-                let chosen = if c.call_ids.is_empty() {
+                let chosen = if let Some(n) = c.oldest {
+                    first(&mut open, n)
+                } else if c.call_ids.is_empty() {
                     let budget = usage_step(conversation, measured, k).or(c.tokens_saved).unwrap_or(0);
                     oldest(&mut open, budget)
                 } else {
@@ -76,6 +82,19 @@ fn named(open: &mut [Open<'_>], c: &Cleared) -> Vec<usize> {
     }
     chosen.sort_unstable();
     chosen
+}
+
+/// The `n` oldest results of the context, marked cleared: those not cleared before.
+fn first(open: &mut [Open<'_>], n: usize) -> Vec<usize> {
+    let n = n.min(open.len());
+    open[..n]
+        .iter_mut()
+        .filter(|r| !r.cleared)
+        .map(|r| {
+            r.cleared = true;
+            r.ordinal
+        })
+        .collect()
 }
 
 /// The oldest results not yet cleared whose sizes reach `budget`, marked cleared.
@@ -209,6 +228,7 @@ mod tests {
             Item::Cleared(Cleared {
                 call_ids: ids.iter().map(|s| s.to_string()).collect(),
                 tokens_saved: None,
+                oldest: None,
             })
         };
         let got = cleared_in(vec![
@@ -226,7 +246,7 @@ mod tests {
     fn without_names_the_oldest_results_reach_the_usage_step_or_else_tokens_saved() {
         // len/4: each 40-byte output is 10 tokens.
         let out = "x".repeat(40);
-        let mark = |saved| Item::Cleared(Cleared { call_ids: Vec::new(), tokens_saved: Some(saved) });
+        let mark = |saved| Item::Cleared(Cleared { tokens_saved: Some(saved), ..Cleared::default() });
         let items = |before, after| {
             vec![
                 result("a", &out),
@@ -243,5 +263,23 @@ mod tests {
         assert_eq!(cleared_in(items(Some(100), None)), [vec![0, 1, 2]]);
         // Usage that grows: nothing was cleared.
         assert_eq!(cleared_in(items(Some(100), Some(130))), [Vec::<usize>::new()]);
+    }
+
+    #[test]
+    fn a_count_clears_the_oldest_results_of_the_context_once_each() {
+        let count =
+            |n| Item::Cleared(Cleared { oldest: Some(n), tokens_saved: Some(1), ..Cleared::default() });
+        let got = cleared_in(vec![
+            result("a", "old"),
+            Item::Compaction { summary: None },
+            result("b", "b"),
+            result("c", "c"),
+            count(1),
+            result("d", "d"),
+            // The oldest three since the compaction: `b` was cleared already.
+            count(3),
+            count(9),
+        ]);
+        assert_eq!(got, [vec![1], vec![2, 3], vec![]], "the count, not the size, chooses");
     }
 }

@@ -93,3 +93,27 @@ pub fn proptest_config(cases: u32) -> proptest::test_runner::Config {
         ..Config::default()
     }
 }
+
+/// `replay FILE --policy none --format json --per-request` with `extra` arguments: the report and
+/// the stderr (the run must succeed).
+pub fn replay_none_per_request(file: &Path, extra: &[&str]) -> (serde_json::Value, String) {
+    let out = ctxbudget()
+        .arg("replay")
+        .arg(file)
+        .args(["--policy", "none", "--format", "json", "--per-request"])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    (serde_json::from_slice(&out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+}
+
+/// The `context_tokens` of each request of a report's first run.
+pub fn timeline_contexts(report: &serde_json::Value) -> Vec<u64> {
+    report["runs"][0]["timeline"]
+        .as_array()
+        .expect("a timeline")
+        .iter()
+        .map(|row| row["context_tokens"].as_u64().unwrap())
+        .collect()
+}

@@ -24,6 +24,7 @@ mod compaction;
 mod compaction_goose;
 mod compaction_outputs;
 mod compaction_uncached;
+mod context_editing;
 mod corpus_agent_formats;
 mod corpus_api_formats;
 mod corpus_calibration;

@@ -4,35 +4,13 @@
 
 use serde_json::Value;
 
-use crate::common::{ctxbudget, root};
+use crate::common::{ctxbudget, replay_none_per_request as replay, root, timeline_contexts as contexts};
 
 fn fixture(name: &str) -> std::path::PathBuf {
     root().join("tests/fixtures/claude-code-microcompact").join(name)
 }
 
-/// `replay --policy none` of `file` as JSON per request, with `extra` arguments; and its stderr.
-fn replay(file: &std::path::Path, extra: &[&str]) -> (Value, String) {
-    let out = ctxbudget()
-        .arg("replay")
-        .arg(file)
-        .args(["--policy", "none", "--format", "json", "--per-request"])
-        .args(extra)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    (serde_json::from_slice(&out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
-}
-
 const UNCALIBRATED: [&str; 6] = ["--tokenizer", "estimate", "--threshold", "100000", "--overhead", "0"];
-
-fn contexts(report: &Value) -> Vec<u64> {
-    report["runs"][0]["timeline"]
-        .as_array()
-        .expect("a timeline")
-        .iter()
-        .map(|row| row["context_tokens"].as_u64().unwrap())
-        .collect()
-}
 
 /// The fixture `session.jsonl` without its boundary line, in a temporary file.
 fn without_boundary(dir: &tempfile::TempDir) -> std::path::PathBuf {

@@ -1,5 +1,6 @@
-//! The agent's own clearing of tool results (Claude Code's microcompact, [`crate::measure::cleared`]):
-//! the engine's step that sends each named result as the placeholder from the marker on.
+//! The clearing of tool results the log records (Claude Code's microcompact, Anthropic's
+//! server-side context editing; [`crate::measure::cleared`]): the engine's step that sends each
+//! result cleared as the placeholder from the marker on.
 
 use super::{Category, Content, Engine, TextSize, head, tail};
 
