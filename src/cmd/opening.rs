@@ -445,7 +445,22 @@ pub(super) fn harness_line(
             "the compactions the logs recorded are dropped in each policy's replay".to_owned()
         }
     };
-    Some(format!("Harness compaction: {} (--harness-compaction): {what}.", mode.name()))
+    let clearings: usize = inputs.iter().map(|i| i.clearings).sum();
+    let cleared = match mode {
+        _ if clearings == 0 => String::new(),
+        HarnessCompaction::Simulated => format!(
+            " The {clearings} tool-result clearing(s) the logs recorded (Claude Code's microcompact) are \
+             kept where they were: microcompact's trigger is not documented, so it is not simulated."
+        ),
+        HarnessCompaction::Recorded => format!(
+            " So are the {clearings} tool-result clearing(s) the logs recorded (Claude Code's microcompact)."
+        ),
+        HarnessCompaction::Off => format!(
+            " So are the {clearings} tool-result clearing(s) the logs recorded (Claude Code's microcompact): \
+             the results are sent whole, but for the sessions as recorded."
+        ),
+    };
+    Some(format!("Harness compaction: {} (--harness-compaction): {what}.{cleared}", mode.name()))
 }
 
 /// `sections` with `line` (a [`harness_line`]) put after the first section's settings line (the
