@@ -5,7 +5,7 @@
 //! trigger to the policy's own context (`policy::compact::harness`), or drop them.
 //! [`Harness`] is that choice resolved for one conversation, from its format; a measured
 //! conversation carries it to the replay. The same mode decides the tool-result clearings the log
-//! recorded (Claude Code's microcompact, [`crate::measure::cleared`]), the harness's own context
+//! recorded (Claude Code's microcompact, `src/measure/cleared.rs`), the harness's own context
 //! management too: kept under `recorded` and under `simulated` (microcompact's trigger is not
 //! documented, only reverse-engineered, and by that account reads idle time and a count of
 //! results, not the context's size: there is nothing to simulate), dropped under `off`
@@ -86,7 +86,7 @@ impl Harness {
     }
 
     /// Whether the replay applies the tool-result clearings the log recorded (Claude Code's
-    /// microcompact, [`crate::measure::cleared`]): the harness's own context management, like its
+    /// microcompact, `src/measure/cleared.rs`): the harness's own context management, like its
     /// compactions. Dropped under `Off`; kept under `Recorded`, and under `Simulated` too, since
     /// microcompact's trigger is not documented (only reverse-engineered: docs/compaction.md,
     /// "Recorded clearings"), so there is no trigger to simulate.

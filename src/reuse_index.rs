@@ -68,9 +68,9 @@ pub struct ReuseIndex {
     /// `MeasureOptions::reuse` in the measure module).
     pub built: bool,
     /// Per tool result, the first request it is not sent with because the agent cleared it
-    /// (Claude Code's microcompact, [`crate::measure::cleared`]; `usize::MAX`: never); empty when
+    /// (Claude Code's microcompact, `src/measure/cleared.rs`; `usize::MAX`: never); empty when
     /// the log records no clearing. Filled once the clearings are resolved, after the index is
-    /// built ([`crate::measure::cleared::cleared_from`]).
+    /// built (`cleared_from` in `src/measure/cleared.rs`).
     pub cleared: Vec<usize>,
 }
 

@@ -8,9 +8,11 @@
 //! seed's contents, the term is not in that result's summary, which stays). The replay tells which
 //! result was pruned at which request through [`Recording`], a wrapper around the policy that
 //! watches its edits and its compactions (a compaction the policy makes removes every result it
-//! summarises away, summary and content, for good), so the replay engine is untouched. Per run: results pruned, of which
-//! reused ([`RunReuse`]), and the tokens their pruned parts held. Linear in the first uses plus a
-//! log per lookup. Pure: no I/O, no printing.
+//! summarises away, summary and content, for good), so the replay engine is untouched. A result
+//! the log itself cleared (Claude Code's microcompact) holds no term from the request after the
+//! clearing on, when the run applies the log's clearings (every harness mode but `off`). Per run:
+//! results pruned, of which reused ([`RunReuse`]), and the tokens their pruned parts held. Linear
+//! in the first uses plus a log per lookup. Pure: no I/O, no printing.
 
 use std::collections::BTreeMap;
 use std::ops::AddAssign;

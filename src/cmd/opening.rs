@@ -414,7 +414,9 @@ fn listed<'a>(names: impl Iterator<Item = &'a str>, n: usize) -> String {
 
 /// The settings line that names `--harness-compaction`, when it applies: when some input was
 /// read by the format of an agent that compacts by itself ([`crate::harness::agent_policy`]), whose
-/// recorded compactions the mode keeps, moves or drops. `None` otherwise, where every mode gives
+/// recorded compactions the mode keeps, moves or drops; it also says what the mode does with the
+/// tool-result clearings the inputs recorded, when they hold any
+/// ([`crate::harness::Harness::applies_clearings`]). `None` otherwise, where every mode gives
 /// the same numbers.
 pub(super) fn harness_line(
     mode: crate::harness::HarnessCompaction,
