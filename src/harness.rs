@@ -4,7 +4,13 @@
 //! under a counterfactual policy the replay can keep them there, drop them and apply the agent's
 //! trigger to the policy's own context (`policy::compact::harness`), or drop them.
 //! [`Harness`] is that choice resolved for one conversation, from its format; a measured
-//! conversation carries it to the replay. Pure data: no I/O, no policy built here.
+//! conversation carries it to the replay. The same mode decides the tool-result clearings the log
+//! recorded (Claude Code's microcompact, `src/measure/cleared.rs`), the harness's own context
+//! management too: kept under `recorded` and under `simulated` (microcompact's trigger is not
+//! documented, only reverse-engineered, and by that account reads idle time and a count of
+//! results, not the context's size: there is nothing to simulate), dropped under `off`
+//! ([`Harness::applies_clearings`]; docs/compaction.md, "Recorded clearings"). The as-recorded
+//! baseline keeps both whatever the mode. Pure data: no I/O, no policy built here.
 
 /// What a replay does with the compactions the log itself recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -78,6 +84,15 @@ impl Harness {
     pub fn drops_recorded(self) -> bool {
         self.mode != HarnessCompaction::Recorded
     }
+
+    /// Whether the replay applies the tool-result clearings the log recorded (Claude Code's
+    /// microcompact, `src/measure/cleared.rs`): the harness's own context management, like its
+    /// compactions. Dropped under `Off`; kept under `Recorded`, and under `Simulated` too, since
+    /// microcompact's trigger is not documented (only reverse-engineered: docs/compaction.md,
+    /// "Recorded clearings"), so there is no trigger to simulate.
+    pub fn applies_clearings(self) -> bool {
+        self.mode != HarnessCompaction::Off
+    }
 }
 
 impl Default for Harness {
@@ -102,6 +117,8 @@ mod tests {
         assert!(off.drops_recorded() && off.policy.is_none());
         let recorded = Harness::resolve(HarnessCompaction::Recorded, "claude-code");
         assert!(!recorded.drops_recorded() && recorded.policy.is_none());
+        // The recorded clearings are kept but under `off`.
+        assert!(recorded.applies_clearings() && cc.applies_clearings() && !off.applies_clearings());
         // The agent is known in every mode: its trigger, chosen as a policy, reads the usage.
         assert_eq!(recorded.agent, Some("compact:claude-code"));
         assert_eq!(off.agent, None);

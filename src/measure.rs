@@ -440,13 +440,16 @@ impl MeasuredConversation {
                 .collect()
         };
         // The reuse index only for the analyses that read it: it costs a fifth of a replay.
-        let (mut measured, reuse) = if opts.reuse {
+        let (mut measured, mut reuse) = if opts.reuse {
             rayon::join(measure, || ReuseIndex::new(conversation))
         } else {
             (measure(), ReuseIndex::default())
         };
         scope_reasoning(&mut measured);
         cleared::resolve(conversation, &mut measured);
+        if reuse.built {
+            reuse.cleared = cleared::cleared_from(&measured, reuse.results);
+        }
         let mut m = MeasuredConversation {
             id: conversation.id.clone(),
             items: measured,
@@ -655,6 +658,14 @@ impl MeasuredConversation {
     /// Number of request boundaries.
     pub fn requests(&self) -> usize {
         self.items.iter().filter(|i| matches!(i, MeasuredItem::Request { .. })).count()
+    }
+
+    /// The clearing markers the log recorded that clear some result ([`MeasuredItem::Cleared`]).
+    pub fn clearings(&self) -> usize {
+        self.items
+            .iter()
+            .filter(|i| matches!(i, MeasuredItem::Cleared { results, .. } if !results.is_empty()))
+            .count()
     }
 }
 

@@ -129,6 +129,7 @@ pub fn walk<P: Pass>(
             format: file.format.map(str::to_owned),
             conversations: file.conversations.len(),
             requests: file.conversations.iter().map(|c| c.requests()).sum(),
+            clearings: file.conversations.iter().map(|c| c.clearings()).sum(),
         };
         let tools = tool_names(&file);
         let mut part = pass.file(index, file, meter);

@@ -158,6 +158,10 @@ fn is_zero(t: &Tokens) -> bool {
     *t == 0
 }
 
+fn is_zero_count(n: &usize) -> bool {
+    *n == 0
+}
+
 /// What a run's compactions add up to (all 0 for a policy that does not compact): the five
 /// compaction fields of the replay, `compare`, `cost` and `recommend` outputs, flattened into each
 /// row that carries them ([`RunSummary`], `PolicyRow`, `Candidate`) under these names, in this order.
@@ -227,6 +231,13 @@ pub struct RunSummary {
     /// applies its own instead); otherwise null.
     #[serde(default)]
     pub harness_compaction_policy: Option<String>,
+    /// Tool results this run sent as the placeholder of a clearing the log recorded (Claude
+    /// Code's microcompact): the log's clearings are kept under `recorded` and `simulated`
+    /// (microcompact's trigger is not documented, so it is not simulated) and for the as-recorded
+    /// baseline, dropped under `off`. Left out of the JSON when 0: a log that records no clearing,
+    /// or `off` (docs/compaction.md, "Recorded clearings").
+    #[serde(default, skip_serializing_if = "is_zero_count")]
+    pub cleared_results: usize,
     /// LLM requests replayed.
     pub requests: usize,
     /// Tool results in the conversation.
@@ -515,6 +526,11 @@ pub struct InputFile {
     pub conversations: usize,
     /// LLM requests in those conversations.
     pub requests: usize,
+    /// Tool-result clearings its conversations recorded (Claude Code's microcompact records), for
+    /// the settings line of the analyses' text ([`crate::harness::Harness::applies_clearings`]);
+    /// not in the JSON, where each run's `cleared_results` says what its replay cleared.
+    #[serde(skip)]
+    pub clearings: usize,
 }
 
 /// The options of a run that changed its numbers, by name (`tokenizer`, `policies`, `threshold`,
@@ -653,5 +669,6 @@ pub fn input_file<'c>(
         format: format.map(str::to_owned),
         conversations: seen.len(),
         requests: seen.values().sum(),
+        clearings: 0,
     }
 }

@@ -68,6 +68,11 @@ pub struct ReuseIndex {
     /// Whether the index was built (an empty default stands for one not asked for:
     /// `MeasureOptions::reuse` in the measure module).
     pub built: bool,
+    /// Per tool result, the first request it is not sent with because the agent cleared it
+    /// (Claude Code's microcompact, `src/measure/cleared.rs`; `usize::MAX`: never); empty when
+    /// the log records no clearing. Filled once the clearings are resolved, after the index is
+    /// built (`cleared_from` in `src/measure/cleared.rs`).
+    pub cleared: Vec<usize>,
 }
 
 /// A holder while the index is built: with the requests made before the result.
@@ -167,12 +172,19 @@ impl ReuseIndex {
                         context.send(&scratch);
                     }
                 }
-                // Not followed: a result the agent cleared (Claude Code's microcompact) is taken as
-                // held until the next compaction.
+                // A result the agent cleared (Claude Code's microcompact) stays a holder here; the
+                // reuse analysis takes it as absent from the request it is cleared for on
+                // (`cleared`, filled once the clearings are resolved).
                 Item::Unseen { .. } | Item::Cleared(_) => {}
             }
         }
         index
+    }
+
+    /// Whether the agent had cleared result `result` when request `request` was made: a run that
+    /// applies the log's clearings does not send it there, summary and all.
+    pub fn cleared_at(&self, result: usize, request: usize) -> bool {
+        self.cleared.get(result).is_some_and(|&from| from <= request)
     }
 }
 

@@ -8,9 +8,11 @@
 //! seed's contents, the term is not in that result's summary, which stays). The replay tells which
 //! result was pruned at which request through [`Recording`], a wrapper around the policy that
 //! watches its edits and its compactions (a compaction the policy makes removes every result it
-//! summarises away, summary and content, for good), so the replay engine is untouched. Per run: results pruned, of which
-//! reused ([`RunReuse`]), and the tokens their pruned parts held. Linear in the first uses plus a
-//! log per lookup. Pure: no I/O, no printing.
+//! summarises away, summary and content, for good), so the replay engine is untouched. A result
+//! the log itself cleared (Claude Code's microcompact) holds no term from the request after the
+//! clearing on, when the run applies the log's clearings (every harness mode but `off`). Per run:
+//! results pruned, of which reused ([`RunReuse`]), and the tokens their pruned parts held. Linear
+//! in the first uses plus a log per lookup. Pure: no I/O, no printing.
 
 use std::collections::BTreeMap;
 use std::ops::AddAssign;
@@ -128,8 +130,10 @@ impl Recording {
         conversation: &MeasuredConversation,
         threshold: usize,
     ) -> (RunReuse, Option<crate::policy::Unfired>) {
-        let (on, unfired) = (self.inner.capabilities().on, self.inner.report().unfired);
-        (run_reuse(conversation, &self.into_log(), threshold, on), unfired)
+        let (caps, unfired) = (self.inner.capabilities(), self.inner.report().unfired);
+        // The log's clearings take results out of what this run sends, unless its harness drops them.
+        let clearings = crate::replay::run_harness(conversation, &caps).applies_clearings();
+        (run_reuse(conversation, &self.into_log(), threshold, caps.on, clearings), unfired)
     }
 
     /// What was recorded.
@@ -246,8 +250,18 @@ impl ByResult {
 }
 
 /// The reuse of a run of `conversation` at `threshold` whose prunes `log` recorded, on the unit
-/// `on` (a policy on whole outputs removes summaries too).
-pub fn run_reuse(conversation: &MeasuredConversation, log: &PruneLog, threshold: usize, on: On) -> RunReuse {
+/// `on` (a policy on whole outputs removes summaries too). With `clearings` (the run applies the
+/// log's clearings: [`crate::harness::Harness::applies_clearings`]) a result the log cleared is
+/// absent, summary and all, from the request it is cleared for on: it holds no term there, and
+/// a use whose other holders the run pruned loses its last copy all the same. Only the results
+/// the run pruned are counted as reused.
+pub fn run_reuse(
+    conversation: &MeasuredConversation,
+    log: &PruneLog,
+    threshold: usize,
+    on: On,
+    clearings: bool,
+) -> RunReuse {
     if log.ranges.is_empty() && log.compacted.is_empty() {
         // Nothing pruned: no use can have lost every holder.
         return RunReuse::default();
@@ -259,13 +273,15 @@ pub fn run_reuse(conversation: &MeasuredConversation, log: &PruneLog, threshold:
         log.ranges.iter().map(|r| r.1).chain(log.compacted.values().copied()).min().unwrap_or(usize::MAX);
     let uses = &index.uses[index.uses.partition_point(|u| u.request < first)..];
     let mut reused = vec![false; index.results];
+    let cleared = |result, request| clearings && index.cleared_at(result, request);
     for u in uses {
         let lost = u.holders.iter().all(|h| {
-            by_result.pruned_at(log, h.result, u.request)
-                && (on == On::Output || !h.in_summary || by_result.compacted_at(log, h.result, u.request))
+            cleared(h.result, u.request)
+                || by_result.pruned_at(log, h.result, u.request)
+                    && (on == On::Output || !h.in_summary || by_result.compacted_at(log, h.result, u.request))
         });
         if lost {
-            for h in &u.holders {
+            for h in u.holders.iter().filter(|h| by_result.pruned_at(log, h.result, u.request)) {
                 if let Some(r) = reused.get_mut(h.result) {
                     *r = true;
                 }

@@ -414,7 +414,9 @@ fn listed<'a>(names: impl Iterator<Item = &'a str>, n: usize) -> String {
 
 /// The settings line that names `--harness-compaction`, when it applies: when some input was
 /// read by the format of an agent that compacts by itself ([`crate::harness::agent_policy`]), whose
-/// recorded compactions the mode keeps, moves or drops. `None` otherwise, where every mode gives
+/// recorded compactions the mode keeps, moves or drops; it also says what the mode does with the
+/// tool-result clearings the inputs recorded, when they hold any
+/// ([`crate::harness::Harness::applies_clearings`]). `None` otherwise, where every mode gives
 /// the same numbers.
 pub(super) fn harness_line(
     mode: crate::harness::HarnessCompaction,
@@ -445,7 +447,22 @@ pub(super) fn harness_line(
             "the compactions the logs recorded are dropped in each policy's replay".to_owned()
         }
     };
-    Some(format!("Harness compaction: {} (--harness-compaction): {what}.", mode.name()))
+    let clearings: usize = inputs.iter().map(|i| i.clearings).sum();
+    let cleared = match mode {
+        _ if clearings == 0 => String::new(),
+        HarnessCompaction::Simulated => format!(
+            " The {clearings} tool-result clearing(s) the logs recorded (Claude Code's microcompact) are \
+             kept where they were: microcompact's trigger is not documented, so it is not simulated."
+        ),
+        HarnessCompaction::Recorded => format!(
+            " So are the {clearings} tool-result clearing(s) the logs recorded (Claude Code's microcompact)."
+        ),
+        HarnessCompaction::Off => format!(
+            " So are the {clearings} tool-result clearing(s) the logs recorded (Claude Code's microcompact): \
+             the results are sent whole, but for the sessions as recorded."
+        ),
+    };
+    Some(format!("Harness compaction: {} (--harness-compaction): {what}.{cleared}", mode.name()))
 }
 
 /// `sections` with `line` (a [`harness_line`]) put after the first section's settings line (the

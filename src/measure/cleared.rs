@@ -19,6 +19,9 @@
 //!   the latest). Sizes are the report's tokens while the recorded figures are the provider's, so
 //!   the choice is close, not exact.
 //!
+//! The reuse index takes the same results as absent from the request after the marker on
+//! ([`cleared_from`]).
+//!
 //! Pure: no I/O.
 
 use std::sync::Arc;
@@ -69,6 +72,28 @@ pub fn resolve(conversation: &Conversation, measured: &mut [MeasuredItem]) {
             _ => {}
         }
     }
+}
+
+/// Per tool result of `measured` (`results` of them), the first request from which a clearing
+/// marker takes it out of the context (the first request after the marker; `usize::MAX`: never),
+/// for the reuse index ([`crate::reuse_index::ReuseIndex::cleared`]); empty when no marker
+/// clears anything.
+pub fn cleared_from(measured: &[MeasuredItem], results: usize) -> Vec<usize> {
+    let mut from = Vec::new();
+    let mut requests = 0;
+    for item in measured {
+        match item {
+            MeasuredItem::Request { .. } => requests += 1,
+            MeasuredItem::Cleared { results: cleared, .. } if !cleared.is_empty() => {
+                from.resize(results, usize::MAX);
+                for &i in cleared.iter().filter(|&&i| i < results) {
+                    from[i] = from[i].min(requests);
+                }
+            }
+            _ => {}
+        }
+    }
+    from
 }
 
 /// The results `c` names, marked cleared.
@@ -240,6 +265,23 @@ mod tests {
             mark(&["a", "b"]),
         ]);
         assert_eq!(got, [vec![1, 2], vec![]], "ordinals in order; a second marker clears nothing again");
+    }
+
+    #[test]
+    fn the_reuse_index_takes_a_cleared_result_as_absent_from_the_next_request_on() {
+        let mark = Item::Cleared(Cleared { call_ids: vec!["a".into()], tokens_saved: None });
+        let items =
+            vec![result("a", "a"), request(None), result("b", "b"), request(None), mark, request(None)];
+        let c = Conversation { items, ..Conversation::default() };
+        let opts = super::super::MeasureOptions { reuse: true, ..Default::default() };
+        let m = super::super::MeasuredConversation::new(
+            &c,
+            &Meter::new(Tokenizer::Estimate, Tokenizer::Estimate),
+            &opts,
+        );
+        assert_eq!(m.reuse.cleared, [2, usize::MAX], "`a` from request 2, `b` never");
+        assert!(!m.reuse.cleared_at(0, 1) && m.reuse.cleared_at(0, 2) && !m.reuse.cleared_at(1, 2));
+        assert_eq!(cleared_from(&m.items[..4], 2), Vec::<usize>::new(), "no marker, nothing kept");
     }
 
     #[test]

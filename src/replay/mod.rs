@@ -107,8 +107,17 @@ fn harness_of(
     policy: &dyn Policy,
 ) -> (Harness, Option<Box<dyn Policy>>) {
     let caps = policy.capabilities();
-    let harness = if caps.as_recorded { Harness::RECORDED } else { conversation.harness };
+    let harness = run_harness(conversation, &caps);
     (harness, trigger(harness, caps.compacts))
+}
+
+/// The harness a policy of capabilities `caps` is replayed under on `conversation`: the log's
+/// compactions and clearings as recorded for the as-recorded baseline, else the conversation's.
+pub(crate) fn run_harness(
+    conversation: &MeasuredConversation,
+    caps: &crate::policy::Capabilities,
+) -> Harness {
+    if caps.as_recorded { Harness::RECORDED } else { conversation.harness }
 }
 
 /// `items` copied into a list with room for `capacity`.
@@ -128,6 +137,8 @@ struct Replaying<'a> {
     harness: Harness,
     /// The log's own compactions are dropped ([`Dropping`]).
     drop_recorded: bool,
+    /// The log's own clearings of tool results are applied ([`Harness::applies_clearings`]).
+    clearings: bool,
     sticky: bool,
     whole_outputs: bool,
     compacts: bool,
@@ -171,6 +182,7 @@ impl<'a> Replaying<'a> {
             keep,
             harness,
             drop_recorded: harness.drops_recorded(),
+            clearings: harness.applies_clearings(),
             sticky: caps.sticky,
             whole_outputs: caps.on == On::Output,
             compacts,
@@ -234,7 +246,10 @@ impl<'a> Replaying<'a> {
                 self.dropping = if text.is_some() { Dropping::Restated } else { Dropping::Summary };
             }
             MeasuredItem::Compaction { summary: text } => e.compaction_marker(position, *text),
-            MeasuredItem::Cleared { results, placeholder } => e.cleared(results, *placeholder),
+            MeasuredItem::Cleared { results, placeholder } if self.clearings => {
+                self.summary.cleared_results += e.cleared(results, *placeholder);
+            }
+            MeasuredItem::Cleared { .. } => {}
             MeasuredItem::Request { id, timestamp, usage, model } => {
                 let request =
                     RequestItem { id, timestamp: *timestamp, usage: usage.as_ref(), model, labels: false };

@@ -97,3 +97,94 @@ fn a_counterfactual_policy_sees_the_cleared_results_as_already_cleared() {
     assert_eq!(run("none"), [(2, 0), (130, 0), (358, 0), (43, 0)]);
     assert_eq!(run("keep-results:n=1"), [(2, 0), (130, 0), (258, 100), (43, 0)]);
 }
+
+/// `compare FILE --policy POLICY` as JSON, with `extra` arguments.
+fn compare(file: &std::path::Path, policy: &str, extra: &[&str]) -> Value {
+    let out = ctxbudget()
+        .arg("compare")
+        .arg(file)
+        .args(["--policy", policy, "--format", "json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The row of `policy` in a comparison.
+fn row<'a>(report: &'a Value, policy: &str) -> &'a Value {
+    let rows = report["policies"].as_array().expect("policies");
+    rows.iter().find(|r| r["policy"] == policy).unwrap_or_else(|| panic!("no {policy} in {report}"))
+}
+
+#[test]
+fn off_sends_the_cleared_results_whole_and_the_other_modes_keep_the_recorded_clearing() {
+    let file = fixture("session.jsonl");
+    for (mode, last, cleared) in [("simulated", 43, Some(2)), ("recorded", 43, Some(2)), ("off", 327, None)] {
+        let (report, _) = replay(&file, &[&UNCALIBRATED[..], &["--harness-compaction", mode]].concat());
+        assert_eq!(contexts(&report), [2, 107, 312, last], "{mode}");
+        let run = &report["runs"][0];
+        assert_eq!(run["harness_compaction"].as_str(), Some(mode));
+        assert_eq!(run["cleared_results"].as_u64(), cleared, "{mode}: {run}");
+    }
+    // The baseline is the session as recorded, cleared, whatever the mode; `none` follows the mode.
+    let at =
+        |mode: &str| compare(&file, "none", &[&UNCALIBRATED[..], &["--harness-compaction", mode]].concat());
+    let (recorded, off) = (at("recorded"), at("off"));
+    let total = |r: &Value| row(r, "none")["total_input_tokens"].as_u64().unwrap();
+    assert_eq!(recorded["baseline_input_tokens"].as_u64(), Some(2 + 107 + 312 + 43));
+    assert_eq!(off["baseline_input_tokens"], recorded["baseline_input_tokens"]);
+    assert_eq!((total(&recorded), total(&off)), (2 + 107 + 312 + 43, 2 + 107 + 312 + 327));
+}
+
+#[test]
+fn the_settings_line_says_what_each_mode_does_with_the_recorded_clearings() {
+    let text = |file: &std::path::Path, mode: &str| {
+        let out = ctxbudget()
+            .arg("compare")
+            .arg(file)
+            .args(["--policy", "none", "--format", "markdown", "--harness-compaction", mode])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let file = fixture("session.jsonl");
+    for (mode, says) in [
+        (
+            "simulated",
+            "The 1 tool-result clearing(s) the logs recorded (Claude Code's microcompact) are kept",
+        ),
+        ("recorded", "So are the 1 tool-result clearing(s) the logs recorded"),
+        ("off", "the results are sent whole, but for the sessions as recorded."),
+    ] {
+        assert!(text(&file, mode).contains(says), "{mode}: {}", text(&file, mode));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    assert!(!text(&without_boundary(&dir), "simulated").contains("clearing"));
+}
+
+/// `reuse.jsonl` (README): `src/config/loader_settings.rs` is in toolu_1's output (39 bytes, not
+/// split) and in toolu_2's content (396 bytes, split at 256); the boundary clears toolu_1 before
+/// request 3, whose response reads the file. `keep-results:n=1` prunes toolu_2's content at
+/// request 3: the only copy left was in the cleared result.
+#[test]
+fn a_term_only_a_cleared_result_still_held_is_lost_with_the_pruned_one() {
+    let file = fixture("reuse.jsonl");
+    let reused = |file: &std::path::Path, extra: &[&str]| {
+        let report = compare(file, "keep-results:n=1", extra);
+        let r = row(&report, "keep-results:n=1");
+        (r["pruned_results"].as_u64().unwrap(), r["reused_results"].as_u64().unwrap())
+    };
+    assert_eq!(reused(&file, &[]), (1, 1), "simulated keeps the clearing");
+    assert_eq!(reused(&file, &["--harness-compaction", "recorded"]), (1, 1));
+    // Under `off` toolu_1 is sent whole at request 3 and still holds the term.
+    assert_eq!(reused(&file, &["--harness-compaction", "off"]), (1, 0));
+    // So it does without the boundary line.
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
+    let kept: Vec<&str> = text.lines().filter(|l| !l.contains("microcompact_boundary")).collect();
+    let path = dir.path().join("reuse.jsonl");
+    std::fs::write(&path, kept.join("\n") + "\n").unwrap();
+    assert_eq!(reused(&path, &[]), (1, 0));
+}

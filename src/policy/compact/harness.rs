@@ -2,7 +2,8 @@
 //! run beside a prune policy ([`WithHarness`], built by [`trigger`]; a policy that compacts stands
 //! in for it), and the as-recorded baseline, which keeps the log's compactions where they were
 //! recorded whatever the mode ([`as_recorded`]), so it still reproduces the bill
-//! (docs/compaction.md). Nothing here prints or does I/O.
+//! (docs/compaction.md); it keeps the log's clearings of tool results too, which a replay under
+//! `off` drops ([`crate::harness::Harness::applies_clearings`]). Nothing here prints or does I/O.
 
 use crate::harness::Harness;
 use crate::policy::{Capabilities, Edit, Policy, PolicyReport, PolicySpec, View};

@@ -1,18 +1,22 @@
 //! The clearing of tool results the log records (Claude Code's microcompact, Anthropic's
 //! server-side context editing; [`crate::measure::cleared`]): the engine's step that sends each
-//! result cleared as the placeholder from the marker on.
+//! result cleared as the placeholder from the marker on, under the harness modes that keep the
+//! log's clearings ([`crate::harness::Harness::applies_clearings`]).
 
 use super::{Category, Content, Engine, TextSize, head, tail};
 
 impl Engine<'_> {
     /// The agent cleared the results `cleared` ([`crate::measure::cleared`]): each still in the
     /// context is sent as `placeholder` from here on, whatever the policy did to it (a policy sees
-    /// replaced content); taken out like a sticky edit, but not counted as pruned.
-    pub(in crate::replay) fn cleared(&mut self, cleared: &[usize], placeholder: TextSize) {
+    /// replaced content); taken out like a sticky edit, but not counted as pruned. How many it
+    /// cleared (those a compaction of the replay summarised away are not in the context).
+    pub(in crate::replay) fn cleared(&mut self, cleared: &[usize], placeholder: TextSize) -> usize {
+        let mut count = 0;
         for &i in cleared {
             if i < self.first_result || i >= self.results.len() {
                 continue;
             }
+            count += 1;
             if self.transient.contains_key(&i) {
                 let mut first_change = None;
                 self.set_result(i, None, &mut first_change);
@@ -38,5 +42,6 @@ impl Engine<'_> {
             state.original = Some(placeholder);
             self.mark_changed(head(position));
         }
+        count
     }
 }
