@@ -5,10 +5,12 @@
 //! trigger to the policy's own context (`policy::compact::harness`), or drop them.
 //! [`Harness`] is that choice resolved for one conversation, from its format; a measured
 //! conversation carries it to the replay. The same mode decides the tool-result clearings the log
-//! recorded (Claude Code's microcompact, `src/measure/cleared.rs`), the harness's own context
-//! management too: kept under `recorded` and under `simulated` (microcompact's trigger is not
+//! recorded (Claude Code's microcompact and Anthropic's server-side context editing,
+//! `src/measure/cleared.rs`), the harness's own context management too: kept under `recorded` and
+//! under `simulated` (microcompact's trigger is not
 //! documented, only reverse-engineered, and by that account reads idle time and a count of
-//! results, not the context's size: there is nothing to simulate), dropped under `off`
+//! results, not the context's size: there is nothing to simulate; context editing's trigger reads
+//! the size, but its settings are not in the responses), dropped under `off`
 //! ([`Harness::applies_clearings`]; docs/compaction.md, "Recorded clearings"). The as-recorded
 //! baseline keeps both whatever the mode. Pure data: no I/O, no policy built here.
 

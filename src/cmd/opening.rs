@@ -451,14 +451,17 @@ pub(super) fn harness_line(
     let cleared = match mode {
         _ if clearings == 0 => String::new(),
         HarnessCompaction::Simulated => format!(
-            " The {clearings} tool-result clearing(s) the logs recorded (Claude Code's microcompact) are \
-             kept where they were: microcompact's trigger is not documented, so it is not simulated."
+            " The {clearings} tool-result clearing(s) the logs recorded (Claude Code's microcompact, \
+             Anthropic's context editing) are kept where they were, not simulated: microcompact's \
+             trigger is not documented, and context editing's settings are not in the logs."
         ),
         HarnessCompaction::Recorded => format!(
-            " So are the {clearings} tool-result clearing(s) the logs recorded (Claude Code's microcompact)."
+            " So are the {clearings} tool-result clearing(s) the logs recorded (Claude Code's microcompact, \
+             Anthropic's context editing)."
         ),
         HarnessCompaction::Off => format!(
-            " So are the {clearings} tool-result clearing(s) the logs recorded (Claude Code's microcompact): \
+            " So are the {clearings} tool-result clearing(s) the logs recorded (Claude Code's microcompact, \
+             Anthropic's context editing): \
              the results are sent whole, but for the sessions as recorded."
         ),
     };

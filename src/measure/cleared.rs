@@ -269,7 +269,7 @@ mod tests {
 
     #[test]
     fn the_reuse_index_takes_a_cleared_result_as_absent_from_the_next_request_on() {
-        let mark = Item::Cleared(Cleared { call_ids: vec!["a".into()], tokens_saved: None });
+        let mark = Item::Cleared(Cleared { call_ids: vec!["a".into()], tokens_saved: None, oldest: None });
         let items =
             vec![result("a", "a"), request(None), result("b", "b"), request(None), mark, request(None)];
         let c = Conversation { items, ..Conversation::default() };
