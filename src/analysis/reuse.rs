@@ -439,7 +439,7 @@ mod tests {
                 keep_from: None,
                 prompt_tokens: 0,
                 whole_context: true,
-                cached: true,
+                cache: crate::policy::compact::CallCache::Prefix,
                 pairs: None,
             })
         }

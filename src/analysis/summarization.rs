@@ -2,8 +2,11 @@
 //! request's cost by [`super::cost::cost_of_run`]: the call sends the context at that point (its
 //! prefix, cached by the previous request, is read from the cache on a warm cache; the rest and
 //! the summarisation instructions are written) and returns the summary, priced at the output
-//! price. A call the agent makes with prompt caching off
-//! ([`RequestRow::summarization_uncached`]: OpenHands' condenser, Goose's tool-pair calls) reads
+//! price. A call that opens with a prompt of its own shares no cached prefix: its row carries no
+//! cached tokens, and all of its input is written (opencode's,
+//! [`crate::policy::compact::CallCache::Written`]). A call the agent makes with prompt caching off
+//! ([`RequestRow::summarization_uncached`]: OpenHands' condenser, Goose's compaction and
+//! tool-pair calls) reads
 //! nothing and writes nothing: its whole input is priced at the plain input price (the `input`
 //! of [`Prices`] and of [`UsdRates`]; Anthropic's 1× where a 5-minute write is 1.25×). The
 //! request after it then writes its whole new context (the replay gives it no previous context,
@@ -189,6 +192,24 @@ mod tests {
         let off_usd = summarization_cost(&uncached(1_000_000, 0, 0, None), &usd);
         assert!((off_usd - 3.0).abs() < 1e-9, "{off_usd}");
         assert!((summarization_cost(&compacted(1_000_000, 0, 0, None), &usd) - 3.75).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_call_that_shares_no_cached_prefix_writes_all_of_its_input_above_one_with_caching_off() {
+        let model = CacheModel::default();
+        // Written: nothing cached in the row, caching on (opencode's call).
+        let written = compacted(100_000, 0, 3_000, Some(1_000));
+        let (prefix, off) =
+            (compacted(100_000, 90_000, 3_000, Some(1_000)), uncached(100_000, 0, 3_000, Some(1_000)));
+        let cost = |r: &RequestRow| summarization_cost(r, &model);
+        assert!((cost(&written) - (1.25 * 100_000.0 + 5.0 * 3_000.0)).abs() < 1e-6, "{}", cost(&written));
+        assert!(cost(&prefix) < cost(&off) && cost(&off) < cost(&written));
+        let e = events(std::slice::from_ref(&written), &model);
+        assert_eq!((e[0].read_tokens, e[0].uncached), (0, false));
+        // In USD at the Sonnet 4.5 row: $3.75 a million written.
+        let usd = UsdRates::of(&model, Some("claude-sonnet-4-5")).0;
+        let got = summarization_cost_usd(&written, &model, &usd);
+        assert!((got - (100_000.0 * 3.75e-6 + 3_000.0 * usd.output)).abs() < 1e-12, "{got}");
     }
 
     #[test]

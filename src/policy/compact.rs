@@ -43,14 +43,29 @@ pub struct Compaction {
     /// from the previous request (most agents); `false`: only what is summarised away (OpenHands'
     /// condenser, Goose's tool-pair calls).
     pub whole_context: bool,
-    /// The summarisation call uses the provider's prompt cache: the prefix the previous request
-    /// cached is read from it and the rest written to it. `false`: a call of its own with prompt
-    /// caching off, which reads nothing and pays the plain input price for all of its input
-    /// (OpenHands' condenser, Goose's tool-pair calls; docs/compaction.md, "Billing").
-    pub cached: bool,
+    /// How the summarisation call uses the provider's prompt cache ([`CallCache`];
+    /// docs/compaction.md, "Billing").
+    pub cache: CallCache,
     /// Tool pairs replaced one by one, the rest of the context staying as it is ([`Pairs`]);
     /// `None`: the context is summarised as above.
     pub pairs: Option<Pairs>,
+}
+
+/// How a summarisation call uses the provider's prompt cache, which decides its input's price
+/// (docs/compaction.md, "Billing").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallCache {
+    /// The call sends the conversation as the agent's requests do, with cache breakpoints: the
+    /// prefix the previous request cached is read, the rest written (Claude Code, Codex, the
+    /// Anthropic SDK).
+    Prefix,
+    /// The call sets cache breakpoints, but opens with a system prompt and tools of its own, so
+    /// no byte of it matches the conversation's cached prefix: nothing is read, all of its input
+    /// is written (opencode's default compaction).
+    Written,
+    /// The call is made with prompt caching off: nothing is read or written, all of its input is
+    /// at the plain input price (OpenHands' condenser, Goose's compaction and tool-pair calls).
+    Off,
 }
 
 /// The tool call and result pairs a compaction replaces in place, each by a summary of its own
@@ -121,6 +136,9 @@ pub struct Summarizer {
     pub from_log: bool,
     /// Tokens of the summarisation instructions.
     pub prompt_tokens: Tokens,
+    /// How the summarisation call uses the prompt cache ([`CallCache::Prefix`] unless the policy
+    /// says otherwise).
+    pub cache: CallCache,
 }
 
 /// The summary's keys of every compaction policy's parameters.
@@ -145,6 +163,7 @@ impl Summarizer {
             tokens: q.summary_tokens,
             from_log: q.summary_from_log,
             prompt_tokens: q.prompt_tokens,
+            cache: CallCache::Prefix,
         })
     }
 
@@ -156,7 +175,7 @@ impl Summarizer {
             Summary::Ratio(view.log_summary_ratio.filter(|_| self.from_log).unwrap_or(self.ratio))
         };
         let prompt_tokens = self.prompt_tokens;
-        Compaction { summary, keep_from, prompt_tokens, whole_context: true, cached: true, pairs: None }
+        Compaction { summary, keep_from, prompt_tokens, whole_context: true, cache: self.cache, pairs: None }
     }
 }
 
@@ -360,6 +379,46 @@ pub fn harnessed(policy: Box<dyn Policy>) -> Box<dyn Policy> {
 mod tests {
     use super::*;
     use crate::policy::PolicySpec;
+
+    #[test]
+    fn each_agent_s_summarisation_call_reads_writes_or_skips_the_cache_as_its_source_says() {
+        use crate::analysis::cost::CacheModel;
+        use crate::analysis::summarization::summarization_cost;
+        use crate::policy::testing::{Convo, replay_spec};
+        let convo = || Convo::new().system("sys").user("u").request().steps(40, "read", 400);
+        let model = CacheModel::default();
+        let sizes = "summary_tokens=10,prompt_tokens=50";
+        for (spec, cache) in [
+            (format!("compact:claude-code:window=4000,buffer=1000,{sizes}"), CallCache::Prefix),
+            (format!("compact:opencode:window=4000,buffer=1000,{sizes}"), CallCache::Written),
+            (format!("compact:goose:window=4000,threshold=0.75,{sizes}"), CallCache::Off),
+        ] {
+            let rows = replay_spec(convo(), &spec).run.rows;
+            let calls: Vec<_> = rows.iter().filter(|r| r.summarization_input_tokens > 0).collect();
+            assert!(!calls.is_empty(), "{spec} compacts");
+            for r in calls {
+                let (input, read, output) = (
+                    r.summarization_input_tokens,
+                    r.summarization_cached_tokens,
+                    r.summarization_output_tokens,
+                );
+                assert_eq!(r.summarization_uncached, cache == CallCache::Off, "{spec}: {r:?}");
+                assert_eq!(
+                    read > 0,
+                    cache == CallCache::Prefix,
+                    "{spec}: only a call of the conversation reads"
+                );
+                // Anthropic's relative prices: read 0.1, write 1.25, input 1, output 5.
+                let want = match cache {
+                    CallCache::Prefix => 0.1 * read as f64 + 1.25 * (input - read) as f64,
+                    CallCache::Written => 1.25 * input as f64,
+                    CallCache::Off => input as f64,
+                } + 5.0 * output as f64;
+                let got = summarization_cost(r, &model);
+                assert!((got - want).abs() < 1e-6, "{spec}: {got} against {want}");
+            }
+        }
+    }
 
     #[test]
     fn a_ratio_summary_scales_with_what_it_replaces_and_a_fixed_one_does_not() {

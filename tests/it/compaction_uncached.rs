@@ -1,12 +1,14 @@
-//! The summarisation calls an agent makes with prompt caching off (OpenHands' condenser, Goose's
-//! tool-pair calls; docs/compaction.md, "Billing") are billed at the plain input price: on a
-//! corpus session, `cost` and `compare` list each call of `compact:openhands` and
-//! `compact:goose-tools` as `uncached`, with nothing read, and price it at the input and output
-//! rates of the session's model in the built-in table, below what the same tokens cost as a cache
-//! write; a call that uses the cache (`compact:claude-code`) is still priced at the read and
-//! write rates. The expected figures are computed here from the JSON's token counts and the
-//! table's rates. Corpus tests: they fail when `CI` is set and the corpus is missing, and are
-//! skipped with a printed reason otherwise.
+//! How each agent's summarisation call uses the prompt cache decides its price
+//! (docs/compaction.md, "Billing"). The calls an agent makes with prompt caching off (OpenHands'
+//! condenser, Goose's compaction and tool-pair calls) are billed at the plain input price: on a
+//! corpus session, `cost` and `compare` list each call of `compact:openhands`, `compact:goose`
+//! and `compact:goose-tools` as `uncached`, with nothing read, and price it at the input and
+//! output rates of the session's model in the built-in table, below what the same tokens cost as
+//! a cache write. opencode's call sets cache breakpoints but shares no cached prefix: nothing is
+//! read and all of it is written. A call that sends the conversation (`compact:claude-code`) is
+//! still priced at the read and write rates. The expected figures are computed here from the
+//! JSON's token counts and the table's rates. Corpus tests: they fail when `CI` is set and the
+//! corpus is missing, and are skipped with a printed reason otherwise.
 
 use ctxbudget::analysis::prices::{ModelPrice, PriceTable};
 use ctxbudget::input::load;
@@ -15,12 +17,16 @@ use serde_json::Value;
 
 use crate::common;
 
-/// A Claude Code session where both uncached policies compact more than once
-/// (`ctxbudget cost FILE --policy compact:openhands --policy compact:goose-tools`).
+/// A Claude Code session where the uncached policies compact (`ctxbudget cost FILE --policy
+/// compact:openhands --policy compact:goose-tools --policy compact:goose`).
 const SESSION: &str = "claude-code/codemie-code/session-3fe1b6bc.jsonl";
 
-const UNCACHED: [&str; 2] = ["compact:openhands", "compact:goose-tools"];
+/// Each policy whose calls have caching off, and how many calls it makes at least.
+const UNCACHED: [(&str, usize); 3] =
+    [("compact:openhands", 2), ("compact:goose-tools", 2), ("compact:goose", 1)];
 const CACHED: &str = "compact:claude-code:pct=50";
+/// opencode's trigger at a window the session reaches (at the default 200k it never compacts).
+const WRITTEN: &str = "compact:opencode:window=120000";
 
 fn f(v: &Value, key: &str) -> f64 {
     v[key].as_f64().unwrap_or_else(|| panic!("`{key}` is a number in {v}"))
@@ -62,7 +68,7 @@ fn close(a: f64, b: f64) -> bool {
 }
 
 #[test]
-fn calls_with_caching_off_are_billed_at_the_input_price_and_cached_ones_at_read_and_write() {
+fn calls_with_caching_off_pay_the_input_price_opencode_s_writes_all_and_cached_ones_read_and_write() {
     let Some(corpus) = common::corpus_root() else { return };
     let path = corpus.join(SESSION);
     let price = rates(&path);
@@ -72,7 +78,7 @@ fn calls_with_caching_off_are_billed_at_the_input_price_and_cached_ones_at_read_
     for command in ["cost", "compare"] {
         let mut cmd = common::ctxbudget();
         cmd.args([command, path.to_str().unwrap(), "--format", "json", "--harness-compaction", "off"]);
-        for p in UNCACHED.iter().chain([&CACHED]) {
+        for p in UNCACHED.iter().map(|u| u.0).chain([CACHED, WRITTEN]) {
             cmd.args(["--policy", p]);
         }
         let out = cmd.output().expect("the binary runs");
@@ -80,9 +86,9 @@ fn calls_with_caching_off_are_billed_at_the_input_price_and_cached_ones_at_read_
         let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
         let prices = &doc["cache"]["prices"];
         assert_eq!((f(prices, "input"), f(prices, "write")), (1.0, 1.25), "{command}: anthropic preset");
-        for policy in UNCACHED {
+        for (policy, at_least) in UNCACHED {
             let calls = events(&doc, policy);
-            assert!(calls.len() >= 2, "{command}: {policy} compacts more than once: {calls:?}");
+            assert!(calls.len() >= at_least, "{command}: {policy} compacts {at_least}+ times: {calls:?}");
             let (mut usd, mut units, mut as_written) = (0.0, 0.0, 0.0);
             for e in &calls {
                 let (input, output) = (n(e, "input_tokens"), n(e, "output_tokens"));
@@ -101,6 +107,15 @@ fn calls_with_caching_off_are_billed_at_the_input_price_and_cached_ones_at_read_
             assert!(close(f(run, "summarization_cost_usd"), usd), "{command} {policy}: {run}");
             assert!(close(f(run, "summarization_cost"), units), "{command} {policy}: {run}");
             assert!(usd < as_written, "{command} {policy}: {usd} below the write price's {as_written}");
+        }
+        let written = events(&doc, WRITTEN);
+        assert!(!written.is_empty(), "{command}: {WRITTEN} compacts");
+        for e in written {
+            let (input, output) = (n(e, "input_tokens"), n(e, "output_tokens"));
+            assert!(e.get("uncached").is_none() && n(e, "read_tokens") == 0.0, "{command}: {e}");
+            let want = (input * price.write_5m + output * price.output) * per;
+            assert!(close(f(e, "cost_usd"), want), "{command} {WRITTEN}: {e} against {want}");
+            assert!(close(f(e, "cost"), 1.25 * input + 5.0 * output), "{command} {WRITTEN}: {e}");
         }
         let cached = events(&doc, CACHED);
         assert!(!cached.is_empty(), "{command}: {CACHED} compacts");

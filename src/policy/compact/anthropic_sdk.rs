@@ -4,7 +4,7 @@
 //! summary with `DEFAULT_SUMMARY_PROMPT` (253 o200k tokens, docs/compaction.md) and replaces the
 //! whole message list with it. The summary request follows the runner's messages, through the
 //! same client, and nothing in the runner turns prompt caching off: the call is priced as a cached
-//! call of the context ([`super::Compaction::cached`]; docs/compaction.md, "Billing").
+//! call of the context ([`super::CallCache::Prefix`]; docs/compaction.md, "Billing").
 
 use super::{SUMMARY_FROM_LOG, SUMMARY_RATIO, SUMMARY_TOKENS, Summarizer};
 use crate::policy::{Kind, Param};

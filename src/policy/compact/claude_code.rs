@@ -13,7 +13,7 @@
 //! nothing of the conversation (the files Claude Code re-reads after it are part of the next
 //! requests in the log). Its summarisation call sends the conversation, and nothing published
 //! says it turns prompt caching off: it is priced as a cached call of the context
-//! ([`super::Compaction::cached`]; docs/compaction.md, "Billing").
+//! ([`super::CallCache::Prefix`]; docs/compaction.md, "Billing").
 
 use super::{SUMMARY_FROM_LOG, SUMMARY_RATIO, SUMMARY_TOKENS, Summarizer};
 use crate::policy::{Kind, Param};

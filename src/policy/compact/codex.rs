@@ -9,7 +9,7 @@
 //! `templates/compact/prompt.md`: 95 o200k tokens (`ctxbudget count`, docs/compaction.md). Codex
 //! sends it after the history, through the session's model client, and OpenAI's prompt cache is
 //! automatic (nothing turns it off): the call is priced as a cached call of the context
-//! ([`super::Compaction::cached`]; docs/compaction.md, "Billing").
+//! ([`super::CallCache::Prefix`]; docs/compaction.md, "Billing").
 
 use super::{SUMMARY_FROM_LOG, SUMMARY_RATIO, SUMMARY_TOKENS, Summarizer};
 use crate::policy::{Kind, Param};

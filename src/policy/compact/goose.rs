@@ -3,14 +3,17 @@
 //! and a summary is appended (`crates/goose/src/context_mgmt/mod.rs`). The summarisation call
 //! sends the `compaction.md` template (621 o200k tokens without the conversation it wraps) and the
 //! request to summarise (11), measured on block/goose@8d844eecbdfd (docs/compaction.md,
-//! "Billing"). The call goes through the session's provider with its caching as configured, so
-//! it is priced as a cached call of the context ([`super::Compaction::cached`]); but Goose renders
-//! the conversation as text into that call's system prompt (`do_compact`), so the call shares no
-//! prefix with the conversation's cache and the read the replay bills it is not made (a limit,
-//! docs/compaction.md). Goose's tool-pair summarisation, on by default beside it, is
+//! "Billing"). At that commit the call is made with prompt caching off: `do_compact`
+//! (`crates/goose/src/context_mgmt/mod.rs`:336) calls the model through `complete_compaction`
+//! (:292), which runs it with `one_shot_model_config` (`crates/goose/src/model_config.rs`:118-121
+//! and 179: thinking off, `with_prompt_cache_disabled`), and the Anthropic format then sets no `cache_control` on
+//! the system prompt, the tools or the messages
+//! (`crates/goose-provider-types/src/formats/anthropic.rs`:443, 497, 515). Nothing is read or
+//! written: all of its input is priced at the plain input price ([`super::CallCache::Off`];
+//! docs/compaction.md, "Billing"). Goose's tool-pair summarisation, on by default beside it, is
 //! `compact:goose-tools` ([`super::goose_tools`]).
 
-use super::{SUMMARY_FROM_LOG, SUMMARY_RATIO, SUMMARY_TOKENS, Summarizer};
+use super::{CallCache, SUMMARY_FROM_LOG, SUMMARY_RATIO, SUMMARY_TOKENS, Summarizer};
 use crate::policy::{Kind, Param};
 
 /// The `compact:goose` policy.
@@ -45,7 +48,7 @@ pub const KIND: Kind = Kind {
                 format!("must be a fraction above 0 and at most 1, got `{}`", q.threshold),
             ));
         }
-        let summarizer = Summarizer::from_params(p)?;
+        let summarizer = Summarizer { cache: CallCache::Off, ..Summarizer::from_params(p)? };
         let limit = (q.window as f64 * q.threshold).round() as u64;
         Ok(super::at_limit(limit, summarizer))
     },

@@ -18,7 +18,7 @@
 //! - **Summary** (`summarize_tool_call`): one call per pair, sending the pair's two messages as
 //!   text with a 97-token system prompt (o200k, docs/compaction.md, "Billing"), with prompt
 //!   caching and thinking off (`model_config.rs`, `one_shot_model_config`), so each call is
-//!   priced at the plain input price, none of it read or written ([`Compaction::cached`] false;
+//!   priced at the plain input price, none of it read or written ([`CallCache::Off`];
 //!   docs/compaction.md, "Billing"); the reply, one
 //!   user-role message, replaces the pair. Nothing bounds its length but the prompt, which asks for
 //!   "a single message" and gives one sentence as its example: that sentence's 11 o200k tokens
@@ -33,7 +33,7 @@
 //! a batch chosen in the last reply is neither seen nor billed, and a log with one human turn (a
 //! benchmark task), one reply, never changes. Nothing here prints or does I/O.
 
-use super::{Compaction, Pairs, Summary};
+use super::{CallCache, Compaction, Pairs, Summary};
 use crate::model::Tokens;
 use crate::policy::{Capabilities, Edit, Kind, Param, Policy, View};
 
@@ -168,7 +168,7 @@ impl Policy for ToolPairs {
             keep_from: None,
             prompt_tokens: self.prompt,
             whole_context: false,
-            cached: false,
+            cache: CallCache::Off,
             pairs: Some(pairs),
         })
     }

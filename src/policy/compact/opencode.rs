@@ -6,13 +6,21 @@
 //! sends the compaction agent's system prompt (`agent/prompt/compaction.txt`, 149 o200k tokens)
 //! and a user message that wraps the conversation in the summary request and its template
 //! (`buildPrompt` in `packages/core/src/session/compaction.ts` and `compaction-suffix.ts`, 292
-//! without the conversation): 441 (docs/compaction.md, "Billing"). The call goes through the
-//! session's provider with its caching as configured, so it is priced as a cached call of the
-//! context ([`super::Compaction::cached`]); with the compaction agent's own system prompt at its
-//! head it shares less of the conversation's cached prefix than the replay bills it as reading (a
-//! limit, docs/compaction.md).
+//! without the conversation): 441 (docs/compaction.md, "Billing"). In its default mode
+//! (`compaction.mode` other than `"suffix"`), `processCompaction`
+//! (`packages/opencode/src/session/compaction.ts`@31e22f65a23c, the `activeMode = "prepend"`
+//! branch of `makeProcessor`) sends `tools: {}`, the compaction agent's system prompt and that one
+//! user message, through `LLM.stream` (`session/llm.ts`@31e22f65a23c), whose middleware applies
+//! `ProviderTransform.message`; for an Anthropic model its `applyCaching`
+//! (`packages/opencode/src/provider/transform.ts`, read at 47767a7cffba) marks the first two
+//! system messages and the last two others `cacheControl: ephemeral`. The call thus sets cache
+//! breakpoints, but with no tools and its own system prompt where the conversation's requests
+//! open with theirs, no prefix of it is the conversation's cached prefix: nothing is read and
+//! all of its input is written ([`super::CallCache::Written`]; docs/compaction.md, "Billing").
+//! The opt-in `"suffix"` mode appends the request to the conversation's own request and would
+//! read its prefix; it is not replayed.
 
-use super::{SUMMARY_FROM_LOG, SUMMARY_RATIO, SUMMARY_TOKENS, Summarizer};
+use super::{CallCache, SUMMARY_FROM_LOG, SUMMARY_RATIO, SUMMARY_TOKENS, Summarizer};
 use crate::policy::{Kind, Param};
 
 /// The policy's name.
@@ -47,7 +55,7 @@ pub const KIND: Kind = Kind {
     build: |p| {
         let q: OpencodeParams = p.typed()?;
         p.at_least("window", q.window, 1)?;
-        let summarizer = Summarizer::from_params(p)?;
+        let summarizer = Summarizer { cache: CallCache::Written, ..Summarizer::from_params(p)? };
         let limit = q.window.saturating_sub(q.buffer);
         Ok(super::at_usage_limit(NAME, limit, summarizer))
     },

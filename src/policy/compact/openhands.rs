@@ -5,13 +5,13 @@
 //! own LLM runs with prompt caching off and sees only the forgotten events and its prompt (481
 //! o200k tokens, docs/compaction.md): its call shares no prefix with the agent's cached
 //! conversation and writes nothing to a cache, so it is priced at the plain input price, none of
-//! it read ([`Compaction::cached`] false; docs/compaction.md, "Billing").
+//! it read ([`CallCache::Off`]; docs/compaction.md, "Billing").
 //!
 //! Events are counted as [`View::events`] counts them. The first `keep_first` events beyond the
 //! system prompt are summarised with the rest (the replay keeps the system prompt and the tail),
 //! and the tail is kept from the first tool result among the newest events on, as one block.
 
-use super::{Compaction, SUMMARY_FROM_LOG, SUMMARY_RATIO, SUMMARY_TOKENS, Summarizer};
+use super::{CallCache, Compaction, SUMMARY_FROM_LOG, SUMMARY_RATIO, SUMMARY_TOKENS, Summarizer};
 use crate::policy::{Capabilities, Edit, Kind, Param, Policy, View};
 
 /// The `compact:openhands` policy.
@@ -78,7 +78,7 @@ impl Policy for Condenser {
         let keep_from = view.results.iter().find(|r| r.event >= first_kept).map(|r| r.position);
         Some(Compaction {
             whole_context: false,
-            cached: false,
+            cache: CallCache::Off,
             ..self.summarizer.compaction(view, keep_from)
         })
     }

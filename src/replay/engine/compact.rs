@@ -16,7 +16,7 @@ mod pairs;
 use super::{Adjustment, Category, Engine, Sent, head, slot};
 use crate::model::{Millis, Tokens};
 use crate::policy::Policy;
-use crate::policy::compact::Reported;
+use crate::policy::compact::{CallCache, Reported};
 use crate::tokens::{Measure, TextSize};
 
 /// What a compaction made before a request did: the counts its run and its row report.
@@ -31,7 +31,7 @@ pub(in crate::replay) struct Summarised {
     pub(in crate::replay) input_tokens: Tokens,
     /// Of that input, the prefix the previous request had cached.
     pub(in crate::replay) cached_tokens: Tokens,
-    /// The call was made with prompt caching off ([`crate::policy::compact::Compaction::cached`]).
+    /// The call was made with prompt caching off ([`CallCache::Off`]).
     pub(in crate::replay) uncached: bool,
 }
 
@@ -109,8 +109,12 @@ impl Engine<'_> {
             summarized_tokens: summarized,
             summary_tokens: summary,
             input_tokens: input,
-            cached_tokens: if compaction.whole_context && compaction.cached { shared } else { 0 },
-            uncached: !compaction.cached,
+            cached_tokens: if compaction.whole_context && compaction.cache == CallCache::Prefix {
+                shared
+            } else {
+                0
+            },
+            uncached: compaction.cache == CallCache::Off,
         })
     }
 }

@@ -49,7 +49,7 @@ impl Engine<'_> {
             summary_tokens: summary,
             input_tokens: input,
             cached_tokens: 0,
-            uncached: !compaction.cached,
+            uncached: compaction.cache == crate::policy::compact::CallCache::Off,
         })
     }
 
