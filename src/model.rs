@@ -92,6 +92,11 @@ pub enum Item {
 /// docs/calibration.md, docs/unseen-context.md).
 pub const CLEARED_PLACEHOLDER: &str = "[Old tool result content cleared]";
 
+/// The tool name the `codex` and `codex-exec` readers give a hosted web search (a Responses API
+/// `web_search_call`): the provider adds its results to the context and no result item follows
+/// it in any log, so [`Conversation::link_problems`] does not name it as a call without a result.
+pub const HOSTED_WEB_SEARCH: &str = "web_search";
+
 /// What an [`Item::Cleared`] clears.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -682,7 +687,7 @@ impl Conversation {
         }
         let mut open: Vec<LinkProblem> = calls
             .into_iter()
-            .filter(|(_, (_, _, answered, _))| !answered)
+            .filter(|(_, (name, _, answered, _))| !answered && *name != HOSTED_WEB_SEARCH)
             .map(|(id, (name, request, _, _))| LinkProblem::CallWithoutResult {
                 call_id: id.to_owned(),
                 name: name.to_owned(),
@@ -713,6 +718,14 @@ mod link_tests {
             is_error: false,
             images: 0,
         })
+    }
+
+    #[test]
+    fn a_hosted_web_search_needs_no_result() {
+        let search =
+            Item::ToolCall { call_id: "ws_1".into(), name: HOSTED_WEB_SEARCH.into(), arguments: "{}".into() };
+        let c = Conversation { items: vec![search, call("a"), result("a")], ..Default::default() };
+        assert!(c.link_problems().is_empty(), "{:?}", c.link_problems());
     }
 
     #[test]

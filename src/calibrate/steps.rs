@@ -4,7 +4,7 @@
 //! - **server-side content** ([`Category::ServerSide`]): an item an importer puts where the
 //!   provider added content of its own (a Codex `web_search_call`, whose results the Responses API
 //!   adds to the context and the rollout does not record). The importer cannot size it; the
-//!   calibration gives it the size here, and it stays in the context like any content.
+//!   calibration gives it the size here: what of it stays in the context ("Sent once" below).
 //! - **an injection the agent makes** at a tool call it records: Claude Code's `EnterPlanMode`
 //!   ([`PLAN_MODE_TOOL`]), after which plan mode's instructions are sent with every request; the
 //!   calibration adds the size as an [`Category::Unrecorded`] item before the next request (the
@@ -21,6 +21,15 @@
 //! `unseen` item; only where the calibration is applied, [`own_sizes`]), else takes the median of
 //! the sized markers of the conversation, else 0.
 //!
+//! **Sent once.** Content can also be in one request's prompt and leave at the next: on a real
+//! Codex 0.104 rollout each web search's results are in the prompt of the call that searched and
+//! gone from the next call's, while on a 0.125 one they stay (docs/unseen-context.md, "Server-side
+//! content"). A marker is sized as what **stays**: where the recorded prompt falls at the next
+//! kept request of the segment (no marker between) by at least [`TRANSIENT_SHARE`] of the
+//! marker's step, less what the replay appends there, the fall is taken off the step. The
+//! request that sent it is then under-predicted by what it sent once; the later ones are not
+//! over-predicted by it.
+//!
 //! **Leave-one-out.** The fit that predicts request `k` is made without `y_k` ([`super::fit`]'s
 //! `skip`): a marker right before `k` is then sized from the step between the recorded requests
 //! around `k` (`y_{k−1}` to `y_{k+1}`, less what the replay appends from `k−1` to `k+1`), so the
@@ -36,6 +45,11 @@ use crate::model::Tokens;
 /// The tool call after which Claude Code sends plan mode's instructions with every request (its
 /// result says "Entered plan mode"); the log holds the call and its result, not the instructions.
 pub const PLAN_MODE_TOOL: &str = "EnterPlanMode";
+
+/// The share of a marker's step that the recorded prompt must fall by at the next request for the
+/// step to count as sent with one request only (module doc, "Sent once"); a smaller fall is taken
+/// as the noise of the appends' count, and the step as staying. Set before measuring, not tuned.
+pub const TRANSIENT_SHARE: f64 = 0.5;
 
 /// What a step marker is, or `None` for an item that is not one.
 pub fn marker(item: &MeasuredItem) -> Option<Marker> {
@@ -79,15 +93,26 @@ pub fn sizes(
     // Consecutive kept recorded requests of one segment.
     let kept: Vec<usize> =
         (0..samples.len()).filter(|&i| Some(i) != skip && samples[i].recorded.is_some()).collect();
-    for w in kept.windows(2) {
-        let (i, j) = (w[0], w[1]);
+    // The recorded step from request `i` to `j` that the replay's appends do not explain.
+    let unexplained = |i: usize, j: usize| {
+        let (si, sj) = (&samples[i], &samples[j]);
+        sj.recorded.unwrap_or(0) as f64 - si.recorded.unwrap_or(0) as f64 - (model(sj) - model(si))
+    };
+    for (w, &j) in kept.iter().enumerate().skip(1) {
+        let i = kept[w - 1];
         let (si, sj) = (&samples[i], &samples[j]);
         if pos[i].0 != pos[j].0 || sj.marks <= si.marks {
             continue;
         }
-        let step =
-            sj.recorded.unwrap_or(0) as f64 - si.recorded.unwrap_or(0) as f64 - (model(sj) - model(si));
-        let each = step.max(0.0) / f64::from(sj.marks - si.marks);
+        let step = unexplained(i, j);
+        // What falls again at the next kept request, with no marker between: content sent with
+        // request `j` only (see the module doc), not what stays.
+        let fall = kept
+            .get(w + 1)
+            .filter(|&&l| pos[l].0 == pos[j].0 && samples[l].marks == sj.marks)
+            .map_or(0.0, |&l| (-unexplained(j, l)).max(0.0));
+        let stays = if fall >= TRANSIENT_SHARE * step { step - fall } else { step };
+        let each = stays.max(0.0) / f64::from(sj.marks - si.marks);
         for m in si.marks..sj.marks {
             out[pos[j].0][m as usize] = Some(each);
         }

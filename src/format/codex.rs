@@ -24,7 +24,9 @@
 //!   across it (`calibrate::steps`, docs/unseen-context.md). It goes before the request of the
 //!   run that searched, not after the call: the provider feeds the results to the model within
 //!   that call, whose recorded prompt already holds them (on a real 0.125 rollout each of three
-//!   searches steps the recorded prompt at its own call and the step stays; docs/unseen-context.md).
+//!   searches steps the recorded prompt at its own call and the step stays; on real 0.104 ones it
+//!   falls back at the next call, and the calibration sizes the item by what stays: 0 there;
+//!   docs/unseen-context.md). No result item follows the call ([`crate::model::HOSTED_WEB_SEARCH`]).
 //! - `function_call_output` / `custom_tool_call_output` are tool results, linked by `call_id`.
 //!   **Decision on 0.40 outputs:** `output` there is a JSON string `{"output":…,"metadata":{…}}`
 //!   and that whole string is what Codex sent back to the model (codex-rs
@@ -439,7 +441,7 @@ impl Reader {
             }
             "custom_tool_call" => (str_at(p, "name"), str_at(p, "input")),
             "local_shell_call" => ("local_shell".to_owned(), json_field(p, "action")),
-            _ => ("web_search".to_owned(), json_field(p, "action")),
+            _ => (crate::model::HOSTED_WEB_SEARCH.to_owned(), json_field(p, "action")),
         };
         self.names.insert(call_id.clone(), name.clone());
         self.items.push(Item::ToolCall { call_id, name, arguments });

@@ -302,7 +302,7 @@ impl Stream {
                 self.model_output();
                 let query = item.query.as_ref().map_or_else(|| "null".to_owned(), Value::to_string);
                 let arguments = format!("{{\"query\":{query}}}");
-                self.b.call(id, "web_search".into(), arguments);
+                self.b.call(id, crate::model::HOSTED_WEB_SEARCH.into(), arguments);
             }
             "todo_list" => {
                 self.model_output();

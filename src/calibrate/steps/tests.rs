@@ -154,3 +154,30 @@ fn running_sums_are_what_the_markers_in_context_add_up_to() {
         assert_eq!(sums[0][marks as usize], in_context(&sizes, 0, &at));
     }
 }
+
+#[test]
+fn content_sent_with_one_request_only_is_not_kept_after_it() {
+    // recorded = 1 000 + 2·replayed, and 5 000 more at request 3 only (a search whose results
+    // leave at the next call): the marker is what stays, 0, so requests 4 and 5 are on the line.
+    let xs = [100, 300, 600, 900, 1_300, 1_600, 1_800];
+    let v: Vec<Sample> = xs
+        .iter()
+        .enumerate()
+        .map(|(k, &x)| s(x, 1_000 + 2 * x + 5_000 * Tokens::from(k == 3), u32::from(k >= 3)))
+        .collect();
+    let f = fit(&v, &ratio(1.0), None).unwrap();
+    assert_eq!(f.steps, vec![vec![0.0]]);
+    let p = leave_one_out(&v, &ratio(1.0));
+    for k in [0, 1, 2, 4, 5, 6] {
+        let (p, y) = (p[k].unwrap(), v[k].recorded.unwrap() as f64);
+        assert!((p - y).abs() < 1e-6, "request {k}: {p} against {y}");
+    }
+    // The request that sent it is under by what it sent.
+    assert!((v[3].recorded.unwrap() as f64 - p[3].unwrap() - 5_000.0).abs() < 1e-6);
+    // A fall of less than half the step is noise: a step of 5 000 that falls by 400 stays 5 000.
+    let mut kept = v.clone();
+    for (k, s) in kept.iter_mut().enumerate().skip(3) {
+        s.recorded = Some(1_000 + 2 * xs[k] + 5_000 - 400 * Tokens::from(k > 3));
+    }
+    assert_eq!(fit(&kept, &ratio(1.0), None).unwrap().steps, vec![vec![5_000.0]]);
+}
