@@ -463,28 +463,31 @@ mod tests {
 
     #[test]
     fn thinking_turns_clear_the_thinking_of_the_oldest_turns_that_hold_some_once_each() {
-        let got = marked(vec![
-            human("one"),
-            thinking("t0"),
-            request(None),
-            result("a", "a"),
-            // A second response of the same turn: the same thinking turn.
-            thinking("t1"),
-            request(None),
-            human("two: no thinking"),
-            request(None),
-            human("three"),
-            thinking("t2"),
-            request(None),
-            human("four"),
-            thinking("t3"),
-            turns(1),
-            request(None),
-            // The oldest two turns holding thinking: `t2` is new, turn one was cleared before.
-            turns(2),
-            request(None),
-            turns(9),
-        ]);
+        let got = marked(
+            vec![
+                human("one"),
+                thinking("t0"),
+                request(None),
+                result("a", "a"),
+                // A second response of the same turn: the same thinking turn.
+                thinking("t1"),
+                request(None),
+                human("two: no thinking"),
+                request(None),
+                human("three"),
+                thinking("t2"),
+                request(None),
+                human("four"),
+                thinking("t3"),
+                turns(1),
+                request(None),
+                // The oldest two turns holding thinking: `t2` is new, turn one was cleared before.
+                turns(2),
+                request(None),
+                turns(9),
+            ],
+            true,
+        );
         assert_eq!(got, [vec![0, 1], vec![2], vec![3]]);
     }
 
