@@ -291,12 +291,16 @@ pub enum MeasuredItem {
     },
     /// The agent or the provider cleared earlier tool results ([`Item::Cleared`]): from here on
     /// each of `results` (ordinals among the conversation's tool results, resolved by
-    /// [`cleared::resolve`]) is sent as `placeholder` instead of its output.
+    /// [`cleared::resolve`]) is sent as `placeholder` instead of its output, and each thinking
+    /// text of `thinking` (ordinals among the conversation's [`Category::Thinking`] texts) is no
+    /// longer sent.
     Cleared {
         /// Ordinals of the results cleared.
         results: Arc<[usize]>,
         /// Size of the placeholder each is sent as.
         placeholder: TextSize,
+        /// Ordinals of the thinking texts cleared (the provider's thinking clearing).
+        thinking: Arc<[usize]>,
     },
     /// The context is replaced; the optional summary starts the new one (as user text).
     Compaction {
@@ -378,6 +382,8 @@ struct Links {
     calls: usize,
     /// Some item is a clearing marker ([`MeasuredItem::Cleared`]).
     clears: bool,
+    /// Some clearing marker clears thinking texts.
+    clears_thinking: bool,
 }
 
 /// What a replay that keeps the messages one by one (for a policy that reads them) works out of
@@ -587,7 +593,10 @@ impl MeasuredConversation {
                         links.result_calls.push(by_id.get(r.call_id.as_str()).copied())
                     }
                     MeasuredItem::Compaction { .. } => by_id.clear(),
-                    MeasuredItem::Cleared { .. } => links.clears = true,
+                    MeasuredItem::Cleared { thinking, .. } => {
+                        links.clears = true;
+                        links.clears_thinking |= !thinking.is_empty();
+                    }
                     MeasuredItem::Text { .. } | MeasuredItem::Request { .. } => {}
                 }
             }
@@ -658,14 +667,6 @@ impl MeasuredConversation {
     /// Number of request boundaries.
     pub fn requests(&self) -> usize {
         self.items.iter().filter(|i| matches!(i, MeasuredItem::Request { .. })).count()
-    }
-
-    /// The clearing markers the log recorded that clear some result ([`MeasuredItem::Cleared`]).
-    pub fn clearings(&self) -> usize {
-        self.items
-            .iter()
-            .filter(|i| matches!(i, MeasuredItem::Cleared { results, .. } if !results.is_empty()))
-            .count()
     }
 }
 
@@ -751,9 +752,11 @@ fn measure_item(item: &Item, meter: &Meter, opts: &MeasureOptions<'_>) -> Measur
             MeasuredItem::Compaction { summary: summary.as_deref().map(|s| meter.measure(s)) }
         }
         // The results it names are resolved once every item is measured (`cleared::resolve`).
-        Item::Cleared(_) => {
-            MeasuredItem::Cleared { results: Arc::from([]), placeholder: meter.measure(CLEARED_PLACEHOLDER) }
-        }
+        Item::Cleared(_) => MeasuredItem::Cleared {
+            results: Arc::from([]),
+            placeholder: meter.measure(CLEARED_PLACEHOLDER),
+            thinking: Arc::from([]),
+        },
     }
 }
 

@@ -72,9 +72,11 @@ pub enum Item {
     /// Earlier tool results are cleared from the requests sent from here on, by the agent (Claude
     /// Code's microcompact) or by the provider (Anthropic's server-side context editing, as the
     /// response of the next request reports it): each result cleared is sent as
-    /// [`CLEARED_PLACEHOLDER`] instead of its output; the others stay. The log keeps the outputs,
-    /// so the item says what was cleared. Not a native item (only the Claude Code, Claude stream
-    /// and cassette readers make it).
+    /// [`CLEARED_PLACEHOLDER`] instead of its output; the others stay. The provider's context
+    /// editing may clear the thinking of the oldest assistant turns too ([`Cleared::thinking_turns`]):
+    /// those thinking blocks are no longer sent. The log keeps the outputs and the thinking, so
+    /// the item says what was cleared. Not a native item (only the Claude Code, Claude stream,
+    /// cassette and inspect readers make it).
     #[serde(skip_deserializing)]
     Cleared(Cleared),
     /// The context was replaced: nothing before this marker is sent any more. The summary that
@@ -114,6 +116,12 @@ pub struct Cleared {
     /// that follows the item): those results, whether an earlier item cleared them or not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oldest: Option<usize>,
+    /// How many of the oldest thinking turns of the context have their thinking blocks cleared
+    /// (Anthropic's `cleared_thinking_turns`, read like `oldest`): a turn is the assistant's
+    /// responses from one human message to the next, and those of its thinking blocks still sent
+    /// are no longer sent, whether an earlier item cleared them or not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_turns: Option<usize>,
 }
 
 /// What kind of unseen content an [`Item::Unseen`] stands for (docs/unseen-context.md).

@@ -238,6 +238,11 @@ pub struct RunSummary {
     /// or `off` (docs/compaction.md, "Recorded clearings").
     #[serde(default, skip_serializing_if = "is_zero_count")]
     pub cleared_results: usize,
+    /// Thinking blocks (texts) this run took out of the context for a thinking clearing the log
+    /// recorded (Anthropic's `clear_thinking_20251015`, as a response reports it): kept and
+    /// dropped as `cleared_results` are. Left out of the JSON when 0.
+    #[serde(default, skip_serializing_if = "is_zero_count")]
+    pub cleared_thinking_blocks: usize,
     /// LLM requests replayed.
     pub requests: usize,
     /// Tool results in the conversation.
@@ -526,9 +531,10 @@ pub struct InputFile {
     pub conversations: usize,
     /// LLM requests in those conversations.
     pub requests: usize,
-    /// Tool-result clearings its conversations recorded (Claude Code's microcompact records), for
-    /// the settings line of the analyses' text ([`crate::harness::Harness::applies_clearings`]);
-    /// not in the JSON, where each run's `cleared_results` says what its replay cleared.
+    /// Clearings of tool results or thinking its conversations recorded (Claude Code's
+    /// microcompact records, Anthropic's context editing), for the settings line of the analyses'
+    /// text ([`crate::harness::Harness::applies_clearings`]); not in the JSON, where each run's
+    /// `cleared_results` and `cleared_thinking_blocks` say what its replay cleared.
     #[serde(skip)]
     pub clearings: usize,
 }

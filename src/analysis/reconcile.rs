@@ -414,11 +414,12 @@ pub fn sent_contexts(
                 parts.tool_outputs += sizes.output().tokens;
                 parts.images += u64::from(r.images);
             }
-            // Each result the agent cleared is sent as the placeholder.
+            // Each result the agent cleared is sent as the placeholder; thinking cleared is not sent.
             (_, MeasuredItem::Cleared { placeholder, .. }) => {
                 let removed: Tokens = cleared.iter().map(|c| c.1).sum();
                 parts.tool_outputs = (parts.tool_outputs + placeholder.tokens * cleared.len() as Tokens)
                     .saturating_sub(removed);
+                parts.thinking = parts.thinking.saturating_sub(clearing.thinking());
             }
             (_, MeasuredItem::Compaction { summary }) => {
                 parts = SentParts::default();

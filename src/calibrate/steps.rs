@@ -224,7 +224,7 @@ pub fn apply(items: &mut Vec<MeasuredItem>, sizes: &[Vec<f64>]) {
 
 /// A walk's clearing markers ([`MeasuredItem::Cleared`]) in a sample's terms: each result a
 /// marker clears leaves the context and its kind, and the placeholder it is sent as comes in as
-/// tool output.
+/// tool output; each thinking text it clears leaves the context and prose.
 #[derive(Debug, Default)]
 pub struct Clearing {
     clearing: crate::measure::cleared::Clearing,
@@ -238,14 +238,20 @@ impl Clearing {
         Clearing { kinds: by_kind.then(Vec::new), ..Clearing::default() }
     }
 
-    /// Notes `item`; at a clearing marker, takes the results it clears out of `context` and
-    /// `kinds`, adds the placeholders to `kinds`, and returns their tokens (for `context`).
+    /// Notes `item`; at a clearing marker, takes the results and thinking it clears out of
+    /// `context` and `kinds`, adds the placeholders to `kinds`, and returns their tokens (for
+    /// `context`).
     pub fn step(&mut self, item: &MeasuredItem, context: &mut Tokens, kinds: &mut [Tokens; KINDS]) -> Tokens {
         if let (MeasuredItem::ToolResult(..), Some(k)) = (item, &mut self.kinds) {
             k.push(Kind::of_item(item));
         }
         let cleared = self.clearing.step(item);
         let MeasuredItem::Cleared { placeholder, .. } = item else { return 0 };
+        let thinking = self.clearing.thinking();
+        *context = context.saturating_sub(thinking);
+        if self.kinds.is_some() {
+            kinds[Kind::Prose.index()] = kinds[Kind::Prose.index()].saturating_sub(thinking);
+        }
         for &(i, tokens) in &cleared {
             *context = context.saturating_sub(tokens);
             if let Some(k) = self.kinds.as_ref().and_then(|k| k.get(i).copied().flatten()) {

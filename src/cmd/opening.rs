@@ -415,7 +415,7 @@ fn listed<'a>(names: impl Iterator<Item = &'a str>, n: usize) -> String {
 /// The settings line that names `--harness-compaction`, when it applies: when some input was
 /// read by the format of an agent that compacts by itself ([`crate::harness::agent_policy`]), whose
 /// recorded compactions the mode keeps, moves or drops; it also says what the mode does with the
-/// tool-result clearings the inputs recorded, when they hold any
+/// clearings of tool results or thinking the inputs recorded, when they hold any
 /// ([`crate::harness::Harness::applies_clearings`]). `None` otherwise, where every mode gives
 /// the same numbers.
 pub(super) fn harness_line(
@@ -451,18 +451,18 @@ pub(super) fn harness_line(
     let cleared = match mode {
         _ if clearings == 0 => String::new(),
         HarnessCompaction::Simulated => format!(
-            " The {clearings} tool-result clearing(s) the logs recorded (Claude Code's microcompact, \
+            " The {clearings} clearing(s) of tool results or thinking the logs recorded (Claude Code's microcompact, \
              Anthropic's context editing) are kept where they were, not simulated: microcompact's \
              trigger is not documented, and context editing's settings are not in the logs."
         ),
         HarnessCompaction::Recorded => format!(
-            " So are the {clearings} tool-result clearing(s) the logs recorded (Claude Code's microcompact, \
+            " So are the {clearings} clearing(s) of tool results or thinking the logs recorded (Claude Code's microcompact, \
              Anthropic's context editing)."
         ),
         HarnessCompaction::Off => format!(
-            " So are the {clearings} tool-result clearing(s) the logs recorded (Claude Code's microcompact, \
+            " So are the {clearings} clearing(s) of tool results or thinking the logs recorded (Claude Code's microcompact, \
              Anthropic's context editing): \
-             the results are sent whole, but for the sessions as recorded."
+             the results and thinking are sent whole, but for the sessions as recorded."
         ),
     };
     Some(format!("Harness compaction: {} (--harness-compaction): {what}.{cleared}", mode.name()))

@@ -104,17 +104,15 @@ impl Format for Cassette {
             .ok_or_else(|| TraceError::line(path, 1, "a cassette needs an `interactions` list"))?;
         let mut chains = Chains::default();
         let mut warnings = Vec::new();
-        let mut thinking = context_edits::ThinkingCleared::default();
         for (i, interaction) in list.iter().enumerate() {
             let line = lines.get(i).copied().unwrap_or(1);
             let at = format!("interactions[{i}]");
-            interaction_into(&mut chains, interaction, (&at, line), (&mut warnings, &mut thinking))
+            interaction_into(&mut chains, interaction, (&at, line), &mut warnings)
                 .map_err(|message| TraceError::line(path, line, message))?;
         }
         let (conversations, chain_warnings) = chains.finish(|_, id| id.to_owned());
         warnings.extend(chain_warnings);
-        warnings.extend(thinking.warning());
-        warnings.extend(conversations.iter().filter_map(context_edits::unsticky));
+        warnings.extend(conversations.iter().flat_map(context_edits::unsticky));
         Ok(Trace { format: self.name(), conversations, warnings })
     }
 }
@@ -170,7 +168,7 @@ fn interaction_into(
     chains: &mut Chains,
     interaction: &Value,
     (at, line): (&str, usize),
-    (warnings, thinking): (&mut Vec<String>, &mut context_edits::ThinkingCleared),
+    warnings: &mut Vec<String>,
 ) -> Result<(), String> {
     let request =
         interaction.get("request").ok_or_else(|| format!("{at}: an interaction needs a `request`"))?;
@@ -215,7 +213,6 @@ fn interaction_into(
                 if let Some(cm) = response.get("context_management") {
                     let edits = context_edits::read(cm);
                     let at = format!("line {line}: {response_at}");
-                    thinking.note(|| at.clone(), edits.thinking);
                     warnings.extend(edits.problems.into_iter().map(|p| format!("{at}: {p}")));
                     cleared = edits.cleared;
                 }

@@ -177,8 +177,6 @@ pub(crate) struct Reader {
     bad_usage: super::shared::BadUsage,
     /// Other problems, each naming its file and line, in file order.
     warnings: Vec<String>,
-    /// Responses that report thinking cleared server-side (not replayed).
-    thinking_cleared: context_edits::ThinkingCleared,
 }
 
 impl Reader {
@@ -309,15 +307,15 @@ impl Reader {
             b.edits_read = false;
         }
         if let Some(edits) = edits.filter(|_| !b.edits_read) {
-            // The server cleared these results from this request: the marker goes before it.
+            // The server cleared these results and thinking blocks from this request: the marker
+            // goes before it.
             b.edits_read = true;
             if let Some(cleared) = edits.cleared {
                 b.conversation.items.insert(b.open_request, Item::Cleared(cleared));
                 b.open_request += 1;
             }
-            let at = || format!("{}:{line}", path.display());
-            self.thinking_cleared.note(at, edits.thinking);
-            self.warnings.extend(edits.problems.into_iter().map(|p| format!("{}: {p}", at())));
+            let at = path.display();
+            self.warnings.extend(edits.problems.into_iter().map(|p| format!("{at}:{line}: {p}")));
         }
         let b = &mut self.conversations[c];
         let blocks = match message.content {
@@ -452,7 +450,6 @@ impl Reader {
                 "{n} line(s) of type `{kind}` not replayed (unknown line type; a newer Claude Code version?)"
             ));
         }
-        trace.warnings.extend(self.thinking_cleared.warning());
         for b in &mut self.conversations {
             b.flush();
             trace.warnings.extend(context_edits::unsticky(&b.conversation));

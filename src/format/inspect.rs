@@ -346,7 +346,6 @@ fn read_sample(
     let mut chains = Chains::default();
     let mut warnings = Vec::new();
     let mut pooled: Option<PooledHistory> = None;
-    let mut edits = context_edits::ThinkingCleared::default();
     for (k, slot) in sample.events.iter_mut().enumerate() {
         let mut event = std::mem::take(slot);
         attachments.resolve_each(&mut [&mut event.event]);
@@ -363,15 +362,14 @@ fn read_sample(
             &mut e.response,
         ]);
         let at = format!("{at}.events[{k}]");
-        let notes = (&mut warnings, &mut edits);
+        let notes = &mut warnings;
         pooled = read_model_event(event, pooled, &mut chains, pool, attachments, &at, eval_model, notes)?;
     }
     if !chains.is_empty() {
         let (conversations, chain_warnings) =
             chains.finish(|index, _| if index == 0 { name.clone() } else { format!("{name}/side-{index}") });
         warnings.extend(chain_warnings);
-        warnings.extend(edits.warning());
-        warnings.extend(conversations.iter().filter_map(context_edits::unsticky));
+        warnings.extend(conversations.iter().flat_map(context_edits::unsticky));
         return Ok((conversations, warnings));
     }
     // No model events: the final transcript, one call per assistant message.
@@ -396,7 +394,7 @@ fn read_model_event(
     attachments: &Attachments<'_>,
     at: &str,
     eval_model: &str,
-    (warnings, thinking): (&mut Vec<String>, &mut context_edits::ThinkingCleared),
+    warnings: &mut Vec<String>,
 ) -> Result<Option<PooledHistory>, String> {
     let tools = event.tools.take();
     let tools = tools.as_ref();
@@ -454,7 +452,6 @@ fn read_model_event(
     if let Some(cm) = event.response.as_ref().and_then(|r| r.get("context_management")) {
         let edits = context_edits::read(cm);
         let at = format!("{at}.call.response");
-        thinking.note(|| at.clone(), edits.thinking);
         warnings.extend(edits.problems.into_iter().map(|p| format!("{at}: {p}")));
         if let Some(c) = edits.cleared {
             chains.cleared(mark, c);

@@ -19,6 +19,13 @@
 //!   the latest). Sizes are the report's tokens while the recorded figures are the provider's, so
 //!   the choice is close, not exact.
 //!
+//! - **Thinking turns** (the provider's `cleared_thinking_turns`): the thinking texts of the
+//!   that-many oldest turns of the current context that hold thinking, cleared before or not. A
+//!   turn is the assistant's responses from one human message (a user text that starts a turn)
+//!   to the next, tool results between them included, as Anthropic's extended-thinking
+//!   documentation counts an assistant turn; texts that leave at a human turn anyway
+//!   (turn-scoped reasoning) are not counted. The replay no longer sends them from the marker on.
+//!
 //! The reuse index takes the same results as absent from the request after the marker on
 //! ([`cleared_from`]).
 //!
@@ -26,8 +33,28 @@
 
 use std::sync::Arc;
 
-use super::MeasuredItem;
+use super::{Category, MeasuredItem};
 use crate::model::{Cleared, Conversation, Item, Tokens};
+
+impl super::MeasuredConversation {
+    /// Whether some clearing marker clears thinking texts: a replay then keeps where each
+    /// thinking text is (`replay::engine`), which it does not otherwise need.
+    pub fn clears_thinking(&self) -> bool {
+        self.links().clears_thinking
+    }
+
+    /// The clearing markers the log recorded that clear some result or thinking text
+    /// ([`MeasuredItem::Cleared`]).
+    pub fn clearings(&self) -> usize {
+        self.items
+            .iter()
+            .filter(|i| {
+                matches!(i, MeasuredItem::Cleared { results, thinking, .. }
+                    if !results.is_empty() || !thinking.is_empty())
+            })
+            .count()
+    }
+}
 
 /// A tool result of the current context: its call id, ordinal, size and whether it is cleared.
 struct Open<'a> {
@@ -37,15 +64,24 @@ struct Open<'a> {
     cleared: bool,
 }
 
-/// Fills in the results of every [`MeasuredItem::Cleared`] of `measured` (the items of
-/// `conversation`, measured one by one, in the same order).
+/// A thinking text of the current context: its ordinal, its turn and whether it is cleared.
+struct OpenThinking {
+    ordinal: usize,
+    turn: usize,
+    cleared: bool,
+}
+
+/// Fills in the results and thinking texts of every [`MeasuredItem::Cleared`] of `measured` (the
+/// items of `conversation`, measured one by one, in the same order, turn-scoped texts marked).
 pub fn resolve(conversation: &Conversation, measured: &mut [MeasuredItem]) {
     if !conversation.items.iter().any(|i| matches!(i, Item::Cleared(_))) {
         return;
     }
     let mut open: Vec<Open<'_>> = Vec::new();
     let mut ordinal = 0;
+    let mut thinking = Thinking::default();
     for (k, item) in conversation.items.iter().enumerate() {
+        thinking.note(&measured[k]);
         match item {
             Item::ToolResult(r) => {
                 let tokens = match &measured[k] {
@@ -55,18 +91,25 @@ pub fn resolve(conversation: &Conversation, measured: &mut [MeasuredItem]) {
                 open.push(Open { call_id: &r.call_id, ordinal, tokens, cleared: false });
                 ordinal += 1;
             }
-            Item::Compaction { .. } => open.clear(),
+            Item::Compaction { .. } => {
+                open.clear();
+                thinking.open.clear();
+            }
             Item::Cleared(c) => {
                 let chosen = if let Some(n) = c.oldest {
                     first(&mut open, n)
-                } else if c.call_ids.is_empty() {
+                } else if !c.call_ids.is_empty() {
+                    named(&mut open, c)
+                } else if c.thinking_turns.is_none() {
                     let budget = usage_step(conversation, measured, k).or(c.tokens_saved).unwrap_or(0);
                     oldest(&mut open, budget)
                 } else {
-                    named(&mut open, c)
+                    Vec::new()
                 };
-                if let MeasuredItem::Cleared { results, .. } = &mut measured[k] {
+                let turns = c.thinking_turns.map_or_else(Vec::new, |n| thinking.first_turns(n));
+                if let MeasuredItem::Cleared { results, thinking, .. } = &mut measured[k] {
                     *results = Arc::from(chosen);
+                    *thinking = Arc::from(turns);
                 }
             }
             _ => {}
@@ -94,6 +137,49 @@ pub fn cleared_from(measured: &[MeasuredItem], results: usize) -> Vec<usize> {
         }
     }
     from
+}
+
+/// The thinking texts of the current context, by turn, for [`resolve`].
+#[derive(Default)]
+struct Thinking {
+    open: Vec<OpenThinking>,
+    /// Thinking texts so far (the next one's ordinal).
+    ordinal: usize,
+    /// Human turns so far.
+    turn: usize,
+}
+
+impl Thinking {
+    /// Notes a measured item: a human turn starts, or a thinking text is added.
+    fn note(&mut self, item: &MeasuredItem) {
+        let MeasuredItem::Text { category, turn_start, turn_scoped, .. } = item else { return };
+        self.turn += usize::from(*turn_start);
+        if *category == Category::Thinking {
+            if !turn_scoped {
+                self.open.push(OpenThinking { ordinal: self.ordinal, turn: self.turn, cleared: false });
+            }
+            self.ordinal += 1;
+        }
+    }
+
+    /// The thinking texts of the `n` oldest turns of the context that hold thinking, marked
+    /// cleared: those not cleared before.
+    fn first_turns(&mut self, n: usize) -> Vec<usize> {
+        let (mut chosen, mut turns, mut last) = (Vec::new(), 0, None);
+        for t in &mut self.open {
+            if last != Some(t.turn) {
+                if turns == n {
+                    break;
+                }
+                (turns, last) = (turns + 1, Some(t.turn));
+            }
+            if !t.cleared {
+                t.cleared = true;
+                chosen.push(t.ordinal);
+            }
+        }
+        chosen
+    }
 }
 
 /// The results `c` names, marked cleared.
@@ -167,22 +253,43 @@ fn appended_tokens(item: &MeasuredItem) -> Tokens {
 
 /// What a walk over measured items (the calibration's, the residual's, the fit's) takes out of
 /// its context at each clearing marker: the tool results it clears that are still in the context
-/// and not cleared before, with their whole outputs' tokens. Each walker adds the placeholders.
+/// and not cleared before, with their whole outputs' tokens, and the thinking texts it clears
+/// ([`Clearing::thinking`]). Each walker adds the placeholders.
 #[derive(Debug, Clone, Default)]
 pub struct Clearing {
     /// Each tool result's output tokens so far, and whether it is cleared.
     results: Vec<(Tokens, bool)>,
     /// The first result of the current context.
     first: usize,
+    /// Each thinking text's tokens so far, and whether it is cleared.
+    thinking: Vec<(Tokens, bool)>,
+    /// The first thinking text of the current context.
+    first_thinking: usize,
+    /// The thinking tokens the last item took out.
+    thinking_cleared: Tokens,
 }
 
 impl Clearing {
-    /// Notes `item`; at a clearing marker, the results it clears (ordinal, output tokens).
+    /// Notes `item`; at a clearing marker, the results it clears (ordinal, output tokens), and
+    /// the thinking tokens it clears as [`Clearing::thinking`].
     pub fn step(&mut self, item: &MeasuredItem) -> Vec<(usize, Tokens)> {
+        self.thinking_cleared = 0;
         match item {
             MeasuredItem::ToolResult(sizes, _) => self.results.push((sizes.output().tokens, false)),
-            MeasuredItem::Compaction { .. } => self.first = self.results.len(),
-            MeasuredItem::Cleared { results, .. } => {
+            MeasuredItem::Text { category: Category::Thinking, measure, .. } => {
+                self.thinking.push((measure.tokens, false));
+            }
+            MeasuredItem::Compaction { .. } => {
+                self.first = self.results.len();
+                self.first_thinking = self.thinking.len();
+            }
+            MeasuredItem::Cleared { results, thinking, .. } => {
+                for &i in thinking.iter().filter(|&&i| i >= self.first_thinking) {
+                    if let Some((tokens, cleared)) = self.thinking.get_mut(i).filter(|t| !t.1) {
+                        *cleared = true;
+                        self.thinking_cleared += *tokens;
+                    }
+                }
                 let mut out = Vec::with_capacity(results.len());
                 for &i in results.iter().filter(|&&i| i >= self.first) {
                     if let Some((tokens, cleared)) = self.results.get_mut(i).filter(|r| !r.1) {
@@ -197,13 +304,19 @@ impl Clearing {
         Vec::new()
     }
 
+    /// The thinking tokens the last item [`Clearing::step`] noted took out of the context (0 but
+    /// at a marker that clears thinking).
+    pub fn thinking(&self) -> Tokens {
+        self.thinking_cleared
+    }
+
     /// `context` after `item`, for a walker that keeps one running total: at a clearing marker,
-    /// less the outputs it clears ([`Clearing::step`]) and plus a placeholder for each; else as
-    /// it was (the item is noted all the same).
+    /// less the outputs and thinking it clears ([`Clearing::step`]) and plus a placeholder for
+    /// each result; else as it was (the item is noted all the same).
     pub fn context_after(&mut self, item: &MeasuredItem, context: Tokens) -> Tokens {
         let cleared = self.step(item);
         let MeasuredItem::Cleared { placeholder, .. } = item else { return context };
-        let removed: Tokens = cleared.iter().map(|c| c.1).sum();
+        let removed: Tokens = cleared.iter().map(|c| c.1).sum::<Tokens>() + self.thinking_cleared;
         (context + placeholder.tokens * cleared.len() as Tokens).saturating_sub(removed)
     }
 }
@@ -231,20 +344,30 @@ mod tests {
         })
     }
 
-    fn cleared_in(items: Vec<Item>) -> Vec<Vec<usize>> {
+    fn measured(items: Vec<Item>) -> super::super::MeasuredConversation {
         let c = Conversation { items, ..Conversation::default() };
-        let m = super::super::MeasuredConversation::new(
+        super::super::MeasuredConversation::new(
             &c,
             &Meter::new(Tokenizer::Estimate, Tokenizer::Estimate),
             &super::super::MeasureOptions::default(),
-        );
+        )
+    }
+
+    /// What every marker of `items` clears: the results' ordinals, or the thinking texts'.
+    fn marked(items: Vec<Item>, thinking_texts: bool) -> Vec<Vec<usize>> {
+        let m = measured(items);
         m.items
             .iter()
             .filter_map(|i| match i {
+                MeasuredItem::Cleared { thinking, .. } if thinking_texts => Some(thinking.to_vec()),
                 MeasuredItem::Cleared { results, .. } => Some(results.to_vec()),
                 _ => None,
             })
             .collect()
+    }
+
+    fn cleared_in(items: Vec<Item>) -> Vec<Vec<usize>> {
+        marked(items, false)
     }
 
     #[test]
@@ -254,6 +377,7 @@ mod tests {
                 call_ids: ids.iter().map(|s| s.to_string()).collect(),
                 tokens_saved: None,
                 oldest: None,
+                thinking_turns: None,
             })
         };
         let got = cleared_in(vec![
@@ -269,7 +393,7 @@ mod tests {
 
     #[test]
     fn the_reuse_index_takes_a_cleared_result_as_absent_from_the_next_request_on() {
-        let mark = Item::Cleared(Cleared { call_ids: vec!["a".into()], tokens_saved: None, oldest: None });
+        let mark = Item::Cleared(Cleared { call_ids: vec!["a".into()], ..Cleared::default() });
         let items =
             vec![result("a", "a"), request(None), result("b", "b"), request(None), mark, request(None)];
         let c = Conversation { items, ..Conversation::default() };
@@ -323,5 +447,80 @@ mod tests {
             count(9),
         ]);
         assert_eq!(got, [vec![1], vec![2, 3], vec![]], "the count, not the size, chooses");
+    }
+
+    fn thinking(text: &str) -> Item {
+        Item::Thinking { text: text.into() }
+    }
+
+    fn human(text: &str) -> Item {
+        Item::User { text: text.into(), meta: false, images: 0 }
+    }
+
+    fn turns(n: usize) -> Item {
+        Item::Cleared(Cleared { thinking_turns: Some(n), ..Cleared::default() })
+    }
+
+    #[test]
+    fn thinking_turns_clear_the_thinking_of_the_oldest_turns_that_hold_some_once_each() {
+        let got = marked(
+            vec![
+                human("one"),
+                thinking("t0"),
+                request(None),
+                result("a", "a"),
+                // A second response of the same turn: the same thinking turn.
+                thinking("t1"),
+                request(None),
+                human("two: no thinking"),
+                request(None),
+                human("three"),
+                thinking("t2"),
+                request(None),
+                human("four"),
+                thinking("t3"),
+                turns(1),
+                request(None),
+                // The oldest two turns holding thinking: `t2` is new, turn one was cleared before.
+                turns(2),
+                request(None),
+                turns(9),
+            ],
+            true,
+        );
+        assert_eq!(got, [vec![0, 1], vec![2], vec![3]]);
+    }
+
+    #[test]
+    fn a_thinking_marker_clears_no_result_and_a_compaction_starts_the_count_again() {
+        let m = measured(vec![
+            human("one"),
+            thinking("old"),
+            result("a", &"x".repeat(40)),
+            request(Some(100)),
+            Item::Compaction { summary: None },
+            human("two"),
+            thinking(&"n".repeat(8)),
+            turns(1),
+            request(Some(50)),
+        ]);
+        let marker = m.items.iter().find(|i| matches!(i, MeasuredItem::Cleared { .. })).unwrap();
+        let MeasuredItem::Cleared { results, thinking, .. } = marker else { unreachable!() };
+        assert!(results.is_empty(), "no count and no ids: no result, whatever the usage step");
+        assert_eq!(&thinking[..], [1], "the thinking of the turn after the compaction");
+        // The walkers take the thinking text's tokens out (8 bytes: 2 tokens by len/4), no placeholder.
+        let mut clearing = Clearing::default();
+        let contexts: Vec<Tokens> = m
+            .items
+            .iter()
+            .scan(0, |context, item| {
+                *context = clearing.context_after(item, *context);
+                *context += appended_tokens(item);
+                Some(*context)
+            })
+            .collect();
+        let at = m.items.iter().position(|i| matches!(i, MeasuredItem::Cleared { .. })).unwrap();
+        assert_eq!(clearing.thinking(), 0, "the last item, a request, clears nothing");
+        assert_eq!(contexts[at - 1] - contexts[at], 2, "{contexts:?}");
     }
 }

@@ -142,6 +142,9 @@ pub(super) struct Engine<'a> {
     compactions: usize,
     /// Hidden reasoning of the current turn, (position, tokens): dropped when the next turn starts.
     turn_scoped: Vec<(usize, Category, TextSize)>,
+    /// Each thinking text so far, (position, size), where the log's clearings clear thinking
+    /// ([`Engine::cleared_thinking`]); empty otherwise.
+    thinking: Vec<(usize, TextSize)>,
     /// The summary ratio of the log's own compactions, for a policy that compacts.
     log_summary_ratio: Option<f64>,
     /// The messages one by one, for a policy that reads them
@@ -460,6 +463,7 @@ impl<'a> Engine<'a> {
             counts: Counts::default(),
             compactions: 0,
             turn_scoped: Vec::new(),
+            thinking: Vec::new(),
             log_summary_ratio: None,
             tracker: None,
         }
@@ -477,6 +481,7 @@ impl<'a> Engine<'a> {
             transient_calls: self.transient_calls.clone(),
             transient_prefix: self.transient_prefix.clone(),
             turn_scoped: super::with_room(&self.turn_scoped, self.turn_scoped.capacity()),
+            thinking: super::with_room(&self.thinking, self.thinking.capacity()),
             tracker: self.tracker.clone(),
             ..*self
         }

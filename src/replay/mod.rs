@@ -137,8 +137,11 @@ struct Replaying<'a> {
     harness: Harness,
     /// The log's own compactions are dropped ([`Dropping`]).
     drop_recorded: bool,
-    /// The log's own clearings of tool results are applied ([`Harness::applies_clearings`]).
+    /// The log's own clearings of tool results and thinking are applied
+    /// ([`Harness::applies_clearings`]).
     clearings: bool,
+    /// Some of them clear thinking: the engine keeps where each thinking text is.
+    thinking_clearings: bool,
     sticky: bool,
     whole_outputs: bool,
     compacts: bool,
@@ -183,6 +186,7 @@ impl<'a> Replaying<'a> {
             harness,
             drop_recorded: harness.drops_recorded(),
             clearings: harness.applies_clearings(),
+            thinking_clearings: harness.applies_clearings() && conversation.clears_thinking(),
             sticky: caps.sticky,
             whole_outputs: caps.on == On::Output,
             compacts,
@@ -231,6 +235,9 @@ impl<'a> Replaying<'a> {
                 if !self.dropping.drops(*category) {
                     e.text(position, *category, *measure, *turn_start, *turn_scoped)
                 }
+                if self.thinking_clearings && *category == Category::Thinking {
+                    e.thinking_text(position, *measure);
+                }
             }
             MeasuredItem::ToolCall { measure, name_measure, call_id, name, arguments } => {
                 let repr_chars = self.call_reprs.get(self.calls).copied().unwrap_or(0);
@@ -246,8 +253,9 @@ impl<'a> Replaying<'a> {
                 self.dropping = if text.is_some() { Dropping::Restated } else { Dropping::Summary };
             }
             MeasuredItem::Compaction { summary: text } => e.compaction_marker(position, *text),
-            MeasuredItem::Cleared { results, placeholder } if self.clearings => {
+            MeasuredItem::Cleared { results, placeholder, thinking } if self.clearings => {
                 self.summary.cleared_results += e.cleared(results, *placeholder);
+                self.summary.cleared_thinking_blocks += e.cleared_thinking(thinking);
             }
             MeasuredItem::Cleared { .. } => {}
             MeasuredItem::Request { id, timestamp, usage, model } => {

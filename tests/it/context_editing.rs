@@ -106,3 +106,109 @@ fn malformed_fields_are_named_with_file_line_and_field_and_the_valid_count_is_ke
         assert!(warnings.contains(problem), "{problem} in:\n{warnings}");
     }
 }
+
+/// `thinking.jsonl`: three thinking turns; request 3's response reports one thinking turn
+/// cleared, request 4's two and one tool use (README).
+#[test]
+fn the_requests_whose_responses_report_cleared_thinking_turns_drop_by_their_thinking() {
+    let (cleared, warnings) = replay(&fixture("thinking.jsonl"), &UNCALIBRATED);
+    assert!(!warnings.contains("context_management"), "{warnings}");
+    // Request 3 without turn one's thinking (100 + 50); request 4 also without turn two's (20)
+    // and with `toolu_1` (10) sent as the placeholder (8).
+    assert_eq!(contexts(&cleared), [2, 117, 169, 54, 34]);
+    assert_eq!(column(&cleared, "thinking"), [Some(0), Some(100), Some(150), Some(20), Some(0)]);
+    let run = &cleared["runs"][0];
+    assert_eq!(
+        (run["cleared_results"].as_u64(), run["cleared_thinking_blocks"].as_u64()),
+        (Some(1), Some(3))
+    );
+    assert_eq!(run["timeline"][3]["pruned_tokens"].as_u64(), Some(0), "the provider cleared it, no policy");
+    let dir = tempfile::tempdir().unwrap();
+    let (kept, _) = replay(&without_edits(&dir, "thinking.jsonl"), &UNCALIBRATED);
+    assert_eq!(contexts(&kept), [2, 117, 169, 204, 206], "without the edits");
+    assert_eq!(kept["runs"][0].get("cleared_thinking_blocks"), None, "left out when 0");
+}
+
+#[test]
+fn the_calibrated_replay_meets_prompts_that_record_the_thinking_clearing() {
+    let (cleared, _) = replay(&fixture("thinking.jsonl"), &CALIBRATED);
+    let recorded: Vec<u64> =
+        column(&cleared, "recorded_input_tokens").into_iter().map(Option::unwrap).collect();
+    assert_eq!(recorded, [1002, 1117, 1169, 1054, 1034]);
+    assert_eq!(contexts(&cleared), recorded, "the calibrated replay meets every recorded prompt");
+    let dir = tempfile::tempdir().unwrap();
+    let (kept, _) = replay(&without_edits(&dir, "thinking.jsonl"), &CALIBRATED);
+    let last = contexts(&kept)[3];
+    assert!(last > 1054 + 100, "without the edit request 3 is replayed {last}");
+}
+
+#[test]
+fn harness_compaction_off_sends_the_thinking_and_the_other_modes_keep_the_recorded_clearing() {
+    for (mode, want, blocks) in [
+        ("recorded", [2, 117, 169, 54, 34], Some(3)),
+        ("simulated", [2, 117, 169, 54, 34], Some(3)),
+        ("off", [2, 117, 169, 204, 206], None),
+    ] {
+        let args = [&UNCALIBRATED[..], &["--harness-compaction", mode]].concat();
+        let (report, _) = replay(&fixture("thinking.jsonl"), &args);
+        assert_eq!(contexts(&report), want, "{mode}");
+        assert_eq!(report["runs"][0]["cleared_thinking_blocks"].as_u64(), blocks, "{mode}");
+    }
+}
+
+#[test]
+fn a_compaction_of_the_replay_keeps_only_the_thinking_still_in_its_context_to_clear() {
+    // The policy compacts before request 2 (169 > 150) to a 7-token summary: turn one's thinking
+    // is summarised away, so request 3's edit clears nothing and request 4's only turn two's (20).
+    let args = [
+        &UNCALIBRATED[..],
+        &["--policy", "compact:anthropic-sdk:context_token_threshold=150,summary_tokens=7"],
+    ]
+    .concat();
+    let out = crate::common::ctxbudget()
+        .arg("replay")
+        .arg(fixture("thinking.jsonl"))
+        .args(["--format", "json", "--per-request"])
+        .args(&args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(contexts(&report), [2, 117, 7, 7 + 20 + 5 + 10, 7 + 20 + 5 + 10 + 2 - 20]);
+    assert_eq!(report["runs"][0]["cleared_thinking_blocks"].as_u64(), Some(1));
+}
+
+#[test]
+fn malformed_thinking_edits_are_named_with_file_line_and_field_and_the_valid_count_is_kept() {
+    let (report, warnings) = replay(&fixture("thinking-malformed.jsonl"), &UNCALIBRATED);
+    // Line 9's edit is ignored; line 11's count (2) is kept though its token figure is not.
+    assert_eq!(contexts(&report), [2, 117, 169, 204, 34]);
+    for problem in [
+        "thinking-malformed.jsonl:9: `context_management.applied_edits[0].cleared_thinking_turns` is \"1\" \
+         (a string), not a count (the edit is ignored)",
+        "thinking-malformed.jsonl:11: `context_management.applied_edits[0].cleared_input_tokens` is -5 \
+         (a negative number), not a count (ignored; the count is kept)",
+    ] {
+        assert!(warnings.contains(problem), "{problem} in:\n{warnings}");
+    }
+}
+
+#[test]
+fn a_policy_that_counts_the_messages_sees_the_cleared_thinking_gone() {
+    // LangChain's trigger counts the messages one by one: at 130 it fires at requests 1 and 2
+    // and, with the recorded thinking clearing applied, not at requests 3 and 4 (54 and 34 sent,
+    // nothing cleared); under `off` the thinking stays and it fires there too.
+    for (mode, want) in [("recorded", [2, 109, 161, 54, 34]), ("off", [2, 109, 161, 188, 190])] {
+        let out = crate::common::ctxbudget()
+            .arg("replay")
+            .arg(fixture("thinking.jsonl"))
+            .args(["--policy", "langchain:trigger=130,keep=0", "--format", "json", "--per-request"])
+            .args(UNCALIBRATED)
+            .args(["--harness-compaction", mode])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(contexts(&report), want, "{mode}");
+    }
+}

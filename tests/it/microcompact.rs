@@ -153,10 +153,10 @@ fn the_settings_line_says_what_each_mode_does_with_the_recorded_clearings() {
     for (mode, says) in [
         (
             "simulated",
-            "The 1 tool-result clearing(s) the logs recorded (Claude Code's microcompact, Anthropic's context editing) are kept",
+            "The 1 clearing(s) of tool results or thinking the logs recorded (Claude Code's microcompact, Anthropic's context editing) are kept",
         ),
-        ("recorded", "So are the 1 tool-result clearing(s) the logs recorded"),
-        ("off", "the results are sent whole, but for the sessions as recorded."),
+        ("recorded", "So are the 1 clearing(s) of tool results or thinking the logs recorded"),
+        ("off", "the results and thinking are sent whole, but for the sessions as recorded."),
     ] {
         assert!(text(&file, mode).contains(says), "{mode}: {}", text(&file, mode));
     }

@@ -1,9 +1,11 @@
 //! The clearing of tool results the log records (Claude Code's microcompact, Anthropic's
 //! server-side context editing; [`crate::measure::cleared`]): the engine's step that sends each
-//! result cleared as the placeholder from the marker on, under the harness modes that keep the
+//! result cleared as the placeholder from the marker on, and the one that no longer sends the
+//! thinking texts a provider's thinking clearing names, under the harness modes that keep the
 //! log's clearings ([`crate::harness::Harness::applies_clearings`]).
 
 use super::{Category, Content, Engine, TextSize, head, tail};
+use crate::model::Tokens;
 
 impl Engine<'_> {
     /// The agent cleared the results `cleared` ([`crate::measure::cleared`]): each still in the
@@ -41,6 +43,34 @@ impl Engine<'_> {
             state.content = Content::Replaced(placeholder);
             state.original = Some(placeholder);
             self.mark_changed(head(position));
+        }
+        count
+    }
+
+    /// A thinking text at `position`, noted where the log's clearings clear thinking (the
+    /// replay's `thinking_clearings`): every one, in order, so its index is its ordinal.
+    pub(in crate::replay) fn thinking_text(&mut self, position: usize, measure: TextSize) {
+        self.thinking.push((position, measure));
+        self.tracked(|t| t.thinking_text(measure));
+    }
+
+    /// The provider cleared the thinking texts `cleared` (ordinals, [`crate::measure::cleared`]):
+    /// each still in the context is no longer sent from here on; taken out like a sticky edit,
+    /// but not counted as pruned. How many it took out (those before the context's start, which
+    /// a compaction of the replay summarised away, are not in the context).
+    pub(in crate::replay) fn cleared_thinking(&mut self, cleared: &[usize]) -> usize {
+        let mut count = 0;
+        for &i in cleared {
+            let Some(&(position, measure)) = self.thinking.get(i) else { continue };
+            if position < self.context_start {
+                continue;
+            }
+            count += 1;
+            self.shrink(Category::Thinking, measure);
+            self.prefix.add(head(position), -(measure.tokens as i64));
+            self.unpruned = self.unpruned.saturating_sub(measure.tokens as Tokens);
+            self.mark_changed(head(position));
+            self.tracked(|t| t.cleared_thinking(i));
         }
         count
     }

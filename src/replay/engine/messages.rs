@@ -87,6 +87,9 @@ pub(super) struct Tracker<'a> {
     open: Option<usize>,
     /// Turn-scoped texts in assistant messages: (message, size), dropped when a turn starts.
     turn_scoped: Vec<(usize, TextSize)>,
+    /// Each thinking text's assistant message and size, by ordinal, where the log's clearings
+    /// clear thinking ([`Tracker::cleared_thinking`]).
+    thinking: Vec<(usize, TextSize)>,
 }
 
 impl<'a> Tracker<'a> {
@@ -134,6 +137,22 @@ impl<'a> Tracker<'a> {
             });
             self.sizes.messages.len() - 1
         })
+    }
+
+    /// A thinking text of the current response was added (its ordinal is the count so far).
+    pub(super) fn thinking_text(&mut self, size: TextSize) {
+        let m = self.open();
+        self.thinking.push((m, size));
+    }
+
+    /// The thinking text of ordinal `i` leaves its message (the engine checked it is still in
+    /// the context).
+    pub(super) fn cleared_thinking(&mut self, i: usize) {
+        let Some(&(m, size)) = self.thinking.get(i) else { return };
+        if let Some(message) = self.sizes.messages.get_mut(m) {
+            message.size -= size;
+            self.sizes.unchanged = self.sizes.unchanged.min(m);
+        }
     }
 
     /// A human turn starts: the turn-scoped texts of the turns before leave their messages.
