@@ -1,6 +1,6 @@
 //! `gemini-cli`: Gemini CLI chat recordings
 //! (`~/.gemini/tmp/<project hash>/chats/session-<time>-<id>.json`, one JSON document; from Gemini
-//! CLI 0.38 on `session-<time>-<id>.jsonl`, a journal of records folded into the same message list
+//! CLI 0.39 on `session-<time>-<id>.jsonl`, a journal of records folded into the same message list
 //! by [`journal`]).
 //!
 //! Schema facts (`FORMATS.md` §11 of the shared corpus; Gemini CLI
@@ -24,7 +24,9 @@
 //!   and overwritten, so their requests have no recorded size. Output tokens = `output` +
 //!   `thoughts`.
 //! - Thought summaries (`thoughts`) are not sent back to the model (`geminiChat.ts` drops thought
-//!   parts from the history), so they are not replayed.
+//!   parts from the history), so they are not replayed; adding `tokens.thoughts` as hidden
+//!   reasoning makes the calibrated error worse on the recordings measured
+//!   (docs/unseen-context.md, "Gemini's thoughts").
 //! - A result's text is `response.output` (or `response.error`, marked as an error; a call with
 //!   status `error` or `cancelled` is an error too); any other response object is sent as JSON.
 //!   Other parts of `result` (inline data) are counted as images.
@@ -126,7 +128,7 @@ impl At {
     }
 }
 
-/// A recording of Gemini CLI 0.38 and later is a journal (`.jsonl`): its first line is a whole
+/// A recording of Gemini CLI 0.39 and later is a journal (`.jsonl`): its first line is a whole
 /// JSON value of its own with more lines after it. A document's first line is `{`, or the
 /// document is one line.
 fn is_journal(text: &str) -> bool {
@@ -329,7 +331,7 @@ mod tests {
         }
     }
 
-    /// A journal (`.jsonl`) as Gemini CLI 0.38+ writes it: the header, an `info` line, `$set`
+    /// A journal (`.jsonl`) as Gemini CLI 0.39+ writes it: the header, an `info` line, `$set`
     /// lines, and model message `g1` written twice (the second copy once its calls finished).
     fn journal(tail: &str) -> String {
         let call = call("read_file", 1_776_948_791_357, "2026-04-23T12:53:11.357Z", r#"{"output": "one"}"#)

@@ -1,4 +1,4 @@
-//! The journal form of a Gemini CLI recording (`session-<time>-<id>.jsonl`, Gemini CLI 0.38 and
+//! The journal form of a Gemini CLI recording (`session-<time>-<id>.jsonl`, Gemini CLI 0.39 and
 //! later), folded into the message list Gemini CLI itself rebuilds from it on resume
 //! (`loadConversationRecord` in `packages/core/src/services/chatRecordingService.ts`).
 //!
