@@ -1,5 +1,7 @@
 //! `gemini-cli`: Gemini CLI chat recordings
-//! (`~/.gemini/tmp/<project hash>/chats/session-<time>-<id>.json`, one JSON document).
+//! (`~/.gemini/tmp/<project hash>/chats/session-<time>-<id>.json`, one JSON document; from Gemini
+//! CLI 0.39 on `session-<time>-<id>.jsonl`, a journal of records folded into the same message list
+//! by [`journal`]).
 //!
 //! Schema facts (`FORMATS.md` §11 of the shared corpus; Gemini CLI
 //! `packages/core/src/services/chatRecordingService.ts` and `core/geminiChat.ts`):
@@ -22,7 +24,9 @@
 //!   and overwritten, so their requests have no recorded size. Output tokens = `output` +
 //!   `thoughts`.
 //! - Thought summaries (`thoughts`) are not sent back to the model (`geminiChat.ts` drops thought
-//!   parts from the history), so they are not replayed.
+//!   parts from the history), so they are not replayed; adding `tokens.thoughts` as hidden
+//!   reasoning makes the calibrated error worse on the recordings measured
+//!   (docs/unseen-context.md, "Gemini's thoughts").
 //! - A result's text is `response.output` (or `response.error`, marked as an error; a call with
 //!   status `error` or `cancelled` is an error too); any other response object is sent as JSON.
 //!   Other parts of `result` (inline data) are counted as images.
@@ -38,11 +42,13 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::shared::{content_text, json_text, read_document, str_at};
+use super::shared::{content_text, json_text, parse_document, read_text, str_at};
 use super::{Format, Head};
 use crate::error::TraceError;
 use crate::model::{Conversation, Item, Millis, Output, Request, ToolResult, Trace, Usage};
 use crate::time::parse_rfc3339;
+
+mod journal;
 
 /// Gemini CLI chat recordings.
 pub struct GeminiCli;
@@ -62,19 +68,20 @@ impl Format for GeminiCli {
     }
 
     fn read(&self, input: &mut dyn BufRead, path: &Path) -> Result<Trace, TraceError> {
-        let doc = read_document(input, path)?;
-        let messages = doc.get("messages").and_then(Value::as_array).ok_or_else(|| {
-            TraceError::content(
-                path,
-                "no `messages` array: a Gemini CLI recording is {sessionId, projectHash, messages}",
-            )
-        })?;
+        let text = read_text(input, path)?;
+        let mut warnings = Vec::new();
+        let messages = if is_journal(&text) {
+            journal::messages(&text, path, &mut warnings)?
+        } else {
+            document_messages(&text, path)?
+        };
         let mut c = Conversation::new("main");
         let mut bad_usage = super::shared::BadUsage::default();
-        for (i, m) in messages.iter().enumerate() {
-            let kind = m.get("type").and_then(Value::as_str).ok_or_else(|| {
-                TraceError::content(path, format!("messages[{i}]: expected a message with a string `type`"))
-            })?;
+        for (at, m) in &messages {
+            let kind = m
+                .get("type")
+                .and_then(Value::as_str)
+                .ok_or_else(|| at.error(path, "expected a message with a string `type`"))?;
             match kind {
                 "user" => {
                     let (text, images) = content_text(m.get("content"));
@@ -84,7 +91,7 @@ impl Format for GeminiCli {
                     let tokens = m.get("tokens").filter(|t| t.is_object());
                     match tokens.and_then(|t| super::shared::first_bad_count(t, &|_| true)) {
                         Some(why) => {
-                            bad_usage.note(format!("{}: messages[{i}].tokens", path.display()), why);
+                            bad_usage.note(at.place(path, "tokens"), why);
                             gemini(&mut c, m, false)
                         }
                         None => gemini(&mut c, m, true),
@@ -93,11 +100,55 @@ impl Format for GeminiCli {
                 _ => {} // info, error, warning: shown in the UI, not sent
             }
         }
-        Ok(Trace {
-            format: "gemini-cli",
-            conversations: vec![c],
-            warnings: bad_usage.warning().into_iter().collect(),
-        })
+        warnings.extend(bad_usage.warning());
+        Ok(Trace { format: "gemini-cli", conversations: vec![c], warnings })
+    }
+}
+
+/// Where a message was read: its index in a document's `messages`, or its line in a journal.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum At {
+    Index(usize),
+    Line(usize),
+}
+
+impl At {
+    fn error(self, path: &Path, message: &str) -> TraceError {
+        match self {
+            At::Index(i) => TraceError::content(path, format!("messages[{i}]: {message}")),
+            At::Line(n) => TraceError::line(path, n, message),
+        }
+    }
+
+    fn place(self, path: &Path, field: &str) -> String {
+        match self {
+            At::Index(i) => format!("{}: messages[{i}].{field}", path.display()),
+            At::Line(n) => format!("{}:{n}: {field}", path.display()),
+        }
+    }
+}
+
+/// A recording of Gemini CLI 0.39 and later is a journal (`.jsonl`): its first line is a whole
+/// JSON value of its own with more lines after it. A document's first line is `{`, or the
+/// document is one line.
+fn is_journal(text: &str) -> bool {
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let first_is_whole =
+        lines.next().is_some_and(|l| serde_json::from_str::<Value>(l).is_ok_and(|v| v.is_object()));
+    first_is_whole && lines.next().is_some()
+}
+
+/// The `messages` of a recording that is one JSON document.
+fn document_messages(text: &str, path: &Path) -> Result<Vec<(At, Value)>, TraceError> {
+    let mut doc = parse_document(text, path)?;
+    match doc.get_mut("messages").map(Value::take) {
+        Some(Value::Array(messages)) => {
+            Ok(messages.into_iter().enumerate().map(|(i, m)| (At::Index(i), m)).collect())
+        }
+        _ => Err(TraceError::content(
+            path,
+            "no `messages` array: a Gemini CLI recording is {sessionId, projectHash, messages}",
+        )),
     }
 }
 
@@ -278,5 +329,94 @@ mod tests {
         for (what, text) in FOREIGN {
             with_head(Path::new("x"), text.as_bytes(), true, |h| assert!(!GeminiCli.detect(h), "{what}"));
         }
+    }
+
+    /// A journal (`.jsonl`) as Gemini CLI 0.39+ writes it: the header, an `info` line, `$set`
+    /// lines, and model message `g1` written twice (the second copy once its calls finished).
+    fn journal(tail: &str) -> String {
+        let call = call("read_file", 1_776_948_791_357, "2026-04-23T12:53:11.357Z", r#"{"output": "one"}"#)
+            .replace('\n', " ");
+        let tokens = r#""tokens": {"input": 13906, "output": 20, "cached": 0, "thoughts": 306, "tool": 0, "total": 14232}"#;
+        [
+            r#"{"sessionId": "0ab8", "projectHash": "9da8", "startTime": "2026-04-23T12:52:52.759Z", "kind": "main"}"#.to_owned(),
+            r#"{"id": "i1", "timestamp": "2026-04-23T12:53:02.597Z", "type": "info", "content": "created"}"#.to_owned(),
+            r#"{"$set": {"lastUpdated": "2026-04-23T12:53:02.597Z"}}"#.to_owned(),
+            r#"{"id": "u1", "timestamp": "2026-04-23T12:53:05.283Z", "type": "user", "content": [{"text": "look"}]}"#.to_owned(),
+            format!(r#"{{"id": "g1", "timestamp": "2026-04-23T12:53:11.300Z", "type": "gemini", "content": "", {tokens}}}"#),
+            r#"{"$set": {"lastUpdated": "2026-04-23T12:53:11.300Z"}}"#.to_owned(),
+            format!(r#"{{"id": "g1", "timestamp": "2026-04-23T12:53:11.300Z", "type": "gemini", "content": "", {tokens}, "toolCalls": [{call}]}}"#),
+            r#"{"id": "g2", "timestamp": "2026-04-23T12:53:18.000Z", "type": "gemini", "content": "Read.", "tokens": {"input": 29082, "output": 5}}"#.to_owned(),
+            tail.to_owned(),
+        ]
+        .join("\n")
+    }
+
+    fn read_journal(text: &str) -> Result<Trace, TraceError> {
+        GeminiCli.read(&mut text.as_bytes(), Path::new("s.jsonl"))
+    }
+
+    fn inputs(t: &Trace) -> Vec<u64> {
+        let c = &t.conversations[0];
+        c.items
+            .iter()
+            .filter_map(|i| if let Item::Request(r) = i { r.usage.map(|u| u.input_tokens) } else { None })
+            .collect()
+    }
+
+    #[test]
+    fn a_journal_keeps_the_last_copy_of_each_message_in_its_place() {
+        let text = journal("");
+        with_head(Path::new("s.jsonl"), text.as_bytes(), true, |h| assert!(GeminiCli.detect(h)));
+        let t = read_journal(&text).unwrap();
+        let order = "user request call result request assistant";
+        assert_eq!(kinds(&t.conversations[0].items), order.split(' ').collect::<Vec<_>>());
+        assert_eq!(inputs(&t), [13906, 29082]);
+        assert!(t.warnings.is_empty(), "{:?}", t.warnings);
+    }
+
+    #[test]
+    fn a_rewind_drops_the_message_and_every_one_after_it() {
+        let tail = [
+            r#"{"id": "u2", "timestamp": "2026-04-23T12:54:00.000Z", "type": "user", "content": "again"}"#,
+            r#"{"id": "g3", "timestamp": "2026-04-23T12:54:05.000Z", "type": "gemini", "content": "No.", "tokens": {"input": 30000, "output": 2}}"#,
+            r#"{"$rewindTo": "g2"}"#,
+            r#"{"id": "g4", "timestamp": "2026-04-23T12:55:05.000Z", "type": "gemini", "content": "Yes.", "tokens": {"input": 29100, "output": 2}}"#,
+        ]
+        .join("\n");
+        let t = read_journal(&journal(&tail)).unwrap();
+        assert_eq!(inputs(&t), [13906, 29100], "g2, u2 and g3 were rewound");
+        assert_eq!(t.warnings.len(), 1);
+        assert!(t.warnings[0].contains("3 message(s) removed by a rewind"), "{}", t.warnings[0]);
+        let t = read_journal(&journal(r#"{"$rewindTo": "unknown"}"#)).unwrap();
+        assert!(t.conversations[0].items.is_empty(), "an unknown id rewinds every message");
+    }
+
+    #[test]
+    fn a_checkpoint_replaces_every_message() {
+        let tail = r#"{"$set": {"messages": [{"id": "u9", "type": "user", "content": "short"}, {"id": "g9", "type": "gemini", "content": "ok", "tokens": {"input": 700, "output": 1}}]}}"#;
+        let t = read_journal(&journal(tail)).unwrap();
+        assert_eq!(kinds(&t.conversations[0].items), ["user", "request", "assistant"]);
+        assert_eq!(inputs(&t), [700]);
+    }
+
+    #[test]
+    fn a_journal_line_without_type_is_an_error_naming_the_line() {
+        let e = read_journal(&journal(r#"{"id": "x", "content": "?"}"#)).unwrap_err();
+        assert_eq!(e.to_string(), "s.jsonl:9: expected a message with a string `type`");
+        let e = read_journal(&journal("{\"id\": \"x\"} trailing\n")).unwrap_err();
+        assert!(e.to_string().starts_with("s.jsonl:9:"), "{e}");
+    }
+
+    #[test]
+    fn a_journal_cut_off_mid_write_keeps_what_was_written() {
+        let t = read_journal(&journal(r#"{"id": "g3", "type": "gem"#)).unwrap();
+        assert_eq!(inputs(&t), [13906, 29082]);
+        assert_eq!(t.warnings.len(), 1, "{:?}", t.warnings);
+    }
+
+    #[test]
+    fn a_one_line_document_is_not_a_journal() {
+        let one_line: String = session().lines().map(str::trim).collect::<Vec<_>>().join(" ");
+        assert_eq!(inputs(&read(&one_line)), [11826, 18325]);
     }
 }
