@@ -570,7 +570,9 @@ mod tests {
         let c = &t.conversations[0];
         assert_eq!((c.requests(), c.tool_results()), (2, 2));
         assert!(matches!(&c.items[1], Item::User { text, images: 1, .. } if text == "weather?"));
-        assert!(matches!(c.items[2], Item::Request(_)));
+        // The image's URL holds no size and the list names no model: 1024 × 1024 on gpt-4o.
+        assert_eq!(c.items[2], Item::Unseen { kind: crate::model::UnseenKind::Image, tokens: 765 });
+        assert!(matches!(c.items[3], Item::Request(_)));
         let results: Vec<(&str, Option<&str>, String)> = c
             .items
             .iter()
