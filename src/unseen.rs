@@ -6,17 +6,18 @@
 //!   an image costs about `width · height / 750` tokens; one whose long edge is over 1568 px is
 //!   scaled down (aspect ratio kept) until it is not, and no image costs more than about 1600
 //!   tokens ([`ANTHROPIC_IMAGE_CAP`]).
-//! - **OpenAI** (`detail: high`, the default for agents' screenshots, OpenAI's vision guide): the
-//!   image is fitted within 2048 × 2048, then scaled so its short side is at most 768 px; it
-//!   costs 85 tokens plus 170 per 512-px tile of the result.
+//! - **OpenAI** ([`openai`]): per model family, 512-px tiles (a base plus tokens per tile) or 32-px
+//!   patches (times a multiplier), from OpenAI's vision guide.
 //!
 //! Where the log does not give the dimensions (a URL, a truncated or unknown encoding) a
-//! documented default stands in: [`ANTHROPIC_IMAGE_DEFAULT`], [`OPENAI_IMAGE_DEFAULT`]
+//! documented default stands in: [`ANTHROPIC_IMAGE_DEFAULT`], [`openai::DEFAULT_SIZE`]
 //! (docs/unseen-context.md). Pure: no I/O.
 
 use base64::Engine as _;
 
 use crate::model::Tokens;
+
+pub mod openai;
 
 /// The most an image costs on Anthropic's API, tokens (vision guide: "about 1,600").
 pub const ANTHROPIC_IMAGE_CAP: Tokens = 1600;
@@ -25,22 +26,10 @@ pub const ANTHROPIC_IMAGE_CAP: Tokens = 1600;
 /// (the usual image in an agent's log) reaches.
 pub const ANTHROPIC_IMAGE_DEFAULT: Tokens = ANTHROPIC_IMAGE_CAP;
 
-/// What an image of unknown size is counted as on OpenAI's API: a 1024 × 1024 image at high
-/// detail (scaled to 768 × 768, four tiles: 85 + 4 · 170).
-pub const OPENAI_IMAGE_DEFAULT: Tokens = 765;
-
 /// Tokens of a `width × height` image on Anthropic's API.
 pub fn anthropic_image_tokens(width: u32, height: u32) -> Tokens {
     let (w, h) = scaled_to(f64::from(width), f64::from(height), 1568.0, f64::max);
     ((w * h / 750.0).ceil() as Tokens).min(ANTHROPIC_IMAGE_CAP)
-}
-
-/// Tokens of a `width × height` image on OpenAI's API at high detail.
-pub fn openai_image_tokens(width: u32, height: u32) -> Tokens {
-    let (w, h) = scaled_to(f64::from(width), f64::from(height), 2048.0, f64::max);
-    let (w, h) = scaled_to(w, h, 768.0, f64::min);
-    let tiles = |side: f64| (side / 512.0).ceil().max(1.0) as Tokens;
-    85 + 170 * tiles(w) * tiles(h)
 }
 
 /// `(w, h)` scaled down, aspect ratio kept, so that `edge(w, h)` is at most `limit`.
@@ -130,16 +119,6 @@ mod tests {
         // 2000×1000 is scaled to 1568×784 (1640 tokens), then capped.
         assert_eq!(anthropic_image_tokens(2000, 1000), ANTHROPIC_IMAGE_CAP);
         assert_eq!(anthropic_image_tokens(0, 0), 0);
-    }
-
-    #[test]
-    fn openai_images_cost_85_plus_170_per_tile_after_scaling() {
-        // OpenAI's worked examples: 1024×1024 → 768×768, 4 tiles, 765; 2048×4096 → 1024×2048 →
-        // 768×1536, 6 tiles, 1105.
-        assert_eq!(openai_image_tokens(1024, 1024), 765);
-        assert_eq!(openai_image_tokens(2048, 4096), 1105);
-        assert_eq!(openai_image_tokens(100, 100), 255, "one tile");
-        assert_eq!(OPENAI_IMAGE_DEFAULT, openai_image_tokens(1024, 1024));
     }
 
     #[test]

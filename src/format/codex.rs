@@ -54,6 +54,11 @@
 //!   reasoning item is followed by an [`Item::Unseen`] of kind reasoning with that many tokens
 //!   (none when the call recorded none); the replay drops it at the next human turn
 //!   (docs/unseen-context.md measures what it changes).
+//! - `input_image` parts (a pasted screenshot in a user message, an image in a tool output given
+//!   as parts) are counted on their item and followed by one [`Item::Unseen`] of kind image per
+//!   item, sized by OpenAI's rule for the model of the first request after it (the call that
+//!   first sends it; a rollout writes the `turn_context` that names the model after the prompt)
+//!   from the dimensions of its `data:` URL (`crate::unseen::openai`, docs/unseen-context.md).
 //! - `event_msg.user_message` is the typed prompt. It is a duplicate of a `user` response item in
 //!   CLI rollouts and is dropped when one with the same text (or containing it) is recorded in the
 //!   same turn; Codex Desktop writes prompts only there, and then it is the user text.
@@ -85,6 +90,7 @@ use super::{Format, Head, read_json_lines};
 use crate::error::TraceError;
 use crate::model::{Conversation, Item, Millis, Output, Request, ToolResult, Trace, UnseenKind, Usage};
 use crate::time::parse_rfc3339;
+use crate::unseen::openai::{OpenAiImage, size_images};
 
 /// Codex CLI rollout JSONL.
 pub struct Codex;
@@ -135,6 +141,7 @@ impl Format for Codex {
         let mut conversation = Conversation::new("main");
         // A reasoning item whose call recorded no reasoning tokens adds nothing.
         reader.items.retain(|i| !matches!(i, Item::Unseen { kind: UnseenKind::Reasoning, tokens: 0 }));
+        size_images(&mut reader.items, &reader.images, reader.model.as_deref());
         conversation.items = reader.items;
         Ok(Trace { format: self.name(), conversations: vec![conversation], warnings })
     }
@@ -175,6 +182,8 @@ struct Reader {
     model: Option<String>,
     /// `session_meta.cli_version` as (major, minor), when it reads as a version.
     cli_version: Option<(u64, u64)>,
+    /// The images of each image item, in order, sized once the requests' models are known.
+    images: Vec<Vec<OpenAiImage>>,
 }
 
 impl Reader {
@@ -367,6 +376,21 @@ impl Reader {
     /// A `message` item: the assistant's text, the user's (or an injected context), or a system text.
     fn message(&mut self, path: &Path, line: usize, p: &Value, at: Option<Millis>) -> Result<(), TraceError> {
         let (text, images) = content_text(p.get("content"));
+        self.message_items(path, line, p, at, text, images)?;
+        self.images_item(p.get("content"));
+        Ok(())
+    }
+
+    /// The item of a `message` of `text` and `images` images.
+    fn message_items(
+        &mut self,
+        path: &Path,
+        line: usize,
+        p: &Value,
+        at: Option<Millis>,
+        text: String,
+        images: u32,
+    ) -> Result<(), TraceError> {
         match p.get("role").and_then(Value::as_str).unwrap_or("") {
             "assistant" => {
                 self.output(at);
@@ -496,6 +520,23 @@ impl Reader {
             is_error,
             images,
         }));
+        let parts = p.get("output").map(|o| o.get("content").unwrap_or(o));
+        self.images_item(parts);
+    }
+
+    /// After a message or output: one image item for the `input_image` parts of its content, if
+    /// it has any, sized at the end by the model of the request that sends it (module doc).
+    fn images_item(&mut self, content: Option<&Value>) {
+        let Some(Value::Array(parts)) = content else { return };
+        let images: Vec<OpenAiImage> = parts
+            .iter()
+            .filter(|part| matches!(part.get("type").and_then(Value::as_str), Some("input_image" | "image")))
+            .map(OpenAiImage::of_part)
+            .collect();
+        if !images.is_empty() {
+            self.images.push(images);
+            self.items.push(Item::Unseen { kind: UnseenKind::Image, tokens: 0 });
+        }
     }
 }
 

@@ -23,6 +23,13 @@
 //! request's context includes them. The provider renders them in its own internal form, so this
 //! count is a proxy of their real size.
 //!
+//! **Images.** Each message's `image_url` parts (also `input_image`, `image`) are followed by one
+//! image item ([`Item::Unseen`]) sized by OpenAI's rule for the model of the request that sends
+//! them (a request body's `model`; a bare list names none: the gpt-4o rule), from the dimensions
+//! of a `data:` URL's image and the part's `detail` (`crate::unseen::openai`; a URL the log does
+//! not hold counts as a 1024 × 1024 image). The same holds for an OpenAI cassette's bodies;
+//! Inspect's messages, whose model may be any provider's, only count their images.
+//!
 //! The message converter is shared with [`cassette`](super::cassette) (each recorded request body)
 //! and [`inspect`](super::inspect) (Inspect's ChatMessages differ only in details it accepts:
 //! `tool_calls[].function` as a name with `arguments` beside it as an object, `reasoning` content
@@ -119,6 +126,7 @@ impl Format for OpenAiChat {
                         id = format!("{id}#{i}");
                     }
                     let mut b = Builder::default();
+                    b.size_openai_images(None);
                     let at_traj = format!("{at}.traj");
                     for (k, m) in traj.into_iter().enumerate() {
                         message_of(&mut b, m, &format!("{at_traj}[{k}]"), Calls::BeforeEachAssistant)
@@ -133,6 +141,7 @@ impl Format for OpenAiChat {
                 }
             } else {
                 let mut b = Builder::default();
+                b.size_openai_images(None);
                 for (i, element) in elements.into_iter().enumerate() {
                     message_of(&mut b, element.message, &format!("[{i}]"), Calls::BeforeEachAssistant)
                         .map_err(fail)?;
@@ -350,6 +359,7 @@ pub(crate) fn key_path(at: &str, key: &str) -> String {
 
 /// A request body: `tools` as system text, then `messages`.
 pub(crate) fn body(b: &mut Builder, body: &Value, at: &str, calls: Calls) -> Result<(), String> {
+    b.size_openai_images(body.get("model").and_then(Value::as_str));
     tools(b, body.get("tools"));
     let at = key_path(at, "messages");
     let list = body
@@ -399,7 +409,10 @@ fn content(
                 match str_field(part, "type") {
                     "text" | "input_text" | "output_text" => texts.push(str_field(part, "text").to_owned()),
                     "refusal" => texts.push(str_field(part, "refusal").to_owned()),
-                    "image_url" | "image" | "input_image" => images += 1,
+                    "image_url" | "image" | "input_image" => {
+                        images += 1;
+                        b.image_part(part);
+                    }
                     "reasoning" => match thinking.as_deref_mut() {
                         Some(out) if part.get("redacted").and_then(Value::as_bool) != Some(true) => {
                             out.push(str_field(part, "reasoning").to_owned())
@@ -423,8 +436,15 @@ pub(crate) fn message(b: &mut Builder, m: &Value, at: &str, calls: Calls) -> Res
     message_of(b, Message::from_value(m), at, calls)
 }
 
-/// One message; its texts move into the trace.
-fn message_of(b: &mut Builder, mut m: Message, at: &str, calls: Calls) -> Result<(), String> {
+/// One message; its texts move into the trace, followed by its images' item when they are sized.
+fn message_of(b: &mut Builder, m: Message, at: &str, calls: Calls) -> Result<(), String> {
+    message_items(b, m, at, calls)?;
+    b.images_item();
+    Ok(())
+}
+
+/// The items of one message.
+fn message_items(b: &mut Builder, mut m: Message, at: &str, calls: Calls) -> Result<(), String> {
     let role = match m.role.take() {
         Some(Value::String(role)) => role,
         _ => return Err(format!("{at}: a message needs a string `role`")),
@@ -550,7 +570,9 @@ mod tests {
         let c = &t.conversations[0];
         assert_eq!((c.requests(), c.tool_results()), (2, 2));
         assert!(matches!(&c.items[1], Item::User { text, images: 1, .. } if text == "weather?"));
-        assert!(matches!(c.items[2], Item::Request(_)));
+        // The image's URL holds no size and the list names no model: 1024 × 1024 on gpt-4o.
+        assert_eq!(c.items[2], Item::Unseen { kind: crate::model::UnseenKind::Image, tokens: 765 });
+        assert!(matches!(c.items[3], Item::Request(_)));
         let results: Vec<(&str, Option<&str>, String)> = c
             .items
             .iter()

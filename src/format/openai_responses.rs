@@ -6,7 +6,7 @@
 //! One conversation, `main`.
 //!
 //! Items: `message{role, content}` (also written without `type`; content a string or parts
-//! `input_text`/`output_text`/`refusal`, images counted) is system (`system`/`developer`), user or
+//! `input_text`/`output_text`/`refusal`, images counted and sized) is system (`system`/`developer`), user or
 //! assistant text; `reasoning{summary[]}` is thinking (its summary texts; `encrypted_content` is
 //! opaque and not counted); `function_call{call_id, name, arguments}` and
 //! `custom_tool_call{call_id, name, input}` are calls; `function_call_output{call_id, output}` and
@@ -21,7 +21,13 @@
 //! is one more call: a boundary follows its input. A response body is one call whose boundary
 //! precedes its output and carries its `usage` (`input_tokens`; cached is a subset).
 //! `instructions` are system text; `tools` are sent with every request and counted once as system
-//! text (compact JSON), a proxy for the provider's rendering. The converter is shared with
+//! text (compact JSON), a proxy for the provider's rendering.
+//!
+//! **Images.** The `input_image` parts of an item (a message, or a call output given as parts) are
+//! followed by one image item ([`Item::Unseen`]) sized by OpenAI's rule for the model of the
+//! request that sends them (the body's `model`; none named: the gpt-4o rule), from the dimensions
+//! of a `data:` URL's image and the part's `detail` (`crate::unseen::openai`; a URL or `file_id`
+//! counts as a 1024 × 1024 image). An `input_file` part is counted, not sized. The converter is shared with
 //! [`cassette`](super::cassette).
 
 use std::io::BufRead;
@@ -73,6 +79,7 @@ impl Format for OpenAiResponses {
         let doc = wire::read_document(input, path)?;
         let fail = |message: String| TraceError::content(path, message);
         let mut b = Builder::default();
+        b.size_openai_images(doc.get("model").and_then(Value::as_str));
         let mut warnings = Vec::new();
         match &doc {
             Value::Array(list) => items(&mut b, list, "", Calls::BeforeEachAssistant).map_err(fail)?,
@@ -114,6 +121,7 @@ impl Format for OpenAiResponses {
 
 /// A request body: tools, instructions, then `input` (a string is one user message).
 pub(crate) fn body(b: &mut Builder, body: &Value, at: &str, calls: Calls) -> Result<(), String> {
+    b.size_openai_images(body.get("model").and_then(Value::as_str));
     super::openai_chat::tools(b, body.get("tools"));
     if let Some(Value::String(s)) = body.get("instructions") {
         b.text(|text| Item::System { text }, s.clone());
@@ -169,6 +177,7 @@ pub(crate) fn items(b: &mut Builder, list: &[Value], at: &str, calls: Calls) -> 
         }
         in_model_run = model;
         one(b, item, kind, &at)?;
+        b.images_item();
     }
     Ok(())
 }
@@ -206,17 +215,12 @@ fn one(b: &mut Builder, item: &Value, kind: &str, at: &str) -> Result<(), String
             b.note("`item_reference` item(s) not replayed (the referenced item is stored server-side)")
         }
         k if k.ends_with("_call_output") => {
-            let output = match item.get("output") {
-                Some(Value::Array(parts)) => parts
-                    .iter()
-                    .map(|p| str_field(p, "text"))
-                    .filter(|t| !t.is_empty())
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-                Some(v) => json_text(v),
-                None => String::new(),
+            let (output, images) = match item.get("output") {
+                Some(Value::Array(parts)) => output_parts(b, parts),
+                Some(v) => (json_text(v), 0),
+                None => (String::new(), 0),
             };
-            b.result(call_id("call_id")?, None, output, false);
+            b.result_with_images(call_id("call_id")?, None, output, false, images);
         }
         k if k.ends_with("_call") => {
             let id = call_id("call_id").or_else(|_| call_id("id"))?;
@@ -260,11 +264,27 @@ pub(crate) fn parts_text(b: &mut Builder, parts: &[Value]) -> (String, u32) {
         match str_field(part, "type") {
             "input_text" | "output_text" | "text" => texts.push(str_field(part, "text")),
             "refusal" => texts.push(str_field(part, "refusal")),
-            "input_image" | "input_file" => images += 1,
+            "input_image" => {
+                images += 1;
+                b.image_part(part);
+            }
+            "input_file" => images += 1,
             other => b.note(format!("`{other}` content part(s) not replayed (unknown part type)")),
         }
     }
     (texts.join("\n"), images)
+}
+
+/// A call output given as a list of parts: the text of its parts, one per line, and its
+/// `input_image` parts (noted for sizing).
+fn output_parts(b: &mut Builder, parts: &[Value]) -> (String, u32) {
+    let mut images = 0;
+    for part in parts.iter().filter(|p| str_field(p, "type") == "input_image") {
+        images += 1;
+        b.image_part(part);
+    }
+    let text = parts.iter().map(|p| str_field(p, "text")).filter(|t| !t.is_empty()).collect::<Vec<_>>();
+    (text.join("\n"), images)
 }
 
 /// Adds a message of `role` with its text and images: system and developer text as the system

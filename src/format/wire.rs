@@ -21,7 +21,8 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use serde_json::{Map, Value};
 
 use super::Head;
-use crate::model::{Cleared, Conversation, Item, Output, Request, ToolResult, Usage};
+use crate::model::{Cleared, Conversation, Item, Output, Request, ToolResult, UnseenKind, Usage};
+use crate::unseen::openai::{OpenAiImage, size_images};
 
 /// Where request boundaries go while converting a message list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -348,6 +349,19 @@ pub(crate) struct Builder {
     anonymous_calls: usize,
     /// What was not replayed, with counts (becomes warnings).
     notes: BTreeMap<String, usize>,
+    /// OpenAI images to size, when the document is an OpenAI one ([`Builder::size_openai_images`]).
+    openai_images: Option<OpenAiImages>,
+}
+
+/// OpenAI images waiting for the model that sizes them (`unseen::openai::size_images`).
+#[derive(Debug, Default, Clone)]
+struct OpenAiImages {
+    /// The model the document names (a request body's), for images no request after names one.
+    model: Option<String>,
+    /// The images of each image item pushed, in order.
+    items: Vec<Vec<OpenAiImage>>,
+    /// Images read since the last image item.
+    open: Vec<OpenAiImage>,
 }
 
 impl Builder {
@@ -429,9 +443,40 @@ impl Builder {
         self.notes.iter().map(|(what, n)| format!("{at}{n} {what}")).collect()
     }
 
-    /// Moves the items out, leaving the names and notes.
+    /// From here on, image parts read with [`Builder::image_part`] become image items sized by
+    /// OpenAI's rules, for the model of the request that sends them, else `model`.
+    pub fn size_openai_images(&mut self, model: Option<&str>) {
+        let images = self.openai_images.get_or_insert_with(OpenAiImages::default);
+        if let Some(model) = model {
+            images.model = Some(model.to_owned());
+        }
+    }
+
+    /// Notes an OpenAI image content part (`image_url`, `input_image`) of the message being read,
+    /// when images are sized.
+    pub fn image_part(&mut self, part: &Value) {
+        if let Some(images) = &mut self.openai_images {
+            images.open.push(OpenAiImage::of_part(part));
+        }
+    }
+
+    /// Appends one image item for the image parts noted since the last one, if there are any.
+    pub fn images_item(&mut self) {
+        let Some(images) = &mut self.openai_images else { return };
+        if !images.open.is_empty() {
+            images.items.push(std::mem::take(&mut images.open));
+            self.items.push(Item::Unseen { kind: UnseenKind::Image, tokens: 0 });
+        }
+    }
+
+    /// Moves the items out, leaving the names and notes; their image items are sized.
     pub fn take_items(&mut self) -> Vec<Item> {
-        std::mem::take(&mut self.items)
+        let mut items = std::mem::take(&mut self.items);
+        if let Some(images) = &mut self.openai_images {
+            let sized = std::mem::take(&mut images.items);
+            size_images(&mut items, &sized, images.model.as_deref());
+        }
+        items
     }
 }
 

@@ -44,6 +44,7 @@ mod fuzz_regressions;
 mod json_contract;
 mod microcompact;
 mod module_graph;
+mod openai_images;
 mod output_safety;
 mod parallel;
 mod policies;
