@@ -63,7 +63,9 @@
 //!   CLI rollouts and is dropped when one with the same text (or containing it) is recorded in the
 //!   same turn; Codex Desktop writes prompts only there, and then it is the user text.
 //! - `compacted` is a compaction marker: its `replacement_history` (newer versions) is the new
-//!   context, else its `message` is the summary that starts it.
+//!   context, else its `message` is the summary that starts it. A `compaction` item there (a
+//!   remote compaction's summary, `encrypted_content` only) holds no readable text: nothing is
+//!   replayed for it and the calibrated overhead of the segment it starts takes its size.
 //!
 //! **Decision on request boundaries.** Codex writes no request record. One model call is one run
 //! of consecutive output items (reasoning, assistant message, tool calls; parallel calls are one
@@ -366,8 +368,10 @@ impl Reader {
                 self.tool_call(kind, p, at)
             }
             "function_call_output" | "custom_tool_call_output" => self.tool_output(p),
-            // Codex's own undo checkpoint (a git commit id), never sent to the model.
-            "ghost_snapshot" => {}
+            // Codex's own undo checkpoint (a git commit id), never sent to the model; and the
+            // encrypted summary of a remote compaction, sent but opaque: the overhead of the
+            // segment it starts takes its size.
+            "ghost_snapshot" | "compaction" => {}
             other => *self.unknown.entry(format!("response_item {other}")).or_default() += 1,
         }
         Ok(())

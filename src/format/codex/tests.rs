@@ -438,6 +438,19 @@ fn a_ghost_snapshot_is_not_sent_and_not_reported_as_unknown() {
 }
 
 #[test]
+fn a_remote_compactions_encrypted_summary_is_not_reported_as_unknown() {
+    // Codex Desktop 0.104: `replacement_history` ends with the encrypted summary.
+    let history = r#"{"replacement_history":[{"type":"message","role":"user","content":[{"type":"input_text","text":"fix it"}]},{"type":"compaction","encrypted_content":"gAAAAB"}]}"#;
+    let t = read(&[meta(""), user("fix it"), answer("done"), tokens(100, 100), line("compacted", history)]);
+    assert_eq!(kinds(&t), ["user", "request", "assistant", "compaction", "user"]);
+    assert!(t.warnings.is_empty(), "{:?}", t.warnings);
+    // Any other item type is still named.
+    let other = history.replace("\"compaction\"", "\"mystery\"");
+    let t = read(&[meta(""), user("fix it"), answer("done"), tokens(100, 100), line("compacted", &other)]);
+    assert!(t.warnings.iter().any(|w| w.contains("mystery")), "{:?}", t.warnings);
+}
+
+#[test]
 fn a_search_after_reasoning_goes_before_its_request_and_the_reasoning_is_still_sized() {
     let search = || line("response_item", r#"{"type":"web_search_call","status":"completed","action":{}}"#);
     // 0.12x: reasoning, two searches and an answer in one call, its usage after them.
