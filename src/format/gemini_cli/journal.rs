@@ -71,18 +71,19 @@ impl Journal {
             if let Some(Value::Array(messages)) = set.get("messages") {
                 self.order.clear();
                 self.place.clear();
-                for m in messages.iter().filter(|m| m.get("id").is_some_and(Value::is_string)) {
-                    self.put(line, m.clone());
-                }
+                self.put_all(line, messages);
             }
         } else if record.get("sessionId").is_some_and(Value::is_string) {
-            for m in record.get("messages").and_then(Value::as_array).into_iter().flatten() {
-                if m.get("id").is_some_and(Value::is_string) {
-                    self.put(line, m.clone());
-                }
-            }
+            self.put_all(line, record.get("messages").and_then(Value::as_array).map_or(&[], Vec::as_slice));
         } else {
             self.unknown += 1;
+        }
+    }
+
+    /// [`Journal::put`] for each message of a list (those with a string `id`).
+    fn put_all(&mut self, line: usize, messages: &[Value]) {
+        for m in messages.iter().filter(|m| m.get("id").is_some_and(Value::is_string)) {
+            self.put(line, m.clone());
         }
     }
 
