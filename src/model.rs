@@ -96,7 +96,7 @@ pub const CLEARED_PLACEHOLDER: &str = "[Old tool result content cleared]";
 
 /// The tool name the `codex` and `codex-exec` readers give a hosted web search (a Responses API
 /// `web_search_call`): the provider adds its results to the context and no result item follows
-/// it in any log, so [`Conversation::link_problems`] does not name it as a call without a result.
+/// it in any log, so it is one of those traces' [`Trace::hosted_tools`].
 pub const HOSTED_WEB_SEARCH: &str = "web_search";
 
 /// What an [`Item::Cleared`] clears.
@@ -404,6 +404,19 @@ pub struct Trace {
     pub warnings: Vec<String>,
 }
 
+impl Trace {
+    /// The tools the provider runs itself in this trace's format, so that no result item follows
+    /// their calls in the log (a call of one without a result is no broken link): the hosted web
+    /// search ([`HOSTED_WEB_SEARCH`]) of the `codex` and `codex-exec` readers; none in any other
+    /// format, where a tool of that name is the agent's own and owes a result.
+    pub fn hosted_tools(&self) -> &'static [&'static str] {
+        match self.format {
+            "codex" | "codex-exec" => &[HOSTED_WEB_SEARCH],
+            _ => &[],
+        }
+    }
+}
+
 /// How a conversation's overhead and ratio were found.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -695,7 +708,7 @@ impl Conversation {
         }
         let mut open: Vec<LinkProblem> = calls
             .into_iter()
-            .filter(|(_, (name, _, answered, _))| !answered && *name != HOSTED_WEB_SEARCH)
+            .filter(|(_, (_, _, answered, _))| !answered)
             .map(|(id, (name, request, _, _))| LinkProblem::CallWithoutResult {
                 call_id: id.to_owned(),
                 name: name.to_owned(),
@@ -729,11 +742,12 @@ mod link_tests {
     }
 
     #[test]
-    fn a_hosted_web_search_needs_no_result() {
-        let search =
-            Item::ToolCall { call_id: "ws_1".into(), name: HOSTED_WEB_SEARCH.into(), arguments: "{}".into() };
-        let c = Conversation { items: vec![search, call("a"), result("a")], ..Default::default() };
-        assert!(c.link_problems().is_empty(), "{:?}", c.link_problems());
+    fn only_the_codex_formats_host_a_web_search() {
+        let trace = |format| Trace { format, conversations: Vec::new(), warnings: Vec::new() };
+        assert_eq!(trace("codex").hosted_tools(), [HOSTED_WEB_SEARCH]);
+        assert_eq!(trace("codex-exec").hosted_tools(), [HOSTED_WEB_SEARCH]);
+        assert!(trace("openai-chat").hosted_tools().is_empty());
+        assert!(trace("claude-code").hosted_tools().is_empty());
     }
 
     #[test]

@@ -227,8 +227,13 @@ pub const LINK_WARNINGS_PER_FILE: usize = 5;
 pub fn link_warnings(trace: &Trace) -> Vec<String> {
     let mut out = Vec::new();
     let (mut more, mut conversations) = (0, std::collections::BTreeSet::new());
+    // A call of a tool the provider runs itself has no result item in the log.
+    let hosted = |p: &crate::model::LinkProblem| {
+        matches!(p, crate::model::LinkProblem::CallWithoutResult { name, .. }
+            if trace.hosted_tools().contains(&name.as_str()))
+    };
     for c in &trace.conversations {
-        for p in c.link_problems() {
+        for p in c.link_problems().into_iter().filter(|p| !hosted(p)) {
             if out.len() < LINK_WARNINGS_PER_FILE {
                 out.push(format!("conversation `{}`: {p}", c.id));
             } else {
@@ -578,5 +583,31 @@ mod tests {
             "conversation `b`: tool result for call `y0` (after request 0) has no matching call"
         );
         assert_eq!(w[5], "2 more broken call/result links in 1 conversation(s)");
+    }
+
+    #[test]
+    fn a_hosted_web_search_without_a_result_is_no_broken_link_in_codex_only() {
+        use crate::model::{HOSTED_WEB_SEARCH, Item};
+        let search = |id: &str, tool: &str| Item::ToolCall {
+            call_id: id.into(),
+            name: tool.into(),
+            arguments: "{}".into(),
+        };
+        let mut c = Conversation::new("main");
+        c.items = vec![search("ws_1", HOSTED_WEB_SEARCH)];
+        let codex = Trace { format: "codex", conversations: vec![c.clone()], warnings: vec![] };
+        assert_eq!(link_warnings(&codex), Vec::<String>::new());
+        // Another unanswered call in the same trace is still named.
+        c.items.push(search("call_2", "shell"));
+        let codex = Trace { conversations: vec![c.clone()], ..codex };
+        assert_eq!(link_warnings(&codex).len(), 1, "{:?}", link_warnings(&codex));
+        // In another format a tool of that name is the agent's own: its call owes a result.
+        let chat = Trace { format: "openai-chat", ..codex };
+        let w = link_warnings(&chat);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(
+            w.iter().any(|w| w.ends_with("call `ws_1` (web_search, after request 0) has no result")),
+            "{w:?}"
+        );
     }
 }
